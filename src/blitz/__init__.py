@@ -1,0 +1,1 @@
+"""Blitz: an agent session server."""

@@ -1,0 +1,111 @@
+"""What the core and the agent say to each other for one turn.
+
+The core owns the turn (its log, its state, its deadline, cancellation); the agent owns the
+conversation with the model and the tools. The core hands the agent a `TurnIO` and gets back
+`Completed` or `Parked`. A parked turn is pure data — the serialized message history plus
+the open requests — so any process can resume it later with `Agent.resume`, after a restart
+included. Nothing here may hold a live coroutine across a park.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from blitz.v1 import turn_pb2
+
+__all__ = [
+    "AnswerResult",
+    "ApprovalResult",
+    "Completed",
+    "ModelCallUsage",
+    "Parked",
+    "Resolution",
+    "TurnIO",
+]
+
+
+@dataclass(frozen=True)
+class ModelCallUsage:
+    """One model call, as the ledger records it."""
+
+    model: str
+    input: int = 0
+    cached: int = 0
+    cache_write: int = 0
+    output: int = 0
+    cost_usd: float = 0.0
+    priced: bool = True
+    search_queries: int = 0
+    search_cost_usd: float = 0.0
+
+
+class TurnIO(Protocol):
+    """Implemented by the core, one per turn run; the agent's only way out."""
+
+    def emit(self, event: turn_pb2.TurnEvent) -> None:
+        """Append a streaming event (text chunk, tool call, result, tasks, notice).
+
+        The core fills the envelope (seq, session_id, turn_id, time) and persists it in a
+        batch; it does not wait. Adjacent partial text chunks may be coalesced.
+        """
+        ...
+
+    async def commit(self, event: turn_pb2.TurnEvent) -> None:
+        """Append an event and return once it is durable."""
+        ...
+
+    async def before_model_call(self) -> list[str]:
+        """Call before every model request.
+
+        Raises `BlitzError` (MAX_TURNS, BUDGET_EXCEEDED, ...) when the turn may not make
+        another call. Returns steer texts queued since the last call; the agent adds them to
+        the request as user text, so the model sees them.
+        """
+        ...
+
+    async def record_model_call(self, usage: ModelCallUsage) -> None:
+        """Record one finished model call in the usage ledger (durable on return)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ApprovalResult:
+    """The user's decision on an ApprovalRequest."""
+
+    approved: bool
+    # Given to the model on a deny.
+    reason: str = ""
+    # For a COMMAND approval: run this instead of the requested command.
+    command: str = ""
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    """The user's answer to a Question; no answers means none came (timed out)."""
+
+    answers: tuple[str, ...] = ()
+
+
+Resolution = ApprovalResult | AnswerResult
+
+
+@dataclass
+class Completed:
+    """The turn's agent run ended with an answer."""
+
+    output: str
+    # The session's whole message history after the turn, serialized.
+    history: bytes
+
+
+@dataclass
+class Parked:
+    """The agent run stopped on requests that need a person.
+
+    `requests` holds one `TurnEvent` per open request, with `approval_request` or
+    `question` set; its request_id is what `Agent.resume` expects back in `results`.
+    """
+
+    history: bytes
+    requests: list[turn_pb2.TurnEvent] = field(default_factory=list)

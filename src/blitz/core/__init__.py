@@ -1,0 +1,6 @@
+"""The transport-free core: sessions, turns, the event log, parking, the ledger."""
+
+from blitz.core.context import CallContext
+from blitz.core.service import SessionCore
+
+__all__ = ["CallContext", "SessionCore"]

@@ -1,0 +1,102 @@
+"""The one error type of Blitz and the catalog of reasons it may carry.
+
+Every failed call and every failed turn carries a `blitz.v1.ErrorInfo`. The core raises
+`BlitzError`; each transport maps it to its wire with one table (`Status` below gives the
+canonical status for every reason). Library exceptions are translated where they enter;
+nothing else should reach a client, and an unexpected exception becomes `INTERNAL` with a
+generic message (`internal_error`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+from blitz.v1 import turn_pb2
+
+__all__ = ["BlitzError", "Reason", "Status", "internal_error", "invalid_argument"]
+
+
+class Status(enum.Enum):
+    """Canonical status codes, named as gRPC and Connect both name them."""
+
+    INVALID_ARGUMENT = "invalid_argument"
+    NOT_FOUND = "not_found"
+    ALREADY_EXISTS = "already_exists"
+    FAILED_PRECONDITION = "failed_precondition"
+    PERMISSION_DENIED = "permission_denied"
+    UNAUTHENTICATED = "unauthenticated"
+    RESOURCE_EXHAUSTED = "resource_exhausted"
+    CANCELLED = "canceled"
+    DEADLINE_EXCEEDED = "deadline_exceeded"
+    UNAVAILABLE = "unavailable"
+    INTERNAL = "internal"
+
+
+class Reason(enum.Enum):
+    """The catalog: each reason with the status it travels under.
+
+    Reasons are part of the protocol (docs/protocol.md lists them); add, never rename.
+    """
+
+    INVALID_ARGUMENT = ("INVALID_ARGUMENT", Status.INVALID_ARGUMENT)
+    SESSION_NOT_FOUND = ("SESSION_NOT_FOUND", Status.NOT_FOUND)
+    TURN_NOT_FOUND = ("TURN_NOT_FOUND", Status.NOT_FOUND)
+    REQUEST_NOT_FOUND = ("REQUEST_NOT_FOUND", Status.NOT_FOUND)
+    SESSION_BUSY = ("SESSION_BUSY", Status.FAILED_PRECONDITION)
+    SESSION_CLOSED = ("SESSION_CLOSED", Status.FAILED_PRECONDITION)
+    NO_RUNNING_TURN = ("NO_RUNNING_TURN", Status.FAILED_PRECONDITION)
+    TURN_ID_REUSED = ("TURN_ID_REUSED", Status.ALREADY_EXISTS)
+    ALREADY_RESOLVED = ("ALREADY_RESOLVED", Status.FAILED_PRECONDITION)
+    NO_PENDING_PLAN = ("NO_PENDING_PLAN", Status.FAILED_PRECONDITION)
+    MAX_TURNS = ("MAX_TURNS", Status.RESOURCE_EXHAUSTED)
+    BUDGET_EXCEEDED = ("BUDGET_EXCEEDED", Status.RESOURCE_EXHAUSTED)
+    TURN_TIMEOUT = ("TURN_TIMEOUT", Status.DEADLINE_EXCEEDED)
+    CANCELLED = ("CANCELLED", Status.CANCELLED)
+    MODEL_ERROR = ("MODEL_ERROR", Status.UNAVAILABLE)
+    CONTEXT_OVERFLOW = ("CONTEXT_OVERFLOW", Status.RESOURCE_EXHAUSTED)
+    UNAUTHENTICATED = ("UNAUTHENTICATED", Status.UNAUTHENTICATED)
+    PERMISSION_DENIED = ("PERMISSION_DENIED", Status.PERMISSION_DENIED)
+    RATE_LIMITED = ("RATE_LIMITED", Status.RESOURCE_EXHAUSTED)
+    SLOW_CONSUMER = ("SLOW_CONSUMER", Status.RESOURCE_EXHAUSTED)
+    SERVER_RESTARTED = ("SERVER_RESTARTED", Status.UNAVAILABLE)
+    SHUTTING_DOWN = ("SHUTTING_DOWN", Status.UNAVAILABLE)
+    INTERNAL = ("INTERNAL", Status.INTERNAL)
+
+    def __init__(self, wire: str, status: Status) -> None:
+        self.wire = wire
+        self.status = status
+
+
+class BlitzError(Exception):
+    """A failure a client should see: a reason from the catalog, metadata, a message."""
+
+    def __init__(
+        self, reason: Reason, message: str, metadata: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.metadata = dict(metadata or {})
+
+    @property
+    def status(self) -> Status:
+        return self.reason.status
+
+    def to_proto(self) -> turn_pb2.ErrorInfo:
+        return turn_pb2.ErrorInfo(
+            reason=self.reason.wire, metadata=self.metadata, message=self.message
+        )
+
+    def __repr__(self) -> str:
+        return f"BlitzError({self.reason.wire}, {self.message!r}, {self.metadata!r})"
+
+
+def invalid_argument(field: str, message: str, **metadata: str) -> BlitzError:
+    """INVALID_ARGUMENT naming the offending field (metadata `field`)."""
+    return BlitzError(Reason.INVALID_ARGUMENT, message, {"field": field, **metadata})
+
+
+def internal_error() -> BlitzError:
+    """What a client sees of an unexpected exception: nothing of its text."""
+    return BlitzError(Reason.INTERNAL, "internal error; the server log has the details")

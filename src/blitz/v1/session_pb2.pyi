@@ -1,0 +1,238 @@
+import datetime
+
+from blitz.v1 import turn_pb2 as _turn_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SESSION_STATE_UNSPECIFIED: _ClassVar[SessionState]
+    SESSION_STATE_IDLE: _ClassVar[SessionState]
+    SESSION_STATE_RUNNING: _ClassVar[SessionState]
+    SESSION_STATE_PARKED: _ClassVar[SessionState]
+    SESSION_STATE_CLOSED: _ClassVar[SessionState]
+SESSION_STATE_UNSPECIFIED: SessionState
+SESSION_STATE_IDLE: SessionState
+SESSION_STATE_RUNNING: SessionState
+SESSION_STATE_PARKED: SessionState
+SESSION_STATE_CLOSED: SessionState
+
+class Session(_message.Message):
+    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    title: str
+    workspace: str
+    model: str
+    labels: _containers.ScalarMap[str, str]
+    state: SessionState
+    create_time: _timestamp_pb2.Timestamp
+    update_time: _timestamp_pb2.Timestamp
+    turn_id: str
+    last_seq: int
+    usage: _turn_pb2.Usage
+    pending: _containers.RepeatedCompositeFieldContainer[_turn_pb2.TurnEvent]
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ...) -> None: ...
+
+class CreateSessionRequest(_message.Message):
+    __slots__ = ("title", "workspace", "model", "labels")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    title: str
+    workspace: str
+    model: str
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class GetSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class ListSessionsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token", "state", "labels")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    state: SessionState
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., state: _Optional[_Union[SessionState, str]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ListSessionsResponse(_message.Message):
+    __slots__ = ("sessions", "next_page_token")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[Session]
+    next_page_token: str
+    def __init__(self, sessions: _Optional[_Iterable[_Union[Session, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class CloseSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class RunTurnRequest(_message.Message):
+    __slots__ = ("session_id", "turn", "turn_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    turn: _turn_pb2.Turn
+    turn_id: str
+    def __init__(self, session_id: _Optional[str] = ..., turn: _Optional[_Union[_turn_pb2.Turn, _Mapping]] = ..., turn_id: _Optional[str] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("session_id", "after_seq", "follow")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    FOLLOW_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    after_seq: int
+    follow: bool
+    def __init__(self, session_id: _Optional[str] = ..., after_seq: _Optional[int] = ..., follow: _Optional[bool] = ...) -> None: ...
+
+class DecideRequest(_message.Message):
+    __slots__ = ("session_id", "request_id", "decision", "reason", "command")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    request_id: str
+    decision: _turn_pb2.Decision
+    reason: str
+    command: str
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., decision: _Optional[_Union[_turn_pb2.Decision, str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ...) -> None: ...
+
+class DecideResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class AnswerRequest(_message.Message):
+    __slots__ = ("session_id", "request_id", "answers")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    request_id: str
+    answers: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., answers: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AnswerResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CancelRequest(_message.Message):
+    __slots__ = ("session_id", "turn_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    turn_id: str
+    def __init__(self, session_id: _Optional[str] = ..., turn_id: _Optional[str] = ...) -> None: ...
+
+class CancelResponse(_message.Message):
+    __slots__ = ("turn_id",)
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    def __init__(self, turn_id: _Optional[str] = ...) -> None: ...
+
+class SteerRequest(_message.Message):
+    __slots__ = ("session_id", "text")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    text: str
+    def __init__(self, session_id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class SteerResponse(_message.Message):
+    __slots__ = ("turn_id",)
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    def __init__(self, turn_id: _Optional[str] = ...) -> None: ...
+
+class GetUsageRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class LedgerEntry(_message.Message):
+    __slots__ = ("turn_id", "model", "input", "cached", "cache_write", "output", "cost_usd", "priced", "search_queries", "search_cost_usd", "time")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    CACHED_FIELD_NUMBER: _ClassVar[int]
+    CACHE_WRITE_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    PRICED_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_QUERIES_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    model: str
+    input: int
+    cached: int
+    cache_write: int
+    output: int
+    cost_usd: float
+    priced: bool
+    search_queries: int
+    search_cost_usd: float
+    time: _timestamp_pb2.Timestamp
+    def __init__(self, turn_id: _Optional[str] = ..., model: _Optional[str] = ..., input: _Optional[int] = ..., cached: _Optional[int] = ..., cache_write: _Optional[int] = ..., output: _Optional[int] = ..., cost_usd: _Optional[float] = ..., priced: _Optional[bool] = ..., search_queries: _Optional[int] = ..., search_cost_usd: _Optional[float] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class UsageReport(_message.Message):
+    __slots__ = ("total", "entries")
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    total: _turn_pb2.Usage
+    entries: _containers.RepeatedCompositeFieldContainer[LedgerEntry]
+    def __init__(self, total: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...

@@ -1,0 +1,296 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ActionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ACTION_KIND_UNSPECIFIED: _ClassVar[ActionKind]
+    ACTION_KIND_COMMAND: _ClassVar[ActionKind]
+    ACTION_KIND_WRITE: _ClassVar[ActionKind]
+    ACTION_KIND_DELETE: _ClassVar[ActionKind]
+    ACTION_KIND_NETWORK: _ClassVar[ActionKind]
+    ACTION_KIND_MCP: _ClassVar[ActionKind]
+
+class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DECISION_UNSPECIFIED: _ClassVar[Decision]
+    DECISION_DENY: _ClassVar[Decision]
+    DECISION_ONCE: _ClassVar[Decision]
+    DECISION_SESSION: _ClassVar[Decision]
+    DECISION_ALWAYS: _ClassVar[Decision]
+ACTION_KIND_UNSPECIFIED: ActionKind
+ACTION_KIND_COMMAND: ActionKind
+ACTION_KIND_WRITE: ActionKind
+ACTION_KIND_DELETE: ActionKind
+ACTION_KIND_NETWORK: ActionKind
+ACTION_KIND_MCP: ActionKind
+DECISION_UNSPECIFIED: Decision
+DECISION_DENY: Decision
+DECISION_ONCE: Decision
+DECISION_SESSION: Decision
+DECISION_ALWAYS: Decision
+
+class Turn(_message.Message):
+    __slots__ = ("text", "prompt", "plan", "read_only", "aside", "accepted", "image_ids", "max_turns", "fetch_grants", "max_cost_usd", "timeout", "command", "context")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    ASIDE_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_IDS_FIELD_NUMBER: _ClassVar[int]
+    MAX_TURNS_FIELD_NUMBER: _ClassVar[int]
+    FETCH_GRANTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    prompt: str
+    plan: bool
+    read_only: str
+    aside: bool
+    accepted: bool
+    image_ids: _containers.RepeatedScalarFieldContainer[str]
+    max_turns: int
+    fetch_grants: _containers.RepeatedScalarFieldContainer[str]
+    max_cost_usd: float
+    timeout: _duration_pb2.Duration
+    command: bool
+    context: _containers.RepeatedCompositeFieldContainer[ContextBlock]
+    def __init__(self, text: _Optional[str] = ..., prompt: _Optional[str] = ..., plan: _Optional[bool] = ..., read_only: _Optional[str] = ..., aside: _Optional[bool] = ..., accepted: _Optional[bool] = ..., image_ids: _Optional[_Iterable[str]] = ..., max_turns: _Optional[int] = ..., fetch_grants: _Optional[_Iterable[str]] = ..., max_cost_usd: _Optional[float] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., command: _Optional[bool] = ..., context: _Optional[_Iterable[_Union[ContextBlock, _Mapping]]] = ...) -> None: ...
+
+class ContextBlock(_message.Message):
+    __slots__ = ("kind", "url", "title", "html", "text")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    HTML_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    url: str
+    title: str
+    html: str
+    text: str
+    def __init__(self, kind: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., html: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class TurnEvent(_message.Message):
+    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "seq", "session_id", "turn_id", "time")
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    NOTICE_FIELD_NUMBER: _ClassVar[int]
+    FLOW_STEP_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    author: str
+    accepted: Accepted
+    text: Text
+    tool_call: ToolCall
+    tool_result: ToolResult
+    approval_request: ApprovalRequest
+    question: Question
+    finished: TurnFinished
+    tasks: Tasks
+    notice: Notice
+    flow_step: FlowStep
+    seq: int
+    session_id: str
+    turn_id: str
+    time: _timestamp_pb2.Timestamp
+    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class FlowStep(_message.Message):
+    __slots__ = ("workflow", "id", "title", "type", "index", "count", "status", "output", "error", "run")
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    workflow: str
+    id: str
+    title: str
+    type: str
+    index: int
+    count: int
+    status: str
+    output: str
+    error: str
+    run: str
+    def __init__(self, workflow: _Optional[str] = ..., id: _Optional[str] = ..., title: _Optional[str] = ..., type: _Optional[str] = ..., index: _Optional[int] = ..., count: _Optional[int] = ..., status: _Optional[str] = ..., output: _Optional[str] = ..., error: _Optional[str] = ..., run: _Optional[str] = ...) -> None: ...
+
+class Notice(_message.Message):
+    __slots__ = ("text", "error", "transient")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    TRANSIENT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    error: bool
+    transient: bool
+    def __init__(self, text: _Optional[str] = ..., error: _Optional[bool] = ..., transient: _Optional[bool] = ...) -> None: ...
+
+class Tasks(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[Task]
+    def __init__(self, items: _Optional[_Iterable[_Union[Task, _Mapping]]] = ...) -> None: ...
+
+class Task(_message.Message):
+    __slots__ = ("content", "status")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    status: str
+    def __init__(self, content: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
+
+class Accepted(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class Text(_message.Message):
+    __slots__ = ("text", "partial", "repeat", "thought")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_FIELD_NUMBER: _ClassVar[int]
+    REPEAT_FIELD_NUMBER: _ClassVar[int]
+    THOUGHT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    partial: bool
+    repeat: bool
+    thought: bool
+    def __init__(self, text: _Optional[str] = ..., partial: _Optional[bool] = ..., repeat: _Optional[bool] = ..., thought: _Optional[bool] = ...) -> None: ...
+
+class ToolCall(_message.Message):
+    __slots__ = ("id", "name", "args", "partial")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    args: _struct_pb2.Struct
+    partial: bool
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., partial: _Optional[bool] = ...) -> None: ...
+
+class ToolResult(_message.Message):
+    __slots__ = ("id", "name", "result")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    result: _struct_pb2.Struct
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class ApprovalRequest(_message.Message):
+    __slots__ = ("request_id", "tool", "kind", "detail", "diff", "scope_label", "agent", "task_id")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    DIFF_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_LABEL_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    tool: str
+    kind: ActionKind
+    detail: str
+    diff: str
+    scope_label: str
+    agent: str
+    task_id: str
+    def __init__(self, request_id: _Optional[str] = ..., tool: _Optional[str] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., detail: _Optional[str] = ..., diff: _Optional[str] = ..., scope_label: _Optional[str] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ...) -> None: ...
+
+class Question(_message.Message):
+    __slots__ = ("request_id", "question", "options", "agent", "task_id", "multi_select")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    MULTI_SELECT_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    question: str
+    options: _containers.RepeatedScalarFieldContainer[str]
+    agent: str
+    task_id: str
+    multi_select: bool
+    def __init__(self, request_id: _Optional[str] = ..., question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., multi_select: _Optional[bool] = ...) -> None: ...
+
+class Usage(_message.Message):
+    __slots__ = ("calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced", "search_queries", "search_cost_usd")
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    CACHED_FIELD_NUMBER: _ClassVar[int]
+    CACHE_WRITE_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    LAST_PROMPT_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    PRICED_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_QUERIES_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    calls: int
+    input: int
+    cached: int
+    cache_write: int
+    output: int
+    last_prompt: int
+    cost_usd: float
+    priced: bool
+    search_queries: int
+    search_cost_usd: float
+    def __init__(self, calls: _Optional[int] = ..., input: _Optional[int] = ..., cached: _Optional[int] = ..., cache_write: _Optional[int] = ..., output: _Optional[int] = ..., last_prompt: _Optional[int] = ..., cost_usd: _Optional[float] = ..., priced: _Optional[bool] = ..., search_queries: _Optional[int] = ..., search_cost_usd: _Optional[float] = ...) -> None: ...
+
+class TurnFinished(_message.Message):
+    __slots__ = ("output", "before", "after", "leftover", "error")
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    LEFTOVER_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    output: str
+    before: Usage
+    after: Usage
+    leftover: _containers.RepeatedScalarFieldContainer[str]
+    error: ErrorInfo
+    def __init__(self, output: _Optional[str] = ..., before: _Optional[_Union[Usage, _Mapping]] = ..., after: _Optional[_Union[Usage, _Mapping]] = ..., leftover: _Optional[_Iterable[str]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class ErrorInfo(_message.Message):
+    __slots__ = ("reason", "metadata", "message")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    metadata: _containers.ScalarMap[str, str]
+    message: str
+    def __init__(self, reason: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., message: _Optional[str] = ...) -> None: ...

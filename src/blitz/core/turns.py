@@ -1,0 +1,530 @@
+"""The turn runner: starts, parks, resumes and finishes turns.
+
+A turn is a durable log of events plus a small resumable state (its `TurnRecord`). While
+it runs, one task of this process drives the agent. When the agent stops on requests that
+need a person, the turn is *parked*: its message history and open requests are stored and
+the task ends — no coroutine waits for the answer. The answer (Decide/Answer) resumes the
+turn from what is stored, in whichever process receives it, after a restart included.
+
+Every turn ends with exactly one `finished` event, whatever happened: an answer, an
+error, a cancel, a deadline, a shutdown. The per-session lock orders a turn's last steps
+(state to idle, `finished` committed) before the next turn's first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from blitz.agent.contract import (
+    AnswerResult,
+    ApprovalResult,
+    Completed,
+    ModelCallUsage,
+    Parked,
+    Resolution,
+)
+from blitz.core.log import EventLog
+from blitz.core.prompt import model_prompt
+from blitz.core.usage import total_usage
+from blitz.errors import BlitzError, Reason, internal_error
+from blitz.store import LedgerRow, PendingRecord, SessionRecord, Store, TurnRecord
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+__all__ = ["AgentPort", "TurnRunner"]
+
+log = structlog.get_logger(__name__)
+
+RUNNING, PARKED, FINISHED = "running", "parked", "finished"
+
+
+class AgentPort:
+    """What the runner needs of the agent (see blitz.agent.contract)."""
+
+    start: Callable[..., Awaitable[Completed | Parked]]
+    resume: Callable[..., Awaitable[Completed | Parked]]
+
+
+@dataclass
+class ActiveTurn:
+    """A turn that has not finished, as this process holds it."""
+
+    rec: TurnRecord
+    turn: t.Turn
+    session: SessionRecord
+    # The task driving the agent while running here; None while parked.
+    task: asyncio.Task[None] | None = None
+    # Sleeps until the parked turn's next deadline.
+    timer: asyncio.Task[None] | None = None
+    # Why the task was cancelled, reported in `finished.error`.
+    cancel_reason: BlitzError | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def max_turns(self) -> int:
+        return self.turn.max_turns
+
+
+class _TurnIO:
+    """The agent's view of one turn run (blitz.agent.contract.TurnIO)."""
+
+    def __init__(self, runner: TurnRunner, active: ActiveTurn) -> None:
+        self._runner = runner
+        self._active = active
+        self._sid = active.rec.session_id
+        self._tid = active.rec.turn_id
+        self._log = runner.log
+
+    def emit(self, event: t.TurnEvent) -> None:
+        event.turn_id = self._tid
+        self._log.emit(self._sid, event)
+
+    async def commit(self, event: t.TurnEvent) -> None:
+        event.turn_id = self._tid
+        await self._log.commit(self._sid, event)
+
+    async def before_model_call(self) -> list[str]:
+        rec = self._active.rec
+        limit = self._active.max_turns or self._runner.default_max_turns
+        if rec.model_calls >= limit:
+            raise BlitzError(
+                Reason.MAX_TURNS,
+                f"the turn reached its limit of {limit} model calls",
+                {"max_turns": str(limit)},
+            )
+        cap = self._active.turn.max_cost_usd
+        if cap > 0 and rec.cost_usd >= cap:
+            raise BlitzError(
+                Reason.BUDGET_EXCEEDED,
+                f"the turn reached its cost cap of ${cap:.4f}",
+                {"max_cost_usd": repr(cap), "cost_usd": repr(rec.cost_usd)},
+            )
+        rec.model_calls += 1
+        steer, rec.steer = rec.steer, []
+        return steer
+
+    async def record_model_call(self, usage: ModelCallUsage) -> None:
+        self._active.rec.cost_usd += usage.cost_usd
+        await self._runner.store.add_ledger(
+            LedgerRow(
+                session_id=self._sid,
+                turn_id=self._tid,
+                model=usage.model,
+                input=usage.input,
+                cached=usage.cached,
+                cache_write=usage.cache_write,
+                output=usage.output,
+                cost_usd=usage.cost_usd,
+                priced=usage.priced,
+                search_queries=usage.search_queries,
+                search_cost_usd=usage.search_cost_usd,
+                time=time.time(),
+            )
+        )
+
+
+def _resolution_json(resolution: Resolution, *, by: str, how: str) -> str:
+    if isinstance(resolution, ApprovalResult):
+        body: dict[str, Any] = {
+            "type": "approval",
+            "approved": resolution.approved,
+            "reason": resolution.reason,
+            "command": resolution.command,
+        }
+    else:
+        body = {"type": "answer", "answers": list(resolution.answers)}
+    body.update(by=by, how=how)
+    return json.dumps(body)
+
+
+def _resolution_from_json(text: str) -> Resolution:
+    body = json.loads(text)
+    if body["type"] == "approval":
+        return ApprovalResult(body["approved"], body["reason"], body["command"])
+    return AnswerResult(tuple(body["answers"]))
+
+
+class TurnRunner:
+    """Owns every unfinished turn of this process and the tasks that drive them."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        log: EventLog,
+        agent: AgentPort,
+        workspace_root: Path,
+        default_max_turns: int,
+        default_timeout: timedelta | None,
+        approval_timeout: timedelta | None,
+    ) -> None:
+        self.store = store
+        self.log = log
+        self.agent = agent
+        self.workspace_root = workspace_root
+        self.default_max_turns = default_max_turns
+        self.default_timeout = default_timeout
+        self.approval_timeout = approval_timeout
+        self._active: dict[str, ActiveTurn] = {}  # by session id
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def lock(self, session_id: str) -> asyncio.Lock:
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        return lock
+
+    # Starting
+
+    async def start(
+        self, session: SessionRecord, turn: t.Turn, turn_id: str, *, caller: str
+    ) -> TurnRecord:
+        """Record the turn and its `accepted` event, then drive it in the background.
+
+        Call with the session's lock held; the session must be idle.
+        """
+        now = time.time()
+        timeout = turn.timeout.ToTimedelta() if turn.HasField("timeout") else self.default_timeout
+        before = total_usage(await self.store.ledger(session.id))
+        rec = TurnRecord(
+            session_id=session.id,
+            turn_id=turn_id,
+            state=RUNNING,
+            turn=turn.SerializeToString(),
+            create_time=now,
+            deadline=now + timeout.total_seconds() if timeout else None,
+            usage_before=before.SerializeToString(),
+        )
+        await self.store.create_turn(rec)
+        await self.store.set_session_state(
+            session.id, state=s.SESSION_STATE_RUNNING, turn_id=turn_id, now=now
+        )
+        accepted = await self.log.commit(
+            session.id, t.TurnEvent(turn_id=turn_id, accepted=t.Accepted())
+        )
+        rec.first_seq = accepted.seq
+        await self.store.update_turn(rec)
+        active = ActiveTurn(rec=rec, turn=turn, session=session)
+        self._active[session.id] = active
+        self._drive(active, None)
+        return rec
+
+    def _drive(self, active: ActiveTurn, results: dict[str, Resolution] | None) -> None:
+        active.task = asyncio.create_task(
+            self._run(active, results), name=f"turn-{active.rec.turn_id}"
+        )
+
+    async def _run(self, active: ActiveTurn, results: dict[str, Resolution] | None) -> None:
+        rec = active.rec
+        io = _TurnIO(self, active)
+        workspace = self.workspace_root / active.session.workspace
+        with structlog.contextvars.bound_contextvars(
+            session_id=rec.session_id, turn_id=rec.turn_id
+        ):
+            deadline = None
+            if rec.deadline is not None:
+                deadline = asyncio.get_running_loop().time() + (rec.deadline - time.time())
+            try:
+                async with asyncio.timeout_at(deadline) as scope:
+                    if results is None:
+                        log.info("turn_started")
+                        outcome = await self.agent.start(
+                            io=io,
+                            model=active.session.model,
+                            workspace=workspace,
+                            history=await self.store.get_history(rec.session_id),
+                            prompt=model_prompt(active.turn),
+                        )
+                    else:
+                        log.info("turn_resumed")
+                        assert rec.history is not None
+                        outcome = await self.agent.resume(
+                            io=io,
+                            model=active.session.model,
+                            workspace=workspace,
+                            history=rec.history,
+                            results=results,
+                        )
+            except TimeoutError:
+                if not scope.expired():
+                    log.exception("turn_failed")
+                    await self.finish(active, error=internal_error())
+                else:
+                    await self.finish(active, error=_timed_out(rec))
+            except BlitzError as exc:
+                await self.finish(active, error=exc)
+            except asyncio.CancelledError:
+                reason = active.cancel_reason or BlitzError(
+                    Reason.SERVER_RESTARTED, "the server stopped while the turn was running"
+                )
+                await self.finish(active, error=reason)
+                raise
+            except Exception:
+                log.exception("turn_failed")
+                await self.finish(active, error=internal_error())
+            else:
+                if isinstance(outcome, Parked):
+                    await self._park(active, outcome)
+                else:
+                    await self.store.set_history(rec.session_id, outcome.history)
+                    await self.finish(active, output=outcome.output)
+            finally:
+                if active.task is asyncio.current_task():
+                    active.task = None
+
+    # Parking and resuming
+
+    async def _park(self, active: ActiveTurn, parked: Parked) -> None:
+        rec = active.rec
+        async with self.lock(rec.session_id):
+            expires = None
+            if self.approval_timeout:
+                expires = time.time() + self.approval_timeout.total_seconds()
+            pending = []
+            for event in parked.requests:
+                event.turn_id = rec.turn_id
+                await self.log.commit(rec.session_id, event)
+                request = (
+                    event.approval_request if event.HasField("approval_request") else event.question
+                )
+                pending.append(
+                    PendingRecord(
+                        session_id=rec.session_id,
+                        request_id=request.request_id,
+                        turn_id=rec.turn_id,
+                        event=event.SerializeToString(),
+                        expires=expires,
+                    )
+                )
+            await self.store.add_pending(pending)
+            rec.state = PARKED
+            rec.history = parked.history
+            await self.store.update_turn(rec)
+            await self.store.set_session_state(
+                rec.session_id,
+                state=s.SESSION_STATE_PARKED,
+                turn_id=rec.turn_id,
+                now=time.time(),
+            )
+            log.info("turn_parked", requests=len(pending))
+            self._arm(active)
+
+    def _arm(self, active: ActiveTurn) -> None:
+        """Start the timer that ends or nudges a parked turn at its next deadline."""
+        if active.timer is not None:
+            active.timer.cancel()
+        active.timer = asyncio.create_task(
+            self._parked_timer(active), name=f"turn-timer-{active.rec.turn_id}"
+        )
+
+    async def _parked_timer(self, active: ActiveTurn) -> None:
+        rec = active.rec
+        pending = await self.store.list_pending(rec.session_id, turn_id=rec.turn_id)
+        expiries = [p.expires for p in pending if p.expires is not None]
+        times = [x for x in (rec.deadline, min(expiries, default=None)) if x is not None]
+        if not times:
+            return
+        await asyncio.sleep(max(0.0, min(times) - time.time()))
+        active.timer = None  # this task is ending; do not let finish() cancel it
+        if rec.deadline is not None and time.time() >= rec.deadline:
+            await self.finish(active, error=_timed_out(rec))
+            return
+        for p in pending:
+            if p.expires is not None and p.expires <= time.time():
+                event = t.TurnEvent.FromString(p.event)
+                resolution: Resolution
+                if event.HasField("approval_request"):
+                    resolution = ApprovalResult(False, "the approval request timed out")
+                    text = f"Approval for {event.approval_request.detail!r} timed out: denied."
+                else:
+                    resolution = AnswerResult(())
+                    text = "The question timed out with no answer."
+                if await self.resolve(p, resolution, by="", how="timeout", notice=text):
+                    log.info("request_timed_out", request_id=p.request_id)
+        if active.rec.state == PARKED and active.timer is None:
+            self._arm(active)
+
+    async def active_turn(self, session: SessionRecord) -> ActiveTurn | None:
+        """The session's unfinished turn, loaded from the store if this process lacks it."""
+        if not session.turn_id:
+            return None
+        active = self._active.get(session.id)
+        if active is not None and active.rec.turn_id == session.turn_id:
+            return active
+        rec = await self.store.get_turn(session.id, session.turn_id)
+        if rec is None or rec.state == FINISHED:
+            return None
+        active = ActiveTurn(rec=rec, turn=t.Turn.FromString(rec.turn), session=session)
+        self._active[session.id] = active
+        return active
+
+    async def resolve(
+        self, pending: PendingRecord, resolution: Resolution, *, by: str, how: str, notice: str = ""
+    ) -> bool:
+        """Record the first resolution of a request; resume the turn once none is open.
+
+        False when the request was already resolved (the caller lost the race).
+        """
+        sid = pending.session_id
+        async with self.lock(sid):
+            won = await self.store.resolve_pending(
+                sid, pending.request_id, _resolution_json(resolution, by=by, how=how)
+            )
+            if not won:
+                return False
+            if notice:
+                await self.log.commit(
+                    sid,
+                    t.TurnEvent(turn_id=pending.turn_id, notice=t.Notice(text=notice)),
+                )
+            if await self.store.list_pending(sid, turn_id=pending.turn_id):
+                return True  # others still open
+            session = await self.store.get_session(sid)
+            if session is None or session.turn_id != pending.turn_id:
+                return True
+            active = await self.active_turn(session)
+            if active is None or not await self.store.set_turn_state(
+                sid, pending.turn_id, state=RUNNING, expect=PARKED
+            ):
+                return True
+            rec = active.rec
+            rec.state = RUNNING
+            results = {
+                p.request_id: _resolution_from_json(p.resolution)
+                for p in await self.store.list_pending(sid, turn_id=rec.turn_id, open_only=False)
+                if p.resolution is not None
+            }
+            await self.store.set_session_state(
+                sid, state=s.SESSION_STATE_RUNNING, turn_id=rec.turn_id, now=time.time()
+            )
+            if active.timer is not None:
+                active.timer.cancel()
+                active.timer = None
+            self._drive(active, results)
+            return True
+
+    # Steering, cancelling, finishing
+
+    async def steer(self, active: ActiveTurn, text: str) -> None:
+        active.rec.steer.append(text)
+        await self.store.update_turn(active.rec)
+
+    async def cancel(self, active: ActiveTurn, reason: BlitzError) -> None:
+        """Stop the turn; returns once its `finished` event is in the log."""
+        task = active.task
+        if task is not None:
+            active.cancel_reason = reason
+            task.cancel()
+            await asyncio.wait({task})
+        else:
+            await self.finish(active, error=reason)
+
+    async def finish(
+        self, active: ActiveTurn, *, output: str = "", error: BlitzError | None = None
+    ) -> None:
+        rec = active.rec
+        sid = rec.session_id
+        async with self.lock(sid):
+            if rec.state == FINISHED:
+                return
+            for p in await self.store.list_pending(sid, turn_id=rec.turn_id):
+                await self.store.resolve_pending(
+                    sid, p.request_id, json.dumps({"type": "withdrawn", "how": "finished"})
+                )
+            after = total_usage(await self.store.ledger(sid))
+            leftover, rec.steer = rec.steer, []
+            rec.state = FINISHED
+            rec.history = None
+            await self.store.update_turn(rec)
+            session = await self.store.get_session(sid)
+            closed = session is not None and session.state == s.SESSION_STATE_CLOSED
+            await self.store.set_session_state(
+                sid,
+                state=s.SESSION_STATE_CLOSED if closed else s.SESSION_STATE_IDLE,
+                turn_id="",
+                now=time.time(),
+            )
+            finished = t.TurnFinished(
+                output=output,
+                before=t.Usage.FromString(rec.usage_before),
+                after=after,
+                leftover=leftover,
+            )
+            if error is not None:
+                finished.error.CopyFrom(error.to_proto())
+            await self.log.commit(sid, t.TurnEvent(turn_id=rec.turn_id, finished=finished))
+            if self._active.get(sid) is active:
+                del self._active[sid]
+            timer, active.timer = active.timer, None
+            if timer is not None and timer is not asyncio.current_task():
+                timer.cancel()
+            active.done.set()
+            log.info(
+                "turn_finished",
+                session_id=sid,
+                turn_id=rec.turn_id,
+                error=error.reason.wire if error else None,
+            )
+
+    # Process life
+
+    async def recover(self) -> None:
+        """After a start: end turns a dead process was running; re-arm parked ones."""
+        for rec in await self.store.turns_in_state(RUNNING):
+            session = await self.store.get_session(rec.session_id)
+            if session is None:
+                continue
+            active = ActiveTurn(rec=rec, turn=t.Turn.FromString(rec.turn), session=session)
+            await self.finish(
+                active,
+                error=BlitzError(
+                    Reason.SERVER_RESTARTED, "the server restarted while the turn was running"
+                ),
+            )
+        for rec in await self.store.turns_in_state(PARKED):
+            session = await self.store.get_session(rec.session_id)
+            if session is None:
+                continue
+            parked = await self.active_turn(session)
+            if parked is not None:
+                self._arm(parked)
+
+    async def drain(self, grace: float) -> None:
+        """Let running turns finish for up to `grace` s, then stop them; park timers."""
+        tasks = {a.task for a in self._active.values() if a.task is not None}
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
+        for active in list(self._active.values()):
+            if active.task is not None:
+                await self.cancel(
+                    active,
+                    BlitzError(
+                        Reason.SERVER_RESTARTED, "the server stopped while the turn was running"
+                    ),
+                )
+        timers = [a.timer for a in self._active.values() if a.timer is not None]
+        for timer in timers:
+            timer.cancel()
+        await asyncio.gather(*timers, return_exceptions=True)
+
+
+def _timed_out(rec: TurnRecord) -> BlitzError:
+    return BlitzError(
+        Reason.TURN_TIMEOUT,
+        "the turn passed its deadline",
+        {"deadline": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(rec.deadline or 0))},
+    )
+
+
+def new_turn_id() -> str:
+    return "t_" + uuid.uuid4().hex

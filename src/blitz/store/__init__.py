@@ -1,0 +1,34 @@
+"""Storage: one interface (`Store`), engines behind it, chosen by URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from blitz.store.base import Store
+from blitz.store.records import EventRow, LedgerRow, PendingRecord, SessionRecord, TurnRecord
+from blitz.store.sqlite import SqliteStore
+
+__all__ = [
+    "EventRow",
+    "LedgerRow",
+    "PendingRecord",
+    "SessionRecord",
+    "SqliteStore",
+    "Store",
+    "TurnRecord",
+    "open_store",
+]
+
+
+def open_store(url: str | Path) -> SqliteStore:
+    """The store for `url`: `sqlite:///path/to.db`, or a plain file path.
+
+    Use it as `async with open_store(url) as store:`.
+    """
+    text = str(url)
+    if text.startswith("sqlite:///"):
+        return SqliteStore(text.removeprefix("sqlite:///"))
+    if "://" in text:
+        scheme = text.split("://", 1)[0]
+        raise ValueError(f"unsupported database URL scheme {scheme!r}; use sqlite:///PATH")
+    return SqliteStore(text)

@@ -1,0 +1,78 @@
+"""The one storage interface. Engines implement it; the core sees nothing else.
+
+Every method is a single atomic step. Methods that decide a race (`resolve_pending`,
+`set_turn_state` with `expect`) say who won by their return value, so that the first answer
+wins even when two replicas share the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from blitz.store.records import EventRow, LedgerRow, PendingRecord, SessionRecord, TurnRecord
+
+__all__ = ["Store"]
+
+
+class Store(Protocol):
+    # Sessions
+    async def create_session(self, rec: SessionRecord) -> None: ...
+    async def get_session(self, session_id: str) -> SessionRecord | None: ...
+    async def list_sessions(
+        self,
+        *,
+        owner: str,
+        state: int,
+        labels: dict[str, str],
+        limit: int,
+        before: tuple[float, str] | None,
+    ) -> list[SessionRecord]:
+        """Newest first; `state` 0 means any; `before` is (create_time, id) to page from."""
+        ...
+
+    async def set_session_state(
+        self, session_id: str, *, state: int, turn_id: str, now: float
+    ) -> None: ...
+
+    # Turns
+    async def create_turn(self, rec: TurnRecord) -> None: ...
+    async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None: ...
+    async def update_turn(self, rec: TurnRecord) -> None:
+        """Write every mutable field of the turn (state, counters, steer, history)."""
+        ...
+
+    async def set_turn_state(
+        self, session_id: str, turn_id: str, *, state: str, expect: str
+    ) -> bool:
+        """Move a turn from `expect` to `state`; False when it was not in `expect`."""
+        ...
+
+    async def turns_in_state(self, state: str) -> list[TurnRecord]: ...
+
+    # Events
+    async def append_events(self, rows: Sequence[EventRow]) -> None: ...
+    async def read_events(
+        self, session_id: str, *, after_seq: int, limit: int
+    ) -> list[EventRow]: ...
+    async def last_seq(self, session_id: str) -> int: ...
+
+    # Pending requests
+    async def add_pending(self, recs: Sequence[PendingRecord]) -> None: ...
+    async def get_pending(self, session_id: str, request_id: str) -> PendingRecord | None: ...
+    async def list_pending(
+        self, session_id: str, *, turn_id: str | None = None, open_only: bool = True
+    ) -> list[PendingRecord]: ...
+    async def resolve_pending(self, session_id: str, request_id: str, resolution: str) -> bool:
+        """Record the resolution if still open; False when someone resolved it first."""
+        ...
+
+    # Usage ledger
+    async def add_ledger(self, row: LedgerRow) -> None: ...
+    async def ledger(self, session_id: str) -> list[LedgerRow]: ...
+
+    # Agent state: the session's message history after its last completed turn
+    async def get_history(self, session_id: str) -> bytes | None: ...
+    async def set_history(self, session_id: str, history: bytes) -> None: ...
+
+    async def close(self) -> None: ...

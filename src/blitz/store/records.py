@@ -1,0 +1,83 @@
+"""Plain records the store reads and writes. No behaviour, no engine specifics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["EventRow", "LedgerRow", "PendingRecord", "SessionRecord", "TurnRecord"]
+
+
+@dataclass
+class SessionRecord:
+    id: str
+    owner: str
+    title: str
+    workspace: str
+    model: str
+    labels: dict[str, str] = field(default_factory=dict)
+    # A blitz.v1.SessionState value.
+    state: int = 1
+    create_time: float = 0.0
+    update_time: float = 0.0
+    # The running or parked turn ("" when idle).
+    turn_id: str = ""
+
+
+@dataclass
+class TurnRecord:
+    session_id: str
+    turn_id: str
+    # "running", "parked" or "finished".
+    state: str
+    # The serialized blitz.v1.Turn as the client sent it.
+    turn: bytes
+    create_time: float
+    # Wall-clock (Unix) deadline, or None for none.
+    deadline: float | None = None
+    # The seq of the turn's `accepted` event.
+    first_seq: int = 0
+    model_calls: int = 0
+    cost_usd: float = 0.0
+    # Steer texts queued and not yet consumed.
+    steer: list[str] = field(default_factory=list)
+    # While parked: the agent's serialized message history, to resume from.
+    history: bytes | None = None
+    # The session's Usage before the turn, serialized.
+    usage_before: bytes = b""
+
+
+@dataclass
+class PendingRecord:
+    session_id: str
+    request_id: str
+    turn_id: str
+    # The approval_request or question TurnEvent, serialized, as clients saw it.
+    event: bytes
+    # Wall-clock (Unix) time after which an approval is denied, or None.
+    expires: float | None = None
+    # JSON of how it was resolved, or None while open.
+    resolution: str | None = None
+
+
+@dataclass
+class EventRow:
+    session_id: str
+    seq: int
+    turn_id: str
+    data: bytes
+
+
+@dataclass
+class LedgerRow:
+    session_id: str
+    turn_id: str
+    model: str
+    input: int = 0
+    cached: int = 0
+    cache_write: int = 0
+    output: int = 0
+    cost_usd: float = 0.0
+    priced: bool = True
+    search_queries: int = 0
+    search_cost_usd: float = 0.0
+    time: float = 0.0

@@ -1,0 +1,448 @@
+"""The SQLite engine: one file, WAL, a versioned schema. The zero-set-up default.
+
+One connection serves the whole process (aiosqlite runs it on its own thread), so every
+method is naturally serialised; each commits before it returns. Never hold a transaction
+open across an await of anything but this connection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import aiosqlite
+
+from blitz.store.records import EventRow, LedgerRow, PendingRecord, SessionRecord, TurnRecord
+
+__all__ = ["SqliteStore"]
+
+# Each entry moves the schema one version up; never edit a released entry, append one.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        title TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        model TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        state INTEGER NOT NULL,
+        create_time REAL NOT NULL,
+        update_time REAL NOT NULL,
+        turn_id TEXT NOT NULL DEFAULT '',
+        history BLOB
+    );
+    CREATE INDEX sessions_by_owner ON sessions (owner, create_time DESC, id DESC);
+    CREATE TABLE turns (
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        turn BLOB NOT NULL,
+        create_time REAL NOT NULL,
+        deadline REAL,
+        first_seq INTEGER NOT NULL,
+        model_calls INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        steer TEXT NOT NULL,
+        history BLOB,
+        usage_before BLOB NOT NULL,
+        PRIMARY KEY (session_id, turn_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX turns_by_state ON turns (state);
+    CREATE TABLE events (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        turn_id TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE pending (
+        session_id TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        event BLOB NOT NULL,
+        expires REAL,
+        resolution TEXT,
+        PRIMARY KEY (session_id, request_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE ledger (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input INTEGER NOT NULL,
+        cached INTEGER NOT NULL,
+        cache_write INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        priced INTEGER NOT NULL,
+        search_queries INTEGER NOT NULL,
+        search_cost_usd REAL NOT NULL,
+        time REAL NOT NULL
+    );
+    CREATE INDEX ledger_by_session ON ledger (session_id, id);
+    """,
+]
+
+_SESSION_COLUMNS = (
+    "id, owner, title, workspace, model, labels, state, create_time, update_time, turn_id"
+)
+_TURN_COLUMNS = (
+    "session_id, turn_id, state, turn, create_time, deadline, first_seq, model_calls,"
+    " cost_usd, steer, history, usage_before"
+)
+_LEDGER_COLUMNS = (
+    "session_id, turn_id, model, input, cached, cache_write, output, cost_usd, priced,"
+    " search_queries, search_cost_usd, time"
+)
+
+
+def _session(row: aiosqlite.Row) -> SessionRecord:
+    return SessionRecord(
+        id=row[0],
+        owner=row[1],
+        title=row[2],
+        workspace=row[3],
+        model=row[4],
+        labels=json.loads(row[5]),
+        state=row[6],
+        create_time=row[7],
+        update_time=row[8],
+        turn_id=row[9],
+    )
+
+
+def _turn(row: aiosqlite.Row) -> TurnRecord:
+    return TurnRecord(
+        session_id=row[0],
+        turn_id=row[1],
+        state=row[2],
+        turn=row[3],
+        create_time=row[4],
+        deadline=row[5],
+        first_seq=row[6],
+        model_calls=row[7],
+        cost_usd=row[8],
+        steer=json.loads(row[9]),
+        history=row[10],
+        usage_before=row[11],
+    )
+
+
+def _pending(row: aiosqlite.Row) -> PendingRecord:
+    return PendingRecord(
+        session_id=row[0],
+        request_id=row[1],
+        turn_id=row[2],
+        event=row[3],
+        expires=row[4],
+        resolution=row[5],
+    )
+
+
+class SqliteStore:
+    """`async with SqliteStore(path) as store:` — opens, migrates, closes."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._path = str(path)
+        self._db: aiosqlite.Connection | None = None
+
+    async def __aenter__(self) -> SqliteStore:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        if self._path != ":memory:":
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        db = await aiosqlite.connect(self._path, isolation_level=None)
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode loses no committed transaction on a process crash (only
+            # on power loss), and is several times faster than FULL.
+            await db.execute("PRAGMA synchronous=NORMAL")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await self._migrate(db)
+        except BaseException:
+            await db.close()
+            raise
+        self._db = db
+
+    async def close(self) -> None:
+        if self._db is not None:
+            db, self._db = self._db, None
+            await db.close()
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise RuntimeError("store is not open")
+        return self._db
+
+    async def _migrate(self, db: aiosqlite.Connection) -> None:
+        async with db.execute("PRAGMA user_version") as cur:
+            row = await cur.fetchone()
+        version = row[0] if row else 0
+        if version > len(MIGRATIONS):
+            raise RuntimeError(
+                f"database schema version {version} is newer than this server knows "
+                f"({len(MIGRATIONS)}); upgrade the server"
+            )
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            await db.executescript(f"BEGIN; {script}; PRAGMA user_version = {number}; COMMIT;")
+
+    # Sessions
+
+    async def create_session(self, rec: SessionRecord) -> None:
+        await self.db.execute(
+            f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                rec.id,
+                rec.owner,
+                rec.title,
+                rec.workspace,
+                rec.model,
+                json.dumps(rec.labels, sort_keys=True),
+                rec.state,
+                rec.create_time,
+                rec.update_time,
+                rec.turn_id,
+            ),
+        )
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        async with self.db.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return _session(row) if row else None
+
+    async def list_sessions(
+        self,
+        *,
+        owner: str,
+        state: int,
+        labels: dict[str, str],
+        limit: int,
+        before: tuple[float, str] | None,
+    ) -> list[SessionRecord]:
+        where = ["owner = ?"]
+        args: list[object] = [owner]
+        if state:
+            where.append("state = ?")
+            args.append(state)
+        if before is not None:
+            where.append("(create_time < ? OR (create_time = ? AND id < ?))")
+            args += [before[0], before[0], before[1]]
+        for key, value in labels.items():
+            where.append("json_extract(labels, ?) = ?")
+            args += [f'$."{key}"', value]
+        sql = (
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)}"
+            " ORDER BY create_time DESC, id DESC LIMIT ?"
+        )
+        async with self.db.execute(sql, (*args, limit)) as cur:
+            return [_session(row) for row in await cur.fetchall()]
+
+    async def set_session_state(
+        self, session_id: str, *, state: int, turn_id: str, now: float
+    ) -> None:
+        await self.db.execute(
+            "UPDATE sessions SET state = ?, turn_id = ?, update_time = ? WHERE id = ?",
+            (state, turn_id, now, session_id),
+        )
+
+    # Turns
+
+    async def create_turn(self, rec: TurnRecord) -> None:
+        await self.db.execute(
+            f"INSERT INTO turns ({_TURN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                rec.session_id,
+                rec.turn_id,
+                rec.state,
+                rec.turn,
+                rec.create_time,
+                rec.deadline,
+                rec.first_seq,
+                rec.model_calls,
+                rec.cost_usd,
+                json.dumps(rec.steer),
+                rec.history,
+                rec.usage_before,
+            ),
+        )
+
+    async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None:
+        async with self.db.execute(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND turn_id = ?",
+            (session_id, turn_id),
+        ) as cur:
+            row = await cur.fetchone()
+        return _turn(row) if row else None
+
+    async def update_turn(self, rec: TurnRecord) -> None:
+        await self.db.execute(
+            "UPDATE turns SET state = ?, first_seq = ?, model_calls = ?, cost_usd = ?,"
+            " steer = ?, history = ? WHERE session_id = ? AND turn_id = ?",
+            (
+                rec.state,
+                rec.first_seq,
+                rec.model_calls,
+                rec.cost_usd,
+                json.dumps(rec.steer),
+                rec.history,
+                rec.session_id,
+                rec.turn_id,
+            ),
+        )
+
+    async def set_turn_state(
+        self, session_id: str, turn_id: str, *, state: str, expect: str
+    ) -> bool:
+        cur = await self.db.execute(
+            "UPDATE turns SET state = ? WHERE session_id = ? AND turn_id = ? AND state = ?",
+            (state, session_id, turn_id, expect),
+        )
+        return cur.rowcount == 1
+
+    async def turns_in_state(self, state: str) -> list[TurnRecord]:
+        async with self.db.execute(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE state = ?", (state,)
+        ) as cur:
+            return [_turn(row) for row in await cur.fetchall()]
+
+    # Events
+
+    async def append_events(self, rows: Sequence[EventRow]) -> None:
+        db = self.db
+        await db.execute("BEGIN")
+        try:
+            await db.executemany(
+                "INSERT INTO events (session_id, seq, turn_id, data) VALUES (?,?,?,?)",
+                [(r.session_id, r.seq, r.turn_id, r.data) for r in rows],
+            )
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+        await db.execute("COMMIT")
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> list[EventRow]:
+        async with self.db.execute(
+            "SELECT seq, turn_id, data FROM events WHERE session_id = ? AND seq > ?"
+            " ORDER BY seq LIMIT ?",
+            (session_id, after_seq, limit),
+        ) as cur:
+            return [EventRow(session_id, row[0], row[1], row[2]) for row in await cur.fetchall()]
+
+    async def last_seq(self, session_id: str) -> int:
+        async with self.db.execute(
+            "SELECT MAX(seq) FROM events WHERE session_id = ?", (session_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    # Pending requests
+
+    async def add_pending(self, recs: Sequence[PendingRecord]) -> None:
+        await self.db.executemany(
+            "INSERT INTO pending (session_id, request_id, turn_id, event, expires, resolution)"
+            " VALUES (?,?,?,?,?,?)",
+            [
+                (r.session_id, r.request_id, r.turn_id, r.event, r.expires, r.resolution)
+                for r in recs
+            ],
+        )
+
+    async def get_pending(self, session_id: str, request_id: str) -> PendingRecord | None:
+        async with self.db.execute(
+            "SELECT session_id, request_id, turn_id, event, expires, resolution FROM pending"
+            " WHERE session_id = ? AND request_id = ?",
+            (session_id, request_id),
+        ) as cur:
+            row = await cur.fetchone()
+        return _pending(row) if row else None
+
+    async def list_pending(
+        self, session_id: str, *, turn_id: str | None = None, open_only: bool = True
+    ) -> list[PendingRecord]:
+        sql = (
+            "SELECT session_id, request_id, turn_id, event, expires, resolution FROM pending"
+            " WHERE session_id = ?"
+        )
+        args: list[object] = [session_id]
+        if turn_id is not None:
+            sql += " AND turn_id = ?"
+            args.append(turn_id)
+        if open_only:
+            sql += " AND resolution IS NULL"
+        async with self.db.execute(sql, args) as cur:
+            return [_pending(row) for row in await cur.fetchall()]
+
+    async def resolve_pending(self, session_id: str, request_id: str, resolution: str) -> bool:
+        cur = await self.db.execute(
+            "UPDATE pending SET resolution = ?"
+            " WHERE session_id = ? AND request_id = ? AND resolution IS NULL",
+            (resolution, session_id, request_id),
+        )
+        return cur.rowcount == 1
+
+    # Usage ledger
+
+    async def add_ledger(self, row: LedgerRow) -> None:
+        await self.db.execute(
+            f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                row.session_id,
+                row.turn_id,
+                row.model,
+                row.input,
+                row.cached,
+                row.cache_write,
+                row.output,
+                row.cost_usd,
+                int(row.priced),
+                row.search_queries,
+                row.search_cost_usd,
+                row.time,
+            ),
+        )
+
+    async def ledger(self, session_id: str) -> list[LedgerRow]:
+        async with self.db.execute(
+            f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE session_id = ? ORDER BY id",
+            (session_id,),
+        ) as cur:
+            rows = await cur.fetchall()
+        return [
+            LedgerRow(
+                session_id=r[0],
+                turn_id=r[1],
+                model=r[2],
+                input=r[3],
+                cached=r[4],
+                cache_write=r[5],
+                output=r[6],
+                cost_usd=r[7],
+                priced=bool(r[8]),
+                search_queries=r[9],
+                search_cost_usd=r[10],
+                time=r[11],
+            )
+            for r in rows
+        ]
+
+    # Agent state
+
+    async def get_history(self, session_id: str) -> bytes | None:
+        async with self.db.execute(
+            "SELECT history FROM sessions WHERE id = ?", (session_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return row[0] if row else None
+
+    async def set_history(self, session_id: str, history: bytes) -> None:
+        await self.db.execute("UPDATE sessions SET history = ? WHERE id = ?", (history, session_id))

@@ -19,6 +19,7 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from blitz.agent import validate_model
 from blitz.agent.contract import AnswerResult, ApprovalResult
 from blitz.core.coalesce import coalesce
 from blitz.core.context import CallContext
@@ -153,7 +154,7 @@ class SessionCore:
             if not key or len(key) > 63:
                 raise invalid_argument("labels", "label keys must be 1 to 63 characters")
         model = req.model or self._default_model
-        self._agent.validate_model(model)
+        validate_model(model)
         session_id = "s_" + uuid.uuid4().hex
         workspace = self._workspace(req.workspace, session_id)
         (self._workspace_root / workspace).mkdir(parents=True, exist_ok=True)

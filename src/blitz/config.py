@@ -1,0 +1,282 @@
+"""The server's settings: one typed, frozen object read once at the entry point.
+
+Every setting comes from a command-line flag or a `BLITZ_*` environment variable (the flag
+wins) or else its default; `SETTINGS` below is the one table of them, from which the CLI
+builds its flags and the README its table. `load_settings` is called by the entry point
+only: nothing deeper in the code may read `os.environ`; it receives `Settings` (or the
+single values it needs) as keyword arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["SETTINGS", "SettingSpec", "Settings", "SettingsError", "load_settings"]
+
+LogFormat = Literal["auto", "console", "json"]
+LogLevel = Literal["debug", "info", "warning", "error"]
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message names the flag or variable."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Everything `blitz serve` needs to know, already validated."""
+
+    grpc_host: str = "127.0.0.1"
+    grpc_port: int = 50051
+    http_host: str = "127.0.0.1"
+    http_port: int = 8080
+    data_dir: Path = Path("data")
+    # A path to the SQLite file or a database URL; empty in the table: `<data_dir>/blitz.db`.
+    database: str = "data/blitz.db"
+    workspace_root: Path = Path("data/workspaces")
+    model: str = "demo"
+    max_turns: int = 50
+    # Seconds; 0 means no deadline.
+    turn_timeout: float = 3600.0
+    # Seconds; 0 means an approval waits until the turn's deadline.
+    approval_timeout: float = 0.0
+    command_timeout: float = 120.0
+    # Bytes of command output kept for the model and the client.
+    output_cap: int = 64 * 1024
+    log_format: LogFormat = "auto"
+    log_level: LogLevel = "info"
+    # Seconds a shutdown waits for in-flight calls and running turns.
+    drain_timeout: float = 10.0
+    # Whether streamed messages may be gzip-compressed on the Connect port (see
+    # blitz.transport.connect: connectrpc compresses every message, however small).
+    compress_streams: bool = False
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    """One setting: its field, flag, environment variable, parser and help text."""
+
+    name: str
+    env: str
+    parse: Callable[[str], Any]
+    help: str
+    metavar: str = ""
+    choices: tuple[str, ...] = field(default=())
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def _port(text: str) -> int:
+    port = _int(text)
+    if not 0 <= port <= 65535:
+        raise ValueError("must be a port number from 0 to 65535")
+    return port
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError("must be a whole number") from None
+
+
+def _positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds, optionally suffixed `s`, `m` or `h`."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*", text)
+    if not match:
+        raise ValueError("must be a number of seconds (e.g. 30, 1.5, 10m, 1h)")
+    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def _positive_seconds(text: str) -> float:
+    value = _seconds(text)
+    if value <= 0:
+        raise ValueError("must be more than 0 seconds")
+    return value
+
+
+def _bytes(text: str) -> int:
+    """A size in bytes, optionally suffixed KiB or MiB (or K, M)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(|k|kib|m|mib)\s*", text.lower())
+    if not match:
+        raise ValueError("must be a size in bytes (e.g. 65536, 64KiB, 1MiB)")
+    value = (
+        int(match.group(1))
+        * {"": 1, "k": 1024, "kib": 1024, "m": 2**20, "mib": 2**20}[match.group(2)]
+    )
+    if value < 1:
+        raise ValueError("must be at least 1 byte")
+    return value
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError("must be true or false")
+
+
+def _nonempty(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty")
+    return text.strip()
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        lowered = text.strip().lower()
+        if lowered not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return lowered
+
+    return parse
+
+
+# The one table of settings: the CLI's flags, the environment and the README come from it.
+SETTINGS: tuple[SettingSpec, ...] = (
+    SettingSpec("grpc_host", "BLITZ_GRPC_HOST", _nonempty, "gRPC listen address", "HOST"),
+    SettingSpec("grpc_port", "BLITZ_GRPC_PORT", _port, "gRPC port (0: any free port)", "PORT"),
+    SettingSpec(
+        "http_host",
+        "BLITZ_HTTP_HOST",
+        _nonempty,
+        "Connect / gRPC-Web / health listen address",
+        "HOST",
+    ),
+    SettingSpec(
+        "http_port",
+        "BLITZ_HTTP_PORT",
+        _port,
+        "Connect / gRPC-Web / health port (0: any free port)",
+        "PORT",
+    ),
+    SettingSpec(
+        "data_dir",
+        "BLITZ_DATA_DIR",
+        _nonempty,
+        "folder of the database and the workspaces",
+        "DIR",
+    ),
+    SettingSpec(
+        "database",
+        "BLITZ_DATABASE",
+        _nonempty,
+        "SQLite file or database URL (default: <data-dir>/blitz.db)",
+        "PATH_OR_URL",
+    ),
+    SettingSpec(
+        "workspace_root",
+        "BLITZ_WORKSPACE_ROOT",
+        _nonempty,
+        "folder holding the sessions' workspaces (default: <data-dir>/workspaces)",
+        "DIR",
+    ),
+    SettingSpec("model", "BLITZ_MODEL", _nonempty, "default model of new sessions", "MODEL"),
+    SettingSpec(
+        "max_turns",
+        "BLITZ_MAX_TURNS",
+        _positive_int,
+        "default limit of model calls per turn",
+        "N",
+    ),
+    SettingSpec(
+        "turn_timeout",
+        "BLITZ_TURN_TIMEOUT",
+        _seconds,
+        "default wall-clock limit of a turn in seconds (0: none)",
+        "SECONDS",
+    ),
+    SettingSpec(
+        "approval_timeout",
+        "BLITZ_APPROVAL_TIMEOUT",
+        _seconds,
+        "seconds an approval or question waits before it is denied (0: until the turn's deadline)",
+        "SECONDS",
+    ),
+    SettingSpec(
+        "command_timeout",
+        "BLITZ_COMMAND_TIMEOUT",
+        _positive_seconds,
+        "limit of one command run by the agent, in seconds",
+        "SECONDS",
+    ),
+    SettingSpec(
+        "output_cap",
+        "BLITZ_OUTPUT_CAP",
+        _bytes,
+        "bytes of a command's output kept (e.g. 64KiB)",
+        "BYTES",
+    ),
+    SettingSpec(
+        "log_format",
+        "BLITZ_LOG_FORMAT",
+        _choice("auto", "console", "json"),
+        "log format (auto: console on a terminal, JSON otherwise)",
+        "",
+        ("auto", "console", "json"),
+    ),
+    SettingSpec(
+        "log_level",
+        "BLITZ_LOG_LEVEL",
+        _choice("debug", "info", "warning", "error"),
+        "lowest level logged",
+        "",
+        ("debug", "info", "warning", "error"),
+    ),
+    SettingSpec(
+        "drain_timeout",
+        "BLITZ_DRAIN_TIMEOUT",
+        _seconds,
+        "seconds a shutdown waits for in-flight calls and running turns",
+        "SECONDS",
+    ),
+    SettingSpec(
+        "compress_streams",
+        "BLITZ_COMPRESS_STREAMS",
+        _bool,
+        "gzip streamed messages on the Connect port when the client accepts it",
+        "BOOL",
+    ),
+)
+
+
+def load_settings(flags: Mapping[str, object | None], environ: Mapping[str, str]) -> Settings:
+    """Settings from parsed flags (None: not given) over `BLITZ_*` variables over defaults.
+
+    Flag values may be strings (parsed like the environment) or already typed values.
+    Raises `SettingsError` naming the flag or variable at fault.
+    """
+    values: dict[str, Any] = {}
+    for spec in SETTINGS:
+        raw = flags.get(spec.name)
+        source = spec.flag
+        if raw is None and spec.env in environ:
+            raw, source = environ[spec.env], spec.env
+        if raw is None:
+            continue
+        try:
+            values[spec.name] = spec.parse(raw) if isinstance(raw, str) else raw
+        except ValueError as exc:
+            raise SettingsError(f"{source}: {exc}, got {raw!r}") from None
+
+    data_dir = Path(values.pop("data_dir", Settings.data_dir)).expanduser()
+    values["data_dir"] = data_dir
+    values.setdefault("database", str(data_dir / "blitz.db"))
+    values["workspace_root"] = Path(
+        values.get("workspace_root", data_dir / "workspaces")
+    ).expanduser()
+    return Settings(**values)

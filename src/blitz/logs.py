@@ -1,0 +1,103 @@
+"""Logging: structlog for our lines, the same renderer for everyone else's.
+
+`configure_logging` is called once, by the entry point. It makes structlog render through
+the standard library's logging, so one handler on the root logger writes every line —
+ours, uvicorn's, grpc's — in one format: readable in a terminal, one JSON object per line
+otherwise. Context bound with `structlog.contextvars.bound_contextvars` (the core binds
+`session_id` and `turn_id`) is merged into every line logged under it.
+
+Nothing here may be called from library code: modules only do
+`log = structlog.get_logger(__name__)`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TextIO
+
+import structlog
+from structlog.typing import Processor
+
+__all__ = ["configure_logging"]
+
+# Loggers of libraries that are chatty at INFO about things an operator need not see.
+_QUIET_LIBRARIES = {"uvicorn.access": logging.WARNING, "asyncio": logging.WARNING}
+
+
+def configure_logging(
+    *, log_format: str = "auto", level: str = "info", stream: TextIO | None = None
+) -> None:
+    """Route structlog and stdlib logging to `stream` (stderr) in one format.
+
+    `log_format` is "console", "json", or "auto" (console when `stream` is a terminal).
+    Calling it again replaces the previous configuration.
+    """
+    stream = stream if stream is not None else sys.stderr
+    if log_format == "auto":
+        log_format = "console" if _isatty(stream) else "json"
+    numeric_level = logging.getLevelNamesMapping()[level.upper()]
+
+    shared: list[Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.stdlib.ExtraAdder(),
+    ]
+    renderer: Processor
+    final: list[Processor]
+    if log_format == "json":
+        renderer = structlog.processors.JSONRenderer()
+        # Tracebacks as data, without frame locals: those may hold requests and headers.
+        final = [
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            ),
+            renderer,
+        ]
+    else:
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=_isatty(stream), exception_formatter=structlog.dev.plain_traceback
+        )
+        final = [renderer]
+
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *shared,
+            structlog.stdlib.PositionalArgumentsFormatter(),
+            structlog.processors.StackInfoRenderer(),
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=shared,
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *final],
+        )
+    )
+    root = logging.getLogger()
+    for old in root.handlers[:]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(numeric_level)
+    for name, quiet_level in _QUIET_LIBRARIES.items():
+        logging.getLogger(name).setLevel(max(quiet_level, numeric_level))
+    # uvicorn and grpc log to their own loggers; let them reach the root handler only.
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "grpc"):
+        lib_logger = logging.getLogger(name)
+        lib_logger.handlers.clear()
+        lib_logger.propagate = True
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,207 @@
+"""The server assembled: store, agent and core, with the gRPC and HTTP ports in front.
+
+`running_server` is the whole server as one `async with` resource (tests use it with port
+0 and read the bound ports from it); `serve` runs it until SIGTERM or SIGINT. Leaving the
+block drains, in this order:
+
+1. the gate closes: new calls get UNAVAILABLE (SHUTTING_DOWN), health reports NOT_SERVING;
+2. both ports stop accepting; in-flight unary calls get up to `drain_timeout` to finish;
+3. open streams end with UNAVAILABLE (SHUTTING_DOWN): clients resume with `Watch`;
+4. the core closes (it drains its turns), then the store.
+
+This module wires things together; it must hold no business rule and read no environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import grpc
+import structlog
+from grpc_health.v1 import health
+
+from blitz.agent import Agent
+from blitz.config import Settings
+from blitz.core import SessionCore
+from blitz.store import open_store
+from blitz.transport import (
+    CallGate,
+    HttpServer,
+    bind_grpc_server,
+    build_grpc_server,
+    build_http_app,
+)
+
+__all__ = ["RunningServer", "open_core", "running_server", "serve"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    """A started server: where it listens and the core it serves."""
+
+    settings: Settings
+    core: SessionCore
+    gate: CallGate
+    grpc_port: int
+    http_port: int
+
+    @property
+    def grpc_target(self) -> str:
+        """`host:port` for a gRPC channel."""
+        return _hostport(self.settings.grpc_host, self.grpc_port)
+
+    @property
+    def http_url(self) -> str:
+        """Base URL for Connect and gRPC-Web clients."""
+        return "http://" + _hostport(self.settings.http_host, self.http_port)
+
+
+@asynccontextmanager
+async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
+    """The store, the agent and the core, opened in order and closed in reverse."""
+    settings.workspace_root.mkdir(parents=True, exist_ok=True)
+    if "://" not in settings.database:
+        Path(settings.database).parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncExitStack() as stack:
+        store = await stack.enter_async_context(open_store(settings.database))
+        agent = Agent(command_timeout=settings.command_timeout, output_cap=settings.output_cap)
+        core = await stack.enter_async_context(
+            SessionCore(
+                store=store,
+                agent=agent,
+                workspace_root=settings.workspace_root,
+                default_model=settings.model,
+                default_max_turns=settings.max_turns,
+                default_timeout=_timedelta_or_none(settings.turn_timeout),
+                approval_timeout=_timedelta_or_none(settings.approval_timeout),
+                drain_timeout=settings.drain_timeout,
+            )
+        )
+        yield core
+
+
+@asynccontextmanager
+async def running_server(
+    settings: Settings, *, core: SessionCore | None = None
+) -> AsyncIterator[RunningServer]:
+    """Start both ports; on exit, drain (see the module doc) and close everything.
+
+    With `core`, serve that core and leave closing it to the caller; otherwise open the
+    store, agent and core from `settings` (`open_core`). Raises OSError when a port cannot
+    be bound.
+    """
+    async with AsyncExitStack() as stack:
+        if core is None:
+            core = await stack.enter_async_context(open_core(settings))
+        gate = CallGate()
+        health_servicer = health.aio.HealthServicer()
+        grpc_server = build_grpc_server(core, gate, health_servicer)
+        grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port)
+        http = HttpServer(
+            build_http_app(core, gate, compress_streams=settings.compress_streams),
+            host=settings.http_host,
+            port=settings.http_port,
+            shutdown_timeout=settings.drain_timeout,
+        )
+        await grpc_server.start()
+        # Safety net for a failed start or a cancelled drain: stops at once, no-op after.
+        stack.push_async_callback(grpc_server.stop, None)
+        await http.start()
+        stack.push_async_callback(http.shutdown, force=True)
+        server = RunningServer(
+            settings=settings, core=core, gate=gate, grpc_port=grpc_port, http_port=http.port
+        )
+        try:
+            yield server
+        finally:
+            await _drain(gate, health_servicer, grpc_server, http, grace=settings.drain_timeout)
+
+
+async def _drain(
+    gate: CallGate,
+    health_servicer: health.aio.HealthServicer,
+    grpc_server: grpc.aio.Server,
+    http: HttpServer,
+    *,
+    grace: float,
+) -> None:
+    started = time.monotonic()
+    log.info("draining", grace_s=grace)
+    gate.close()
+    await health_servicer.enter_graceful_shutdown()
+    # Both stop accepting at once; each cancels what is still open after its grace.
+    stopping = [
+        asyncio.create_task(grpc_server.stop(grace=grace), name="grpc-stop"),
+        asyncio.create_task(http.shutdown(), name="http-stop"),
+    ]
+    try:
+        if not await gate.wait_unary_idle(grace):
+            log.warning("unary calls still running after the drain timeout", grace_s=grace)
+        ended = gate.end_streams()
+        if ended:
+            log.info("ended open streams", streams=ended)
+        await asyncio.gather(*stopping)
+    finally:
+        for task in stopping:
+            task.cancel()
+        await asyncio.gather(*stopping, return_exceptions=True)
+    log.info("ports closed", drain_s=round(time.monotonic() - started, 3))
+
+
+async def serve(settings: Settings, *, ready: asyncio.Event | None = None) -> None:
+    """Run the server until SIGTERM or SIGINT, then drain and return.
+
+    A second signal during the drain cancels it: the store and core still close, and the
+    cancellation propagates.
+    """
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    main = asyncio.current_task()
+    received: list[str] = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        received.append(sig.name)
+        if stop.is_set():
+            log.warning("second signal: stopping without draining", signal=sig.name)
+            if main is not None:
+                main.cancel()
+        else:
+            stop.set()
+
+    handled = (signal.SIGTERM, signal.SIGINT)
+    for sig in handled:
+        loop.add_signal_handler(sig, on_signal, sig)
+    try:
+        async with running_server(settings) as server:
+            log.info(
+                "serving",
+                grpc=server.grpc_target,
+                http=server.http_url,
+                grpc_port=server.grpc_port,
+                http_port=server.http_port,
+            )
+            if ready is not None:
+                ready.set()
+            await stop.wait()
+            log.info("shutting down", signal=received[0] if received else None)
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+    log.info("stopped")
+
+
+def _timedelta_or_none(seconds: float) -> timedelta | None:
+    return timedelta(seconds=seconds) if seconds > 0 else None
+
+
+def _hostport(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

@@ -1,0 +1,235 @@
+"""The Connect transport: Connect, gRPC-Web (and gRPC, where the HTTP server allows) over
+ASGI through `connectrpc`, plus `GET /healthz`, in one tiny ASGI router.
+
+`ConnectSessionService` implements the generated `SessionService` protocol: it builds a
+`CallContext`, calls the core and maps failures with one table. A `BlitzError` becomes a
+`ConnectError` whose detail is the `ErrorInfo`; any other exception is logged with its
+traceback and becomes INTERNAL with a generic message. Its text never reaches the client.
+
+Compression: connectrpc compresses a stream's every message with what the client accepts,
+however small, and has no size threshold; on small events gzip doubles the server's CPU.
+So, unless `compress_streams` is set, the router drops the client's accept-encoding for
+server-streaming calls and connectrpc answers them uncompressed, which every client must
+accept. Requests may still arrive gzip-compressed, and unary responses are compressed as
+negotiated.
+
+No business logic here, and no web framework: the router only dispatches by path.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import structlog
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+from protobuf.wkt import Any as AnyDetail
+
+from blitz.core import CallContext, SessionCore
+from blitz.errors import BlitzError, Status, internal_error
+from blitz.transport.gate import CallGate
+from blitz.v1 import session_pb2, turn_pb2
+from blitz.v1.session_connect import SessionServiceASGIApplication
+
+if TYPE_CHECKING:
+    from connectrpc.request import RequestContext
+
+__all__ = [
+    "CONNECT_CODES",
+    "ConnectSessionService",
+    "HttpApp",
+    "build_http_app",
+    "to_connect_error",
+]
+
+log = structlog.get_logger(__name__)
+
+_REQ = TypeVar("_REQ")
+_RES = TypeVar("_RES")
+
+# The one table from our canonical statuses to Connect's.
+CONNECT_CODES: dict[Status, Code] = {
+    Status.INVALID_ARGUMENT: Code.INVALID_ARGUMENT,
+    Status.NOT_FOUND: Code.NOT_FOUND,
+    Status.ALREADY_EXISTS: Code.ALREADY_EXISTS,
+    Status.FAILED_PRECONDITION: Code.FAILED_PRECONDITION,
+    Status.PERMISSION_DENIED: Code.PERMISSION_DENIED,
+    Status.UNAUTHENTICATED: Code.UNAUTHENTICATED,
+    Status.RESOURCE_EXHAUSTED: Code.RESOURCE_EXHAUSTED,
+    Status.CANCELLED: Code.CANCELED,
+    Status.DEADLINE_EXCEEDED: Code.DEADLINE_EXCEEDED,
+    Status.UNAVAILABLE: Code.UNAVAILABLE,
+    Status.INTERNAL: Code.INTERNAL,
+}
+
+_ERROR_INFO_TYPE_URL = "type.googleapis.com/" + turn_pb2.ErrorInfo.DESCRIPTOR.full_name
+_SERVICE = session_pb2.DESCRIPTOR.services_by_name["SessionService"]
+# Paths of the server-streaming methods, whose responses are left uncompressed.
+_STREAM_PATHS = frozenset(
+    f"/{_SERVICE.full_name}/{method.name}" for method in _SERVICE.methods if method.server_streaming
+)
+# The request headers by which a client offers to accept compressed stream messages.
+_STREAM_ACCEPT_ENCODING = frozenset({b"connect-accept-encoding", b"grpc-accept-encoding"})
+
+
+def to_connect_error(error: BlitzError) -> ConnectError:
+    """The wire form of a BlitzError: its status's code, message, ErrorInfo detail."""
+    detail = AnyDetail(type_url=_ERROR_INFO_TYPE_URL, value=error.to_proto().SerializeToString())
+    return ConnectError(CONNECT_CODES[error.status], error.message, details=[detail])
+
+
+class ConnectSessionService:
+    """The generated `SessionService` protocol, delegating every call to the core."""
+
+    def __init__(self, core: SessionCore, gate: CallGate) -> None:
+        self._core = core
+        self._gate = gate
+
+    async def create_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("CreateSession", self._core.create_session, request, ctx)
+
+    async def get_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("GetSession", self._core.get_session, request, ctx)
+
+    async def list_sessions(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("ListSessions", self._core.list_sessions, request, ctx)
+
+    async def close_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("CloseSession", self._core.close_session, request, ctx)
+
+    def run_turn(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
+        return self._stream("RunTurn", self._core.run_turn, request, ctx)
+
+    def watch(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
+        return self._stream("Watch", self._core.watch, request, ctx)
+
+    async def decide(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("Decide", self._core.decide, request, ctx)
+
+    async def answer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("Answer", self._core.answer, request, ctx)
+
+    async def cancel(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("Cancel", self._core.cancel, request, ctx)
+
+    async def steer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("Steer", self._core.steer, request, ctx)
+
+    async def get_usage(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("GetUsage", self._core.get_usage, request, ctx)
+
+    async def _unary(
+        self,
+        rpc: str,
+        method: Callable[[_REQ, CallContext], Awaitable[_RES]],
+        request: _REQ,
+        ctx: RequestContext[Any, Any],
+    ) -> _RES:
+        try:
+            with self._gate.unary():
+                return await method(request, _call_context(ctx))
+        except BlitzError as exc:
+            raise to_connect_error(exc) from None
+        except Exception:
+            log.exception("unexpected error in call", rpc=rpc, transport="connect")
+            raise to_connect_error(internal_error()) from None
+
+    async def _stream(
+        self,
+        rpc: str,
+        method: Callable[[_REQ, CallContext], AsyncIterator[_RES]],
+        request: _REQ,
+        ctx: RequestContext[Any, Any],
+    ) -> AsyncIterator[_RES]:
+        events: AsyncIterator[_RES] | None = None
+        try:
+            with self._gate.stream():
+                events = method(request, _call_context(ctx))
+                async for event in events:
+                    yield event
+        except BlitzError as exc:
+            raise to_connect_error(exc) from None
+        except Exception:
+            log.exception("unexpected error in stream", rpc=rpc, transport="connect")
+            raise to_connect_error(internal_error()) from None
+        finally:
+            if events is not None and (aclose := getattr(events, "aclose", None)):
+                await aclose()
+
+
+def _call_context(ctx: RequestContext[Any, Any]) -> CallContext:
+    remaining_ms = ctx.timeout_ms
+    return CallContext(
+        deadline=None if remaining_ms is None else time.monotonic() + remaining_ms / 1000,
+        metadata=dict(ctx.request_headers.items()),
+        peer=ctx.client_address or "",
+    )
+
+
+_Scope = dict[str, Any]
+_Receive = Callable[[], Awaitable[dict[str, Any]]]
+_Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class HttpApp:
+    """The HTTP port's ASGI app: SessionService over connectrpc, and `GET /healthz`."""
+
+    def __init__(
+        self,
+        connect_app: SessionServiceASGIApplication,
+        gate: CallGate,
+        *,
+        compress_streams: bool = False,
+    ) -> None:
+        self._connect = connect_app
+        self._prefix = connect_app.path + "/"
+        self._gate = gate
+        self._compress_streams = compress_streams
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http":
+            # lifespan is off and websockets are not served.
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            return
+        path: str = scope["path"]
+        if path.startswith(self._prefix):
+            if not self._compress_streams and path in _STREAM_PATHS:
+                scope = {
+                    **scope,
+                    "headers": [
+                        (name, value)
+                        for name, value in scope["headers"]
+                        if name.lower() not in _STREAM_ACCEPT_ENCODING
+                    ],
+                }
+            await self._connect(scope, receive, send)  # type: ignore[arg-type]
+        elif path == "/healthz" and scope["method"] in {"GET", "HEAD"}:
+            if self._gate.serving:
+                await _respond(send, 200, b"ok\n", head=scope["method"] == "HEAD")
+            else:
+                await _respond(send, 503, b"shutting down\n", head=scope["method"] == "HEAD")
+        else:
+            await _respond(send, 404, b"not found\n")
+
+
+def build_http_app(core: SessionCore, gate: CallGate, *, compress_streams: bool = False) -> HttpApp:
+    """The ASGI app of the HTTP port."""
+    connect_app = SessionServiceASGIApplication(ConnectSessionService(core, gate))
+    return HttpApp(connect_app, gate, compress_streams=compress_streams)
+
+
+async def _respond(send: _Send, status: int, body: bytes, *, head: bool = False) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"" if head else body})

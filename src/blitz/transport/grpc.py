@@ -1,0 +1,191 @@
+"""The gRPC transport: a `grpc.aio` servicer over the transport-free core.
+
+It builds a `CallContext` from the call (deadline, metadata, peer), calls the core and
+maps failures to the wire: a `BlitzError` aborts with the status of its reason and a
+`google.rpc.Status` carrying the `ErrorInfo` in `grpc-status-details-bin`; any other
+exception is logged with its traceback and becomes INTERNAL with a generic message. Its
+text never reaches the client. Streams close the core's iterator whatever way they end.
+
+No business logic here: a rule about sessions or turns belongs to the core.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+import structlog
+from google.protobuf import any_pb2
+from google.rpc import status_pb2
+from grpc_health.v1 import health, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from blitz.core import CallContext, SessionCore
+from blitz.errors import BlitzError, Status, internal_error
+from blitz.transport.gate import CallGate
+from blitz.v1 import session_pb2, session_pb2_grpc, turn_pb2
+
+__all__ = ["GRPC_CODES", "GrpcSessionService", "bind_grpc_server", "build_grpc_server"]
+
+log = structlog.get_logger(__name__)
+
+_REQ = TypeVar("_REQ")
+_RES = TypeVar("_RES")
+
+# The one table from our canonical statuses to gRPC's.
+GRPC_CODES: dict[Status, grpc.StatusCode] = {
+    Status.INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
+    Status.NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Status.ALREADY_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
+    Status.FAILED_PRECONDITION: grpc.StatusCode.FAILED_PRECONDITION,
+    Status.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
+    Status.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
+    Status.RESOURCE_EXHAUSTED: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Status.CANCELLED: grpc.StatusCode.CANCELLED,
+    Status.DEADLINE_EXCEEDED: grpc.StatusCode.DEADLINE_EXCEEDED,
+    Status.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    Status.INTERNAL: grpc.StatusCode.INTERNAL,
+}
+
+_SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
+
+
+def _stream_handler(
+    rpc: str, core_method: str
+) -> Callable[[GrpcSessionService, Any, Any], AsyncIterator[turn_pb2.TurnEvent]]:
+    """A server-streaming handler over `core.<core_method>`.
+
+    grpc.aio recognises a streaming handler by it being an async generator function, so
+    each stream gets its own, rather than a method returning a generator.
+    """
+
+    async def handler(
+        self: GrpcSessionService, request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[turn_pb2.TurnEvent]:
+        events: AsyncIterator[turn_pb2.TurnEvent] | None = None
+        try:
+            with self._gate.stream():
+                events = getattr(self._core, core_method)(request, _call_context(context))
+                async for event in events:
+                    yield event
+                return
+        except BlitzError as exc:
+            error = exc
+        except Exception:
+            log.exception("unexpected error in stream", rpc=rpc, transport="grpc")
+            error = internal_error()
+        finally:
+            if events is not None and (aclose := getattr(events, "aclose", None)):
+                await aclose()
+        await _abort(context, error)
+
+    handler.__name__ = handler.__qualname__ = rpc
+    return handler
+
+
+class GrpcSessionService(session_pb2_grpc.SessionServiceServicer):
+    """`blitz.v1.SessionService` on `grpc.aio`, delegating every call to the core."""
+
+    def __init__(self, core: SessionCore, gate: CallGate) -> None:
+        self._core = core
+        self._gate = gate
+
+    async def CreateSession(self, request: Any, context: Any) -> session_pb2.Session:
+        return await self._unary("CreateSession", self._core.create_session, request, context)
+
+    async def GetSession(self, request: Any, context: Any) -> session_pb2.Session:
+        return await self._unary("GetSession", self._core.get_session, request, context)
+
+    async def ListSessions(self, request: Any, context: Any) -> session_pb2.ListSessionsResponse:
+        return await self._unary("ListSessions", self._core.list_sessions, request, context)
+
+    async def CloseSession(self, request: Any, context: Any) -> session_pb2.Session:
+        return await self._unary("CloseSession", self._core.close_session, request, context)
+
+    RunTurn = _stream_handler("RunTurn", "run_turn")
+    Watch = _stream_handler("Watch", "watch")
+
+    async def Decide(self, request: Any, context: Any) -> session_pb2.DecideResponse:
+        return await self._unary("Decide", self._core.decide, request, context)
+
+    async def Answer(self, request: Any, context: Any) -> session_pb2.AnswerResponse:
+        return await self._unary("Answer", self._core.answer, request, context)
+
+    async def Cancel(self, request: Any, context: Any) -> session_pb2.CancelResponse:
+        return await self._unary("Cancel", self._core.cancel, request, context)
+
+    async def Steer(self, request: Any, context: Any) -> session_pb2.SteerResponse:
+        return await self._unary("Steer", self._core.steer, request, context)
+
+    async def GetUsage(self, request: Any, context: Any) -> session_pb2.UsageReport:
+        return await self._unary("GetUsage", self._core.get_usage, request, context)
+
+    async def _unary(
+        self,
+        rpc: str,
+        method: Callable[[_REQ, CallContext], Awaitable[_RES]],
+        request: _REQ,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> _RES:
+        # abort() raises, so it is called outside the try that catches the core's errors.
+        try:
+            with self._gate.unary():
+                return await method(request, _call_context(context))
+        except BlitzError as exc:
+            error = exc
+        except Exception:
+            log.exception("unexpected error in call", rpc=rpc, transport="grpc")
+            error = internal_error()
+        await _abort(context, error)
+
+
+def build_grpc_server(
+    core: SessionCore, gate: CallGate, health_servicer: health.aio.HealthServicer
+) -> grpc.aio.Server:
+    """A `grpc.aio` server with SessionService, health and reflection; not yet bound."""
+    # SO_REUSEPORT is on by default in gRPC: a second server could silently share the port.
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    session_pb2_grpc.add_SessionServiceServicer_to_server(GrpcSessionService(core, gate), server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    return server
+
+
+def bind_grpc_server(server: grpc.aio.Server, host: str, port: int) -> int:
+    """Listen on host:port (0: any free port); returns the bound port, or raises OSError."""
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        return server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise OSError(f"cannot listen for gRPC on {address}: {exc}") from None
+
+
+def _call_context(context: grpc.aio.ServicerContext[Any, Any]) -> CallContext:
+    remaining = context.time_remaining()
+    metadata = {
+        key: value
+        for key, value in (context.invocation_metadata() or ())
+        if not key.endswith("-bin")
+    }
+    return CallContext(
+        deadline=None if remaining is None else time.monotonic() + remaining,
+        metadata=metadata,
+        peer=context.peer() or "",
+    )
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], error: BlitzError) -> NoReturn:
+    code = GRPC_CODES[error.status]
+    detail = any_pb2.Any()
+    detail.Pack(error.to_proto())
+    status = status_pb2.Status(code=code.value[0], message=error.message, details=[detail])
+    await context.abort(
+        code,
+        error.message,
+        trailing_metadata=(("grpc-status-details-bin", status.SerializeToString()),),
+    )
+    raise AssertionError("unreachable: abort() raises")  # pragma: no cover

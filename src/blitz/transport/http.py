@@ -1,0 +1,89 @@
+"""The HTTP port: uvicorn serving an ASGI app inside the caller's event loop.
+
+`HttpServer` binds its own socket (so port 0 works and a busy port is a plain OSError,
+where uvicorn would call `sys.exit`), starts uvicorn's protocol servers on it and leaves
+signals to the caller: `uvicorn.Server.serve()` would install its own handlers and
+re-raise the signal afterwards. `shutdown` stops accepting, lets open responses finish
+within the timeout, then cancels what is left.
+
+It must never pick the event loop (the entry point does) nor touch the process's signals.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import uvicorn
+
+__all__ = ["HttpServer"]
+
+
+class HttpServer:
+    """uvicorn on one listening socket, started and stopped by the caller."""
+
+    def __init__(self, app: Any, *, host: str, port: int, shutdown_timeout: float = 10.0) -> None:
+        self._host = host
+        self._requested_port = port
+        self._config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            loop="none",
+            http="httptools",
+            lifespan="off",
+            interface="asgi3",
+            log_config=None,
+            access_log=False,
+            proxy_headers=False,
+            server_header=False,
+            date_header=False,
+            # uvicorn takes whole seconds; never 0, which would cancel at once.
+            timeout_graceful_shutdown=max(1, round(shutdown_timeout)),
+        )
+        self._server = uvicorn.Server(self._config)
+        self._socket: socket.socket | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        """Listen and serve; raises OSError when the address cannot be bound."""
+        self._socket = _listen(self._host, self._requested_port)
+        self.port = self._socket.getsockname()[1]
+        self._config.load()
+        self._server.lifespan = self._config.lifespan_class(self._config)
+        try:
+            await self._server.startup(sockets=[self._socket])
+        except BaseException:
+            self._socket.close()
+            raise
+
+    async def shutdown(self, *, force: bool = False) -> None:
+        """Stop accepting; wait for open responses (up to the timeout), then cancel them.
+
+        With `force`, close connections without waiting. A no-op once shut down.
+        """
+        if self._socket is None:
+            return
+        self._server.should_exit = True
+        self._server.force_exit = force
+        await self._server.shutdown(sockets=[self._socket])
+        self._socket = None
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise OSError(f"cannot listen for HTTP on {host}:{port}: {exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen for HTTP on {host}:{port}: {exc}") from None
+    return sock

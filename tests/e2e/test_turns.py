@@ -1,0 +1,382 @@
+"""A turn end to end through each real client: events, parking, steering, limits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from wire import WireError
+
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+OnRequest = Callable[[t.TurnEvent], Awaitable[None]]
+
+
+async def drive(wire: Any, session_id: str, text: str, on_request: OnRequest | None = None, **turn: Any) -> list[t.TurnEvent]:
+    """Run a turn to its end, answering each approval or question with `on_request`."""
+    events = []
+    async for event in wire.run(session_id, text, **turn):
+        events.append(event)
+        if on_request and event.WhichOneof("kind") in ("approval_request", "question"):
+            await on_request(event)
+    return events
+
+
+def shape(events: list[t.TurnEvent]) -> tuple[str, str, list[t.TurnEvent]]:
+    """What a reader must get whatever the coalescing: all streamed text, every other event.
+
+    Partial chunks may arrive merged (a merged event carries its last chunk's seq), so two
+    deliveries of the same log compare equal by this, not event by event.
+    """
+
+    def streamed(thought: bool) -> str:
+        return "".join(
+            e.text.text for e in events if e.HasField("text") and e.text.partial and e.text.thought == thought
+        )
+
+    # Compared as messages: serialized Structs (maps) have no fixed byte order.
+    others = [e for e in events if not (e.HasField("text") and e.text.partial)]
+    return streamed(False), streamed(True), others
+
+
+def kinds(events: list[t.TurnEvent]) -> list[str]:
+    return [e.WhichOneof("kind") or "" for e in events]
+
+
+def decide(wire: Any, session_id: str, decision: int, **extra: Any) -> OnRequest:
+    async def on_request(event: t.TurnEvent) -> None:
+        await wire.call(
+            "Decide",
+            s.DecideRequest(
+                session_id=session_id,
+                request_id=event.approval_request.request_id,
+                decision=decision,
+                **extra,
+            ),
+        )
+
+    return on_request
+
+
+async def test_a_plain_turn_streams_text_then_finishes(wire):
+    session = await wire.create_session(title="hello")
+    events = await drive(wire, session.id, "hello there")
+    assert kinds(events)[0] == "accepted"
+    assert kinds(events)[-1] == "finished"
+    partial = "".join(e.text.text for e in events if e.HasField("text") and e.text.partial)
+    final = [e.text for e in events if e.HasField("text") and not e.text.partial]
+    assert len(final) == 1 and final[0].repeat
+    assert final[0].text == partial
+    assert "hello there" in events[-1].finished.output
+    assert not events[-1].finished.HasField("error")
+    seqs = [e.seq for e in events]
+    assert seqs == sorted(set(seqs)) and seqs[0] >= 1
+    assert {e.session_id for e in events} == {session.id}
+    assert len({e.turn_id for e in events}) == 1
+
+
+async def test_every_event_kind_appears_as_specified(wire, server):
+    session = await wire.create_session()
+    prompt = "\n".join(
+        [
+            "think: weighing options",
+            "todo: look; write; ask",
+            "$ echo hi-from-shell",
+            "write notes/a.txt",
+            "```",
+            "first line",
+            "```",
+            "ask: which colour? [red|blue]",
+            "all done",
+        ]
+    )
+    answered: list[str] = []
+
+    async def on_request(event: t.TurnEvent) -> None:
+        if event.HasField("question"):
+            answered.append(event.question.request_id)
+            await wire.call(
+                "Answer",
+                s.AnswerRequest(session_id=session.id, request_id=event.question.request_id, answers=["blue"]),
+            )
+        else:
+            await decide(wire, session.id, t.DECISION_ONCE)(event)
+
+    events = await drive(wire, session.id, prompt, on_request)
+    seen = set(kinds(events))
+    assert {"accepted", "text", "tool_call", "tool_result", "approval_request", "question", "tasks", "finished"} <= seen
+    thought = [e for e in events if e.HasField("text") and e.text.thought]
+    assert "weighing options" in "".join(e.text.text for e in thought if e.text.partial)
+    tasks = next(e.tasks for e in events if e.HasField("tasks"))
+    assert [i.content for i in tasks.items] == ["look", "write", "ask"]
+    approvals = [e.approval_request for e in events if e.HasField("approval_request")]
+    assert [a.kind for a in approvals] == [t.ACTION_KIND_COMMAND, t.ACTION_KIND_WRITE]
+    assert approvals[0].detail == "echo hi-from-shell"
+    assert approvals[0].scope_label == "command: echo hi-from-shell"
+    assert "+first line" in approvals[1].diff
+    results = {e.tool_result.id: e.tool_result for e in events if e.HasField("tool_result")}
+    calls = {e.tool_call.id: e.tool_call for e in events if e.HasField("tool_call") and not e.tool_call.partial}
+    assert set(results) <= set(calls)
+    shell = next(r for r in results.values() if r.name == "run_command")
+    assert "hi-from-shell" in shell.result.fields["output"].string_value
+    workspace = server.settings.workspace_root / session.workspace
+    assert (workspace / "notes/a.txt").read_text() == "first line\n"
+    assert answered and "blue" in events[-1].finished.output
+
+
+async def test_denied_command_is_not_run_and_the_reason_reaches_the_model(wire, server):
+    session = await wire.create_session()
+    events = await drive(
+        wire,
+        session.id,
+        "$ touch should-not-exist",
+        decide(wire, session.id, t.DECISION_DENY, reason="not on a Friday"),
+    )
+    workspace = server.settings.workspace_root / session.workspace
+    assert not (workspace / "should-not-exist").exists()
+    assert "not on a Friday" in events[-1].finished.output
+    assert not events[-1].finished.HasField("error")
+
+
+async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, server):
+    session = await wire.create_session()
+    events = await drive(
+        wire,
+        session.id,
+        "$ touch requested.txt",
+        decide(wire, session.id, t.DECISION_ONCE, command="touch edited.txt"),
+    )
+    workspace = server.settings.workspace_root / session.workspace
+    assert (workspace / "edited.txt").exists()
+    assert not (workspace / "requested.txt").exists()
+    final_calls = [e.tool_call for e in events if e.HasField("tool_call") and not e.tool_call.partial]
+    assert final_calls[-1].args.fields["command"].string_value == "touch edited.txt"
+
+
+async def test_question_single_and_multi_select_and_invalid_option_rejected(wire):
+    session = await wire.create_session()
+    async def answer_multi(event: t.TurnEvent) -> None:
+        q = event.question
+        assert q.multi_select and list(q.options) == ["a", "b", "c"]
+        with pytest.raises(WireError) as bad:
+            await wire.call("Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["z"]))
+        assert bad.value.code == "invalid_argument"
+        assert bad.value.info.reason == "INVALID_ARGUMENT"
+        assert bad.value.info.metadata["field"] == "answers"
+        await wire.call("Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["a", "c"]))
+
+    events = await drive(wire, session.id, "ask+: pick some [a|b|c]", answer_multi)
+    assert "a, c" in events[-1].finished.output or ("a" in events[-1].finished.output and "c" in events[-1].finished.output)
+
+    async def answer_single(event: t.TurnEvent) -> None:
+        q = event.question
+        assert not q.multi_select
+        with pytest.raises(WireError) as two:
+            await wire.call("Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["x", "y"]))
+        assert two.value.info.metadata["field"] == "answers"
+        await wire.call("Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["x"]))
+
+    events = await drive(wire, session.id, "ask: one only [x|y]", answer_single)
+    assert "x" in events[-1].finished.output
+
+
+async def test_second_answer_gets_already_resolved(wire):
+    session = await wire.create_session()
+
+    async def twice(event: t.TurnEvent) -> None:
+        req = s.DecideRequest(session_id=session.id, request_id=event.approval_request.request_id, decision=t.DECISION_ONCE)
+        await wire.call("Decide", req)
+        with pytest.raises(WireError) as late:
+            await wire.call("Decide", req)
+        assert late.value.code == "failed_precondition"
+        assert late.value.info.reason == "ALREADY_RESOLVED"
+        assert late.value.info.metadata["request_id"] == req.request_id
+
+    await drive(wire, session.id, "$ true", twice)
+
+
+async def test_cancel_while_parked_ends_with_cancelled_and_withdraws_the_request(wire):
+    session = await wire.create_session()
+    request_ids = []
+
+    async def cancel(event: t.TurnEvent) -> None:
+        request_ids.append(event.approval_request.request_id)
+        await wire.call("Cancel", s.CancelRequest(session_id=session.id))
+
+    events = await drive(wire, session.id, "$ echo never", cancel)
+    assert events[-1].finished.error.reason == "CANCELLED"
+    with pytest.raises(WireError) as late:
+        await wire.call("Decide", s.DecideRequest(session_id=session.id, request_id=request_ids[0], decision=t.DECISION_ONCE))
+    assert late.value.info.reason == "ALREADY_RESOLVED"
+    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert got.state == s.SESSION_STATE_IDLE and not got.pending
+
+
+async def test_cancel_while_streaming(wire):
+    session = await wire.create_session()
+    events = []
+    async for event in wire.run(session.id, "stream: 5000000"):
+        events.append(event)
+        if len(events) == 3:
+            await wire.call("Cancel", s.CancelRequest(session_id=session.id))
+    assert events[-1].finished.error.reason == "CANCELLED"
+    assert events[-1].finished.error.message
+
+
+async def test_cancel_while_a_command_runs(wire, server):
+    session = await wire.create_session()
+    started = server.settings.workspace_root / session.workspace / "started"
+
+    async def approve_then_cancel(event: t.TurnEvent) -> None:
+        await decide(wire, session.id, t.DECISION_ONCE)(event)
+        for _ in range(200):  # the command marks that it runs
+            if started.exists():
+                break
+            await asyncio.sleep(0.05)
+        assert started.exists()
+        await wire.call("Cancel", s.CancelRequest(session_id=session.id))
+
+    began = asyncio.get_running_loop().time()
+    events = await drive(wire, session.id, "$ touch started && sleep 30", approve_then_cancel)
+    assert events[-1].finished.error.reason == "CANCELLED"
+    assert asyncio.get_running_loop().time() - began < 20
+
+
+async def test_steer_is_seen_by_the_next_model_call(wire):
+    session = await wire.create_session()
+
+    async def steer_then_approve(event: t.TurnEvent) -> None:
+        resp = await wire.call("Steer", s.SteerRequest(session_id=session.id, text="also mention llamas"))
+        assert resp.turn_id == event.turn_id
+        await decide(wire, session.id, t.DECISION_ONCE)(event)
+
+    events = await drive(wire, session.id, "$ true", steer_then_approve)
+    assert "llamas" in events[-1].finished.output
+    assert list(events[-1].finished.leftover) == []
+
+
+async def test_steer_not_consumed_comes_back_as_leftover(wire):
+    session = await wire.create_session()
+
+    async def steer_then_cancel(event: t.TurnEvent) -> None:
+        await wire.call("Steer", s.SteerRequest(session_id=session.id, text="too late"))
+        await wire.call("Cancel", s.CancelRequest(session_id=session.id))
+
+    events = await drive(wire, session.id, "ask: anything?", steer_then_cancel)
+    assert list(events[-1].finished.leftover) == ["too late"]
+
+
+async def test_steer_without_a_running_turn_is_refused(wire):
+    session = await wire.create_session()
+    with pytest.raises(WireError) as err:
+        await wire.call("Steer", s.SteerRequest(session_id=session.id, text="hi"))
+    assert err.value.code == "failed_precondition"
+    assert err.value.info.reason == "NO_RUNNING_TURN"
+
+
+async def test_second_turn_while_one_runs_is_session_busy(wire):
+    session = await wire.create_session()
+    stream = wire.run(session.id, "$ true")
+    first = None
+    async for event in stream:
+        if event.HasField("approval_request"):
+            first = event.turn_id
+            break
+    with pytest.raises(WireError) as busy:
+        await wire.run_all(session.id, "another")
+    assert busy.value.code == "failed_precondition"
+    assert busy.value.info.reason == "SESSION_BUSY"
+    assert busy.value.info.metadata["turn_id"] == first
+    await stream.aclose()
+    await wire.call("Cancel", s.CancelRequest(session_id=session.id))
+
+
+async def test_same_turn_id_streams_the_same_turn_again(wire):
+    session = await wire.create_session()
+    first = await wire.run_all(session.id, "say it once", turn_id="client-key-1")
+    again = await wire.run_all(session.id, "say it once", turn_id="client-key-1")
+    assert shape(again) == shape(first)
+    assert again[-1].seq == first[-1].seq
+    assert {e.turn_id for e in again} == {"client-key-1"}
+    usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
+    assert usage.total.calls == 1
+
+
+async def test_turn_id_reused_for_a_different_turn_is_refused(wire):
+    session = await wire.create_session()
+    await wire.run_all(session.id, "first", turn_id="k")
+    with pytest.raises(WireError) as err:
+        await wire.run_all(session.id, "second", turn_id="k")
+    assert err.value.info.reason == "TURN_ID_REUSED"
+
+
+async def test_disconnecting_does_not_stop_the_turn(wire):
+    session = await wire.create_session()
+    stream = wire.run(session.id, "stream: 3000")
+    async for _ in stream:
+        break
+    await stream.aclose()
+    events = []
+    async for event in wire.stream("Watch", s.WatchRequest(session_id=session.id, follow=True)):
+        events.append(event)
+        if event.HasField("finished"):
+            break
+    assert events[-1].finished.output
+    assert not events[-1].finished.HasField("error")
+
+
+async def test_watch_replay_after_a_dropped_stream_equals_the_live_sequence(wire):
+    """Resume from the last seq seen: together the pieces hold every event once."""
+    session = await wire.create_session()
+    live: list[t.TurnEvent] = []
+    stream = wire.run(session.id, "think: a little\nstream: 4000\n$ true")
+    async for event in stream:
+        live.append(event)
+        if len(live) == 5:
+            break
+    await stream.aclose()
+    request_id = None
+    async for event in wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=live[-1].seq, follow=True)):
+        live.append(event)
+        if event.HasField("approval_request"):
+            request_id = event.approval_request.request_id
+            await wire.call("Decide", s.DecideRequest(session_id=session.id, request_id=request_id, decision=t.DECISION_ONCE))
+        if event.HasField("finished"):
+            break
+    replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=0))]
+    seqs = [e.seq for e in live]
+    assert seqs == sorted(set(seqs)), "live: no duplicates, in order"
+    assert [e.seq for e in replay] == sorted({e.seq for e in replay})
+    assert replay[-1].seq == live[-1].seq
+    assert shape(live) == shape(replay)
+    assert "chunk 3999" in shape(live)[0]
+
+
+async def test_watch_without_follow_ends_after_replay(wire):
+    session = await wire.create_session()
+    turn = await wire.run_all(session.id, "hello")
+    replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]
+    assert replay[-1].seq == turn[-1].seq
+    later = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=turn[-1].seq))]
+    assert later == []
+
+
+async def test_usage_ledger_and_before_after(wire):
+    session = await wire.create_session()
+    first = await wire.run_all(session.id, "one")
+    second = await drive(wire, session.id, "$ true", decide(wire, session.id, t.DECISION_ONCE))
+    usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
+    # One call answers "one"; the command turn makes two (ask to run, then answer).
+    assert [e.turn_id for e in usage.entries] == [first[-1].turn_id] + [second[-1].turn_id] * 2
+    assert usage.total.calls == 3
+    assert first[-1].finished.before.calls == 0
+    assert first[-1].finished.after.calls == 1
+    assert first[-1].finished.after.input > 0 and first[-1].finished.after.output > 0
+    assert second[-1].finished.before == first[-1].finished.after
+    assert second[-1].finished.after == usage.total
+    assert usage.total.input == sum(e.input for e in usage.entries)
+    assert all(e.model == "demo" and e.priced for e in usage.entries)
+    assert usage.total.priced

@@ -1,0 +1,145 @@
+"""The gRPC port: calls reach the core, errors come back as google.rpc.Status + ErrorInfo."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+import structlog
+from fake_core import SECRET, FakeCore
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_status import rpc_status
+
+from blitz.errors import Status
+from blitz.transport.grpc import GRPC_CODES
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+from blitz.v1.session_pb2_grpc import SessionServiceStub
+
+
+def error_info(error: grpc.aio.AioRpcError) -> t.ErrorInfo:
+    """The ErrorInfo carried in grpc-status-details-bin, as a client reads it."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    assert status is not None, "no grpc-status-details-bin trailer"
+    assert len(status.details) == 1
+    info = t.ErrorInfo()
+    assert status.details[0].Unpack(info)
+    return info
+
+
+def test_every_status_has_a_grpc_code() -> None:
+    assert set(GRPC_CODES) == set(Status)
+
+
+async def test_a_call_reaches_the_core_with_deadline_metadata_and_peer(
+    grpc_stub: SessionServiceStub, core: FakeCore
+) -> None:
+    session = await grpc_stub.CreateSession(
+        s.CreateSessionRequest(title="hello"),
+        timeout=30,
+        metadata=(("x-client", "tests"), ("x-trace-bin", b"\x00")),
+    )
+
+    assert session.title == "hello"
+    [ctx] = core.contexts
+    assert ctx.deadline is not None
+    assert ctx.metadata["x-client"] == "tests"
+    assert "x-trace-bin" not in ctx.metadata
+    assert ctx.peer.startswith("ipv4:127.0.0.1:")
+
+
+async def test_blitz_error_arrives_as_its_status_with_error_info(
+    grpc_stub: SessionServiceStub,
+) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await grpc_stub.GetSession(s.GetSessionRequest(session_id="nope"))
+
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    assert caught.value.details() == "no session 'nope'"
+    info = error_info(caught.value)
+    assert info.reason == "SESSION_NOT_FOUND"
+    assert dict(info.metadata) == {"session_id": "nope"}
+    assert info.message == "no session 'nope'"
+
+
+async def test_unexpected_exception_is_internal_and_hides_its_text(
+    grpc_stub: SessionServiceStub,
+) -> None:
+    with structlog.testing.capture_logs() as logs, pytest.raises(grpc.aio.AioRpcError) as caught:
+        await grpc_stub.CreateSession(s.CreateSessionRequest(title="boom"))
+
+    assert caught.value.code() == grpc.StatusCode.INTERNAL
+    assert SECRET not in (caught.value.details() or "")
+    info = error_info(caught.value)
+    assert info.reason == "INTERNAL"
+    assert SECRET not in info.message
+    [entry] = [e for e in logs if e["event"] == "unexpected error in call"]
+    assert entry["log_level"] == "error"
+    assert entry["exc_info"] is True
+    assert entry["rpc"] == "CreateSession"
+
+
+async def test_stream_delivers_events_then_fails_midway_with_error_info(
+    grpc_stub: SessionServiceStub, core: FakeCore
+) -> None:
+    call = grpc_stub.RunTurn(s.RunTurnRequest(session_id="s-1", turn=t.Turn(text="fail")))
+    received = []
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        async for event in call:
+            received.append(event.seq)
+
+    assert received == [1, 2]
+    assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+    info = error_info(caught.value)
+    assert info.reason == "MODEL_ERROR"
+    assert core.closed_streams == 1
+
+
+async def test_stream_crash_is_internal_and_hides_its_text(grpc_stub: SessionServiceStub) -> None:
+    call = grpc_stub.RunTurn(s.RunTurnRequest(session_id="s-1", turn=t.Turn(text="crash")))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        async for _ in call:
+            pass
+
+    assert caught.value.code() == grpc.StatusCode.INTERNAL
+    assert SECRET not in (caught.value.details() or "")
+    assert (error_info(caught.value)).reason == "INTERNAL"
+
+
+async def test_stream_that_ends_normally_is_ok(grpc_stub: SessionServiceStub) -> None:
+    call = grpc_stub.RunTurn(s.RunTurnRequest(session_id="s-1", turn=t.Turn(text="hi")))
+    assert [event.seq async for event in call] == [1, 2]
+    assert await call.code() == grpc.StatusCode.OK
+
+
+async def test_client_cancel_closes_the_core_stream(
+    grpc_stub: SessionServiceStub, core: FakeCore
+) -> None:
+    call = grpc_stub.Watch(s.WatchRequest(session_id="s-1", follow=True))
+    first = await call.read()
+    assert first.seq == 1
+
+    call.cancel()
+
+    async with asyncio.timeout(5):
+        await core.wait_until(lambda c: c.closed_streams == 1)
+
+
+async def test_health_reports_serving(grpc_channel: grpc.aio.Channel) -> None:
+    health = health_pb2_grpc.HealthStub(grpc_channel)
+    reply = await health.Check(health_pb2.HealthCheckRequest())
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_reflection_lists_the_session_service(grpc_channel: grpc.aio.Channel) -> None:
+    stub = reflection_pb2_grpc.ServerReflectionStub(grpc_channel)
+    call = stub.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+    )
+    reply = await call.read()
+    call.cancel()
+    names = {service.name for service in reply.list_services_response.service}
+    assert "blitz.v1.SessionService" in names
+    assert "grpc.health.v1.Health" in names

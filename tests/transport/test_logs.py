@@ -1,0 +1,67 @@
+"""Logging: one format for our lines and the libraries', with bound context merged."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+import structlog
+
+from blitz.logs import configure_logging
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    structlog.reset_defaults()
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_json_lines_carry_bound_context_and_library_lines_share_the_format() -> None:
+    out = io.StringIO()
+    configure_logging(log_format="json", level="info", stream=out)
+
+    with structlog.contextvars.bound_contextvars(session_id="s-1", turn_id="t-1"):
+        structlog.get_logger("blitz.test").info("turn started", model="demo")
+    logging.getLogger("uvicorn.error").info("Started %s", "uvicorn")
+    structlog.get_logger("blitz.test").debug("not shown at info")
+
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first["event"] == "turn started"
+    assert (first["session_id"], first["turn_id"], first["model"]) == ("s-1", "t-1", "demo")
+    assert first["level"] == "info"
+    assert second["event"] == "Started uvicorn"
+    assert second["logger"] == "uvicorn.error"
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_json_exceptions_are_structured_without_frame_locals() -> None:
+    out = io.StringIO()
+    configure_logging(log_format="json", level="info", stream=out)
+
+    password = "hunter2"
+    try:
+        raise ValueError(f"bad {len(password)}")
+    except ValueError:
+        structlog.get_logger("blitz.test").exception("failed")
+
+    line = json.loads(out.getvalue())
+    assert line["exception"][0]["exc_type"] == "ValueError"
+    assert "hunter2" not in out.getvalue(), "frame locals were logged"
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_auto_is_json_when_not_a_terminal() -> None:
+    out = io.StringIO()
+    configure_logging(log_format="auto", stream=out)
+
+    structlog.get_logger("blitz.test").warning("hello")
+
+    assert json.loads(out.getvalue())["event"] == "hello"

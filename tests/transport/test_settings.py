@@ -1,0 +1,82 @@
+"""Settings: flags over BLITZ_* variables over defaults, and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blitz.config import SETTINGS, Settings, SettingsError, load_settings
+
+
+def test_defaults_put_database_and_workspaces_in_the_data_dir() -> None:
+    settings = load_settings({}, {})
+
+    assert settings == Settings()
+    assert (settings.grpc_host, settings.grpc_port) == ("127.0.0.1", 50051)
+    assert (settings.http_host, settings.http_port) == ("127.0.0.1", 8080)
+    assert settings.database == str(Path("data") / "blitz.db")
+    assert settings.workspace_root == Path("data") / "workspaces"
+
+
+def test_data_dir_moves_the_derived_paths() -> None:
+    settings = load_settings({}, {"BLITZ_DATA_DIR": "/srv/blitz"})
+
+    assert settings.database == "/srv/blitz/blitz.db"
+    assert settings.workspace_root == Path("/srv/blitz/workspaces")
+
+
+def test_a_flag_wins_over_the_environment() -> None:
+    settings = load_settings(
+        {"grpc_port": "6000", "model": None},
+        {"BLITZ_GRPC_PORT": "5000", "BLITZ_MODEL": "openai:gpt-5", "BLITZ_HTTP_PORT": "0"},
+    )
+
+    assert settings.grpc_port == 6000
+    assert settings.model == "openai:gpt-5"
+    assert settings.http_port == 0
+
+
+def test_values_are_parsed_to_their_types() -> None:
+    settings = load_settings(
+        {},
+        {
+            "BLITZ_TURN_TIMEOUT": "10m",
+            "BLITZ_APPROVAL_TIMEOUT": "0",
+            "BLITZ_OUTPUT_CAP": "1MiB",
+            "BLITZ_LOG_FORMAT": "JSON",
+            "BLITZ_COMPRESS_STREAMS": "yes",
+            "BLITZ_DATABASE": "sqlite:///tmp/x.db",
+        },
+    )
+
+    assert settings.turn_timeout == 600.0
+    assert settings.approval_timeout == 0.0
+    assert settings.output_cap == 2**20
+    assert settings.log_format == "json"
+    assert settings.compress_streams is True
+    assert settings.database == "sqlite:///tmp/x.db"
+
+
+@pytest.mark.parametrize(
+    ("flags", "environ", "named"),
+    [
+        ({}, {"BLITZ_GRPC_PORT": "http"}, "BLITZ_GRPC_PORT"),
+        ({"http_port": "70000"}, {}, "--http-port"),
+        ({}, {"BLITZ_MAX_TURNS": "0"}, "BLITZ_MAX_TURNS"),
+        ({}, {"BLITZ_LOG_LEVEL": "loud"}, "BLITZ_LOG_LEVEL"),
+        ({"command_timeout": "0"}, {}, "--command-timeout"),
+        ({}, {"BLITZ_OUTPUT_CAP": "lots"}, "BLITZ_OUTPUT_CAP"),
+    ],
+)
+def test_a_bad_value_names_its_flag_or_variable(
+    flags: dict[str, str], environ: dict[str, str], named: str
+) -> None:
+    with pytest.raises(SettingsError, match=named):
+        load_settings(flags, environ)
+
+
+def test_every_setting_has_a_field_and_a_blitz_variable() -> None:
+    fields = set(Settings.__dataclass_fields__)
+    assert {spec.name for spec in SETTINGS} == fields
+    assert all(spec.env == "BLITZ_" + spec.name.upper() for spec in SETTINGS)

@@ -1,0 +1,139 @@
+"""Clients for tests: one interface over the real grpcio and connectrpc clients.
+
+`Wire` only smooths call names and error shapes; every byte goes over a socket to a real
+server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from connectrpc.errors import ConnectError
+from grpc_status import rpc_status
+
+from blitz.v1 import session_connect
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import session_pb2_grpc
+from blitz.v1 import turn_pb2 as t
+
+
+class WireError(Exception):
+    """A failed call as either transport reports it: canonical code and ErrorInfo."""
+
+    def __init__(self, code: str, info: t.ErrorInfo | None, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.info = info
+
+
+def _grpc_error(exc: grpc.aio.AioRpcError) -> WireError:
+    info = None
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    if status is not None:
+        for detail in status.details:
+            if detail.Is(t.ErrorInfo.DESCRIPTOR):
+                info = t.ErrorInfo()
+                detail.Unpack(info)
+    return WireError(exc.code().name.lower(), info, exc.details() or "")
+
+
+def _connect_error(exc: ConnectError) -> WireError:
+    info = None
+    for detail in exc.details:
+        if detail.type_name == "blitz.v1.ErrorInfo":
+            info = t.ErrorInfo.FromString(detail.message_bytes)
+    return WireError(exc.code.value, info, exc.message)
+
+
+class Wire:
+    """One client of a running server; methods named as in SessionService."""
+
+    name = ""
+
+    async def call(self, method: str, request: Any) -> Any:
+        raise NotImplementedError
+
+    def stream(self, method: str, request: Any) -> AsyncIterator[t.TurnEvent]:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    # Conveniences used across tests
+    async def create_session(self, **fields: Any) -> s.Session:
+        return await self.call("CreateSession", s.CreateSessionRequest(**fields))
+
+    def run(self, session_id: str, text: str = "", turn_id: str = "", **turn: Any):
+        return self.stream(
+            "RunTurn",
+            s.RunTurnRequest(session_id=session_id, turn=t.Turn(text=text, **turn), turn_id=turn_id),
+        )
+
+    async def run_all(self, session_id: str, text: str, **turn: Any) -> list[t.TurnEvent]:
+        return [e async for e in self.run(session_id, text, **turn)]
+
+
+class GrpcWire(Wire):
+    name = "grpc"
+
+    def __init__(self, target: str) -> None:
+        self.channel = grpc.aio.insecure_channel(target)
+        self.stub = session_pb2_grpc.SessionServiceStub(self.channel)
+
+    async def call(self, method: str, request: Any) -> Any:
+        try:
+            return await getattr(self.stub, method)(request)
+        except grpc.aio.AioRpcError as exc:
+            raise _grpc_error(exc) from None
+
+    async def stream(self, method: str, request: Any) -> AsyncIterator[t.TurnEvent]:
+        call = getattr(self.stub, method)(request)
+        try:
+            async for event in call:
+                yield event
+        except grpc.aio.AioRpcError as exc:
+            raise _grpc_error(exc) from None
+        finally:
+            call.cancel()
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+
+def _snake(method: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in method).lstrip("_")
+
+
+class ConnectWire(Wire):
+    name = "connect"
+
+    def __init__(self, url: str) -> None:
+        self.client = session_connect.SessionServiceClient(url)
+
+    async def call(self, method: str, request: Any) -> Any:
+        try:
+            return await getattr(self.client, _snake(method))(request)
+        except ConnectError as exc:
+            raise _connect_error(exc) from None
+
+    async def stream(self, method: str, request: Any) -> AsyncIterator[t.TurnEvent]:
+        events = getattr(self.client, _snake(method))(request)
+        try:
+            async for event in events:
+                yield event
+        except ConnectError as exc:
+            raise _connect_error(exc) from None
+        finally:
+            with contextlib.suppress(Exception):
+                await events.aclose()
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+def open_wire(kind: str, server: Any) -> Wire:
+    """A client of `server` (a RunningServer) over "grpc" or "connect"."""
+    return GrpcWire(server.grpc_target) if kind == "grpc" else ConnectWire(server.http_url)

@@ -34,7 +34,7 @@ class GrpcWatch(session_pb2_grpc.SessionServiceServicer):
             yield event
 
 
-class ConnectWatch:
+class ConnectWatch(session_connect.SessionService):
     def __init__(self, events: list[t.TurnEvent]) -> None:
         self.events = events
 
@@ -53,7 +53,7 @@ async def serve_grpc(port: int, events: list[t.TurnEvent]) -> None:
 
 
 async def serve_connect(port: int, events: list[t.TurnEvent]) -> None:
-    app = session_connect.SessionServiceASGIApplication(ConnectWatch(events))  # type: ignore[arg-type]
+    app = session_connect.SessionServiceASGIApplication(ConnectWatch(events))
     config = uvicorn.Config(app, host="127.0.0.1", port=port, http="httptools", log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     print("ready", flush=True)

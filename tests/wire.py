@@ -7,7 +7,7 @@ server.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -137,3 +137,56 @@ class ConnectWire(Wire):
 def open_wire(kind: str, server: Any) -> Wire:
     """A client of `server` (a RunningServer) over "grpc" or "connect"."""
     return GrpcWire(server.grpc_target) if kind == "grpc" else ConnectWire(server.http_url)
+
+
+# Driving turns
+
+OnRequest = Callable[[t.TurnEvent], Awaitable[None]]
+
+
+async def drive(
+    wire: Wire, session_id: str, text: str, on_request: OnRequest | None = None, **turn: Any
+) -> list[t.TurnEvent]:
+    """Run a turn to its end, answering each approval or question with `on_request`."""
+    events = []
+    async for event in wire.run(session_id, text, **turn):
+        events.append(event)
+        if on_request and event.WhichOneof("kind") in ("approval_request", "question"):
+            await on_request(event)
+    return events
+
+
+def shape(events: list[t.TurnEvent]) -> tuple[str, str, list[t.TurnEvent]]:
+    """What a reader must get whatever the coalescing: all streamed text, every other event.
+
+    Partial chunks may arrive merged (a merged event carries its last chunk's seq), so two
+    deliveries of the same log compare equal by this, not event by event.
+    """
+
+    def streamed(thought: bool) -> str:
+        return "".join(
+            e.text.text for e in events if e.HasField("text") and e.text.partial and e.text.thought == thought
+        )
+
+    # Compared as messages: serialized Structs (maps) have no fixed byte order.
+    others = [e for e in events if not (e.HasField("text") and e.text.partial)]
+    return streamed(False), streamed(True), others
+
+
+def kinds(events: list[t.TurnEvent]) -> list[str]:
+    return [e.WhichOneof("kind") or "" for e in events]
+
+
+def decide(wire: Any, session_id: str, decision: int, **extra: Any) -> OnRequest:
+    async def on_request(event: t.TurnEvent) -> None:
+        await wire.call(
+            "Decide",
+            s.DecideRequest(
+                session_id=session_id,
+                request_id=event.approval_request.request_id,
+                decision=decision,
+                **extra,
+            ),
+        )
+
+    return on_request

@@ -3,63 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 import pytest
-from wire import WireError
+from wire import WireError, decide, drive, kinds, shape
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
-
-OnRequest = Callable[[t.TurnEvent], Awaitable[None]]
-
-
-async def drive(wire: Any, session_id: str, text: str, on_request: OnRequest | None = None, **turn: Any) -> list[t.TurnEvent]:
-    """Run a turn to its end, answering each approval or question with `on_request`."""
-    events = []
-    async for event in wire.run(session_id, text, **turn):
-        events.append(event)
-        if on_request and event.WhichOneof("kind") in ("approval_request", "question"):
-            await on_request(event)
-    return events
-
-
-def shape(events: list[t.TurnEvent]) -> tuple[str, str, list[t.TurnEvent]]:
-    """What a reader must get whatever the coalescing: all streamed text, every other event.
-
-    Partial chunks may arrive merged (a merged event carries its last chunk's seq), so two
-    deliveries of the same log compare equal by this, not event by event.
-    """
-
-    def streamed(thought: bool) -> str:
-        return "".join(
-            e.text.text for e in events if e.HasField("text") and e.text.partial and e.text.thought == thought
-        )
-
-    # Compared as messages: serialized Structs (maps) have no fixed byte order.
-    others = [e for e in events if not (e.HasField("text") and e.text.partial)]
-    return streamed(False), streamed(True), others
-
-
-def kinds(events: list[t.TurnEvent]) -> list[str]:
-    return [e.WhichOneof("kind") or "" for e in events]
-
-
-def decide(wire: Any, session_id: str, decision: int, **extra: Any) -> OnRequest:
-    async def on_request(event: t.TurnEvent) -> None:
-        await wire.call(
-            "Decide",
-            s.DecideRequest(
-                session_id=session_id,
-                request_id=event.approval_request.request_id,
-                decision=decision,
-                **extra,
-            ),
-        )
-
-    return on_request
-
 
 async def test_a_plain_turn_streams_text_then_finishes(wire):
     session = await wire.create_session(title="hello")

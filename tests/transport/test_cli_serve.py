@@ -21,7 +21,6 @@ from blitz.v1 import session_pb2 as s
 from blitz.v1.session_connect import SessionServiceClient
 from blitz.v1.session_pb2_grpc import SessionServiceStub
 
-HERE = Path(__file__).parent
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,35 +107,24 @@ async def stop(served: Served) -> int:
 
 
 async def test_serve_answers_on_both_ports_and_exits_0_on_sigterm(tmp_path: Path) -> None:
-    async with blitz_serve(
-        [sys.executable, str(HERE / "serve_with_fake_core.py")], tmp_path
-    ) as served:
+    """`blitz serve` as the console script runs it: real store, core and demo agent."""
+    async with blitz_serve([sys.executable, "-m", "blitz.cli", "serve"], tmp_path) as served:
         async with grpc.aio.insecure_channel(served.grpc_target) as channel:
             by_grpc = await SessionServiceStub(channel).CreateSession(
                 s.CreateSessionRequest(title="grpc")
             )
         async with SessionServiceClient(served.http_url) as client:
             by_connect = await client.create_session(s.CreateSessionRequest(title="connect"))
+            listed = await client.list_sessions(s.ListSessionsRequest())
         async with httpx.AsyncClient() as http:
             health = await http.get(served.http_url + "/healthz")
 
         code = await stop(served)
 
     assert (by_grpc.title, by_connect.title, health.text) == ("grpc", "connect", "ok\n")
+    assert [x.title for x in listed.sessions] == ["connect", "grpc"]
     assert code == 0
+    assert (tmp_path / "data" / "blitz.db").exists()
     events = [line["event"] for line in served.lines]
     assert {"shutting down", "draining", "ports closed"} <= set(events)
     assert events[-1] == "stopped"
-
-
-async def test_real_blitz_serve_answers_and_exits_0_on_sigterm(tmp_path: Path) -> None:
-    """The real store and core behind the ports (the lead's end-to-end tests go further)."""
-    async with blitz_serve([sys.executable, "-m", "blitz.cli", "serve"], tmp_path) as served:
-        async with grpc.aio.insecure_channel(served.grpc_target) as channel:
-            listed = await SessionServiceStub(channel).ListSessions(s.ListSessionsRequest())
-
-        code = await stop(served)
-
-    assert list(listed.sessions) == []
-    assert code == 0
-    assert (tmp_path / "data" / "blitz.db").exists()

@@ -1,0 +1,224 @@
+"""Sessions, errors on each wire, limits, and what survives a restart."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+from conftest import make_settings
+from wire import WireError, decide, drive, open_wire
+
+from blitz.server import running_server
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+
+async def expect_error(call, code: str, reason: str) -> t.ErrorInfo:
+    with pytest.raises(WireError) as err:
+        await call
+    assert err.value.code == code
+    assert err.value.info is not None, "every failed call carries an ErrorInfo"
+    assert err.value.info.reason == reason
+    assert err.value.info.message
+    return err.value.info
+
+
+async def test_unknown_session_is_not_found_with_error_info(wire):
+    info = await expect_error(
+        wire.call("GetSession", s.GetSessionRequest(session_id="s_nope")), "not_found", "SESSION_NOT_FOUND"
+    )
+    assert info.metadata["session_id"] == "s_nope"
+
+
+async def test_bad_input_names_the_field(wire):
+    info = await expect_error(wire.call("GetSession", s.GetSessionRequest()), "invalid_argument", "INVALID_ARGUMENT")
+    assert info.metadata["field"] == "session_id"
+    info = await expect_error(wire.create_session(model="no-such-provider:x"), "invalid_argument", "INVALID_ARGUMENT")
+    assert info.metadata["field"] == "model"
+    info = await expect_error(wire.create_session(workspace="../escape"), "invalid_argument", "INVALID_ARGUMENT")
+    assert info.metadata["field"] == "workspace"
+    session = await wire.create_session()
+    info = await expect_error(wire.run_all(session.id, ""), "invalid_argument", "INVALID_ARGUMENT")
+    assert info.metadata["field"] == "turn.text"
+    info = await expect_error(wire.run_all(session.id, "x", max_turns=-1), "invalid_argument", "INVALID_ARGUMENT")
+    assert info.metadata["field"] == "turn.max_turns"
+    info = await expect_error(
+        wire.call("Decide", s.DecideRequest(session_id=session.id, request_id="r")), "invalid_argument", "INVALID_ARGUMENT"
+    )
+    assert info.metadata["field"] == "decision"
+    await expect_error(
+        wire.call("Decide", s.DecideRequest(session_id=session.id, request_id="r", decision=t.DECISION_ONCE)),
+        "not_found",
+        "REQUEST_NOT_FOUND",
+    )
+    # The server goes on serving the session after every refusal.
+    events = await wire.run_all(session.id, "still here")
+    assert "still here" in events[-1].finished.output
+
+
+async def test_sessions_are_listed_paged_and_closed(wire):
+    made = [await wire.create_session(title=f"n{i}", labels={"team": "x" if i % 2 else "y"}) for i in range(3)]
+    page = await wire.call("ListSessions", s.ListSessionsRequest(page_size=2))
+    assert [x.id for x in page.sessions] == [made[2].id, made[1].id]
+    rest = await wire.call("ListSessions", s.ListSessionsRequest(page_size=2, page_token=page.next_page_token))
+    assert [x.id for x in rest.sessions] == [made[0].id] and not rest.next_page_token
+    labelled = await wire.call("ListSessions", s.ListSessionsRequest(labels={"team": "x"}))
+    assert [x.id for x in labelled.sessions] == [made[1].id]
+    closed = await wire.call("CloseSession", s.CloseSessionRequest(session_id=made[0].id))
+    assert closed.state == s.SESSION_STATE_CLOSED
+    await expect_error(wire.run_all(made[0].id, "hello"), "failed_precondition", "SESSION_CLOSED")
+
+
+async def test_closing_a_session_cancels_its_parked_turn(wire):
+    session = await wire.create_session()
+
+    async def close(event: t.TurnEvent) -> None:
+        await wire.call("CloseSession", s.CloseSessionRequest(session_id=session.id))
+
+    events = await drive(wire, session.id, "$ true", close)
+    assert events[-1].finished.error.reason == "CANCELLED"
+    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert got.state == s.SESSION_STATE_CLOSED
+
+
+async def test_max_turns_ends_the_turn_with_error_info(wire):
+    session = await wire.create_session()
+    events = await drive(wire, session.id, "$ true", decide(wire, session.id, t.DECISION_ONCE), max_turns=1)
+    error = events[-1].finished.error
+    assert error.reason == "MAX_TURNS"
+    assert error.metadata["max_turns"] == "1"
+    assert events[-1].finished.after.calls == 1
+
+
+async def test_a_parked_turn_times_out(wire):
+    session = await wire.create_session()
+    turn = dict(timeout={"seconds": 1})
+    events = await drive(wire, session.id, "ask: will anyone answer?", None, **turn)
+    assert events[-1].finished.error.reason == "TURN_TIMEOUT"
+    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert got.state == s.SESSION_STATE_IDLE and not got.pending
+
+
+async def test_a_running_turn_times_out(wire):
+    session = await wire.create_session()
+    began = asyncio.get_running_loop().time()
+    events = await drive(
+        wire, session.id, "$ sleep 30", decide(wire, session.id, t.DECISION_ONCE), timeout={"seconds": 1}
+    )
+    assert events[-1].finished.error.reason == "TURN_TIMEOUT"
+    assert asyncio.get_running_loop().time() - began < 15
+
+
+async def test_an_approval_that_times_out_is_a_deny_announced_by_a_notice(tmp_path):
+    settings = make_settings(tmp_path / "data", approval_timeout=0.5)
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        try:
+            session = await wire.create_session()
+            events = await drive(wire, session.id, "$ touch nope")
+        finally:
+            await wire.close()
+        notices = [e.notice for e in events if e.HasField("notice")]
+        assert notices and "timed out" in notices[0].text
+        assert not (settings.workspace_root / session.workspace / "nope").exists()
+        assert not events[-1].finished.HasField("error")
+        assert "timed out" in events[-1].finished.output
+
+
+async def test_a_parked_turn_survives_a_restart_and_finishes_after_it(tmp_path, wire_factory):
+    settings = make_settings(tmp_path / "data")
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        session = await wire.create_session()
+        parked = None
+        async for event in wire.run(session.id, "$ echo survived > proof.txt"):
+            if event.HasField("approval_request"):
+                parked = event
+                break
+        await wire.close()
+    assert parked is not None
+
+    # A new process on the same database: ports are new, the turn is still waiting.
+    async with running_server(replace(settings)) as server:
+        wire = open_wire("connect", server)
+        try:
+            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+            assert got.state == s.SESSION_STATE_PARKED
+            assert [e.approval_request.request_id for e in got.pending] == [parked.approval_request.request_id]
+            follow = wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=parked.seq, follow=True))
+            await wire.call(
+                "Decide",
+                s.DecideRequest(session_id=session.id, request_id=parked.approval_request.request_id, decision=t.DECISION_ONCE),
+            )
+            rest = []
+            async for event in follow:
+                rest.append(event)
+                if event.HasField("finished"):
+                    break
+            await follow.aclose()
+        finally:
+            await wire.close()
+    assert rest[0].seq == parked.seq + 1
+    assert not rest[-1].finished.HasField("error")
+    assert (settings.workspace_root / session.workspace / "proof.txt").read_text() == "survived\n"
+
+
+async def test_events_and_usage_survive_a_restart(tmp_path):
+    settings = make_settings(tmp_path / "data")
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        session = await wire.create_session(title="kept")
+        first = await wire.run_all(session.id, "remember me")
+        await wire.close()
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        try:
+            replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]
+            usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
+            second = await wire.run_all(session.id, "and again")
+        finally:
+            await wire.close()
+    assert replay[-1] == first[-1]
+    assert usage.total == first[-1].finished.after
+    assert second[0].seq == first[-1].seq + 1
+    assert second[-1].finished.before == first[-1].finished.after
+
+
+async def test_a_turn_running_at_shutdown_finishes_with_server_restarted(tmp_path):
+    settings = make_settings(tmp_path / "data", drain_timeout=0.2)
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        session = await wire.create_session()
+        stream = wire.run(session.id, "$ sleep 30")
+        async for event in stream:
+            if event.HasField("approval_request"):
+                await wire.call(
+                    "Decide",
+                    s.DecideRequest(session_id=session.id, request_id=event.approval_request.request_id, decision=t.DECISION_ONCE),
+                )
+                break
+        await stream.aclose()
+        await wire.close()
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        try:
+            replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]
+            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+        finally:
+            await wire.close()
+    assert replay[-1].finished.error.reason == "SERVER_RESTARTED"
+    assert got.state == s.SESSION_STATE_IDLE
+
+
+async def test_a_slow_session_does_not_hold_up_another(wire):
+    slow = await wire.create_session()
+    fast = await wire.create_session()
+    stream = wire.run(slow.id, "$ true")
+    async for event in stream:
+        if event.HasField("approval_request"):
+            break
+    events = await wire.run_all(fast.id, "quick one")
+    assert not events[-1].finished.HasField("error")
+    await stream.aclose()
+    await wire.call("Cancel", s.CancelRequest(session_id=slow.id))

@@ -6,7 +6,6 @@ other method is unimplemented. Run as: python bench/bare_server.py grpc|connect 
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import AsyncIterator
 
@@ -20,7 +19,9 @@ from blitz.v1 import turn_pb2 as t
 
 def prebuilt(count: int) -> list[t.TurnEvent]:
     return [
-        t.TurnEvent(seq=i + 1, session_id="s", turn_id="t", text=t.Text(text=f"chunk {i} ", partial=True))
+        t.TurnEvent(
+            seq=i + 1, session_id="s", turn_id="t", text=t.Text(text=f"chunk {i} ", partial=True)
+        )
         for i in range(count)
     ]
 
@@ -29,7 +30,7 @@ class GrpcWatch(session_pb2_grpc.SessionServiceServicer):
     def __init__(self, events: list[t.TurnEvent]) -> None:
         self.events = events
 
-    async def Watch(self, request, context) -> AsyncIterator[t.TurnEvent]:  # noqa: N802
+    async def Watch(self, request, context) -> AsyncIterator[t.TurnEvent]:
         for event in self.events:
             yield event
 
@@ -54,7 +55,9 @@ async def serve_grpc(port: int, events: list[t.TurnEvent]) -> None:
 
 async def serve_connect(port: int, events: list[t.TurnEvent]) -> None:
     app = session_connect.SessionServiceASGIApplication(ConnectWatch(events))
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, http="httptools", log_level="warning", lifespan="off")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, http="httptools", log_level="warning", lifespan="off"
+    )
     server = uvicorn.Server(config)
     print("ready", flush=True)
     await server.serve()

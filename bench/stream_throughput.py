@@ -11,7 +11,6 @@ run in their own processes. Rounds alternate Blitz and bare so machine noise hit
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import socket
 import statistics
@@ -92,7 +91,9 @@ def start(cmd: list[str], port: int, env: dict[str, str] | None = None) -> subpr
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
@@ -101,23 +102,71 @@ def main() -> None:
     procs = []
     with tempfile.TemporaryDirectory() as data:
         try:
-            procs.append(start([sys.executable, str(HERE / "bare_server.py"), "grpc", str(grpc_bare), str(args.chunks)], grpc_bare))
-            procs.append(start([sys.executable, str(HERE / "bare_server.py"), "connect", str(connect_bare), str(args.chunks)], connect_bare))
+            procs.append(
+                start(
+                    [
+                        sys.executable,
+                        str(HERE / "bare_server.py"),
+                        "grpc",
+                        str(grpc_bare),
+                        str(args.chunks),
+                    ],
+                    grpc_bare,
+                )
+            )
+            procs.append(
+                start(
+                    [
+                        sys.executable,
+                        str(HERE / "bare_server.py"),
+                        "connect",
+                        str(connect_bare),
+                        str(args.chunks),
+                    ],
+                    connect_bare,
+                )
+            )
             env = {**os.environ, "BLITZ_LOG_LEVEL": "warning"}
             procs.append(
                 start(
-                    [sys.executable, "-m", "blitz.cli", "serve", "--grpc-port", str(blitz_grpc), "--http-port", str(blitz_http), "--data-dir", data],
+                    [
+                        sys.executable,
+                        "-m",
+                        "blitz.cli",
+                        "serve",
+                        "--grpc-port",
+                        str(blitz_grpc),
+                        "--http-port",
+                        str(blitz_http),
+                        "--data-dir",
+                        data,
+                    ],
                     blitz_http,
                     env,
                 )
             )
             wait_port(blitz_grpc)
             cases: list[tuple[str, Callable[..., object]]] = [
-                ("grpc", lambda blitz: grpc_round(f"127.0.0.1:{blitz_grpc if blitz else grpc_bare}", blitz=blitz, chunks=args.chunks)),
-                ("connect", lambda blitz: connect_round(f"http://127.0.0.1:{blitz_http if blitz else connect_bare}", blitz=blitz, chunks=args.chunks)),
+                (
+                    "grpc",
+                    lambda blitz: grpc_round(
+                        f"127.0.0.1:{blitz_grpc if blitz else grpc_bare}",
+                        blitz=blitz,
+                        chunks=args.chunks,
+                    ),
+                ),
+                (
+                    "connect",
+                    lambda blitz: connect_round(
+                        f"http://127.0.0.1:{blitz_http if blitz else connect_bare}",
+                        blitz=blitz,
+                        chunks=args.chunks,
+                    ),
+                ),
             ]
             print(f"chunks per stream: {args.chunks}, rounds: {args.rounds} (median shown)")
-            print(f"{'transport':<10}{'bare deltas/s':>15}{'blitz deltas/s':>16}{'ratio':>8}{'blitz events':>14}")
+            header = ("transport", "bare deltas/s", "blitz deltas/s", "ratio", "blitz events")
+            print("{:<10}{:>15}{:>16}{:>8}{:>14}".format(*header))
             for name, run in cases:
                 bare_rates, blitz_rates, blitz_events = [], [], []
                 uvloop.run(run(False))  # warm up both servers
@@ -130,7 +179,8 @@ def main() -> None:
                     blitz_rates.append(deltas / secs)
                     blitz_events.append(count)
                 bare, ours = statistics.median(bare_rates), statistics.median(blitz_rates)
-                print(f"{name:<10}{bare:>15,.0f}{ours:>16,.0f}{ours / bare:>8.2f}{statistics.median(blitz_events):>14,.0f}")
+                events = statistics.median(blitz_events)
+                print(f"{name:<10}{bare:>15,.0f}{ours:>16,.0f}{ours / bare:>8.2f}{events:>14,.0f}")
         finally:
             for proc in procs:
                 proc.terminate()

@@ -7,29 +7,13 @@ against it runs through both real clients (see wire.py).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
-from wire import Wire, open_wire
+from wire import Wire, make_settings, open_wire
 
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
-
-
-def make_settings(data_dir: Path, **overrides: Any) -> Settings:
-    base = Settings(
-        grpc_port=0,
-        http_port=0,
-        data_dir=data_dir,
-        database=str(data_dir / "blitz.db"),
-        workspace_root=data_dir / "workspaces",
-        log_format="console",
-        drain_timeout=2.0,
-        command_timeout=20.0,
-    )
-    return replace(base, **overrides)
 
 
 @pytest.fixture

@@ -34,7 +34,9 @@ def block(after_heading: str, lang: str) -> str:
 
 
 async def test_python_example_streams_a_turn(server):
-    code = block("### Talk to it from Python", "python").replace("127.0.0.1:50051", server.grpc_target)
+    code = block("### Talk to it from Python", "python").replace(
+        "127.0.0.1:50051", server.grpc_target
+    )
     code, out, err = await run(sys.executable, "-c", code)
     assert code == 0, err
     assert "You said: Hello, agent!" in out
@@ -42,7 +44,9 @@ async def test_python_example_streams_a_turn(server):
 
 
 async def test_curl_example_creates_a_session(server):
-    script = block("### Talk to it with curl", "sh").replace("http://127.0.0.1:8080", server.http_url)
+    script = block("### Talk to it with curl", "sh").replace(
+        "http://127.0.0.1:8080", server.http_url
+    )
     code, out, err = await run("bash", "-c", script)
     assert code == 0, err
     session = json.loads(out)
@@ -59,11 +63,15 @@ async def test_demo_example_prompt_does_what_the_table_says(server):
 
         async def on_request(event: t.TurnEvent) -> None:
             if event.HasField("question"):
-                answer = s.AnswerRequest(session_id=session.id, request_id=event.question.request_id, answers=["yes"])
+                answer = s.AnswerRequest(
+                    session_id=session.id, request_id=event.question.request_id, answers=["yes"]
+                )
                 await wire.call("Answer", answer)
             else:
                 decision = s.DecideRequest(
-                    session_id=session.id, request_id=event.approval_request.request_id, decision=t.DECISION_ONCE
+                    session_id=session.id,
+                    request_id=event.approval_request.request_id,
+                    decision=t.DECISION_ONCE,
                 )
                 await wire.call("Decide", decision)
 
@@ -80,7 +88,10 @@ async def test_demo_example_prompt_does_what_the_table_says(server):
 
 def test_configuration_table_lists_every_serve_flag():
     proc = subprocess.run(
-        [sys.executable, "-m", "blitz.cli", "serve", "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "blitz.cli", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     flags = set(re.findall(r"(--[a-z][a-z-]+)", proc.stdout)) - {"--help"}
     table = README[README.index("## Configuration") : README.index("## Documentation")]

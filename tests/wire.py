@@ -1,4 +1,4 @@
-"""Clients for tests: one interface over the real grpcio and connectrpc clients.
+"""Test support: one interface over the real grpcio and connectrpc clients, and settings.
 
 `Wire` only smooths call names and error shapes; every byte goes over a socket to a real
 server.
@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import grpc
 from connectrpc.errors import ConnectError
 from grpc_status import rpc_status
 
-from blitz.v1 import session_connect
+from blitz.config import Settings
+from blitz.v1 import session_connect, session_pb2_grpc
 from blitz.v1 import session_pb2 as s
-from blitz.v1 import session_pb2_grpc
 from blitz.v1 import turn_pb2 as t
 
 
@@ -69,7 +71,9 @@ class Wire:
     def run(self, session_id: str, text: str = "", turn_id: str = "", **turn: Any):
         return self.stream(
             "RunTurn",
-            s.RunTurnRequest(session_id=session_id, turn=t.Turn(text=text, **turn), turn_id=turn_id),
+            s.RunTurnRequest(
+                session_id=session_id, turn=t.Turn(text=text, **turn), turn_id=turn_id
+            ),
         )
 
     async def run_all(self, session_id: str, text: str, **turn: Any) -> list[t.TurnEvent]:
@@ -139,6 +143,20 @@ def open_wire(kind: str, server: Any) -> Wire:
     return GrpcWire(server.grpc_target) if kind == "grpc" else ConnectWire(server.http_url)
 
 
+def make_settings(data_dir: Path, **overrides: Any) -> Settings:
+    base = Settings(
+        grpc_port=0,
+        http_port=0,
+        data_dir=data_dir,
+        database=str(data_dir / "blitz.db"),
+        workspace_root=data_dir / "workspaces",
+        log_format="console",
+        drain_timeout=2.0,
+        command_timeout=20.0,
+    )
+    return replace(base, **overrides)
+
+
 # Driving turns
 
 OnRequest = Callable[[t.TurnEvent], Awaitable[None]]
@@ -165,7 +183,9 @@ def shape(events: list[t.TurnEvent]) -> tuple[str, str, list[t.TurnEvent]]:
 
     def streamed(thought: bool) -> str:
         return "".join(
-            e.text.text for e in events if e.HasField("text") and e.text.partial and e.text.thought == thought
+            e.text.text
+            for e in events
+            if e.HasField("text") and e.text.partial and e.text.thought == thought
         )
 
     # Compared as messages: serialized Structs (maps) have no fixed byte order.

@@ -6,8 +6,7 @@ import asyncio
 from dataclasses import replace
 
 import pytest
-from conftest import make_settings
-from wire import WireError, decide, drive, open_wire
+from wire import WireError, decide, drive, make_settings, open_wire
 
 from blitz.server import running_server
 from blitz.v1 import session_pb2 as s
@@ -26,29 +25,44 @@ async def expect_error(call, code: str, reason: str) -> t.ErrorInfo:
 
 async def test_unknown_session_is_not_found_with_error_info(wire):
     info = await expect_error(
-        wire.call("GetSession", s.GetSessionRequest(session_id="s_nope")), "not_found", "SESSION_NOT_FOUND"
+        wire.call("GetSession", s.GetSessionRequest(session_id="s_nope")),
+        "not_found",
+        "SESSION_NOT_FOUND",
     )
     assert info.metadata["session_id"] == "s_nope"
 
 
 async def test_bad_input_names_the_field(wire):
-    info = await expect_error(wire.call("GetSession", s.GetSessionRequest()), "invalid_argument", "INVALID_ARGUMENT")
+    info = await expect_error(
+        wire.call("GetSession", s.GetSessionRequest()), "invalid_argument", "INVALID_ARGUMENT"
+    )
     assert info.metadata["field"] == "session_id"
-    info = await expect_error(wire.create_session(model="no-such-provider:x"), "invalid_argument", "INVALID_ARGUMENT")
+    info = await expect_error(
+        wire.create_session(model="no-such-provider:x"), "invalid_argument", "INVALID_ARGUMENT"
+    )
     assert info.metadata["field"] == "model"
-    info = await expect_error(wire.create_session(workspace="../escape"), "invalid_argument", "INVALID_ARGUMENT")
+    info = await expect_error(
+        wire.create_session(workspace="../escape"), "invalid_argument", "INVALID_ARGUMENT"
+    )
     assert info.metadata["field"] == "workspace"
     session = await wire.create_session()
     info = await expect_error(wire.run_all(session.id, ""), "invalid_argument", "INVALID_ARGUMENT")
     assert info.metadata["field"] == "turn.text"
-    info = await expect_error(wire.run_all(session.id, "x", max_turns=-1), "invalid_argument", "INVALID_ARGUMENT")
+    info = await expect_error(
+        wire.run_all(session.id, "x", max_turns=-1), "invalid_argument", "INVALID_ARGUMENT"
+    )
     assert info.metadata["field"] == "turn.max_turns"
     info = await expect_error(
-        wire.call("Decide", s.DecideRequest(session_id=session.id, request_id="r")), "invalid_argument", "INVALID_ARGUMENT"
+        wire.call("Decide", s.DecideRequest(session_id=session.id, request_id="r")),
+        "invalid_argument",
+        "INVALID_ARGUMENT",
     )
     assert info.metadata["field"] == "decision"
     await expect_error(
-        wire.call("Decide", s.DecideRequest(session_id=session.id, request_id="r", decision=t.DECISION_ONCE)),
+        wire.call(
+            "Decide",
+            s.DecideRequest(session_id=session.id, request_id="r", decision=t.DECISION_ONCE),
+        ),
         "not_found",
         "REQUEST_NOT_FOUND",
     )
@@ -58,10 +72,15 @@ async def test_bad_input_names_the_field(wire):
 
 
 async def test_sessions_are_listed_paged_and_closed(wire):
-    made = [await wire.create_session(title=f"n{i}", labels={"team": "x" if i % 2 else "y"}) for i in range(3)]
+    made = [
+        await wire.create_session(title=f"n{i}", labels={"team": "x" if i % 2 else "y"})
+        for i in range(3)
+    ]
     page = await wire.call("ListSessions", s.ListSessionsRequest(page_size=2))
     assert [x.id for x in page.sessions] == [made[2].id, made[1].id]
-    rest = await wire.call("ListSessions", s.ListSessionsRequest(page_size=2, page_token=page.next_page_token))
+    rest = await wire.call(
+        "ListSessions", s.ListSessionsRequest(page_size=2, page_token=page.next_page_token)
+    )
     assert [x.id for x in rest.sessions] == [made[0].id] and not rest.next_page_token
     labelled = await wire.call("ListSessions", s.ListSessionsRequest(labels={"team": "x"}))
     assert [x.id for x in labelled.sessions] == [made[1].id]
@@ -84,7 +103,9 @@ async def test_closing_a_session_cancels_its_parked_turn(wire):
 
 async def test_max_turns_ends_the_turn_with_error_info(wire):
     session = await wire.create_session()
-    events = await drive(wire, session.id, "$ true", decide(wire, session.id, t.DECISION_ONCE), max_turns=1)
+    events = await drive(
+        wire, session.id, "$ true", decide(wire, session.id, t.DECISION_ONCE), max_turns=1
+    )
     error = events[-1].finished.error
     assert error.reason == "MAX_TURNS"
     assert error.metadata["max_turns"] == "1"
@@ -104,7 +125,11 @@ async def test_a_running_turn_times_out(wire):
     session = await wire.create_session()
     began = asyncio.get_running_loop().time()
     events = await drive(
-        wire, session.id, "$ sleep 30", decide(wire, session.id, t.DECISION_ONCE), timeout={"seconds": 1}
+        wire,
+        session.id,
+        "$ sleep 30",
+        decide(wire, session.id, t.DECISION_ONCE),
+        timeout={"seconds": 1},
     )
     assert events[-1].finished.error.reason == "TURN_TIMEOUT"
     assert asyncio.get_running_loop().time() - began < 15
@@ -145,11 +170,19 @@ async def test_a_parked_turn_survives_a_restart_and_finishes_after_it(tmp_path, 
         try:
             got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
             assert got.state == s.SESSION_STATE_PARKED
-            assert [e.approval_request.request_id for e in got.pending] == [parked.approval_request.request_id]
-            follow = wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=parked.seq, follow=True))
+            assert [e.approval_request.request_id for e in got.pending] == [
+                parked.approval_request.request_id
+            ]
+            follow = wire.stream(
+                "Watch", s.WatchRequest(session_id=session.id, after_seq=parked.seq, follow=True)
+            )
             await wire.call(
                 "Decide",
-                s.DecideRequest(session_id=session.id, request_id=parked.approval_request.request_id, decision=t.DECISION_ONCE),
+                s.DecideRequest(
+                    session_id=session.id,
+                    request_id=parked.approval_request.request_id,
+                    decision=t.DECISION_ONCE,
+                ),
             )
             rest = []
             async for event in follow:
@@ -195,7 +228,11 @@ async def test_a_turn_running_at_shutdown_finishes_with_server_restarted(tmp_pat
             if event.HasField("approval_request"):
                 await wire.call(
                     "Decide",
-                    s.DecideRequest(session_id=session.id, request_id=event.approval_request.request_id, decision=t.DECISION_ONCE),
+                    s.DecideRequest(
+                        session_id=session.id,
+                        request_id=event.approval_request.request_id,
+                        decision=t.DECISION_ONCE,
+                    ),
                 )
                 break
         await stream.aclose()

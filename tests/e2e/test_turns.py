@@ -10,6 +10,7 @@ from wire import WireError, decide, drive, kinds, shape
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
+
 async def test_a_plain_turn_streams_text_then_finishes(wire):
     session = await wire.create_session(title="hello")
     events = await drive(wire, session.id, "hello there")
@@ -49,14 +50,25 @@ async def test_every_event_kind_appears_as_specified(wire, server):
             answered.append(event.question.request_id)
             await wire.call(
                 "Answer",
-                s.AnswerRequest(session_id=session.id, request_id=event.question.request_id, answers=["blue"]),
+                s.AnswerRequest(
+                    session_id=session.id, request_id=event.question.request_id, answers=["blue"]
+                ),
             )
         else:
             await decide(wire, session.id, t.DECISION_ONCE)(event)
 
     events = await drive(wire, session.id, prompt, on_request)
     seen = set(kinds(events))
-    assert {"accepted", "text", "tool_call", "tool_result", "approval_request", "question", "tasks", "finished"} <= seen
+    assert {
+        "accepted",
+        "text",
+        "tool_call",
+        "tool_result",
+        "approval_request",
+        "question",
+        "tasks",
+        "finished",
+    } <= seen
     thought = [e for e in events if e.HasField("text") and e.text.thought]
     assert "weighing options" in "".join(e.text.text for e in thought if e.text.partial)
     tasks = next(e.tasks for e in events if e.HasField("tasks"))
@@ -67,7 +79,11 @@ async def test_every_event_kind_appears_as_specified(wire, server):
     assert approvals[0].scope_label == "command: echo hi-from-shell"
     assert "+first line" in approvals[1].diff
     results = {e.tool_result.id: e.tool_result for e in events if e.HasField("tool_result")}
-    calls = {e.tool_call.id: e.tool_call for e in events if e.HasField("tool_call") and not e.tool_call.partial}
+    calls = {
+        e.tool_call.id: e.tool_call
+        for e in events
+        if e.HasField("tool_call") and not e.tool_call.partial
+    }
     assert set(results) <= set(calls)
     shell = next(r for r in results.values() if r.name == "run_command")
     assert "hi-from-shell" in shell.result.fields["output"].string_value
@@ -101,32 +117,48 @@ async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, serve
     workspace = server.settings.workspace_root / session.workspace
     assert (workspace / "edited.txt").exists()
     assert not (workspace / "requested.txt").exists()
-    final_calls = [e.tool_call for e in events if e.HasField("tool_call") and not e.tool_call.partial]
+    final_calls = [
+        e.tool_call for e in events if e.HasField("tool_call") and not e.tool_call.partial
+    ]
     assert final_calls[-1].args.fields["command"].string_value == "touch edited.txt"
 
 
 async def test_question_single_and_multi_select_and_invalid_option_rejected(wire):
     session = await wire.create_session()
+
     async def answer_multi(event: t.TurnEvent) -> None:
         q = event.question
         assert q.multi_select and list(q.options) == ["a", "b", "c"]
         with pytest.raises(WireError) as bad:
-            await wire.call("Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["z"]))
+            await wire.call(
+                "Answer",
+                s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["z"]),
+            )
         assert bad.value.code == "invalid_argument"
         assert bad.value.info.reason == "INVALID_ARGUMENT"
         assert bad.value.info.metadata["field"] == "answers"
-        await wire.call("Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["a", "c"]))
+        await wire.call(
+            "Answer",
+            s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["a", "c"]),
+        )
 
     events = await drive(wire, session.id, "ask+: pick some [a|b|c]", answer_multi)
-    assert "a, c" in events[-1].finished.output or ("a" in events[-1].finished.output and "c" in events[-1].finished.output)
+    assert "a, c" in events[-1].finished.output or (
+        "a" in events[-1].finished.output and "c" in events[-1].finished.output
+    )
 
     async def answer_single(event: t.TurnEvent) -> None:
         q = event.question
         assert not q.multi_select
         with pytest.raises(WireError) as two:
-            await wire.call("Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["x", "y"]))
+            await wire.call(
+                "Answer",
+                s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["x", "y"]),
+            )
         assert two.value.info.metadata["field"] == "answers"
-        await wire.call("Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["x"]))
+        await wire.call(
+            "Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["x"])
+        )
 
     events = await drive(wire, session.id, "ask: one only [x|y]", answer_single)
     assert "x" in events[-1].finished.output
@@ -136,7 +168,11 @@ async def test_second_answer_gets_already_resolved(wire):
     session = await wire.create_session()
 
     async def twice(event: t.TurnEvent) -> None:
-        req = s.DecideRequest(session_id=session.id, request_id=event.approval_request.request_id, decision=t.DECISION_ONCE)
+        req = s.DecideRequest(
+            session_id=session.id,
+            request_id=event.approval_request.request_id,
+            decision=t.DECISION_ONCE,
+        )
         await wire.call("Decide", req)
         with pytest.raises(WireError) as late:
             await wire.call("Decide", req)
@@ -158,7 +194,12 @@ async def test_cancel_while_parked_ends_with_cancelled_and_withdraws_the_request
     events = await drive(wire, session.id, "$ echo never", cancel)
     assert events[-1].finished.error.reason == "CANCELLED"
     with pytest.raises(WireError) as late:
-        await wire.call("Decide", s.DecideRequest(session_id=session.id, request_id=request_ids[0], decision=t.DECISION_ONCE))
+        await wire.call(
+            "Decide",
+            s.DecideRequest(
+                session_id=session.id, request_id=request_ids[0], decision=t.DECISION_ONCE
+            ),
+        )
     assert late.value.info.reason == "ALREADY_RESOLVED"
     got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
     assert got.state == s.SESSION_STATE_IDLE and not got.pending
@@ -198,7 +239,9 @@ async def test_steer_is_seen_by_the_next_model_call(wire):
     session = await wire.create_session()
 
     async def steer_then_approve(event: t.TurnEvent) -> None:
-        resp = await wire.call("Steer", s.SteerRequest(session_id=session.id, text="also mention llamas"))
+        resp = await wire.call(
+            "Steer", s.SteerRequest(session_id=session.id, text="also mention llamas")
+        )
         assert resp.turn_id == event.turn_id
         await decide(wire, session.id, t.DECISION_ONCE)(event)
 
@@ -288,14 +331,23 @@ async def test_watch_replay_after_a_dropped_stream_equals_the_live_sequence(wire
             break
     await stream.aclose()
     request_id = None
-    async for event in wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=live[-1].seq, follow=True)):
+    async for event in wire.stream(
+        "Watch", s.WatchRequest(session_id=session.id, after_seq=live[-1].seq, follow=True)
+    ):
         live.append(event)
         if event.HasField("approval_request"):
             request_id = event.approval_request.request_id
-            await wire.call("Decide", s.DecideRequest(session_id=session.id, request_id=request_id, decision=t.DECISION_ONCE))
+            await wire.call(
+                "Decide",
+                s.DecideRequest(
+                    session_id=session.id, request_id=request_id, decision=t.DECISION_ONCE
+                ),
+            )
         if event.HasField("finished"):
             break
-    replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=0))]
+    replay = [
+        e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=0))
+    ]
     seqs = [e.seq for e in live]
     assert seqs == sorted(set(seqs)), "live: no duplicates, in order"
     assert [e.seq for e in replay] == sorted({e.seq for e in replay})
@@ -309,7 +361,12 @@ async def test_watch_without_follow_ends_after_replay(wire):
     turn = await wire.run_all(session.id, "hello")
     replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]
     assert replay[-1].seq == turn[-1].seq
-    later = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=turn[-1].seq))]
+    later = [
+        e
+        async for e in wire.stream(
+            "Watch", s.WatchRequest(session_id=session.id, after_seq=turn[-1].seq)
+        )
+    ]
     assert later == []
 
 

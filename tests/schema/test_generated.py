@@ -27,7 +27,9 @@ def test_generated_code_matches_the_proto_files(tmp_path: Path) -> None:
     )
     fresh, committed = work / "src/blitz/v1", ROOT / "src/blitz/v1"
     names = sorted(p.name for p in fresh.iterdir() if p.is_file())
-    assert names == sorted(p.name for p in committed.iterdir() if p.is_file() and p.suffix in {".py", ".pyi"})
+    assert names == sorted(
+        p.name for p in committed.iterdir() if p.is_file() and p.suffix in {".py", ".pyi"}
+    )
     _, mismatch, errors = filecmp.cmpfiles(fresh, committed, names, shallow=False)
     assert mismatch == [] and errors == [], "run `make proto` and commit the result"
 
@@ -38,20 +40,55 @@ def test_turn_proto_numbers_the_seed_fields_in_order() -> None:
 
     turn = [f.name for f in sorted(t.Turn.DESCRIPTOR.fields, key=lambda f: f.number)]
     assert turn == [
-        "text", "prompt", "plan", "read_only", "aside", "accepted", "image_ids", "max_turns",
-        "fetch_grants", "max_cost_usd", "timeout", "command", "context",
+        "text",
+        "prompt",
+        "plan",
+        "read_only",
+        "aside",
+        "accepted",
+        "image_ids",
+        "max_turns",
+        "fetch_grants",
+        "max_cost_usd",
+        "timeout",
+        "command",
+        "context",
     ]
     event = {f.name: f.number for f in t.TurnEvent.DESCRIPTOR.fields}
     assert event == {
-        "author": 1, "accepted": 2, "text": 3, "tool_call": 4, "tool_result": 5,
-        "approval_request": 6, "question": 7, "finished": 8, "tasks": 9, "notice": 10,
-        "flow_step": 11, "seq": 16, "session_id": 17, "turn_id": 18, "time": 19,
+        "author": 1,
+        "accepted": 2,
+        "text": 3,
+        "tool_call": 4,
+        "tool_result": 5,
+        "approval_request": 6,
+        "question": 7,
+        "finished": 8,
+        "tasks": 9,
+        "notice": 10,
+        "flow_step": 11,
+        "seq": 16,
+        "session_id": 17,
+        "turn_id": 18,
+        "time": 19,
     }
     assert [v.name for v in t.Decision.DESCRIPTOR.values] == [
-        "DECISION_UNSPECIFIED", "DECISION_DENY", "DECISION_ONCE", "DECISION_SESSION", "DECISION_ALWAYS",
+        "DECISION_UNSPECIFIED",
+        "DECISION_DENY",
+        "DECISION_ONCE",
+        "DECISION_SESSION",
+        "DECISION_ALWAYS",
     ]
     usage = [f.name for f in sorted(t.Usage.DESCRIPTOR.fields, key=lambda f: f.number)]
     assert usage == [
-        "calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced",
-        "search_queries", "search_cost_usd",
+        "calls",
+        "input",
+        "cached",
+        "cache_write",
+        "output",
+        "last_prompt",
+        "cost_usd",
+        "priced",
+        "search_queries",
+        "search_cost_usd",
     ]

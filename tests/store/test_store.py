@@ -28,7 +28,9 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 
 
 def session(id: str = "s1", **kw: object) -> SessionRecord:
-    base = dict(owner="", title="t", workspace=id, model="demo", state=1, create_time=1.0, update_time=1.0)
+    base = dict(
+        owner="", title="t", workspace=id, model="demo", state=1, create_time=1.0, update_time=1.0
+    )
     base.update(kw)
     return SessionRecord(id=id, **base)  # type: ignore[arg-type]
 
@@ -56,15 +58,26 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 async def test_sessions_page_newest_first_and_filter_by_label_and_state(store: Store) -> None:
     for i in range(5):
-        await store.create_session(session(f"s{i}", create_time=float(i), labels={"team": "a" if i % 2 else "b"}))
+        await store.create_session(
+            session(f"s{i}", create_time=float(i), labels={"team": "a" if i % 2 else "b"})
+        )
     page = await store.list_sessions(owner="", state=0, labels={}, limit=2, before=None)
     assert [r.id for r in page] == ["s4", "s3"]
     page = await store.list_sessions(owner="", state=0, labels={}, limit=10, before=(3.0, "s3"))
     assert [r.id for r in page] == ["s2", "s1", "s0"]
-    assert [r.id for r in await store.list_sessions(owner="", state=0, labels={"team": "a"}, limit=10, before=None)] == ["s3", "s1"]
+    assert [
+        r.id
+        for r in await store.list_sessions(
+            owner="", state=0, labels={"team": "a"}, limit=10, before=None
+        )
+    ] == ["s3", "s1"]
     await store.set_session_state("s1", state=4, turn_id="", now=9.0)
-    assert [r.id for r in await store.list_sessions(owner="", state=4, labels={}, limit=10, before=None)] == ["s1"]
-    assert await store.list_sessions(owner="someone", state=0, labels={}, limit=10, before=None) == []
+    assert [
+        r.id for r in await store.list_sessions(owner="", state=4, labels={}, limit=10, before=None)
+    ] == ["s1"]
+    assert (
+        await store.list_sessions(owner="someone", state=0, labels={}, limit=10, before=None) == []
+    )
 
 
 async def test_events_are_read_in_seq_order_after_a_given_seq(store: Store) -> None:
@@ -84,7 +97,9 @@ async def test_a_duplicate_seq_is_rejected_and_writes_nothing(store: Store) -> N
 
 async def test_only_the_first_resolution_wins(store: Store) -> None:
     await store.add_pending([PendingRecord("s1", "r1", "t1", b"ev")])
-    results = await asyncio.gather(*(store.resolve_pending("s1", "r1", f'{{"n": {i}}}') for i in range(5)))
+    results = await asyncio.gather(
+        *(store.resolve_pending("s1", "r1", f'{{"n": {i}}}') for i in range(5))
+    )
     assert sorted(results) == [False] * 4 + [True]
     assert await store.list_pending("s1") == []
     (done,) = await store.list_pending("s1", open_only=False)
@@ -105,7 +120,9 @@ async def test_ledger_and_history_survive_reopening(tmp_path: Path) -> None:
     path = tmp_path / "blitz.db"
     async with open_store(path) as first:
         await first.create_session(session())
-        await first.add_ledger(LedgerRow("s1", "t1", "demo", input=10, output=5, cost_usd=0.5, priced=False))
+        await first.add_ledger(
+            LedgerRow("s1", "t1", "demo", input=10, output=5, cost_usd=0.5, priced=False)
+        )
         await first.set_history("s1", b"history")
     async with open_store(path) as second:
         (row,) = await second.ledger("s1")

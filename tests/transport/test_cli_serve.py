@@ -22,7 +22,6 @@ from blitz.v1.session_connect import SessionServiceClient
 from blitz.v1.session_pb2_grpc import SessionServiceStub
 
 
-
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["--version"])

@@ -1,0 +1,96 @@
+"""Running one shell command in the workspace, bounded in time, output and environment.
+
+The command runs in its own process group with a scrubbed environment (only what the caller
+passes), stdout and stderr merged, and its output capped. On timeout or cancellation the
+whole group is killed and reaped before returning or re-raising. This module must never
+leave a process running behind it, nor read the server's own environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CommandOutcome", "run_shell"]
+
+_READ_SIZE = 65536
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    """How a command ended. `exit_code` is None when it was killed for the timeout."""
+
+    command: str
+    exit_code: int | None
+    output: str
+    truncated: bool
+    timed_out: bool
+
+    def as_result(self) -> dict[str, object]:
+        return {
+            "command": self.command,
+            "exit_code": self.exit_code,
+            "output": self.output,
+            "truncated": self.truncated,
+            "timed_out": self.timed_out,
+        }
+
+
+async def run_shell(
+    command: str, *, cwd: Path, env: Mapping[str, str], time_limit: float, output_cap: int
+) -> CommandOutcome:
+    """Run `command` with /bin/sh in `cwd`; keep at most `output_cap` bytes of its output."""
+    proc = await asyncio.create_subprocess_shell(
+        command,
+        cwd=cwd,
+        env=dict(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        # Its own session, so a kill reaches every process the command started.
+        start_new_session=True,
+    )
+    kept = bytearray()
+    truncated = False
+    timed_out = False
+    try:
+        try:
+            async with asyncio.timeout(time_limit):
+                assert proc.stdout is not None
+                while chunk := await proc.stdout.read(_READ_SIZE):
+                    room = output_cap - len(kept)
+                    if len(chunk) > room:
+                        truncated = True
+                        kept += chunk[: max(room, 0)]
+                    else:
+                        kept += chunk
+                    # Past the cap we keep draining, so a chatty command is not blocked on a
+                    # full pipe; only the timeout ends it.
+                await proc.wait()
+        except TimeoutError:
+            timed_out = True
+    finally:
+        # Always: on timeout, on cancellation, and after a normal exit for any background
+        # process the command left holding the group.
+        _kill_group(proc.pid)
+        if proc.returncode is None:
+            # Reaping must finish even when we are being cancelled.
+            await asyncio.shield(proc.wait())
+    return CommandOutcome(
+        command=command,
+        exit_code=None if timed_out else proc.returncode,
+        output=bytes(kept).decode("utf-8", errors="replace"),
+        truncated=truncated,
+        timed_out=timed_out,
+    )
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,325 @@
+"""`demo`: a deterministic, offline pydantic-ai model driven by directives in the prompt.
+
+It lets every event kind be seen with no key and no network. Each model request looks at the
+history alone: the latest user prompt (its directives, see `directives.py`), how many tool
+results came back since (each tool directive is one response with one tool call; a denied
+or failed call counts as done), and any steer text added to the request (acknowledged with
+"Noted: ..."). When the tool directives are used up, the final response streams the plain
+text back ("You said: ..."), any `stream: N` chunks, and a summary of the tool outcomes.
+
+It must stay cheap per chunk (it drives the streaming benchmarks: chunks are generated
+lazily, nothing sleeps) and must never do I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ModelResponsePart,
+    ModelResponseStreamEvent,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.usage import RequestUsage
+
+from blitz.agent.directives import Say, Stream, Think, ToolStep, parse
+
+__all__ = ["DEMO_MODEL_NAME", "DemoModel"]
+
+DEMO_MODEL_NAME = "demo"
+
+_WORD = re.compile(r"\S+\s*|\s+")
+# Part ids for the parts manager: one text part per response, thinking parts numbered.
+_TEXT_PART = "text"
+_CALL_PART = "call"
+# How much of a tool's output the final summary quotes.
+_QUOTE = 2000
+
+
+@dataclass
+class _Reply:
+    """One demo response, planned up front and expanded into chunks lazily."""
+
+    thoughts: list[str] = field(default_factory=list)
+    # Text blocks, joined with newlines; a `Stream` block expands to numbered chunks.
+    blocks: list[str | Stream] = field(default_factory=list)
+    call: ToolStep | None = None
+    input_tokens: int = 0
+
+    def text_chunks(self) -> Iterator[str]:
+        first = True
+        for block in self.blocks:
+            if not first:
+                yield "\n"
+            first = False
+            if isinstance(block, Stream):
+                # The load-test path: no per-chunk work beyond formatting the chunk.
+                for i in range(block.count):
+                    yield f"chunk {i} "
+            else:
+                yield from _WORD.findall(block)
+
+    def output_tokens(self) -> int:
+        words = sum(len(t.split()) for t in self.thoughts)
+        for block in self.blocks:
+            words += 2 * block.count if isinstance(block, Stream) else len(block.split())
+        if self.call is not None:
+            words += 1 + len(json.dumps(self.call.args).split())
+        return words
+
+
+@dataclass(init=False)
+class DemoModel(Model):
+    """The built-in `demo` model. Free: its calls are priced at zero."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def model_name(self) -> str:
+        return DEMO_MODEL_NAME
+
+    @property
+    def system(self) -> str:
+        return DEMO_MODEL_NAME
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        self.prepare_request(model_settings, model_request_parameters)
+        reply = _plan(messages)
+        parts: list[ModelResponsePart] = [ThinkingPart(t) for t in reply.thoughts]
+        if reply.blocks:
+            parts.append(TextPart("".join(reply.text_chunks())))
+        if reply.call is not None:
+            parts.append(
+                ToolCallPart(reply.call.tool, dict(reply.call.args), tool_call_id=_call_id())
+            )
+        return ModelResponse(
+            parts=parts,
+            model_name=DEMO_MODEL_NAME,
+            usage=RequestUsage(
+                input_tokens=reply.input_tokens, output_tokens=reply.output_tokens()
+            ),
+        )
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        _, params = self.prepare_request(model_settings, model_request_parameters)
+        yield _DemoStream(model_request_parameters=params, reply=_plan(messages))
+
+
+@dataclass
+class _DemoStream(StreamedResponse):
+    reply: _Reply = field(default_factory=_Reply)
+    _timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
+        reply = self.reply
+        manager = self._parts_manager
+        self._usage = RequestUsage(input_tokens=reply.input_tokens)
+        for n, thought in enumerate(reply.thoughts):
+            for word in _WORD.findall(thought):
+                for event in manager.handle_thinking_delta(vendor_part_id=n, content=word):
+                    yield event
+        handle_text = manager.handle_text_delta
+        for chunk in reply.text_chunks():
+            for event in handle_text(vendor_part_id=_TEXT_PART, content=chunk):
+                yield event
+        if reply.call is not None:
+            # Arguments arrive in two pieces, as a real provider streams them, so clients see
+            # a partial tool call before the whole one.
+            args = json.dumps(reply.call.args)
+            half = len(args) // 2
+            for event in manager.handle_tool_call_delta_events(
+                vendor_part_id=_CALL_PART,
+                tool_name=reply.call.tool,
+                args=args[:half],
+                tool_call_id=_call_id(),
+            ):
+                yield event
+            for event in manager.handle_tool_call_delta_events(
+                vendor_part_id=_CALL_PART, args=args[half:]
+            ):
+                yield event
+        self._usage = RequestUsage(
+            input_tokens=reply.input_tokens, output_tokens=reply.output_tokens()
+        )
+
+    async def close_stream(self) -> None:
+        # Nothing to close: there is no connection.
+        return None
+
+    @property
+    def model_name(self) -> str:
+        return DEMO_MODEL_NAME
+
+    @property
+    def provider_name(self) -> None:
+        return None
+
+    @property
+    def provider_url(self) -> None:
+        return None
+
+    @property
+    def timestamp(self) -> datetime:
+        return self._timestamp
+
+
+def _call_id() -> str:
+    # Unique across sessions: the core keys pending requests by it.
+    return f"demo_{uuid.uuid4().hex}"
+
+
+def _plan(messages: Sequence[ModelMessage]) -> _Reply:
+    """What to answer, from the history alone."""
+    reply = _Reply(input_tokens=sum(_words(m) for m in messages))
+    found = _turn_prompt(messages)
+    if found is None:
+        reply.blocks.append("Hello from the demo model. Nothing to do.")
+        return reply
+    index, prompt = found
+    directives = parse(prompt)
+    steps = [d for d in directives if isinstance(d, ToolStep)]
+    returns = [
+        part
+        for message in messages[index + 1 :]
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    ]
+    done = len(returns)
+
+    steer = _steer(messages, index)
+    segment = 0
+    for directive in directives:
+        if isinstance(directive, ToolStep):
+            segment += 1
+        elif isinstance(directive, Think) and segment == min(done, len(steps)):
+            reply.thoughts.append(directive.text)
+    reply.blocks.extend(f"Noted: {text}" for text in steer)
+
+    if done < len(steps):
+        reply.call = steps[done]
+        return reply
+
+    for directive in directives:
+        if isinstance(directive, Say):
+            # Consecutive plain lines read as one message.
+            if reply.blocks and isinstance(reply.blocks[-1], str) and _is_echo(reply.blocks[-1]):
+                reply.blocks[-1] += " " + directive.text
+            else:
+                reply.blocks.append("You said: " + directive.text)
+        elif isinstance(directive, Stream):
+            reply.blocks.append(directive)
+    reply.blocks.extend(_summary(part) for part in returns)
+    if not reply.blocks:
+        reply.blocks.append("Done.")
+    return reply
+
+
+def _is_echo(block: str) -> bool:
+    return block.startswith("You said: ")
+
+
+def _turn_prompt(messages: Sequence[ModelMessage]) -> tuple[int, str] | None:
+    """The latest request that opened a turn (user text, no tool results), and its prompt."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if not isinstance(message, ModelRequest):
+            continue
+        if any(isinstance(p, ToolReturnPart) for p in message.parts):
+            continue
+        for part in message.parts:
+            if isinstance(part, UserPromptPart):
+                return index, _prompt_text(part)
+    return None
+
+
+def _steer(messages: Sequence[ModelMessage], prompt_index: int) -> list[str]:
+    """User text added to the request being answered, other than the turn's prompt."""
+    last = messages[-1]
+    if not isinstance(last, ModelRequest):
+        return []
+    texts = [_prompt_text(p) for p in last.parts if isinstance(p, UserPromptPart)]
+    if prompt_index == len(messages) - 1:
+        texts = texts[1:]
+    return texts
+
+
+def _prompt_text(part: UserPromptPart) -> str:
+    if isinstance(part.content, str):
+        return part.content
+    return " ".join(c for c in part.content if isinstance(c, str))
+
+
+def _summary(part: ToolReturnPart) -> str:
+    """One line (or a few) on how a tool call ended, for the final answer."""
+    tool, content = part.tool_name, part.content
+    if part.outcome == "denied":
+        return f"{tool}: denied: {content}"
+    if not isinstance(content, dict):
+        return f"{tool}: {part.model_response_str()}"
+    if "error" in content:
+        return f"{tool}: error: {content['error']}"
+    if tool == "run_command":
+        status = "timed out" if content.get("timed_out") else f"exit {content.get('exit_code')}"
+        output = str(content.get("output", ""))[:_QUOTE].rstrip("\n")
+        more = " (output truncated)" if content.get("truncated") else ""
+        return f"$ {content.get('command')} -> {status}{more}" + (f"\n{output}" if output else "")
+    if tool == "write_file":
+        return f"wrote {content.get('path')} ({content.get('bytes')} bytes)"
+    if tool == "delete_file":
+        return f"deleted {content.get('path')}"
+    if tool == "read_file":
+        return f"read {content.get('path')}:\n{str(content.get('content', ''))[:_QUOTE]}"
+    if tool == "list_files":
+        return f"{content.get('path')}: {' '.join(content.get('entries', []))}"
+    if tool == "ask_user":
+        answers = content.get("answers") or []
+        return f"answer: {', '.join(answers)}" if answers else "answer: (none came)"
+    if tool == "todo":
+        return f"task list set ({content.get('tasks')} items)"
+    return f"{tool}: {json.dumps(content, default=str)}"
+
+
+def _words(message: ModelMessage) -> int:
+    """A deterministic stand-in for tokens: whitespace-separated words."""
+    count = 0
+    for part in message.parts:
+        if isinstance(part, UserPromptPart):
+            count += len(_prompt_text(part).split())
+        elif isinstance(part, ToolReturnPart):
+            count += len(part.model_response_str().split())
+        elif isinstance(part, TextPart | ThinkingPart):
+            count += len(part.content.split())
+        elif isinstance(part, ToolCallPart):
+            count += 1 + len(part.args_as_json_str().split())
+    return count

@@ -1,0 +1,128 @@
+"""The demo model's prompt language: plain directives, one per line.
+
+`parse` turns a prompt into an ordered list of directives; the demo model plays them back.
+Syntax (a PATH is one word, no spaces; anything that does not match is plain text):
+
+    $ CMD                     run_command(CMD)
+    write PATH                write_file(PATH, content of the fenced block on the next lines)
+    ```
+    content
+    ```
+    delete PATH               delete_file(PATH)
+    read PATH                 read_file(PATH)
+    ls [PATH]                 list_files(PATH, default ".")
+    ask: QUESTION [a|b|c]     ask_user, choose one of a, b, c (no brackets: free text)
+    ask+: QUESTION [a|b|c]    ask_user, choose any of a, b, c
+    todo: a; b; c             todo with those items, each pending
+    think: TEXT               stream TEXT as thinking
+    stream: N                 stream N small text chunks ("chunk 0 ", "chunk 1 ", ...)
+
+Parsing never fails: a malformed directive is plain text. Nothing here runs anything.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Directive", "Say", "Stream", "Think", "ToolStep", "parse"]
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    """Call `tool` with `args`: one model response of its own."""
+
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Think:
+    text: str
+
+
+@dataclass(frozen=True)
+class Say:
+    """A line of plain text, echoed back in the final answer."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Stream:
+    count: int
+
+
+Directive = ToolStep | Think | Say | Stream
+
+_PATH_VERB = re.compile(r"^(write|delete|read)\s+(\S+)$")
+_LS = re.compile(r"^ls(?:\s+(\S+))?$")
+_ASK = re.compile(r"^ask(\+)?:\s*(.*)$", re.DOTALL)
+_OPTIONS = re.compile(r"^(.*?)\s*\[([^\[\]]*)\]$", re.DOTALL)
+_TODO = re.compile(r"^todo:\s*(.*)$")
+_THINK = re.compile(r"^think:\s*(.*)$")
+_STREAM = re.compile(r"^stream:\s*(\d+)$")
+_FENCE = "```"
+
+
+def parse(prompt: str) -> list[Directive]:
+    """The prompt's directives, in order."""
+    lines = prompt.splitlines()
+    out: list[Directive] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        i += 1
+        if not line:
+            continue
+        if line.startswith("$ ") and line[2:].strip():
+            out.append(ToolStep("run_command", {"command": line[2:].strip()}))
+        elif m := _PATH_VERB.match(line):
+            verb, path = m.groups()
+            if verb == "write":
+                # `write PATH` is a directive only with its fenced block; else it is prose
+                # ("write tests").
+                if i < len(lines) and lines[i].strip().startswith(_FENCE):
+                    body, i = _fenced(lines, i + 1)
+                    out.append(ToolStep("write_file", {"path": path, "content": body}))
+                else:
+                    out.append(Say(line))
+            else:
+                out.append(ToolStep(f"{verb}_file", {"path": path}))
+        elif m := _LS.match(line):
+            out.append(ToolStep("list_files", {"path": m.group(1) or "."}))
+        elif m := _ASK.match(line):
+            out.append(_ask(m.group(2), multi_select=bool(m.group(1))))
+        elif m := _TODO.match(line):
+            items = [s.strip() for s in m.group(1).split(";") if s.strip()]
+            args = {"items": [{"content": s, "status": "pending"} for s in items]}
+            out.append(ToolStep("todo", args))
+        elif m := _THINK.match(line):
+            out.append(Think(m.group(1)))
+        elif m := _STREAM.match(line):
+            out.append(Stream(int(m.group(1))))
+        else:
+            out.append(Say(line))
+    return out
+
+
+def _fenced(lines: list[str], start: int) -> tuple[str, int]:
+    """The block from `start` to the closing fence (or the end), and the line after it."""
+    body: list[str] = []
+    i = start
+    while i < len(lines) and lines[i].strip() != _FENCE:
+        body.append(lines[i])
+        i += 1
+    text = "\n".join(body) + "\n" if body else ""
+    return text, i + 1
+
+
+def _ask(rest: str, *, multi_select: bool) -> ToolStep:
+    question, options = rest.strip(), []
+    if m := _OPTIONS.match(question):
+        question = m.group(1).strip()
+        options = [o.strip() for o in m.group(2).split("|") if o.strip()]
+    return ToolStep(
+        "ask_user", {"question": question, "options": options, "multi_select": multi_select}
+    )

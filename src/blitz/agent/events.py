@@ -1,0 +1,173 @@
+"""pydantic-ai stream events to Blitz `TurnEvent`s, emitted through `TurnIO.emit`.
+
+Text and thinking stream as partial chunks, then one final event with the whole part and
+`repeat` set. Tool calls stream as partial events with whatever arguments parse so far; the
+final `tool_call` comes right before the tool runs, and `tool_result` after. This is the
+per-delta hot path of every turn (benchmarked at 20,000 chunks a turn): the text-delta
+branch comes first and does nothing but build and emit one small message. Nothing here may
+block or await.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pydantic_core
+from google.protobuf import struct_pb2
+from pydantic_ai.messages import (
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    PartDeltaEvent,
+    PartEndEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ThinkingPart,
+    ThinkingPartDelta,
+    ToolCallPart,
+    ToolCallPartDelta,
+    ToolReturnPart,
+)
+
+from blitz.agent.contract import TurnIO
+from blitz.v1 import turn_pb2
+
+__all__ = ["EventMapper", "result_struct", "to_struct"]
+
+_TurnEvent = turn_pb2.TurnEvent
+_Text = turn_pb2.Text
+
+
+def to_struct(value: Mapping[str, Any]) -> struct_pb2.Struct:
+    """A JSON-able copy of `value` as a protobuf Struct (non-JSON values become strings)."""
+    struct = struct_pb2.Struct()
+    struct.update(pydantic_core.to_jsonable_python(value, fallback=str))
+    return struct
+
+
+class EventMapper:
+    """Maps one agent run's events; holds the little state partial tool calls need.
+
+    `overrides` are the arguments an approval replaced (an edited command): the tool call is
+    shown with them, since they are what runs. `resumed` are the call ids a resume answers:
+    their call was already shown before the turn parked, so it is shown again only when its
+    arguments changed.
+    """
+
+    def __init__(
+        self,
+        io: TurnIO,
+        *,
+        overrides: Mapping[str, dict[str, Any]] | None = None,
+        resumed: frozenset[str] = frozenset(),
+    ) -> None:
+        self._emit = io.emit
+        self._overrides = dict(overrides or {})
+        self._resumed = resumed
+        # Streaming tool calls by part index: [id, name, arguments so far].
+        self._calls: dict[int, list[str]] = {}
+
+    def model_event(self, event: object) -> None:
+        """One event of a model response stream."""
+        # Hot path first: a text delta.
+        if type(event) is PartDeltaEvent:
+            delta = event.delta
+            if type(delta) is TextPartDelta:
+                if delta.content_delta:
+                    self._emit(_TurnEvent(text=_Text(text=delta.content_delta, partial=True)))
+            elif type(delta) is ThinkingPartDelta:
+                if delta.content_delta:
+                    self._emit(
+                        _TurnEvent(text=_Text(text=delta.content_delta, partial=True, thought=True))
+                    )
+            elif isinstance(delta, ToolCallPartDelta):
+                self._tool_call_delta(event.index, delta)
+        elif isinstance(event, PartStartEvent):
+            part = event.part
+            if isinstance(part, TextPart):
+                if part.content:
+                    self._emit(_TurnEvent(text=_Text(text=part.content, partial=True)))
+            elif isinstance(part, ThinkingPart):
+                if part.content:
+                    self._emit(
+                        _TurnEvent(text=_Text(text=part.content, partial=True, thought=True))
+                    )
+            elif isinstance(part, ToolCallPart):
+                args = part.args if isinstance(part.args, str) else part.args_as_json_str()
+                self._calls[event.index] = [part.tool_call_id, part.tool_name, args or ""]
+                self._partial_call(event.index)
+        elif isinstance(event, PartEndEvent):
+            part = event.part
+            if isinstance(part, TextPart):
+                self._emit(_TurnEvent(text=_Text(text=part.content, repeat=True)))
+            elif isinstance(part, ThinkingPart):
+                self._emit(_TurnEvent(text=_Text(text=part.content, repeat=True, thought=True)))
+            elif isinstance(part, ToolCallPart):
+                self._calls.pop(event.index, None)
+
+    def tool_event(self, event: object) -> None:
+        """One event of the tool-calling step."""
+        if isinstance(event, FunctionToolCallEvent):
+            call = event.part
+            call_id = call.tool_call_id
+            args = self._overrides.get(call_id)
+            if call_id in self._resumed and args is None:
+                return
+            if args is None:
+                args = call.args_as_dict()
+            self._emit(
+                _TurnEvent(
+                    tool_call=turn_pb2.ToolCall(
+                        id=call_id, name=call.tool_name, args=to_struct(args)
+                    )
+                )
+            )
+        elif isinstance(event, FunctionToolResultEvent):
+            part = event.part
+            self._emit(
+                _TurnEvent(
+                    tool_result=turn_pb2.ToolResult(
+                        id=part.tool_call_id, name=part.tool_name, result=result_struct(part)
+                    )
+                )
+            )
+
+    def _tool_call_delta(self, index: int, delta: ToolCallPartDelta) -> None:
+        call = self._calls.get(index)
+        if call is None:
+            call = self._calls[index] = [delta.tool_call_id or "", "", ""]
+        if delta.tool_call_id:
+            call[0] = delta.tool_call_id
+        if delta.tool_name_delta:
+            call[1] += delta.tool_name_delta
+        if isinstance(delta.args_delta, str):
+            call[2] += delta.args_delta
+        elif isinstance(delta.args_delta, dict):
+            call[2] = pydantic_core.to_json(delta.args_delta).decode()
+        self._partial_call(index)
+
+    def _partial_call(self, index: int) -> None:
+        call_id, name, args = self._calls[index]
+        tool_call = turn_pb2.ToolCall(id=call_id, name=name, partial=True)
+        if args:
+            try:
+                parsed = pydantic_core.from_json(args, allow_partial=True)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                tool_call.args.CopyFrom(to_struct(parsed))
+        self._emit(_TurnEvent(tool_call=tool_call))
+
+
+def result_struct(part: ToolReturnPart) -> struct_pb2.Struct:
+    """What a client sees of a tool's return: the tool's dict, or its outcome and message."""
+    content = part.content
+    if part.outcome == "denied":
+        return to_struct({"denied": True, "reason": part.model_response_str()})
+    if isinstance(content, dict):
+        return to_struct(content)
+    value: dict[str, Any] = {"value": part.model_response_str()}
+    if part.outcome != "success":
+        value["outcome"] = part.outcome
+    return to_struct(value)

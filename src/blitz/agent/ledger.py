@@ -1,0 +1,34 @@
+"""One model response to one usage-ledger entry: tokens, and cost from genai-prices.
+
+Unknown is not zero: a model with no known price is recorded with `priced=False`, and one
+known to be free (`demo`) with `priced=True` and cost 0. Never raises for a missing price.
+"""
+
+from __future__ import annotations
+
+from pydantic_ai.messages import ModelResponse
+
+from blitz.agent.contract import ModelCallUsage
+
+__all__ = ["usage_entry"]
+
+
+def usage_entry(model: str, response: ModelResponse, *, free: bool) -> ModelCallUsage:
+    """The ledger entry for `response`, made by the session's model `model`."""
+    usage = response.usage
+    cost, priced = 0.0, True
+    if not free:
+        try:
+            cost = float(response.cost().total_price)
+        except (LookupError, ValueError, AssertionError):
+            # No price for this model or provider, or the provider omitted its usage.
+            priced = False
+    return ModelCallUsage(
+        model=model,
+        input=usage.input_tokens,
+        cached=usage.cache_read_tokens,
+        cache_write=usage.cache_write_tokens,
+        output=usage.output_tokens,
+        cost_usd=cost,
+        priced=priced,
+    )

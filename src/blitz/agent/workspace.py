@@ -1,0 +1,50 @@
+"""The session's workspace folder, and the one gate every tool path goes through.
+
+`Workspace.resolve` turns a path the model wrote into a real path inside the workspace, or
+refuses it: `..` components, absolute paths outside the root and symlinks that lead out are
+all refused with `PathRefused`, which tools report back to the model as an error result.
+Nothing here may touch a file; it only decides where a tool may touch one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+__all__ = ["PathRefused", "Workspace"]
+
+
+class PathRefused(Exception):
+    """A tool path that would leave the workspace, or that names nothing usable."""
+
+
+class Workspace:
+    """A workspace root, resolved once so later checks compare real paths."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve(strict=True)
+        if not self.root.is_dir():
+            raise NotADirectoryError(str(root))
+
+    def resolve(self, path: str) -> Path:
+        """The real path `path` names inside the workspace; `PathRefused` otherwise.
+
+        `..` is refused outright, even where it would stay inside, so that what the user
+        approves reads the way it acts. Symlinks are followed before the containment check, so
+        a link that points outside is refused wherever it sits in the path.
+        """
+        if not path or "\x00" in path:
+            raise PathRefused(f"invalid path {path!r}")
+        if ".." in PurePosixPath(path).parts or ".." in Path(path).parts:
+            raise PathRefused(f"path {path!r} contains '..'")
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        real = candidate.resolve(strict=False)
+        if not real.is_relative_to(self.root):
+            raise PathRefused(f"path {path!r} is outside the workspace")
+        return real
+
+    def relative(self, real: Path) -> str:
+        """How a resolved path is shown to the model and the user: relative to the root."""
+        rel = real.relative_to(self.root).as_posix()
+        return rel if rel else "."

@@ -1,0 +1,118 @@
+"""Commands run bounded: a timeout, an output cap, a scrubbed environment, no leftovers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from blitz.agent.commands import run_shell
+
+ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+async def test_output_and_exit_code_come_back(workspace: Path) -> None:
+    outcome = await run_shell(
+        "echo out; echo err >&2; exit 3", cwd=workspace, env=ENV, time_limit=5, output_cap=1000
+    )
+    assert (outcome.exit_code, outcome.output, outcome.truncated, outcome.timed_out) == (
+        3,
+        "out\nerr\n",
+        False,
+        False,
+    )
+
+
+async def test_command_runs_in_the_workspace_with_only_the_given_environment(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BLITZ_TEST_SECRET", "hunter2")
+    outcome = await run_shell("pwd; env", cwd=workspace, env=ENV, time_limit=5, output_cap=10000)
+    lines = outcome.output.splitlines()
+    assert lines[0] == str(workspace)
+    assert "hunter2" not in outcome.output
+    assert "PATH=/usr/bin:/bin" in lines
+
+
+async def test_output_beyond_the_cap_is_cut_and_flagged(workspace: Path) -> None:
+    outcome = await run_shell(
+        "head -c 100000 /dev/zero | tr '\\0' x",
+        cwd=workspace,
+        env=ENV,
+        time_limit=5,
+        output_cap=100,
+    )
+    assert outcome.output == "x" * 100
+    assert outcome.truncated
+    assert outcome.exit_code == 0
+
+
+async def test_timeout_kills_the_command(workspace: Path) -> None:
+    started = time.monotonic()
+    outcome = await run_shell("sleep 30", cwd=workspace, env=ENV, time_limit=0.3, output_cap=100)
+    assert outcome.timed_out
+    assert outcome.exit_code is None
+    assert time.monotonic() - started < 5
+
+
+async def test_timeout_kills_the_whole_process_group(workspace: Path) -> None:
+    """A background child holding the output pipe is killed too, not left running."""
+    outcome = await run_shell(
+        "sleep 30 & echo $! > child.pid; wait",
+        cwd=workspace,
+        env=ENV,
+        time_limit=0.5,
+        output_cap=100,
+    )
+    assert outcome.timed_out
+    child = int((workspace / "child.pid").read_text())
+    assert_gone(child)
+
+
+async def test_cancellation_kills_the_command_and_propagates(workspace: Path) -> None:
+    task = asyncio.create_task(
+        run_shell(
+            "echo $$ > pid.txt; exec sleep 30",
+            cwd=workspace,
+            env=ENV,
+            time_limit=60,
+            output_cap=100,
+        )
+    )
+    try:
+        await wait_for_file(workspace / "pid.txt")
+        pid = int((workspace / "pid.txt").read_text())
+    finally:
+        task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert_gone(pid)
+
+
+async def wait_for_file(path: Path) -> None:
+    deadline = time.monotonic() + 5
+    while not has_text(path):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        await asyncio.sleep(0.02)
+
+
+def has_text(path: Path) -> bool:
+    return path.exists() and bool(path.read_text().strip())
+
+
+def assert_gone(pid: int) -> None:
+    """The process is dead: gone, or a zombie awaiting a reaper outside our control."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        status = Path(f"/proc/{pid}/status")
+        if status.exists() and "State:\tZ" in status.read_text():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} is still running")

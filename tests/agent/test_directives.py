@@ -1,0 +1,89 @@
+"""The demo model's directive syntax, parsed without running anything."""
+
+from __future__ import annotations
+
+from blitz.agent.directives import Say, Stream, Think, ToolStep, parse
+
+
+def test_each_directive_parses_to_its_tool_call() -> None:
+    prompt = "\n".join(
+        [
+            "$ ls -la",
+            "write notes/a.txt",
+            "```",
+            "line one",
+            "  indented",
+            "```",
+            "delete old.txt",
+            "read README.md",
+            "ls",
+            "ls src",
+            "ask: Which colour? [red | green|blue]",
+            "ask+: Which toppings? [cheese|ham]",
+            "ask: What is your name?",
+            "todo: plan; build ; test",
+            "think: weighing options",
+            "stream: 5",
+            "just chatting",
+        ]
+    )
+    assert parse(prompt) == [
+        ToolStep("run_command", {"command": "ls -la"}),
+        ToolStep("write_file", {"path": "notes/a.txt", "content": "line one\n  indented\n"}),
+        ToolStep("delete_file", {"path": "old.txt"}),
+        ToolStep("read_file", {"path": "README.md"}),
+        ToolStep("list_files", {"path": "."}),
+        ToolStep("list_files", {"path": "src"}),
+        ToolStep(
+            "ask_user",
+            {
+                "question": "Which colour?",
+                "options": ["red", "green", "blue"],
+                "multi_select": False,
+            },
+        ),
+        ToolStep(
+            "ask_user",
+            {"question": "Which toppings?", "options": ["cheese", "ham"], "multi_select": True},
+        ),
+        ToolStep(
+            "ask_user", {"question": "What is your name?", "options": [], "multi_select": False}
+        ),
+        ToolStep(
+            "todo",
+            {
+                "items": [
+                    {"content": "plan", "status": "pending"},
+                    {"content": "build", "status": "pending"},
+                    {"content": "test", "status": "pending"},
+                ]
+            },
+        ),
+        Think("weighing options"),
+        Stream(5),
+        Say("just chatting"),
+    ]
+
+
+def test_prose_that_looks_like_a_verb_stays_text() -> None:
+    """A PATH is one word, and `write` needs its fenced block; otherwise it is just text."""
+    assert parse("read the docs please\nwrite tests\ndelete\nstream: lots\n$") == [
+        Say("read the docs please"),
+        Say("write tests"),
+        Say("delete"),
+        Say("stream: lots"),
+        Say("$"),
+    ]
+
+
+def test_unclosed_fence_takes_the_rest_of_the_prompt() -> None:
+    assert parse("write a.txt\n```\nx\ny") == [
+        ToolStep("write_file", {"path": "a.txt", "content": "x\ny\n"})
+    ]
+
+
+def test_empty_fence_writes_an_empty_file() -> None:
+    assert parse("write a.txt\n```\n```\nbye") == [
+        ToolStep("write_file", {"path": "a.txt", "content": ""}),
+        Say("bye"),
+    ]

@@ -1,0 +1,88 @@
+"""ask_user parks with a Question; the answer resumes the turn from the history bytes alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from google.protobuf import json_format
+
+from blitz.agent import Agent, AnswerResult, Completed, Parked
+
+if TYPE_CHECKING:
+    from conftest import RecordingIO
+
+
+async def ask(workspace: Path, io: RecordingIO, prompt: str) -> Parked:
+    parked = await Agent().start(
+        io=io, model="demo", workspace=workspace, history=None, prompt=prompt
+    )
+    assert isinstance(parked, Parked)
+    return parked
+
+
+async def answer(workspace: Path, io: RecordingIO, parked: Parked, *answers: str) -> Completed:
+    # A fresh Agent, given nothing but bytes: as after a restart or on another replica.
+    history = bytes(parked.history)
+    request_id = parked.requests[0].question.request_id
+    del parked
+    done = await Agent().resume(
+        io=io,
+        model="demo",
+        workspace=workspace,
+        history=history,
+        results={request_id: AnswerResult(answers=answers)},
+    )
+    assert isinstance(done, Completed)
+    return done
+
+
+async def test_single_choice_question(workspace: Path, io: RecordingIO) -> None:
+    parked = await ask(workspace, io, "ask: Which colour? [red|green|blue]")
+    [event] = parked.requests
+    question = event.question
+    assert (question.question, list(question.options), question.multi_select) == (
+        "Which colour?",
+        ["red", "green", "blue"],
+        False,
+    )
+    done = await answer(workspace, io, parked, "green")
+    assert done.output == "answer: green"
+    [result] = io.of_kind("tool_result")
+    assert result.tool_result.id == question.request_id
+    assert json_format.MessageToDict(result.tool_result.result) == {"answers": ["green"]}
+
+
+async def test_multi_select_question(workspace: Path, io: RecordingIO) -> None:
+    parked = await ask(workspace, io, "ask+: Toppings? [cheese|ham|olives]")
+    assert parked.requests[0].question.multi_select
+    done = await answer(workspace, io, parked, "cheese", "olives")
+    assert done.output == "answer: cheese, olives"
+
+
+async def test_free_text_question(workspace: Path, io: RecordingIO) -> None:
+    parked = await ask(workspace, io, "ask: What should the file be called?")
+    question = parked.requests[0].question
+    assert list(question.options) == []
+    done = await answer(workspace, io, parked, "notes.md")
+    assert done.output == "answer: notes.md"
+
+
+async def test_no_answer_is_reported_to_the_model(workspace: Path, io: RecordingIO) -> None:
+    parked = await ask(workspace, io, "ask: Still there?")
+    done = await answer(workspace, io, parked)
+    assert done.output == "answer: (none came)"
+
+
+async def test_question_then_command_parks_twice(workspace: Path, io: RecordingIO) -> None:
+    parked = await ask(workspace, io, "ask: Go? [yes|no]\n$ echo went")
+    history = bytes(parked.history)
+    second = await Agent().resume(
+        io=io,
+        model="demo",
+        workspace=workspace,
+        history=history,
+        results={parked.requests[0].question.request_id: AnswerResult(answers=("yes",))},
+    )
+    assert isinstance(second, Parked)
+    assert second.requests[0].approval_request.detail == "echo went"

@@ -71,6 +71,7 @@ def test_turn_proto_numbers_the_seed_fields_in_order() -> None:
         "session_id": 17,
         "turn_id": 18,
         "time": 19,
+        "resolution": 20,
     }
     assert [v.name for v in t.Decision.DESCRIPTOR.values] == [
         "DECISION_UNSPECIFIED",

@@ -18,10 +18,12 @@ __all__ = [
     "AnswerResult",
     "ApprovalResult",
     "Completed",
+    "ImageInput",
     "ModelCallUsage",
     "Parked",
     "Resolution",
     "TurnIO",
+    "TurnPolicy",
 ]
 
 
@@ -67,6 +69,42 @@ class TurnIO(Protocol):
     async def record_model_call(self, usage: ModelCallUsage) -> None:
         """Record one finished model call in the usage ledger (durable on return)."""
         ...
+
+    async def rule_approves(self, approval: turn_pb2.ApprovalRequest) -> bool:
+        """Whether a stored approval rule covers this action (by kind and scope_label).
+
+        Call before parking on an approval. True means go ahead without asking; the core
+        has then announced it with a `notice` and a `resolution` event (via "rule").
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class ImageInput:
+    """An uploaded image attached to the turn's prompt."""
+
+    data: bytes
+    media_type: str
+
+
+@dataclass(frozen=True)
+class TurnPolicy:
+    """What the turn allows, from the Turn's fields; the agent enforces it in its tools.
+
+    - `read_only` non-empty: WRITE, DELETE and COMMAND actions are refused without asking,
+      and this string is the reason the model receives.
+    - `plan`: only read-only tools; the agent ends by proposing a plan (its task list and
+      output text) instead of acting.
+    - `aside`: a side question; any action that would need approval is refused.
+    - `fetch_grants`: hosts fetch_url may reach without a NETWORK approval.
+    - `images`: attached to the prompt (vision-capable models only).
+    """
+
+    read_only: str = ""
+    plan: bool = False
+    aside: bool = False
+    fetch_grants: tuple[str, ...] = ()
+    images: tuple[ImageInput, ...] = ()
 
 
 @dataclass(frozen=True)

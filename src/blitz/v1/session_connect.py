@@ -22,7 +22,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .session_pb2 import AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, GetSessionRequest, GetUsageRequest, ListSessionsRequest, ListSessionsResponse, RunTurnRequest, Session, SteerRequest, SteerResponse, UsageReport, WatchRequest
+from .session_pb2 import AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, GetSessionRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, Session, SteerRequest, SteerResponse, UsageReport, WatchRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -103,6 +103,19 @@ class SessionService(Protocol):
     async def get_usage(self, request: GetUsageRequest, ctx: RequestContext[GetUsageRequest, UsageReport], /) -> UsageReport:
         """
         The session's usage ledger: totals and one entry per model call.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_rules(self, request: ListRulesRequest, ctx: RequestContext[ListRulesRequest, ListRulesResponse], /) -> ListRulesResponse:
+        """
+        The approval rules that apply in a session: its SESSION rules and the caller's
+        ALWAYS rules for its workspace.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def revoke_rule(self, request: RevokeRuleRequest, ctx: RequestContext[RevokeRuleRequest, RevokeRuleResponse], /) -> RevokeRuleResponse:
+        """
+        Removes a rule; later actions it covered park for approval again.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -240,6 +253,28 @@ class SessionServiceASGIApplication(ConnectASGIApplication[SessionService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_usage,
+                ),
+                "/blitz.v1.SessionService/ListRules": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListRules",
+                        service_name="blitz.v1.SessionService",
+                        input=ListRulesRequest,
+                        output=ListRulesResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_rules,
+                ),
+                "/blitz.v1.SessionService/RevokeRule": Endpoint.unary(
+                    method=MethodInfo(
+                        name="RevokeRule",
+                        service_name="blitz.v1.SessionService",
+                        input=RevokeRuleRequest,
+                        output=RevokeRuleResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.revoke_rule,
                 ),
             },
             interceptors=interceptors,
@@ -533,6 +568,53 @@ class SessionServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def list_rules(
+        self,
+        request: ListRulesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListRulesResponse:
+        """
+        The approval rules that apply in a session: its SESSION rules and the caller's
+        ALWAYS rules for its workspace.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListRules",
+                service_name="blitz.v1.SessionService",
+                input=ListRulesRequest,
+                output=ListRulesResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def revoke_rule(
+        self,
+        request: RevokeRuleRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RevokeRuleResponse:
+        """
+        Removes a rule; later actions it covered park for approval again.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RevokeRule",
+                service_name="blitz.v1.SessionService",
+                input=RevokeRuleRequest,
+                output=RevokeRuleResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class SessionServiceSync(Protocol):
     def create_session(self, request: CreateSessionRequest, ctx: RequestContext[CreateSessionRequest, Session], /) -> Session:
@@ -599,6 +681,19 @@ class SessionServiceSync(Protocol):
     def get_usage(self, request: GetUsageRequest, ctx: RequestContext[GetUsageRequest, UsageReport], /) -> UsageReport:
         """
         The session's usage ledger: totals and one entry per model call.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_rules(self, request: ListRulesRequest, ctx: RequestContext[ListRulesRequest, ListRulesResponse], /) -> ListRulesResponse:
+        """
+        The approval rules that apply in a session: its SESSION rules and the caller's
+        ALWAYS rules for its workspace.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def revoke_rule(self, request: RevokeRuleRequest, ctx: RequestContext[RevokeRuleRequest, RevokeRuleResponse], /) -> RevokeRuleResponse:
+        """
+        Removes a rule; later actions it covered park for approval again.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -734,6 +829,28 @@ class SessionServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_usage,
+                ),
+                "/blitz.v1.SessionService/ListRules": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListRules",
+                        service_name="blitz.v1.SessionService",
+                        input=ListRulesRequest,
+                        output=ListRulesResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_rules,
+                ),
+                "/blitz.v1.SessionService/RevokeRule": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="RevokeRule",
+                        service_name="blitz.v1.SessionService",
+                        input=RevokeRuleRequest,
+                        output=RevokeRuleResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.revoke_rule,
                 ),
             },
             interceptors=interceptors,
@@ -1021,6 +1138,53 @@ class SessionServiceClientSync(ConnectClientSync):
                 service_name="blitz.v1.SessionService",
                 input=GetUsageRequest,
                 output=UsageReport,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_rules(
+        self,
+        request: ListRulesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListRulesResponse:
+        """
+        The approval rules that apply in a session: its SESSION rules and the caller's
+        ALWAYS rules for its workspace.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListRules",
+                service_name="blitz.v1.SessionService",
+                input=ListRulesRequest,
+                output=ListRulesResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def revoke_rule(
+        self,
+        request: RevokeRuleRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RevokeRuleResponse:
+        """
+        Removes a rule; later actions it covered park for approval again.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RevokeRule",
+                service_name="blitz.v1.SessionService",
+                input=RevokeRuleRequest,
+                output=RevokeRuleResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -1,6 +1,7 @@
 import datetime
 
 from blitz.v1 import turn_pb2 as _turn_pb2
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -18,14 +19,23 @@ class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SESSION_STATE_RUNNING: _ClassVar[SessionState]
     SESSION_STATE_PARKED: _ClassVar[SessionState]
     SESSION_STATE_CLOSED: _ClassVar[SessionState]
+
+class RuleScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RULE_SCOPE_UNSPECIFIED: _ClassVar[RuleScope]
+    RULE_SCOPE_SESSION: _ClassVar[RuleScope]
+    RULE_SCOPE_ALWAYS: _ClassVar[RuleScope]
 SESSION_STATE_UNSPECIFIED: SessionState
 SESSION_STATE_IDLE: SessionState
 SESSION_STATE_RUNNING: SessionState
 SESSION_STATE_PARKED: SessionState
 SESSION_STATE_CLOSED: SessionState
+RULE_SCOPE_UNSPECIFIED: RuleScope
+RULE_SCOPE_SESSION: RuleScope
+RULE_SCOPE_ALWAYS: RuleScope
 
 class Session(_message.Message):
-    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending")
+    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +55,7 @@ class Session(_message.Message):
     LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     PENDING_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     id: str
     title: str
     workspace: str
@@ -57,10 +68,11 @@ class Session(_message.Message):
     last_seq: int
     usage: _turn_pb2.Usage
     pending: _containers.RepeatedCompositeFieldContainer[_turn_pb2.TurnEvent]
-    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ...) -> None: ...
+    approval_timeout: _duration_pb2.Duration
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("title", "workspace", "model", "labels")
+    __slots__ = ("title", "workspace", "model", "labels", "approval_timeout")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -72,11 +84,13 @@ class CreateSessionRequest(_message.Message):
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     title: str
     workspace: str
     model: str
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    approval_timeout: _duration_pb2.Duration
+    def __init__(self, title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ("session_id",)
@@ -236,3 +250,49 @@ class UsageReport(_message.Message):
     total: _turn_pb2.Usage
     entries: _containers.RepeatedCompositeFieldContainer[LedgerEntry]
     def __init__(self, total: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...
+
+class Rule(_message.Message):
+    __slots__ = ("id", "scope", "kind", "scope_label", "session_id", "workspace", "caller", "create_time", "request_id")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_LABEL_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    scope: RuleScope
+    kind: _turn_pb2.ActionKind
+    scope_label: str
+    session_id: str
+    workspace: str
+    caller: str
+    create_time: _timestamp_pb2.Timestamp
+    request_id: str
+    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[RuleScope, str]] = ..., kind: _Optional[_Union[_turn_pb2.ActionKind, str]] = ..., scope_label: _Optional[str] = ..., session_id: _Optional[str] = ..., workspace: _Optional[str] = ..., caller: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class ListRulesRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class ListRulesResponse(_message.Message):
+    __slots__ = ("rules",)
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    rules: _containers.RepeatedCompositeFieldContainer[Rule]
+    def __init__(self, rules: _Optional[_Iterable[_Union[Rule, _Mapping]]] = ...) -> None: ...
+
+class RevokeRuleRequest(_message.Message):
+    __slots__ = ("session_id", "rule_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    RULE_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    rule_id: str
+    def __init__(self, session_id: _Optional[str] = ..., rule_id: _Optional[str] = ...) -> None: ...
+
+class RevokeRuleResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -90,6 +90,16 @@ class SessionServiceStub:
                 request_serializer=blitz_dot_v1_dot_session__pb2.GetUsageRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_session__pb2.UsageReport.FromString,
                 _registered_method=True)
+        self.ListRules = channel.unary_unary(
+                '/blitz.v1.SessionService/ListRules',
+                request_serializer=blitz_dot_v1_dot_session__pb2.ListRulesRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.ListRulesResponse.FromString,
+                _registered_method=True)
+        self.RevokeRule = channel.unary_unary(
+                '/blitz.v1.SessionService/RevokeRule',
+                request_serializer=blitz_dot_v1_dot_session__pb2.RevokeRuleRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.RevokeRuleResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -173,6 +183,21 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListRules(self, request, context):
+        """The approval rules that apply in a session: its SESSION rules and the caller's
+        ALWAYS rules for its workspace.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeRule(self, request, context):
+        """Removes a rule; later actions it covered park for approval again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -230,6 +255,16 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.GetUsage,
                     request_deserializer=blitz_dot_v1_dot_session__pb2.GetUsageRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_session__pb2.UsageReport.SerializeToString,
+            ),
+            'ListRules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRules,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.ListRulesRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.ListRulesResponse.SerializeToString,
+            ),
+            'RevokeRule': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeRule,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.RevokeRuleRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.RevokeRuleResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -529,6 +564,60 @@ class SessionService:
             '/blitz.v1.SessionService/GetUsage',
             blitz_dot_v1_dot_session__pb2.GetUsageRequest.SerializeToString,
             blitz_dot_v1_dot_session__pb2.UsageReport.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/ListRules',
+            blitz_dot_v1_dot_session__pb2.ListRulesRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.ListRulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeRule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/RevokeRule',
+            blitz_dot_v1_dot_session__pb2.RevokeRuleRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.RevokeRuleResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -85,7 +85,7 @@ class ContextBlock(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., html: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class TurnEvent(_message.Message):
-    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "seq", "session_id", "turn_id", "time")
+    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "seq", "session_id", "turn_id", "time")
     AUTHOR_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -97,6 +97,7 @@ class TurnEvent(_message.Message):
     TASKS_FIELD_NUMBER: _ClassVar[int]
     NOTICE_FIELD_NUMBER: _ClassVar[int]
     FLOW_STEP_FIELD_NUMBER: _ClassVar[int]
+    RESOLUTION_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -112,11 +113,12 @@ class TurnEvent(_message.Message):
     tasks: Tasks
     notice: Notice
     flow_step: FlowStep
+    resolution: Resolution
     seq: int
     session_id: str
     turn_id: str
     time: _timestamp_pb2.Timestamp
-    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class FlowStep(_message.Message):
     __slots__ = ("workflow", "id", "title", "type", "index", "count", "status", "output", "error", "run")
@@ -239,6 +241,26 @@ class Question(_message.Message):
     task_id: str
     multi_select: bool
     def __init__(self, request_id: _Optional[str] = ..., question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., multi_select: _Optional[bool] = ...) -> None: ...
+
+class Resolution(_message.Message):
+    __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_BY_FIELD_NUMBER: _ClassVar[int]
+    VIA_FIELD_NUMBER: _ClassVar[int]
+    RULE_ID_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    decision: Decision
+    answers: _containers.RepeatedScalarFieldContainer[str]
+    reason: str
+    command: str
+    resolved_by: str
+    via: str
+    rule_id: str
+    def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced", "search_queries", "search_cost_usd")

@@ -1,0 +1,67 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class UploadImageRequest(_message.Message):
+    __slots__ = ("session_id", "data", "media_type")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    MEDIA_TYPE_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    data: bytes
+    media_type: str
+    def __init__(self, session_id: _Optional[str] = ..., data: _Optional[bytes] = ..., media_type: _Optional[str] = ...) -> None: ...
+
+class UploadImageResponse(_message.Message):
+    __slots__ = ("image_id", "size")
+    IMAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    image_id: str
+    size: int
+    def __init__(self, image_id: _Optional[str] = ..., size: _Optional[int] = ...) -> None: ...
+
+class ListFilesRequest(_message.Message):
+    __slots__ = ("session_id", "path")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    path: str
+    def __init__(self, session_id: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+
+class FileEntry(_message.Message):
+    __slots__ = ("path", "directory", "size")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    directory: bool
+    size: int
+    def __init__(self, path: _Optional[str] = ..., directory: _Optional[bool] = ..., size: _Optional[int] = ...) -> None: ...
+
+class ListFilesResponse(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[FileEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[FileEntry, _Mapping]]] = ...) -> None: ...
+
+class ReadFileRequest(_message.Message):
+    __slots__ = ("session_id", "path")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    path: str
+    def __init__(self, session_id: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+
+class ReadFileResponse(_message.Message):
+    __slots__ = ("content", "truncated", "size")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    content: bytes
+    truncated: bool
+    size: int
+    def __init__(self, content: _Optional[bytes] = ..., truncated: _Optional[bool] = ..., size: _Optional[int] = ...) -> None: ...

@@ -4,7 +4,8 @@
 the standard library's logging, so one handler on the root logger writes every line —
 ours, uvicorn's, grpc's — in one format: readable in a terminal, one JSON object per line
 otherwise. Context bound with `structlog.contextvars.bound_contextvars` (the core binds
-`session_id` and `turn_id`) is merged into every line logged under it.
+`session_id` and `turn_id`) is merged into every line logged under it. Secret-looking
+values are masked in every line (`mask_secrets`), ours or a library's.
 
 Nothing here may be called from library code: modules only do
 `log = structlog.get_logger(__name__)`.
@@ -14,15 +15,25 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import structlog
-from structlog.typing import Processor
+from structlog.typing import EventDict, Processor
 
-__all__ = ["configure_logging"]
+from blitz.redact import redact_text
+
+__all__ = ["configure_logging", "mask_secrets"]
 
 # Loggers of libraries that are chatty at INFO about things an operator need not see.
 _QUIET_LIBRARIES = {"uvicorn.access": logging.WARNING, "asyncio": logging.WARNING}
+
+
+def mask_secrets(_logger: Any, _method: str, event_dict: EventDict) -> EventDict:
+    """Mask secret-looking values (tokens, keys, passwords, URL credentials) in a log line."""
+    for key, value in event_dict.items():
+        if isinstance(value, str):
+            event_dict[key] = redact_text(value)
+    return event_dict
 
 
 def configure_logging(
@@ -44,6 +55,7 @@ def configure_logging(
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.stdlib.ExtraAdder(),
+        mask_secrets,
     ]
     renderer: Processor
     final: list[Processor]

@@ -20,14 +20,14 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from blitz.agent import validate_model
-from blitz.agent.contract import AnswerResult, ApprovalResult
+from blitz.core.approvals import Outcome
 from blitz.core.coalesce import coalesce
 from blitz.core.context import CallContext
 from blitz.core.log import EventLog
 from blitz.core.turns import TurnRunner, new_turn_id
 from blitz.core.usage import ledger_entry, total_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
-from blitz.store import SessionRecord, Store
+from blitz.store import RuleRecord, SessionRecord, Store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -133,6 +133,8 @@ class SessionCore:
             last_seq=await self._store.last_seq(rec.id),
             usage=total_usage(await self._store.ledger(rec.id)),
         )
+        if rec.approval_timeout is not None:
+            session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))
         for p in await self._store.list_pending(rec.id):
             session.pending.append(t.TurnEvent.FromString(p.event))
         return session
@@ -153,6 +155,11 @@ class SessionCore:
         for key in req.labels:
             if not key or len(key) > 63:
                 raise invalid_argument("labels", "label keys must be 1 to 63 characters")
+        approval_timeout = None
+        if req.HasField("approval_timeout"):
+            approval_timeout = req.approval_timeout.ToTimedelta().total_seconds()
+            if approval_timeout <= 0:
+                raise invalid_argument("approval_timeout", "approval_timeout must be positive")
         model = req.model or self._default_model
         validate_model(model)
         session_id = "s_" + uuid.uuid4().hex
@@ -169,6 +176,7 @@ class SessionCore:
             state=s.SESSION_STATE_IDLE,
             create_time=now,
             update_time=now,
+            approval_timeout=approval_timeout,
         )
         await self._store.create_session(rec)
         return await self._session_proto(rec)
@@ -331,10 +339,7 @@ class SessionCore:
         async for event in self._events(session.id, req.after_seq, follow=req.follow):
             yield event
 
-    async def _pending_request(
-        self, session_id: str, request_id: str, ctx: CallContext
-    ) -> tuple[Any, t.TurnEvent]:
-        await self._session(session_id, ctx)
+    async def _pending_request(self, session_id: str, request_id: str) -> tuple[Any, t.TurnEvent]:
         _require(request_id, "request_id")
         pending = await self._store.get_pending(session_id, request_id)
         if pending is None:
@@ -350,22 +355,40 @@ class SessionCore:
     async def decide(self, req: s.DecideRequest, ctx: CallContext) -> s.DecideResponse:
         if req.decision == t.DECISION_UNSPECIFIED or req.decision not in t.Decision.values():
             raise invalid_argument("decision", "decision must be DENY, ONCE, SESSION or ALWAYS")
-        pending, event = await self._pending_request(req.session_id, req.request_id, ctx)
+        session = await self._session(req.session_id, ctx)
+        pending, event = await self._pending_request(session.id, req.request_id)
         if not event.HasField("approval_request"):
             raise invalid_argument("request_id", "that request is a question: use Answer")
-        approved = req.decision != t.DECISION_DENY
+        approval = event.approval_request
         if req.command:
-            if event.approval_request.kind != t.ACTION_KIND_COMMAND:
+            if approval.kind != t.ACTION_KIND_COMMAND:
                 raise invalid_argument("command", "only a COMMAND approval takes a command")
-            if not approved:
+            if req.decision == t.DECISION_DENY:
                 raise invalid_argument("command", "an edited command needs an approving decision")
-        result = ApprovalResult(approved, req.reason, req.command)
-        if not await self._turns.resolve(pending, result, by=ctx.caller, how="decide"):
+        rule = None
+        if req.decision in (t.DECISION_SESSION, t.DECISION_ALWAYS):
+            always = req.decision == t.DECISION_ALWAYS
+            rule = RuleRecord(
+                id="r_" + uuid.uuid4().hex,
+                scope=s.RULE_SCOPE_ALWAYS if always else s.RULE_SCOPE_SESSION,
+                kind=approval.kind,
+                scope_label=approval.scope_label,
+                session_id=session.id,
+                workspace=session.workspace,
+                caller=session.owner,
+                create_time=time.time(),
+                request_id=approval.request_id,
+            )
+        outcome = Outcome.approval(
+            req.request_id, req.decision, reason=req.reason, command=req.command, by=ctx.caller
+        )
+        if not await self._turns.resolve(pending, outcome, rule=rule):
             raise _already_resolved(req.request_id)
         return s.DecideResponse()
 
     async def answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:
-        pending, event = await self._pending_request(req.session_id, req.request_id, ctx)
+        session = await self._session(req.session_id, ctx)
+        pending, event = await self._pending_request(session.id, req.request_id)
         if not event.HasField("question"):
             raise invalid_argument("request_id", "that request is an approval: use Decide")
         question = event.question
@@ -382,10 +405,28 @@ class SessionCore:
                         f"{answer!r} is not one of the options",
                         options="|".join(question.options),
                     )
-        result = AnswerResult(tuple(answers))
-        if not await self._turns.resolve(pending, result, by=ctx.caller, how="answer"):
+        outcome = Outcome.answer(req.request_id, tuple(answers), by=ctx.caller)
+        if not await self._turns.resolve(pending, outcome):
             raise _already_resolved(req.request_id)
         return s.AnswerResponse()
+
+    async def list_rules(self, req: s.ListRulesRequest, ctx: CallContext) -> s.ListRulesResponse:
+        session = await self._session(req.session_id, ctx)
+        return s.ListRulesResponse(
+            rules=[_rule_proto(r) for r in await self._turns.rules_of(session)]
+        )
+
+    async def revoke_rule(self, req: s.RevokeRuleRequest, ctx: CallContext) -> s.RevokeRuleResponse:
+        session = await self._session(req.session_id, ctx)
+        _require(req.rule_id, "rule_id")
+        rules = {r.id for r in await self._turns.rules_of(session)}
+        if req.rule_id not in rules or not await self._store.delete_rule(req.rule_id):
+            raise BlitzError(
+                Reason.RULE_NOT_FOUND,
+                f"no rule {req.rule_id!r} applies to this session",
+                {"rule_id": req.rule_id},
+            )
+        return s.RevokeRuleResponse()
 
     async def _active(self, session: SessionRecord, turn_id: str) -> Any:
         active = await self._turns.active_turn(session)
@@ -414,6 +455,20 @@ class SessionCore:
         session = await self._session(req.session_id, ctx)
         rows = await self._store.ledger(session.id)
         return s.UsageReport(total=total_usage(rows), entries=[ledger_entry(r) for r in rows])
+
+
+def _rule_proto(rule: RuleRecord) -> s.Rule:
+    return s.Rule(
+        id=rule.id,
+        scope=rule.scope,  # type: ignore[arg-type]
+        kind=rule.kind,  # type: ignore[arg-type]
+        scope_label=rule.scope_label,
+        session_id=rule.session_id if rule.scope == s.RULE_SCOPE_SESSION else "",
+        workspace=rule.workspace,
+        caller=rule.caller,
+        create_time=_stamp(rule.create_time),
+        request_id=rule.request_id,
+    )
 
 
 def _already_resolved(request_id: str) -> BlitzError:

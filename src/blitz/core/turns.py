@@ -14,30 +14,28 @@ error, a cancel, a deadline, a shutdown. The per-session lock orders a turn's la
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import structlog
 
 from blitz.agent.contract import (
-    AnswerResult,
-    ApprovalResult,
     Completed,
     ModelCallUsage,
     Parked,
     Resolution,
 )
+from blitz.core.approvals import Outcome, covering_rule, result_of
 from blitz.core.log import EventLog
 from blitz.core.prompt import model_prompt
 from blitz.core.usage import total_usage
 from blitz.errors import BlitzError, Reason, internal_error
-from blitz.store import LedgerRow, PendingRecord, SessionRecord, Store, TurnRecord
+from blitz.redact import redact_event
+from blitz.store import LedgerRow, PendingRecord, RuleRecord, SessionRecord, Store, TurnRecord
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -87,11 +85,20 @@ class _TurnIO:
 
     def emit(self, event: t.TurnEvent) -> None:
         event.turn_id = self._tid
-        self._log.emit(self._sid, event)
+        self._log.emit(self._sid, redact_event(event))
 
     async def commit(self, event: t.TurnEvent) -> None:
         event.turn_id = self._tid
-        await self._log.commit(self._sid, event)
+        await self._log.commit(self._sid, redact_event(event))
+
+    async def rule_approves(self, approval: t.ApprovalRequest) -> bool:
+        event = redact_event(t.TurnEvent(approval_request=approval))
+        rules = await self._runner.rules_of(self._active.session)
+        rule = covering_rule(rules, event.approval_request)
+        if rule is None:
+            return False
+        await self._runner.announce_rule(self._active, approval.request_id, rule)
+        return True
 
     async def before_model_call(self) -> list[str]:
         rec = self._active.rec
@@ -131,27 +138,6 @@ class _TurnIO:
                 time=time.time(),
             )
         )
-
-
-def _resolution_json(resolution: Resolution, *, by: str, how: str) -> str:
-    if isinstance(resolution, ApprovalResult):
-        body: dict[str, Any] = {
-            "type": "approval",
-            "approved": resolution.approved,
-            "reason": resolution.reason,
-            "command": resolution.command,
-        }
-    else:
-        body = {"type": "answer", "answers": list(resolution.answers)}
-    body.update(by=by, how=how)
-    return json.dumps(body)
-
-
-def _resolution_from_json(text: str) -> Resolution:
-    body = json.loads(text)
-    if body["type"] == "approval":
-        return ApprovalResult(body["approved"], body["reason"], body["command"])
-    return AnswerResult(tuple(body["answers"]))
 
 
 class TurnRunner:
@@ -284,39 +270,73 @@ class TurnRunner:
 
     # Parking and resuming
 
+    async def rules_of(self, session: SessionRecord) -> list[RuleRecord]:
+        return await self.store.rules_for(
+            session_id=session.id, workspace=session.workspace, caller=session.owner
+        )
+
+    async def announce_rule(self, active: ActiveTurn, request_id: str, rule: RuleRecord) -> Outcome:
+        """Tell watchers that a rule approved an action without asking."""
+        decision = t.DECISION_ALWAYS if rule.scope == s.RULE_SCOPE_ALWAYS else t.DECISION_SESSION
+        outcome = Outcome.approval(request_id, decision, via="rule", rule_id=rule.id)
+        sid, tid = active.rec.session_id, active.rec.turn_id
+        self.log.emit(
+            sid,
+            t.TurnEvent(
+                turn_id=tid, notice=t.Notice(text=f"Approved by rule {rule.scope_label!r}.")
+            ),
+        )
+        await self.log.commit(sid, t.TurnEvent(turn_id=tid, resolution=outcome.event))
+        return outcome
+
     async def _park(self, active: ActiveTurn, parked: Parked) -> None:
+        """Store the open requests and stop; requests a rule covers are approved at once."""
         rec = active.rec
-        async with self.lock(rec.session_id):
-            expires = None
-            if self.approval_timeout:
-                expires = time.time() + self.approval_timeout.total_seconds()
-            pending = []
+        sid = rec.session_id
+        async with self.lock(sid):
+            rules = await self.rules_of(active.session)
+            wait = active.session.approval_timeout
+            if wait is None and self.approval_timeout:
+                wait = self.approval_timeout.total_seconds()
+            expires = time.time() + wait if wait else None
+            pending: list[PendingRecord] = []
+            settled: dict[str, Resolution] = {}
             for event in parked.requests:
                 event.turn_id = rec.turn_id
-                await self.log.commit(rec.session_id, event)
-                request = (
-                    event.approval_request if event.HasField("approval_request") else event.question
+                redact_event(event)
+                is_approval = event.HasField("approval_request")
+                request_id = (
+                    event.approval_request.request_id if is_approval else event.question.request_id
                 )
-                pending.append(
-                    PendingRecord(
-                        session_id=rec.session_id,
-                        request_id=request.request_id,
-                        turn_id=rec.turn_id,
-                        event=event.SerializeToString(),
-                        expires=expires,
-                    )
+                rule = covering_rule(rules, event.approval_request) if is_approval else None
+                record = PendingRecord(
+                    session_id=sid,
+                    request_id=request_id,
+                    turn_id=rec.turn_id,
+                    event=b"",
+                    expires=expires,
                 )
+                if rule is not None:
+                    outcome = await self.announce_rule(active, request_id, rule)
+                    assert outcome.result is not None
+                    record.resolution = outcome.to_json()
+                    settled[request_id] = outcome.result
+                else:
+                    await self.log.commit(sid, event)
+                record.event = event.SerializeToString()
+                pending.append(record)
             await self.store.add_pending(pending)
-            rec.state = PARKED
             rec.history = parked.history
+            if len(settled) == len(pending):
+                await self.store.update_turn(rec)
+                self._drive(active, settled)
+                return
+            rec.state = PARKED
             await self.store.update_turn(rec)
             await self.store.set_session_state(
-                rec.session_id,
-                state=s.SESSION_STATE_PARKED,
-                turn_id=rec.turn_id,
-                now=time.time(),
+                sid, state=s.SESSION_STATE_PARKED, turn_id=rec.turn_id, now=time.time()
             )
-            log.info("turn_parked", requests=len(pending))
+            log.info("turn_parked", requests=len(pending) - len(settled))
             self._arm(active)
 
     def _arm(self, active: ActiveTurn) -> None:
@@ -342,14 +362,18 @@ class TurnRunner:
         for p in pending:
             if p.expires is not None and p.expires <= time.time():
                 event = t.TurnEvent.FromString(p.event)
-                resolution: Resolution
                 if event.HasField("approval_request"):
-                    resolution = ApprovalResult(False, "the approval request timed out")
+                    outcome = Outcome.approval(
+                        p.request_id,
+                        t.DECISION_DENY,
+                        reason="the approval request timed out",
+                        via="timeout",
+                    )
                     text = f"Approval for {event.approval_request.detail!r} timed out: denied."
                 else:
-                    resolution = AnswerResult(())
+                    outcome = Outcome.answer(p.request_id, (), via="timeout")
                     text = "The question timed out with no answer."
-                if await self.resolve(p, resolution, by="", how="timeout", notice=text):
+                if await self.resolve(p, outcome, notice=text):
                     log.info("request_timed_out", request_id=p.request_id)
         if active.rec.state == PARKED and active.timer is None:
             self._arm(active)
@@ -369,24 +393,31 @@ class TurnRunner:
         return active
 
     async def resolve(
-        self, pending: PendingRecord, resolution: Resolution, *, by: str, how: str, notice: str = ""
+        self,
+        pending: PendingRecord,
+        outcome: Outcome,
+        *,
+        notice: str = "",
+        rule: RuleRecord | None = None,
     ) -> bool:
         """Record the first resolution of a request; resume the turn once none is open.
 
-        False when the request was already resolved (the caller lost the race).
+        False when the request was already resolved (the caller lost the race). A `rule`
+        (from a SESSION or ALWAYS decision) is stored only by the winner.
         """
         sid = pending.session_id
         async with self.lock(sid):
-            won = await self.store.resolve_pending(
-                sid, pending.request_id, _resolution_json(resolution, by=by, how=how)
-            )
-            if not won:
+            if not await self.store.resolve_pending(sid, pending.request_id, outcome.to_json()):
                 return False
+            if rule is not None:
+                await self.store.add_rule(rule)
             if notice:
-                await self.log.commit(
-                    sid,
-                    t.TurnEvent(turn_id=pending.turn_id, notice=t.Notice(text=notice)),
+                self.log.emit(
+                    sid, t.TurnEvent(turn_id=pending.turn_id, notice=t.Notice(text=notice))
                 )
+            await self.log.commit(
+                sid, t.TurnEvent(turn_id=pending.turn_id, resolution=outcome.event)
+            )
             if await self.store.list_pending(sid, turn_id=pending.turn_id):
                 return True  # others still open
             session = await self.store.get_session(sid)
@@ -399,11 +430,11 @@ class TurnRunner:
                 return True
             rec = active.rec
             rec.state = RUNNING
-            results = {
-                p.request_id: _resolution_from_json(p.resolution)
-                for p in await self.store.list_pending(sid, turn_id=rec.turn_id, open_only=False)
-                if p.resolution is not None
-            }
+            results: dict[str, Resolution] = {}
+            for p in await self.store.list_pending(sid, turn_id=rec.turn_id, open_only=False):
+                result = result_of(p.request_id, p.resolution) if p.resolution else None
+                if result is not None:
+                    results[p.request_id] = result
             await self.store.set_session_state(
                 sid, state=s.SESSION_STATE_RUNNING, turn_id=rec.turn_id, now=time.time()
             )
@@ -438,9 +469,11 @@ class TurnRunner:
             if rec.state == FINISHED:
                 return
             for p in await self.store.list_pending(sid, turn_id=rec.turn_id):
-                await self.store.resolve_pending(
-                    sid, p.request_id, json.dumps({"type": "withdrawn", "how": "finished"})
-                )
+                outcome = Outcome.withdrawn(p.request_id)
+                if await self.store.resolve_pending(sid, p.request_id, outcome.to_json()):
+                    await self.log.commit(
+                        sid, t.TurnEvent(turn_id=rec.turn_id, resolution=outcome.event)
+                    )
             after = total_usage(await self.store.ledger(sid))
             leftover, rec.steer = rec.steer, []
             rec.state = FINISHED

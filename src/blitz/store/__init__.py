@@ -5,13 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from blitz.store.base import Store
-from blitz.store.records import EventRow, LedgerRow, PendingRecord, SessionRecord, TurnRecord
+from blitz.store.records import (
+    EventRow,
+    LedgerRow,
+    PendingRecord,
+    RuleRecord,
+    SessionRecord,
+    TurnRecord,
+)
 from blitz.store.sqlite import SqliteStore
 
 __all__ = [
     "EventRow",
     "LedgerRow",
     "PendingRecord",
+    "RuleRecord",
     "SessionRecord",
     "SqliteStore",
     "Store",

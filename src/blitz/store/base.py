@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from blitz.store.records import EventRow, LedgerRow, PendingRecord, SessionRecord, TurnRecord
+from blitz.store.records import (
+    EventRow,
+    LedgerRow,
+    PendingRecord,
+    RuleRecord,
+    SessionRecord,
+    TurnRecord,
+)
 
 __all__ = ["Store"]
 
@@ -70,6 +77,14 @@ class Store(Protocol):
     # Usage ledger
     async def add_ledger(self, row: LedgerRow) -> None: ...
     async def ledger(self, session_id: str) -> list[LedgerRow]: ...
+
+    # Approval rules
+    async def add_rule(self, rule: RuleRecord) -> None: ...
+    async def rules_for(self, *, session_id: str, workspace: str, caller: str) -> list[RuleRecord]:
+        """The SESSION rules of the session and the ALWAYS rules of caller + workspace."""
+        ...
+
+    async def delete_rule(self, rule_id: str) -> bool: ...
 
     # Agent state: the session's message history after its last completed turn
     async def get_history(self, session_id: str) -> bytes | None: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["EventRow", "LedgerRow", "PendingRecord", "SessionRecord", "TurnRecord"]
+__all__ = ["EventRow", "LedgerRow", "PendingRecord", "RuleRecord", "SessionRecord", "TurnRecord"]
 
 
 @dataclass
@@ -21,6 +21,8 @@ class SessionRecord:
     update_time: float = 0.0
     # The running or parked turn ("" when idle).
     turn_id: str = ""
+    # Seconds an approval or question may wait; None: the server's default.
+    approval_timeout: float | None = None
 
 
 @dataclass
@@ -81,3 +83,21 @@ class LedgerRow:
     search_queries: int = 0
     search_cost_usd: float = 0.0
     time: float = 0.0
+
+
+@dataclass
+class RuleRecord:
+    """An approval rule made by a SESSION or ALWAYS decision."""
+
+    id: str
+    # A blitz.v1.RuleScope value.
+    scope: int
+    # A blitz.v1.ActionKind value.
+    kind: int
+    scope_label: str
+    # SESSION rules: their session. ALWAYS rules: the workspace and caller they cover.
+    session_id: str
+    workspace: str
+    caller: str
+    create_time: float
+    request_id: str = ""

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import aiosqlite
 
-from blitz.store.records import EventRow, LedgerRow, PendingRecord, SessionRecord, TurnRecord
+from blitz.store.records import (
+    EventRow,
+    LedgerRow,
+    PendingRecord,
+    RuleRecord,
+    SessionRecord,
+    TurnRecord,
+)
 
 __all__ = ["SqliteStore"]
 
@@ -83,10 +90,30 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX ledger_by_session ON ledger (session_id, id);
     """,
+    """
+    ALTER TABLE sessions ADD COLUMN approval_timeout REAL;
+    CREATE TABLE rules (
+        id TEXT PRIMARY KEY,
+        scope INTEGER NOT NULL,
+        kind INTEGER NOT NULL,
+        scope_label TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        caller TEXT NOT NULL,
+        create_time REAL NOT NULL,
+        request_id TEXT NOT NULL
+    );
+    CREATE INDEX rules_by_session ON rules (session_id);
+    CREATE INDEX rules_by_workspace ON rules (caller, workspace);
+    """,
 ]
 
 _SESSION_COLUMNS = (
-    "id, owner, title, workspace, model, labels, state, create_time, update_time, turn_id"
+    "id, owner, title, workspace, model, labels, state, create_time, update_time, turn_id,"
+    " approval_timeout"
+)
+_RULE_COLUMNS = (
+    "id, scope, kind, scope_label, session_id, workspace, caller, create_time, request_id"
 )
 _TURN_COLUMNS = (
     "session_id, turn_id, state, turn, create_time, deadline, first_seq, model_calls,"
@@ -110,6 +137,7 @@ def _session(row: aiosqlite.Row) -> SessionRecord:
         create_time=row[7],
         update_time=row[8],
         turn_id=row[9],
+        approval_timeout=row[10],
     )
 
 
@@ -198,7 +226,7 @@ class SqliteStore:
 
     async def create_session(self, rec: SessionRecord) -> None:
         await self.db.execute(
-            f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 rec.id,
                 rec.owner,
@@ -210,6 +238,7 @@ class SqliteStore:
                 rec.create_time,
                 rec.update_time,
                 rec.turn_id,
+                rec.approval_timeout,
             ),
         )
 
@@ -434,6 +463,36 @@ class SqliteStore:
             )
             for r in rows
         ]
+
+    # Approval rules
+
+    async def add_rule(self, rule: RuleRecord) -> None:
+        await self.db.execute(
+            f"INSERT INTO rules ({_RULE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                rule.id,
+                rule.scope,
+                rule.kind,
+                rule.scope_label,
+                rule.session_id,
+                rule.workspace,
+                rule.caller,
+                rule.create_time,
+                rule.request_id,
+            ),
+        )
+
+    async def rules_for(self, *, session_id: str, workspace: str, caller: str) -> list[RuleRecord]:
+        async with self.db.execute(
+            f"SELECT {_RULE_COLUMNS} FROM rules WHERE (scope = 1 AND session_id = ?)"
+            " OR (scope = 2 AND workspace = ? AND caller = ?) ORDER BY create_time, id",
+            (session_id, workspace, caller),
+        ) as cur:
+            return [RuleRecord(*row) for row in await cur.fetchall()]
+
+    async def delete_rule(self, rule_id: str) -> bool:
+        cur = await self.db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
+        return cur.rowcount == 1
 
     # Agent state
 

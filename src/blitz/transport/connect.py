@@ -120,6 +120,12 @@ class ConnectSessionService:
     async def get_usage(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
         return await self._unary("GetUsage", self._core.get_usage, request, ctx)
 
+    async def list_rules(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("ListRules", self._core.list_rules, request, ctx)
+
+    async def revoke_rule(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("RevokeRule", self._core.revoke_rule, request, ctx)
+
     async def _unary(
         self,
         rpc: str,

@@ -122,6 +122,12 @@ class GrpcSessionService(session_pb2_grpc.SessionServiceServicer):
     async def GetUsage(self, request: Any, context: Any) -> session_pb2.UsageReport:
         return await self._unary("GetUsage", self._core.get_usage, request, context)
 
+    async def ListRules(self, request: Any, context: Any) -> session_pb2.ListRulesResponse:
+        return await self._unary("ListRules", self._core.list_rules, request, context)
+
+    async def RevokeRule(self, request: Any, context: Any) -> session_pb2.RevokeRuleResponse:
+        return await self._unary("RevokeRule", self._core.revoke_rule, request, context)
+
     async def _unary(
         self,
         rpc: str,

@@ -17,7 +17,7 @@ from connectrpc.errors import ConnectError
 from grpc_status import rpc_status
 
 from blitz.config import Settings
-from blitz.v1 import session_connect, session_pb2_grpc
+from blitz.v1 import session_connect, session_pb2_grpc, workspace_connect, workspace_pb2_grpc
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -48,6 +48,10 @@ def _connect_error(exc: ConnectError) -> WireError:
         if detail.type_name == "blitz.v1.ErrorInfo":
             info = t.ErrorInfo.FromString(detail.message_bytes)
     return WireError(exc.code.value, info, exc.message)
+
+
+# Methods of WorkspaceService; every other name is a SessionService method.
+WORKSPACE_METHODS = frozenset({"UploadImage", "ListFiles", "ReadFile"})
 
 
 class Wire:
@@ -86,10 +90,12 @@ class GrpcWire(Wire):
     def __init__(self, target: str) -> None:
         self.channel = grpc.aio.insecure_channel(target)
         self.stub = session_pb2_grpc.SessionServiceStub(self.channel)
+        self.workspace = workspace_pb2_grpc.WorkspaceServiceStub(self.channel)
 
     async def call(self, method: str, request: Any) -> Any:
+        stub = self.workspace if method in WORKSPACE_METHODS else self.stub
         try:
-            return await getattr(self.stub, method)(request)
+            return await getattr(stub, method)(request)
         except grpc.aio.AioRpcError as exc:
             raise _grpc_error(exc) from None
 
@@ -116,10 +122,12 @@ class ConnectWire(Wire):
 
     def __init__(self, url: str) -> None:
         self.client = session_connect.SessionServiceClient(url)
+        self.workspace = workspace_connect.WorkspaceServiceClient(url)
 
     async def call(self, method: str, request: Any) -> Any:
+        client = self.workspace if method in WORKSPACE_METHODS else self.client
         try:
-            return await getattr(self.client, _snake(method))(request)
+            return await getattr(client, _snake(method))(request)
         except ConnectError as exc:
             raise _connect_error(exc) from None
 
@@ -136,6 +144,7 @@ class ConnectWire(Wire):
 
     async def close(self) -> None:
         await self.client.close()
+        await self.workspace.close()
 
 
 def open_wire(kind: str, server: Any) -> Wire:

@@ -53,6 +53,27 @@ class Settings:
     # Whether streamed messages may be gzip-compressed on the Connect port (see
     # blitz.transport.connect: connectrpc compresses every message, however small).
     compress_streams: bool = False
+    # Model providers. Keys are secrets: kept out of repr (and so out of logs).
+    openai_api_key: str = field(default="", repr=False)
+    # For `openai:` models; empty: OpenAI's own API.
+    openai_base_url: str = ""
+    anthropic_api_key: str = field(default="", repr=False)
+    anthropic_base_url: str = ""
+    # The server behind `openai-compatible:NAME` models (vLLM, Ollama, llama.cpp, LM Studio).
+    base_url: str = ""
+    compatible_api_key: str = field(default="", repr=False)
+    # Whether the OpenAI-compatible server's models accept images.
+    compatible_images: bool = True
+    # Tokens assumed for a model whose context window is unknown; 0: never trim for it.
+    context_window: int = 0
+    # Tries after a rate limit, a 5xx or a broken stream, and the first backoff in seconds.
+    model_retries: int = 3
+    retry_delay: float = 1.0
+    # Whether fetch_url may reach loopback, private and link-local addresses.
+    fetch_allow_local: bool = False
+    fetch_max_bytes: int = 2 * 2**20
+    # A JSON file of MCP servers; empty: none.
+    mcp_config: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,6 +86,10 @@ class SettingSpec:
     help: str
     metavar: str = ""
     choices: tuple[str, ...] = field(default=())
+    # Conventional variables read when the BLITZ_* one is unset (OPENAI_API_KEY, say).
+    fallback_env: tuple[str, ...] = field(default=())
+    # A secret: never echoed in an error message.
+    secret: bool = False
 
     @property
     def flag(self) -> str:
@@ -128,6 +153,24 @@ def _bool(text: str) -> bool:
     if lowered in {"0", "false", "no", "off", ""}:
         return False
     raise ValueError("must be true or false")
+
+
+def _non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise ValueError("must be 0 or more")
+    return value
+
+
+def _text(text: str) -> str:
+    return text.strip()
+
+
+def _url(text: str) -> str:
+    text = text.strip()
+    if text and not re.match(r"^https?://[^/\s]+", text):
+        raise ValueError("must be an http:// or https:// URL")
+    return text
 
 
 def _nonempty(text: str) -> str:
@@ -251,6 +294,102 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "gzip streamed messages on the Connect port when the client accepts it",
         "BOOL",
     ),
+    SettingSpec(
+        "openai_api_key",
+        "BLITZ_OPENAI_API_KEY",
+        _text,
+        "API key for openai: models (else OPENAI_API_KEY)",
+        "KEY",
+        fallback_env=("OPENAI_API_KEY",),
+        secret=True,
+    ),
+    SettingSpec(
+        "openai_base_url",
+        "BLITZ_OPENAI_BASE_URL",
+        _url,
+        "base URL for openai: models, e.g. a proxy (default: OpenAI's API)",
+        "URL",
+    ),
+    SettingSpec(
+        "anthropic_api_key",
+        "BLITZ_ANTHROPIC_API_KEY",
+        _text,
+        "API key for anthropic: models (else ANTHROPIC_API_KEY)",
+        "KEY",
+        fallback_env=("ANTHROPIC_API_KEY",),
+        secret=True,
+    ),
+    SettingSpec(
+        "anthropic_base_url",
+        "BLITZ_ANTHROPIC_BASE_URL",
+        _url,
+        "base URL for anthropic: models (default: Anthropic's API)",
+        "URL",
+    ),
+    SettingSpec(
+        "base_url",
+        "BLITZ_BASE_URL",
+        _url,
+        "the OpenAI-compatible server of openai-compatible:NAME models (vLLM, Ollama, ...)",
+        "URL",
+    ),
+    SettingSpec(
+        "compatible_api_key",
+        "BLITZ_COMPATIBLE_API_KEY",
+        _text,
+        "API key for the OpenAI-compatible server, if it needs one",
+        "KEY",
+        secret=True,
+    ),
+    SettingSpec(
+        "compatible_images",
+        "BLITZ_COMPATIBLE_IMAGES",
+        _bool,
+        "whether the OpenAI-compatible server's models accept images",
+        "BOOL",
+    ),
+    SettingSpec(
+        "context_window",
+        "BLITZ_CONTEXT_WINDOW",
+        _non_negative_int,
+        "tokens assumed for a model whose context window is unknown (0: no trimming)",
+        "TOKENS",
+    ),
+    SettingSpec(
+        "model_retries",
+        "BLITZ_MODEL_RETRIES",
+        _non_negative_int,
+        "retries of a model call after a rate limit, a 5xx or a broken stream",
+        "N",
+    ),
+    SettingSpec(
+        "retry_delay",
+        "BLITZ_RETRY_DELAY",
+        _seconds,
+        "first backoff before a model call is retried, doubling each time",
+        "SECONDS",
+    ),
+    SettingSpec(
+        "fetch_allow_local",
+        "BLITZ_FETCH_ALLOW_LOCAL",
+        _bool,
+        "let fetch_url reach loopback, private and link-local addresses",
+        "BOOL",
+    ),
+    SettingSpec(
+        "fetch_max_bytes",
+        "BLITZ_FETCH_MAX_BYTES",
+        _bytes,
+        "largest response fetch_url downloads (e.g. 2MiB)",
+        "BYTES",
+    ),
+    SettingSpec(
+        "mcp_config",
+        "BLITZ_MCP_CONFIG",
+        _text,
+        "JSON file of MCP servers whose tools the agent may use",
+        "PATH",
+    ),
 )
 
 
@@ -264,14 +403,16 @@ def load_settings(flags: Mapping[str, object | None], environ: Mapping[str, str]
     for spec in SETTINGS:
         raw = flags.get(spec.name)
         source = spec.flag
-        if raw is None and spec.env in environ:
-            raw, source = environ[spec.env], spec.env
+        for env in (spec.env, *spec.fallback_env):
+            if raw is None and env in environ:
+                raw, source = environ[env], env
         if raw is None:
             continue
         try:
             values[spec.name] = spec.parse(raw) if isinstance(raw, str) else raw
         except ValueError as exc:
-            raise SettingsError(f"{source}: {exc}, got {raw!r}") from None
+            shown = "(hidden)" if spec.secret else repr(raw)
+            raise SettingsError(f"{source}: {exc}, got {shown}") from None
 
     data_dir = Path(values.pop("data_dir", Settings.data_dir)).expanduser()
     values["data_dir"] = data_dir

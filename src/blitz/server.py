@@ -27,7 +27,7 @@ import grpc
 import structlog
 from grpc_health.v1 import health
 
-from blitz.agent import Agent
+from blitz.agent import Agent, FetchLimits, ModelAccess, RetryPolicy, load_mcp_config
 from blitz.config import Settings
 from blitz.core import SessionCore
 from blitz.store import open_store
@@ -73,7 +73,27 @@ async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
         Path(settings.database).parent.mkdir(parents=True, exist_ok=True)
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(settings.database))
-        agent = Agent(command_timeout=settings.command_timeout, output_cap=settings.output_cap)
+        agent = await stack.enter_async_context(
+            Agent(
+                command_timeout=settings.command_timeout,
+                output_cap=settings.output_cap,
+                access=ModelAccess(
+                    openai_api_key=settings.openai_api_key,
+                    openai_base_url=settings.openai_base_url,
+                    anthropic_api_key=settings.anthropic_api_key,
+                    anthropic_base_url=settings.anthropic_base_url,
+                    compatible_base_url=settings.base_url,
+                    compatible_api_key=settings.compatible_api_key,
+                    compatible_images=settings.compatible_images,
+                    default_context_window=settings.context_window,
+                ),
+                retry=RetryPolicy(retries=settings.model_retries, first_delay=settings.retry_delay),
+                fetch=FetchLimits(
+                    allow_local=settings.fetch_allow_local, max_bytes=settings.fetch_max_bytes
+                ),
+                mcp_servers=load_mcp_config(settings.mcp_config) if settings.mcp_config else (),
+            )
+        )
         core = await stack.enter_async_context(
             SessionCore(
                 store=store,

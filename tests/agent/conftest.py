@@ -7,69 +7,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from recording_io import RecordingIO
 
 from blitz.agent import (
     Agent,
     AnswerResult,
     ApprovalResult,
     Completed,
-    ModelCallUsage,
     Parked,
     Resolution,
 )
 from blitz.v1 import turn_pb2
 
-
-class RecordingIO:
-    """A TurnIO that keeps everything the agent says, and hands over queued steer text.
-
-    `stop_after` makes `before_model_call` raise the given error once that many calls
-    were allowed, as the core does for MAX_TURNS or BUDGET_EXCEEDED.
-    """
-
-    def __init__(self) -> None:
-        self.events: list[turn_pb2.TurnEvent] = []
-        self.committed: list[turn_pb2.TurnEvent] = []
-        self.usage: list[ModelCallUsage] = []
-        self.steer: list[str] = []
-        self.model_calls = 0
-        self.stop_after: tuple[int, Exception] | None = None
-        self.on_model_call: Callable[[int], None] | None = None
-
-    def emit(self, event: turn_pb2.TurnEvent) -> None:
-        self.events.append(event)
-
-    async def commit(self, event: turn_pb2.TurnEvent) -> None:
-        self.events.append(event)
-        self.committed.append(event)
-
-    async def before_model_call(self) -> list[str]:
-        if self.stop_after is not None and self.model_calls >= self.stop_after[0]:
-            raise self.stop_after[1]
-        self.model_calls += 1
-        if self.on_model_call is not None:
-            self.on_model_call(self.model_calls)
-        steer, self.steer = self.steer, []
-        return steer
-
-    async def record_model_call(self, usage: ModelCallUsage) -> None:
-        self.usage.append(usage)
-
-    # Views that keep the tests short.
-    def of_kind(self, kind: str) -> list[turn_pb2.TurnEvent]:
-        return [e for e in self.events if e.WhichOneof("kind") == kind]
-
-    def partial_text(self, *, thought: bool = False) -> str:
-        return "".join(
-            e.text.text
-            for e in self.of_kind("text")
-            if e.text.partial and e.text.thought == thought
-        )
-
-    def final_texts(self, *, thought: bool = False) -> list[str]:
-        return [
-            e.text.text for e in self.of_kind("text") if e.text.repeat and e.text.thought == thought
-        ]
+__all__ = ["Decide", "Driver", "RecordingIO", "approve"]
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
 """Running one shell command in the workspace, bounded in time, output and environment.
 
 The command runs in its own process group with a scrubbed environment (only what the caller
-passes), stdout and stderr merged, and its output capped. On timeout or cancellation the
+passes), stdout and stderr merged, and its output capped. While it runs, each piece of the
+kept output is handed to `on_output` (whole UTF-8 characters only), so a caller can show it
+live. On timeout or cancellation the
 whole group is killed and reaped before returning or re-raising. This module must never
 leave a process running behind it, nor read the server's own environment.
 """
@@ -9,9 +11,10 @@ leave a process running behind it, nor read the server's own environment.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +44,13 @@ class CommandOutcome:
 
 
 async def run_shell(
-    command: str, *, cwd: Path, env: Mapping[str, str], time_limit: float, output_cap: int
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    time_limit: float,
+    output_cap: int,
+    on_output: Callable[[str], None] | None = None,
 ) -> CommandOutcome:
     """Run `command` with /bin/sh in `cwd`; keep at most `output_cap` bytes of its output."""
     proc = await asyncio.create_subprocess_shell(
@@ -55,6 +64,8 @@ async def run_shell(
         start_new_session=True,
     )
     kept = bytearray()
+    # Chunk boundaries may split a character; the decoder holds the rest for the next one.
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     truncated = False
     timed_out = False
     try:
@@ -65,9 +76,12 @@ async def run_shell(
                     room = output_cap - len(kept)
                     if len(chunk) > room:
                         truncated = True
-                        kept += chunk[: max(room, 0)]
-                    else:
-                        kept += chunk
+                        chunk = chunk[: max(room, 0)]
+                    kept += chunk
+                    if on_output is not None and chunk:
+                        text = decoder.decode(chunk)
+                        if text:
+                            on_output(text)
                     # Past the cap we keep draining, so a chatty command is not blocked on a
                     # full pipe; only the timeout ends it.
                 await proc.wait()

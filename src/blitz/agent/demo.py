@@ -7,6 +7,14 @@ or failed call counts as done), and any steer text added to the request (acknowl
 "Noted: ..."). When the tool directives are used up, the final response streams the plain
 text back ("You said: ..."), any `stream: N` chunks, and a summary of the tool outcomes.
 
+Plan mode shows in the tools it is offered (no `run_command`): the demo then runs only the
+directives that look around (read, ls, ask), turns the ones that would act (`$`, write,
+delete) and any `todo:` items into one proposed task list (a `todo` call), and ends with
+"Proposed plan:" and the numbered steps. A later prompt that carries a "Proposed plan:"
+(the user accepted it) makes the demo carry out the directives of the prompt it proposed
+that plan for, this time for real. Images attached to the prompt are acknowledged
+("I see 1 image (image/png, 68 bytes)."). A compaction request gets a deterministic summary.
+
 It must stay cheap per chunk (it drives the streaming benchmarks: chunks are generated
 lazily, nothing sleeps) and must never do I/O.
 """
@@ -24,6 +32,7 @@ from typing import Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.messages import (
+    BinaryContent,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -39,7 +48,9 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
-from blitz.agent.directives import Say, Stream, Think, ToolStep, parse
+from blitz.agent.compaction import COMPACT_INSTRUCTION
+from blitz.agent.directives import Directive, Say, Stream, Think, ToolStep, parse
+from blitz.agent.policy import PLAN_TOOLS
 
 __all__ = ["DEMO_MODEL_NAME", "DemoModel"]
 
@@ -51,6 +62,8 @@ _TEXT_PART = "text"
 _CALL_PART = "call"
 # How much of a tool's output the final summary quotes.
 _QUOTE = 2000
+# How a proposed plan opens, in the demo's answer and in the prompt that accepts it.
+_PROPOSAL = "Proposed plan:"
 
 
 @dataclass
@@ -107,7 +120,7 @@ class DemoModel(Model):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         self.prepare_request(model_settings, model_request_parameters)
-        reply = _plan(messages)
+        reply = _plan(messages, plan=_plan_mode(model_request_parameters))
         parts: list[ModelResponsePart] = [ThinkingPart(t) for t in reply.thoughts]
         if reply.blocks:
             parts.append(TextPart("".join(reply.text_chunks())))
@@ -132,7 +145,8 @@ class DemoModel(Model):
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
         _, params = self.prepare_request(model_settings, model_request_parameters)
-        yield _DemoStream(model_request_parameters=params, reply=_plan(messages))
+        reply = _plan(messages, plan=_plan_mode(model_request_parameters))
+        yield _DemoStream(model_request_parameters=params, reply=reply)
 
 
 @dataclass
@@ -198,7 +212,13 @@ def _call_id() -> str:
     return f"demo_{uuid.uuid4().hex}"
 
 
-def _plan(messages: Sequence[ModelMessage]) -> _Reply:
+def _plan_mode(params: ModelRequestParameters) -> bool:
+    """Plan mode offers tools, but none that acts."""
+    names = {tool.name for tool in params.function_tools}
+    return bool(names) and "run_command" not in names
+
+
+def _plan(messages: Sequence[ModelMessage], *, plan: bool = False) -> _Reply:
     """What to answer, from the history alone."""
     reply = _Reply(input_tokens=sum(_words(m) for m in messages))
     found = _turn_prompt(messages)
@@ -206,7 +226,15 @@ def _plan(messages: Sequence[ModelMessage]) -> _Reply:
         reply.blocks.append("Hello from the demo model. Nothing to do.")
         return reply
     index, prompt = found
-    directives = parse(prompt)
+    if prompt.startswith(COMPACT_INSTRUCTION):
+        reply.blocks.append(_summary_of(prompt))
+        return reply
+    directives: list[Directive] = parse(prompt)
+    proposed: list[str] = []
+    if plan:
+        directives, proposed = _proposed_plan(directives)
+    elif _PROPOSAL in prompt and (planned := _planned_prompt(messages[:index])) is not None:
+        directives = [Say("carrying out the accepted plan."), *parse(planned)]
     steps = [d for d in directives if isinstance(d, ToolStep)]
     returns = [
         part
@@ -230,6 +258,14 @@ def _plan(messages: Sequence[ModelMessage]) -> _Reply:
         reply.call = steps[done]
         return reply
 
+    images = _images(messages[index])
+    if images:
+        described = ", ".join(f"{media_type}, {size} bytes" for media_type, size in images)
+        noun = "image" if len(images) == 1 else "images"
+        reply.blocks.append(f"I see {len(images)} {noun} ({described}).")
+    if proposed:
+        numbered = "\n".join(f"{n}. {item}" for n, item in enumerate(proposed, start=1))
+        reply.blocks.append(f"{_PROPOSAL}\n{numbered}")
     for directive in directives:
         if isinstance(directive, Say):
             # Consecutive plain lines read as one message.
@@ -243,6 +279,72 @@ def _plan(messages: Sequence[ModelMessage]) -> _Reply:
     if not reply.blocks:
         reply.blocks.append("Done.")
     return reply
+
+
+def _proposed_plan(directives: list[Directive]) -> tuple[list[Directive], list[str]]:
+    """Plan mode: the directives still run, and the steps of the proposed plan.
+
+    Actions and todo items become plan steps; one `todo` call at the end proposes them.
+    """
+    kept: list[Directive] = []
+    steps: list[str] = []
+    for directive in directives:
+        # Whatever plan mode does not offer would act: it becomes a step of the plan.
+        if isinstance(directive, ToolStep) and directive.tool not in PLAN_TOOLS:
+            steps.append(_describe(directive))
+        elif isinstance(directive, ToolStep) and directive.tool == "todo":
+            steps.extend(str(item["content"]) for item in directive.args["items"])
+        else:
+            kept.append(directive)
+    if steps:
+        items = [{"content": step, "status": "pending"} for step in steps]
+        kept.append(ToolStep("todo", {"items": items}))
+    return kept, steps
+
+
+def _planned_prompt(messages: Sequence[ModelMessage]) -> str | None:
+    """The prompt of the latest turn that ended with a proposed plan, if any."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, ModelResponse) and any(
+            isinstance(p, TextPart) and _PROPOSAL in p.content for p in message.parts
+        ):
+            found = _turn_prompt(messages[:index])
+            return found[1] if found else None
+    return None
+
+
+def _describe(step: ToolStep) -> str:
+    if step.tool == "run_command":
+        return f"run `{step.args['command']}`"
+    if step.tool == "write_file":
+        return f"write {step.args['path']}"
+    if step.tool == "edit_file":
+        return f"edit {step.args['path']}"
+    if step.tool == "delete_file":
+        return f"delete {step.args['path']}"
+    return f"call {step.tool}"
+
+
+def _images(message: ModelMessage) -> list[tuple[str, int]]:
+    """The images attached to a prompt: media type and size of each."""
+    found: list[tuple[str, int]] = []
+    for part in message.parts:
+        if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
+            for item in part.content:
+                if isinstance(item, BinaryContent) and item.is_image:
+                    found.append((item.media_type, len(item.data)))
+    return found
+
+
+def _summary_of(prompt: str) -> str:
+    """A compaction summary: what the user asked and how many tools ran."""
+    asked = [
+        line.removeprefix("User: ") for line in prompt.splitlines() if line.startswith("User: ")
+    ]
+    calls = sum(1 for line in prompt.splitlines() if line.startswith("Assistant called "))
+    said = "; ".join(a[:200] for a in asked[-10:]) or "nothing"
+    return f"The user asked: {said}. Tool calls so far: {calls}."
 
 
 def _is_echo(block: str) -> bool:
@@ -298,6 +400,16 @@ def _summary(part: ToolReturnPart) -> str:
         return f"wrote {content.get('path')} ({content.get('bytes')} bytes)"
     if tool == "delete_file":
         return f"deleted {content.get('path')}"
+    if tool == "edit_file":
+        return f"edited {content.get('path')} ({content.get('bytes')} bytes)"
+    if tool == "search":
+        matches = content.get("matches") or []
+        return f"search {content.get('pattern')}: {len(matches)} matches" + "".join(
+            f"\n{m}" for m in matches[:20]
+        )
+    if tool == "fetch_url":
+        text = str(content.get("content", ""))[:_QUOTE]
+        return f"fetched {content.get('url')} ({content.get('status')}):\n{text}"
     if tool == "read_file":
         return f"read {content.get('path')}:\n{str(content.get('content', ''))[:_QUOTE]}"
     if tool == "list_files":

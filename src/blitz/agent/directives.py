@@ -9,6 +9,16 @@ Syntax (a PATH is one word, no spaces; anything that does not match is plain tex
     content
     ```
     delete PATH               delete_file(PATH)
+    edit PATH                 edit_file(PATH, first fenced block -> second fenced block)
+    ```
+    old text
+    ```
+    ```
+    new text
+    ```
+    search: PATTERN           search(PATTERN) over the workspace
+    fetch URL                 fetch_url(URL)
+    call TOOL {JSON}          any tool by name with JSON arguments (an MCP tool: server.tool)
     read PATH                 read_file(PATH)
     ls [PATH]                 list_files(PATH, default ".")
     ask: QUESTION [a|b|c]     ask_user, choose one of a, b, c (no brackets: free text)
@@ -22,6 +32,7 @@ Parsing never fails: a malformed directive is plain text. Nothing here runs anyt
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,7 +67,10 @@ class Stream:
 
 Directive = ToolStep | Think | Say | Stream
 
-_PATH_VERB = re.compile(r"^(write|delete|read)\s+(\S+)$")
+_PATH_VERB = re.compile(r"^(write|delete|read|edit)\s+(\S+)$")
+_SEARCH = re.compile(r"^search:\s*(.+)$")
+_FETCH = re.compile(r"^fetch\s+(https?://\S+)$")
+_CALL = re.compile(r"^call\s+([A-Za-z0-9_.-]+)(?:\s+(\{.*\}))?$")
 _LS = re.compile(r"^ls(?:\s+(\S+))?$")
 _ASK = re.compile(r"^ask(\+)?:\s*(.*)$", re.DOTALL)
 _OPTIONS = re.compile(r"^(.*?)\s*\[([^\[\]]*)\]$", re.DOTALL)
@@ -88,8 +102,25 @@ def parse(prompt: str) -> list[Directive]:
                     out.append(ToolStep("write_file", {"path": path, "content": body}))
                 else:
                     out.append(Say(line))
+            elif verb == "edit":
+                # Two fenced blocks: the exact old text, then its replacement.
+                if i < len(lines) and lines[i].strip().startswith(_FENCE):
+                    old, i = _fenced(lines, i + 1)
+                    new = ""
+                    if i < len(lines) and lines[i].strip().startswith(_FENCE):
+                        new, i = _fenced(lines, i + 1)
+                    args = {"path": path, "old_string": old, "new_string": new}
+                    out.append(ToolStep("edit_file", args))
+                else:
+                    out.append(Say(line))
             else:
                 out.append(ToolStep(f"{verb}_file", {"path": path}))
+        elif m := _SEARCH.match(line):
+            out.append(ToolStep("search", {"pattern": m.group(1).strip()}))
+        elif m := _FETCH.match(line):
+            out.append(ToolStep("fetch_url", {"url": m.group(1)}))
+        elif (m := _CALL.match(line)) and (call := _call(m.group(1), m.group(2))):
+            out.append(call)
         elif m := _LS.match(line):
             out.append(ToolStep("list_files", {"path": m.group(1) or "."}))
         elif m := _ASK.match(line):
@@ -116,6 +147,17 @@ def _fenced(lines: list[str], start: int) -> tuple[str, int]:
         i += 1
     text = "\n".join(body) + "\n" if body else ""
     return text, i + 1
+
+
+def _call(name: str, args: str | None) -> ToolStep | None:
+    try:
+        parsed = json.loads(args) if args else {}
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    # MCP tools are `server.tool` to people and `server__tool` to models.
+    return ToolStep(name.replace(".", "__", 1), parsed)
 
 
 def _ask(rest: str, *, multi_select: bool) -> ToolStep:

@@ -4,8 +4,14 @@ Text and thinking stream as partial chunks, then one final event with the whole 
 `repeat` set. Tool calls stream as partial events with whatever arguments parse so far; the
 final `tool_call` comes right before the tool runs, and `tool_result` after. This is the
 per-delta hot path of every turn (benchmarked at 20,000 chunks a turn): the text-delta
-branch comes first and does nothing but build and emit one small message. Nothing here may
+branch comes first and does little but build and emit one small message. Nothing here may
 block or await.
+
+When a model call is retried after its stream broke (`restart`), the client has already
+seen part of the answer. The retried response's text is then checked against what was
+shown: the part that repeats it is not sent again, and only what is new streams on. If the
+retry says something different, a notice says so and the new text streams in full; the
+final `repeat` event always carries the retried response's whole text.
 """
 
 from __future__ import annotations
@@ -61,12 +67,23 @@ class EventMapper:
         *,
         overrides: Mapping[str, dict[str, Any]] | None = None,
         resumed: frozenset[str] = frozenset(),
+        names: Mapping[str, str] | None = None,
     ) -> None:
         self._emit = io.emit
         self._overrides = dict(overrides or {})
         self._resumed = resumed
+        # Model-facing tool names shown otherwise (MCP tools: `server.tool`).
+        self._names = dict(names or {})
         # Streaming tool calls by part index: [id, name, arguments so far].
         self._calls: dict[int, list[str]] = {}
+        # Partial text shown during the current model call, by thought flag, so that a
+        # retried call does not show it twice (see `restart`).
+        self._shown: dict[bool, list[str]] = {False: [], True: []}
+        # After a restart: what the client saw and the retry has not yet repeated.
+        self._replay: dict[bool, str] | None = None
+
+    def set_names(self, names: Mapping[str, str]) -> None:
+        self._names = dict(names)
 
     def model_event(self, event: object) -> None:
         """One event of a model response stream."""
@@ -75,26 +92,26 @@ class EventMapper:
             delta = event.delta
             if type(delta) is TextPartDelta:
                 if delta.content_delta:
-                    self._emit(_TurnEvent(text=_Text(text=delta.content_delta, partial=True)))
+                    self._text(delta.content_delta, False)
             elif type(delta) is ThinkingPartDelta:
                 if delta.content_delta:
-                    self._emit(
-                        _TurnEvent(text=_Text(text=delta.content_delta, partial=True, thought=True))
-                    )
+                    self._text(delta.content_delta, True)
             elif isinstance(delta, ToolCallPartDelta):
                 self._tool_call_delta(event.index, delta)
         elif isinstance(event, PartStartEvent):
             part = event.part
             if isinstance(part, TextPart):
                 if part.content:
-                    self._emit(_TurnEvent(text=_Text(text=part.content, partial=True)))
+                    self._text(part.content, False)
             elif isinstance(part, ThinkingPart):
                 if part.content:
-                    self._emit(
-                        _TurnEvent(text=_Text(text=part.content, partial=True, thought=True))
-                    )
+                    self._text(part.content, True)
             elif isinstance(part, ToolCallPart):
-                args = part.args if isinstance(part.args, str) else part.args_as_json_str()
+                # An empty dict is a start to which string deltas append (Anthropic's
+                # `input: {}`), not arguments.
+                args = part.args if isinstance(part.args, str) else ""
+                if isinstance(part.args, dict) and part.args:
+                    args = part.args_as_json_str()
                 self._calls[event.index] = [part.tool_call_id, part.tool_name, args or ""]
                 self._partial_call(event.index)
         elif isinstance(event, PartEndEvent):
@@ -106,6 +123,46 @@ class EventMapper:
             elif isinstance(part, ToolCallPart):
                 self._calls.pop(event.index, None)
 
+    def response_done(self) -> None:
+        """The current model call finished: nothing of it will be retried."""
+        self._shown[False].clear()
+        self._shown[True].clear()
+        self._replay = None
+
+    def restart(self) -> None:
+        """The current model call is being retried from the start (its stream broke)."""
+        if self._replay is None:
+            self._replay = {False: "", True: ""}
+        for thought, chunks in self._shown.items():
+            # What was shown before an earlier restart and not yet repeated stays owed.
+            self._replay[thought] = "".join(chunks) or self._replay[thought]
+            chunks.clear()
+        self._calls.clear()
+
+    def _text(self, text: str, thought: bool) -> None:
+        self._shown[thought].append(text)
+        if self._replay is not None and self._replay[thought]:
+            owed = self._replay[thought]
+            if owed.startswith(text):
+                self._replay[thought] = owed[len(text) :]
+                return
+            if text.startswith(owed):
+                self._replay[thought] = ""
+                text = text[len(owed) :]
+            else:
+                self._replay[thought] = ""
+                self._emit(
+                    _TurnEvent(
+                        notice=turn_pb2.Notice(
+                            text="the retried model call answered differently; its text "
+                            "follows, and its final text replaces what was shown"
+                        )
+                    )
+                )
+            if not text:
+                return
+        self._emit(_TurnEvent(text=_Text(text=text, partial=True, thought=thought)))
+
     def tool_event(self, event: object) -> None:
         """One event of the tool-calling step."""
         if isinstance(event, FunctionToolCallEvent):
@@ -116,19 +173,17 @@ class EventMapper:
                 return
             if args is None:
                 args = call.args_as_dict()
+            name = self._names.get(call.tool_name, call.tool_name)
             self._emit(
-                _TurnEvent(
-                    tool_call=turn_pb2.ToolCall(
-                        id=call_id, name=call.tool_name, args=to_struct(args)
-                    )
-                )
+                _TurnEvent(tool_call=turn_pb2.ToolCall(id=call_id, name=name, args=to_struct(args)))
             )
         elif isinstance(event, FunctionToolResultEvent):
             part = event.part
+            name = self._names.get(part.tool_name, part.tool_name)
             self._emit(
                 _TurnEvent(
                     tool_result=turn_pb2.ToolResult(
-                        id=part.tool_call_id, name=part.tool_name, result=result_struct(part)
+                        id=part.tool_call_id, name=name, result=result_struct(part)
                     )
                 )
             )
@@ -149,6 +204,7 @@ class EventMapper:
 
     def _partial_call(self, index: int) -> None:
         call_id, name, args = self._calls[index]
+        name = self._names.get(name, name)
         tool_call = turn_pb2.ToolCall(id=call_id, name=name, partial=True)
         if args:
             try:

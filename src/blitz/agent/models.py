@@ -1,42 +1,179 @@
-"""Model names to pydantic-ai models: `demo` built in, anything else through pydantic-ai.
+"""Model names to pydantic-ai models: `demo` built in, providers built from settings.
 
-`validate_model` is what the core calls when a session names a model; `resolve_model` is
-what a run uses. A name that cannot be served is `INVALID_ARGUMENT` on field `model`; the
-library's own exception never leaves this module.
+A session's model is `provider:name`: `openai:NAME` and `openai-compatible:NAME` speak
+OpenAI chat completions (the latter to the configured `base_url`: vLLM, Ollama, llama.cpp,
+LM Studio), `anthropic:NAME` the Anthropic Messages API, `demo` is built in, and any other
+name goes to pydantic-ai's `infer_model` (whose providers read their own environment).
+Keys and base URLs come only from `ModelAccess`, which the entry point fills from
+settings; this module never reads the environment and never logs a key.
+
+The SDK clients are built with their own retries off: `runner.py` retries (with a notice
+the client sees), and two retry layers would multiply the waits silently.
+`validate_model` is what the core calls when a session names a model; a name that cannot
+be served is `INVALID_ARGUMENT` on field `model`, and no library exception leaves here.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model
+from pydantic_ai.models._abstract import AbstractModel
+from pydantic_ai.profiles import ModelProfile
 
 from blitz.agent.demo import DEMO_MODEL_NAME, DemoModel
 from blitz.errors import invalid_argument
 
-__all__ = ["is_free", "resolve_model", "validate_model"]
+__all__ = [
+    "COMPATIBLE_PROVIDER",
+    "ModelAccess",
+    "close_model",
+    "context_window",
+    "is_free",
+    "resolve_model",
+    "validate_model",
+]
+
+# The provider name of OpenAI-compatible servers, as sessions write it.
+COMPATIBLE_PROVIDER = "openai-compatible"
+# The model name sent when a session says just `openai-compatible` (servers that serve
+# one model, such as llama.cpp, ignore it).
+_DEFAULT_COMPATIBLE_NAME = "default"
 
 # The demo model holds no state between requests, so one instance serves every run.
 _DEMO = DemoModel()
 
 
-def resolve_model(name: str) -> Model:
-    """The model `name` stands for: `demo`, or a pydantic-ai name such as `openai:gpt-4o`."""
+@dataclass(frozen=True, kw_only=True)
+class ModelAccess:
+    """How to reach each provider: keys and base URLs, from settings only."""
+
+    openai_api_key: str = field(default="", repr=False)
+    openai_base_url: str = ""
+    anthropic_api_key: str = field(default="", repr=False)
+    anthropic_base_url: str = ""
+    compatible_base_url: str = ""
+    compatible_api_key: str = field(default="", repr=False)
+    compatible_images: bool = True
+    # Tokens assumed for a model whose window is unknown; 0: unknown stays unknown.
+    default_context_window: int = 0
+
+
+def resolve_model(name: str, access: ModelAccess | None = None) -> Model:
+    """The model `name` stands for, reached with `access`."""
     if name == DEMO_MODEL_NAME:
         return _DEMO
     if not name or name != name.strip():
         raise invalid_argument("model", f"invalid model name {name!r}")
+    access = access or ModelAccess()
+    provider, _, model_name = name.partition(":")
     try:
+        if provider == "openai":
+            return _openai(model_name, access)
+        if provider == "anthropic":
+            return _anthropic(model_name, access)
+        if provider == COMPATIBLE_PROVIDER:
+            return _compatible(model_name or _DEFAULT_COMPATIBLE_NAME, access)
         return infer_model(name)
-    except (UserError, ImportError, ValueError) as exc:
-        # Unknown names, providers whose package is not installed, missing credentials.
+    except ImportError as exc:
+        raise invalid_argument(
+            "model", f"model {name!r} needs a provider package that is not installed"
+        ) from exc
+    except (UserError, ValueError) as exc:
+        # Unknown names and missing credentials of the providers pydantic-ai builds itself.
         raise invalid_argument("model", f"model {name!r} is not available: {exc}") from exc
 
 
-def validate_model(name: str) -> None:
+def validate_model(name: str, access: ModelAccess | None = None) -> None:
     """Raise `BlitzError(INVALID_ARGUMENT, field=model)` unless `name` can be served."""
-    resolve_model(name)
+    resolve_model(name, access)
 
 
 def is_free(model: Model) -> bool:
     """Whether the model's calls are known to cost nothing (priced, at zero)."""
     return isinstance(model, DemoModel)
+
+
+def context_window(model: AbstractModel, access: ModelAccess | None = None) -> int | None:
+    """The model's context window in tokens, if known (or assumed by configuration)."""
+    if isinstance(model, DemoModel):
+        return None
+    known = model.context_window
+    if known:
+        return known
+    default = (access or ModelAccess()).default_context_window
+    return default or None
+
+
+async def close_model(model: Model) -> None:
+    """Close the HTTP connections of a model's SDK client, if it has one."""
+    client = getattr(model, "client", None)
+    close = getattr(client, "close", None)
+    if close is not None:
+        await close()
+
+
+def _need(value: str, what: str, *, flag: str, env: str) -> str:
+    if not value:
+        raise invalid_argument("model", f"{what} is not configured (set {flag} or {env})")
+    return value
+
+
+def _openai(model_name: str, access: ModelAccess) -> Model:
+    from openai import AsyncOpenAI
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    _name(model_name, "openai")
+    key = _need(
+        access.openai_api_key,
+        "the OpenAI API key",
+        flag="--openai-api-key",
+        env="BLITZ_OPENAI_API_KEY",
+    )
+    client = AsyncOpenAI(api_key=key, base_url=access.openai_base_url or None, max_retries=0)
+    return OpenAIChatModel(model_name, provider=OpenAIProvider(openai_client=client))
+
+
+def _anthropic(model_name: str, access: ModelAccess) -> Model:
+    from anthropic import AsyncAnthropic
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    _name(model_name, "anthropic")
+    key = _need(
+        access.anthropic_api_key,
+        "the Anthropic API key",
+        flag="--anthropic-api-key",
+        env="BLITZ_ANTHROPIC_API_KEY",
+    )
+    client = AsyncAnthropic(api_key=key, base_url=access.anthropic_base_url or None, max_retries=0)
+    return AnthropicModel(model_name, provider=AnthropicProvider(anthropic_client=client))
+
+
+def _compatible(model_name: str, access: ModelAccess) -> Model:
+    from openai import AsyncOpenAI
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
+
+    base_url = _need(
+        access.compatible_base_url,
+        "the base URL of the OpenAI-compatible server",
+        flag="--base-url",
+        env="BLITZ_BASE_URL",
+    )
+    client = AsyncOpenAI(
+        # The SDK insists on a key; servers that need none ignore this placeholder.
+        api_key=access.compatible_api_key or "api-key-not-set",
+        base_url=base_url,
+        max_retries=0,
+    )
+    profile = None if access.compatible_images else ModelProfile(supports_image_input=False)
+    provider = OpenAICompatibleProvider(COMPATIBLE_PROVIDER, openai_client=client, profile=profile)
+    return OpenAIChatModel(model_name, provider=provider)
+
+
+def _name(model_name: str, provider: str) -> None:
+    if not model_name:
+        raise invalid_argument("model", f"name the {provider} model: {provider}:MODEL")

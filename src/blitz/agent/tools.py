@@ -1,67 +1,57 @@
-"""The workspace tools the agent offers the model, as a pydantic-ai toolset.
+"""The workspace tools the agent offers the model, as pydantic-ai toolsets.
 
 Every tool acts inside the session's workspace and nowhere else: paths go through
-`Workspace.resolve`, and a refused path or a failed action comes back to the model as an
-`{"error": ...}` result rather than an exception, so one bad call never ends the turn.
-Actions that change things ask first: they raise pydantic-ai's `ApprovalRequired` (carrying
-what the `ApprovalRequest` shows) unless the call was already approved; `ask_user` parks
-with `CallDeferred(kind="question")`. Tools never decide policy (rules, read-only mode):
-that is the core's, through how it answers the requests.
+`Workspace.resolve`, and a refused path, a refused action or a failed one comes back to the
+model as an `{"error": ...}` result rather than an exception, so one bad call never ends the
+turn. Actions that change things pass the policy gate first (`policy.gate`: refuse under
+plan, read_only or aside; go ahead when approved or covered by a rule; otherwise park on an
+`ApprovalRequest`). `ask_user` parks with `CallDeferred(kind="question")`.
 
-The file tools are plain functions on purpose: pydantic-ai runs those in a worker thread, so
-a large read or write never stalls the event loop that streams every session's events. The
-tools that talk to `TurnIO` (`todo`) or await (`run_command`, `ask_user`) stay async, since
-`TurnIO` is not thread-safe.
+Heavy file work runs in a worker thread (`asyncio.to_thread`, or pydantic-ai's own thread
+for the plain functions `read_file` and `list_files`), so a large file never stalls the
+event loop that streams every session's events; `TurnIO` is touched only from the loop.
+
+`run_command` shows its output while it runs: each piece arrives as a partial `text` event
+with `author` "run_command" (the event's producer is the tool, not the model), in order,
+between the command's `tool_call` and its `tool_result`. There is no final `repeat` for
+those chunks: the `tool_result` that follows carries the whole (capped) output, and is
+what a client should keep.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ApprovalRequired, CallDeferred
+from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai.toolsets import FunctionToolset
 
 from blitz.agent.commands import run_shell
-from blitz.agent.contract import TurnIO
+from blitz.agent.deps import ToolDeps
 from blitz.agent.diffs import unified_diff
-from blitz.agent.workspace import PathRefused, Workspace
+from blitz.agent.fetch import fetch_url
+from blitz.agent.policy import PLAN_TOOLS, Action, gate
+from blitz.agent.search import search
+from blitz.agent.workspace import PathRefused
 from blitz.v1 import turn_pb2
 
 __all__ = [
-    "DEFAULT_COMMAND_ENV",
+    "COMMAND_OUTPUT_AUTHOR",
     "QUESTION_TOOL",
-    "ToolDeps",
-    "approval_metadata",
     "question_metadata",
     "workspace_toolset",
 ]
 
-# What a command sees of the world: a plain PATH and a UTF-8 locale; HOME is the workspace.
-DEFAULT_COMMAND_ENV: Mapping[str, str] = {
-    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    "LANG": "C.UTF-8",
-    "LC_ALL": "C.UTF-8",
-}
-
 # The tool that asks the user; its deferred calls are questions, all others approvals.
 QUESTION_TOOL = "ask_user"
+# The `author` of run_command's live output events.
+COMMAND_OUTPUT_AUTHOR = "run_command"
 
 # A directory listing longer than this is cut, and says so.
 _MAX_ENTRIES = 1000
-
-
-@dataclass
-class ToolDeps:
-    """What the tools of one agent run act with (pydantic-ai's `deps`)."""
-
-    io: TurnIO
-    workspace: Workspace
-    command_timeout: float
-    output_cap: int
-    command_env: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_COMMAND_ENV))
 
 
 @dataclass
@@ -70,11 +60,6 @@ class TodoItem:
 
     content: str
     status: Literal["pending", "in_progress", "completed"] = "pending"
-
-
-def approval_metadata(kind: int, *, detail: str, diff: str, scope_label: str) -> dict[str, Any]:
-    """What travels in `ApprovalRequired.metadata`, for the runner to build the request."""
-    return {"kind": int(kind), "detail": detail, "diff": diff, "scope_label": scope_label}
 
 
 def question_metadata(question: str, options: list[str], multi_select: bool) -> dict[str, Any]:
@@ -88,19 +73,22 @@ async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]
     Args:
         command: The command line, run with /bin/sh in the workspace folder.
     """
-    if not ctx.tool_call_approved:
-        raise ApprovalRequired(
-            approval_metadata(
-                turn_pb2.ACTION_KIND_COMMAND,
-                detail=command,
-                diff="",
-                scope_label=f"command: {command}",
-            )
-        )
+    action = Action(turn_pb2.ACTION_KIND_COMMAND, command, f"command: {command}")
+    if refused := await gate(ctx, action):
+        return {"command": command, "error": refused}
     deps = ctx.deps
     env = dict(deps.command_env)
     # HOME is the workspace, so tools that write dotfiles write them where the session may.
     env["HOME"] = str(deps.workspace.root)
+    emit = deps.io.emit
+
+    def show(text: str) -> None:
+        emit(
+            turn_pb2.TurnEvent(
+                author=COMMAND_OUTPUT_AUTHOR, text=turn_pb2.Text(text=text, partial=True)
+            )
+        )
+
     try:
         outcome = await run_shell(
             command,
@@ -108,13 +96,14 @@ async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]
             env=env,
             time_limit=deps.command_timeout,
             output_cap=deps.output_cap,
+            on_output=show,
         )
     except OSError as exc:
         return {"command": command, "error": f"could not start the command: {exc.strerror}"}
     return outcome.as_result()
 
 
-def write_file(ctx: RunContext[ToolDeps], path: str, content: str) -> dict[str, Any]:
+async def write_file(ctx: RunContext[ToolDeps], path: str, content: str) -> dict[str, Any]:
     """Create or replace a file in the workspace with the given content (needs approval).
 
     Args:
@@ -129,26 +118,63 @@ def write_file(ctx: RunContext[ToolDeps], path: str, content: str) -> dict[str, 
     if real.is_dir():
         return {"path": path, "error": f"{path} is a directory"}
     rel = ws.relative(real)
-    if not ctx.tool_call_approved:
-        old = real.read_text(errors="replace") if real.exists() else None
-        raise ApprovalRequired(
-            approval_metadata(
-                turn_pb2.ACTION_KIND_WRITE,
-                detail=rel,
-                diff=unified_diff(old, content, rel),
-                scope_label=f"write: {rel}",
-            )
-        )
+    old = await asyncio.to_thread(_read_text_or_none, real)
+    action = Action(
+        turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", unified_diff(old, content, rel)
+    )
+    if refused := await gate(ctx, action):
+        return {"path": rel, "error": refused}
     try:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        data = content.encode()
-        real.write_bytes(data)
+        size = await asyncio.to_thread(_write, real, content)
     except OSError as exc:
         return {"path": rel, "error": f"could not write: {exc.strerror}"}
-    return {"path": rel, "bytes": len(data)}
+    return {"path": rel, "bytes": size}
 
 
-def delete_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
+async def edit_file(
+    ctx: RunContext[ToolDeps], path: str, old_string: str, new_string: str
+) -> dict[str, Any]:
+    """Replace one exact piece of a workspace file with new text (needs approval).
+
+    `old_string` must occur exactly once in the file: include enough surrounding lines to
+    make it unique.
+
+    Args:
+        path: The file's path, relative to the workspace.
+        old_string: The exact text to replace, whitespace included.
+        new_string: The text to put in its place.
+    """
+    ws = ctx.deps.workspace
+    try:
+        real = ws.resolve(path)
+    except PathRefused as exc:
+        return {"path": path, "error": str(exc)}
+    rel = ws.relative(real)
+    old = await asyncio.to_thread(_read_text_or_none, real)
+    if old is None:
+        return {"path": rel, "error": f"no such file: {rel}"}
+    if not old_string:
+        return {"path": rel, "error": "old_string is empty; use write_file to create a file"}
+    count = old.count(old_string)
+    if count == 0:
+        return {"path": rel, "error": "old_string was not found in the file"}
+    if count > 1:
+        return {
+            "path": rel,
+            "error": f"old_string occurs {count} times; include more context to make it unique",
+        }
+    new = old.replace(old_string, new_string, 1)
+    action = Action(turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", unified_diff(old, new, rel))
+    if refused := await gate(ctx, action):
+        return {"path": rel, "error": refused}
+    try:
+        size = await asyncio.to_thread(_write, real, new)
+    except OSError as exc:
+        return {"path": rel, "error": f"could not write: {exc.strerror}"}
+    return {"path": rel, "bytes": size, "replaced": 1}
+
+
+async def delete_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
     """Delete a file from the workspace (needs approval).
 
     Args:
@@ -162,17 +188,14 @@ def delete_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
     if not real.is_file():
         return {"path": path, "error": f"no such file: {path}"}
     rel = ws.relative(real)
-    if not ctx.tool_call_approved:
-        raise ApprovalRequired(
-            approval_metadata(
-                turn_pb2.ACTION_KIND_DELETE,
-                detail=rel,
-                diff=unified_diff(real.read_text(errors="replace"), None, rel),
-                scope_label=f"delete: {rel}",
-            )
-        )
+    old = await asyncio.to_thread(_read_text_or_none, real)
+    action = Action(
+        turn_pb2.ACTION_KIND_DELETE, rel, f"delete: {rel}", unified_diff(old or "", None, rel)
+    )
+    if refused := await gate(ctx, action):
+        return {"path": rel, "error": refused}
     try:
-        real.unlink()
+        await asyncio.to_thread(real.unlink)
     except OSError as exc:
         return {"path": rel, "error": f"could not delete: {exc.strerror}"}
     return {"path": rel, "deleted": True}
@@ -253,11 +276,41 @@ async def ask_user(
         options: When given, the answers the user may choose from.
         multi_select: Whether several options may be chosen.
     """
+    if ctx.deps.policy.aside:
+        # An aside runs beside another turn and must not park waiting for the user.
+        return {"error": "this is a side question: ask in your answer instead of waiting"}
     raise CallDeferred(question_metadata(question, options or [], multi_select), kind="question")
 
 
-def workspace_toolset() -> FunctionToolset[ToolDeps]:
-    """The tools every Blitz agent offers."""
-    return FunctionToolset[ToolDeps](
-        [run_command, write_file, delete_file, read_file, list_files, todo, ask_user]
-    )
+_ALL_TOOLS = (
+    run_command,
+    write_file,
+    edit_file,
+    delete_file,
+    read_file,
+    list_files,
+    search,
+    fetch_url,
+    todo,
+    ask_user,
+)
+
+
+def workspace_toolset(*, plan: bool = False) -> FunctionToolset[ToolDeps]:
+    """The tools a Blitz agent offers; in plan mode only those that change nothing."""
+    tools = [t for t in _ALL_TOOLS if not plan or t.__name__ in PLAN_TOOLS]
+    return FunctionToolset[ToolDeps](tools)
+
+
+def _read_text_or_none(real: Path) -> str | None:
+    try:
+        return real.read_text(errors="replace") if real.is_file() else None
+    except OSError:
+        return None
+
+
+def _write(real: Path, content: str) -> int:
+    real.parent.mkdir(parents=True, exist_ok=True)
+    data = content.encode()
+    real.write_bytes(data)
+    return len(data)

@@ -2,5 +2,6 @@
 
 from blitz.core.context import CallContext
 from blitz.core.service import SessionCore
+from blitz.core.workspace import WorkspaceCore
 
-__all__ = ["CallContext", "SessionCore"]
+__all__ = ["CallContext", "SessionCore", "WorkspaceCore"]

@@ -19,11 +19,13 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from blitz.agent import validate_model
+from blitz.agent.contract import ImageInput
 from blitz.core.approvals import Outcome
 from blitz.core.coalesce import coalesce
+from blitz.core.commands import parse_command, plan_text
 from blitz.core.context import CallContext
 from blitz.core.log import EventLog
+from blitz.core.prompt import model_prompt
 from blitz.core.turns import TurnRunner, new_turn_id
 from blitz.core.usage import ledger_entry, total_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
@@ -83,6 +85,7 @@ class SessionCore:
             default_max_turns=default_max_turns,
             default_timeout=default_timeout,
             approval_timeout=approval_timeout,
+            validate_model=agent.validate_model,
         )
 
     async def __aenter__(self) -> SessionCore:
@@ -105,6 +108,18 @@ class SessionCore:
             await self._turns.drain(self._drain_timeout)
         finally:
             await self._log.__aexit__(exc_type, exc, tb)
+
+    @property
+    def workspace_root(self) -> Path:
+        return self._workspace_root
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    async def session_record(self, session_id: str, ctx: CallContext) -> SessionRecord:
+        """The caller's session, or SESSION_NOT_FOUND (for sibling services)."""
+        return await self._session(session_id, ctx)
 
     # Sessions
 
@@ -161,7 +176,7 @@ class SessionCore:
             if approval_timeout <= 0:
                 raise invalid_argument("approval_timeout", "approval_timeout must be positive")
         model = req.model or self._default_model
-        validate_model(model)
+        self._agent.validate_model(model)
         session_id = "s_" + uuid.uuid4().hex
         workspace = self._workspace(req.workspace, session_id)
         (self._workspace_root / workspace).mkdir(parents=True, exist_ok=True)
@@ -250,18 +265,38 @@ class SessionCore:
             raise invalid_argument("turn.max_cost_usd", "max_cost_usd must be a positive amount")
         if turn.HasField("timeout") and turn.timeout.ToTimedelta() <= timedelta(0):
             raise invalid_argument("turn.timeout", "timeout must be positive")
-        # Capabilities that later work brings; refused loudly rather than ignored.
-        for name in ("plan", "aside", "command", "read_only"):
-            if getattr(turn, name):
-                raise invalid_argument(f"turn.{name}", f"turn.{name} is not supported yet")
-        if turn.accepted:
+        if turn.command:
+            parse_command(turn.text)  # unknown commands fail before the turn starts
+        if turn.plan and turn.accepted:
+            raise invalid_argument("turn.accepted", "a turn cannot both propose and accept a plan")
+        if turn.aside and (turn.plan or turn.accepted):
+            raise invalid_argument("turn.aside", "an aside turn neither proposes nor accepts plans")
+
+    async def _prompt(self, session: SessionRecord, turn: t.Turn) -> str:
+        """The model's prompt: the turn's, after the accepted plan when there is one."""
+        prompt = model_prompt(turn) if (turn.text or turn.prompt or turn.context) else ""
+        if not turn.accepted:
+            return prompt
+        plan = await self._store.get_plan(session.id)
+        if plan is None:
             raise BlitzError(
                 Reason.NO_PENDING_PLAN,
                 "there is no proposed plan to accept",
                 {"field": "turn.accepted"},
             )
-        if turn.image_ids:
-            raise invalid_argument("turn.image_ids", "no image with that id was uploaded")
+        accepted = "The user accepted the plan you proposed. Carry it out now.\n\n"
+        return accepted + plan_text(plan) + (f"\n\n{prompt}" if prompt else "")
+
+    async def _images(self, session: SessionRecord, turn: t.Turn) -> tuple[ImageInput, ...]:
+        images = []
+        for image_id in turn.image_ids:
+            image = await self._store.get_image(session.id, image_id)
+            if image is None:
+                raise invalid_argument(
+                    "turn.image_ids", f"no image {image_id!r} in this session", image_id=image_id
+                )
+            images.append(ImageInput(data=image.data, media_type=image.media_type))
+        return tuple(images)
 
     async def run_turn(self, req: s.RunTurnRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         _require(req.session_id, "session_id")
@@ -282,14 +317,18 @@ class SessionCore:
                     raise BlitzError(
                         Reason.SESSION_CLOSED, "the session is closed", {"session_id": session.id}
                     )
-                if session.turn_id:
+                if session.turn_id and not req.turn.aside:
                     raise BlitzError(
                         Reason.SESSION_BUSY,
                         "a turn is already running in this session",
                         {"turn_id": session.turn_id},
                     )
                 rec = await self._turns.start(
-                    session, req.turn, req.turn_id or new_turn_id(), caller=ctx.caller
+                    session,
+                    req.turn,
+                    req.turn_id or new_turn_id(),
+                    prompt="" if req.turn.command else await self._prompt(session, req.turn),
+                    images=await self._images(session, req.turn),
                 )
         async for event in self._follow(session.id, rec.first_seq - 1, turn_id=rec.turn_id):
             yield event
@@ -429,6 +468,9 @@ class SessionCore:
         return s.RevokeRuleResponse()
 
     async def _active(self, session: SessionRecord, turn_id: str) -> Any:
+        active = self._turns.find(session.id, turn_id) if turn_id else None
+        if active is not None:
+            return active
         active = await self._turns.active_turn(session)
         if active is None or (turn_id and active.rec.turn_id != turn_id):
             raise BlitzError(

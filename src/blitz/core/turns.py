@@ -14,6 +14,7 @@ error, a cancel, a deadline, a shutdown. The per-session lock orders a turn's la
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -25,13 +26,15 @@ import structlog
 
 from blitz.agent.contract import (
     Completed,
+    ImageInput,
     ModelCallUsage,
     Parked,
     Resolution,
+    TurnPolicy,
 )
 from blitz.core.approvals import Outcome, covering_rule, result_of
+from blitz.core.commands import CommandContext, parse_command, run_command
 from blitz.core.log import EventLog
-from blitz.core.prompt import model_prompt
 from blitz.core.usage import total_usage
 from blitz.errors import BlitzError, Reason, internal_error
 from blitz.redact import redact_event
@@ -51,6 +54,7 @@ class AgentPort:
 
     start: Callable[..., Awaitable[Completed | Parked]]
     resume: Callable[..., Awaitable[Completed | Parked]]
+    compact: Callable[..., Awaitable[tuple[bytes, str]]]
 
 
 @dataclass
@@ -66,7 +70,26 @@ class ActiveTurn:
     timer: asyncio.Task[None] | None = None
     # Why the task was cancelled, reported in `finished.error`.
     cancel_reason: BlitzError | None = None
+    # The task list as the agent last set it in this turn.
+    tasks: t.Tasks | None = None
+    # The model's prompt and attached images, for the first run only.
+    prompt: str = ""
+    images: tuple[ImageInput, ...] = ()
     done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def aside(self) -> bool:
+        return self.turn.aside
+
+    def policy(self, *, first: bool) -> TurnPolicy:
+        turn = self.turn
+        return TurnPolicy(
+            read_only=turn.read_only,
+            plan=turn.plan,
+            aside=turn.aside,
+            fetch_grants=tuple(turn.fetch_grants),
+            images=self.images if first else (),
+        )
 
     @property
     def max_turns(self) -> int:
@@ -85,6 +108,8 @@ class _TurnIO:
 
     def emit(self, event: t.TurnEvent) -> None:
         event.turn_id = self._tid
+        if event.HasField("tasks"):
+            self._active.tasks = t.Tasks(items=event.tasks.items)
         self._log.emit(self._sid, redact_event(event))
 
     async def commit(self, event: t.TurnEvent) -> None:
@@ -153,7 +178,9 @@ class TurnRunner:
         default_max_turns: int,
         default_timeout: timedelta | None,
         approval_timeout: timedelta | None,
+        validate_model: Callable[[str], None],
     ) -> None:
+        self.validate_model = validate_model
         self.store = store
         self.log = log
         self.agent = agent
@@ -161,7 +188,8 @@ class TurnRunner:
         self.default_max_turns = default_max_turns
         self.default_timeout = default_timeout
         self.approval_timeout = approval_timeout
-        self._active: dict[str, ActiveTurn] = {}  # by session id
+        self._active: dict[str, ActiveTurn] = {}  # main turns, by session id
+        self._asides: dict[str, ActiveTurn] = {}  # aside turns, by turn id
         self._locks: dict[str, asyncio.Lock] = {}
 
     def lock(self, session_id: str) -> asyncio.Lock:
@@ -173,11 +201,18 @@ class TurnRunner:
     # Starting
 
     async def start(
-        self, session: SessionRecord, turn: t.Turn, turn_id: str, *, caller: str
+        self,
+        session: SessionRecord,
+        turn: t.Turn,
+        turn_id: str,
+        *,
+        prompt: str,
+        images: tuple[ImageInput, ...] = (),
     ) -> TurnRecord:
         """Record the turn and its `accepted` event, then drive it in the background.
 
-        Call with the session's lock held; the session must be idle.
+        Call with the session's lock held; unless the turn is an aside, the session must be
+        idle, and it is marked running.
         """
         now = time.time()
         timeout = turn.timeout.ToTimedelta() if turn.HasField("timeout") else self.default_timeout
@@ -192,18 +227,39 @@ class TurnRunner:
             usage_before=before.SerializeToString(),
         )
         await self.store.create_turn(rec)
-        await self.store.set_session_state(
-            session.id, state=s.SESSION_STATE_RUNNING, turn_id=turn_id, now=now
-        )
+        if not turn.aside:
+            await self.store.set_session_state(
+                session.id, state=s.SESSION_STATE_RUNNING, turn_id=turn_id, now=now
+            )
+            if not turn.command:
+                # A new turn supersedes any plan proposed before it (accepted consumes it).
+                await self.store.set_plan(session.id, None)
         accepted = await self.log.commit(
             session.id, t.TurnEvent(turn_id=turn_id, accepted=t.Accepted())
         )
         rec.first_seq = accepted.seq
         await self.store.update_turn(rec)
-        active = ActiveTurn(rec=rec, turn=turn, session=session)
-        self._active[session.id] = active
+        active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
+        self._remember(active)
         self._drive(active, None)
         return rec
+
+    def _remember(self, active: ActiveTurn) -> None:
+        if active.aside:
+            self._asides[active.rec.turn_id] = active
+        else:
+            self._active[active.rec.session_id] = active
+
+    def _forget(self, active: ActiveTurn) -> None:
+        if active.aside:
+            self._asides.pop(active.rec.turn_id, None)
+        elif self._active.get(active.rec.session_id) is active:
+            del self._active[active.rec.session_id]
+
+    def find(self, session_id: str, turn_id: str) -> ActiveTurn | None:
+        """An aside turn of this process by id (main turns: `active_turn`)."""
+        active = self._asides.get(turn_id)
+        return active if active is not None and active.rec.session_id == session_id else None
 
     def _drive(self, active: ActiveTurn, results: dict[str, Resolution] | None) -> None:
         active.task = asyncio.create_task(
@@ -213,7 +269,6 @@ class TurnRunner:
     async def _run(self, active: ActiveTurn, results: dict[str, Resolution] | None) -> None:
         rec = active.rec
         io = _TurnIO(self, active)
-        workspace = self.workspace_root / active.session.workspace
         with structlog.contextvars.bound_contextvars(
             session_id=rec.session_id, turn_id=rec.turn_id
         ):
@@ -222,25 +277,8 @@ class TurnRunner:
                 deadline = asyncio.get_running_loop().time() + (rec.deadline - time.time())
             try:
                 async with asyncio.timeout_at(deadline) as scope:
-                    if results is None:
-                        log.info("turn_started")
-                        outcome = await self.agent.start(
-                            io=io,
-                            model=active.session.model,
-                            workspace=workspace,
-                            history=await self.store.get_history(rec.session_id),
-                            prompt=model_prompt(active.turn),
-                        )
-                    else:
-                        log.info("turn_resumed")
-                        assert rec.history is not None
-                        outcome = await self.agent.resume(
-                            io=io,
-                            model=active.session.model,
-                            workspace=workspace,
-                            history=rec.history,
-                            results=results,
-                        )
+                    outcome = await self._step(active, io, results)
+                await self._settle(active, outcome)
             except TimeoutError:
                 if not scope.expired():
                     log.exception("turn_failed")
@@ -258,15 +296,73 @@ class TurnRunner:
             except Exception:
                 log.exception("turn_failed")
                 await self.finish(active, error=internal_error())
-            else:
-                if isinstance(outcome, Parked):
-                    await self._park(active, outcome)
-                else:
-                    await self.store.set_history(rec.session_id, outcome.history)
-                    await self.finish(active, output=outcome.output)
             finally:
                 if active.task is asyncio.current_task():
                     active.task = None
+
+    async def _step(
+        self, active: ActiveTurn, io: _TurnIO, results: dict[str, Resolution] | None
+    ) -> Completed | Parked | str:
+        """One run of the turn: a server command, the agent's first run, or a resume."""
+        rec, session = active.rec, active.session
+        workspace = self.workspace_root / session.workspace
+        if active.turn.command:
+            name, arg = parse_command(active.turn.text)
+            log.info("command_started", command=name)
+            return await run_command(
+                name,
+                arg,
+                CommandContext(
+                    store=self.store,
+                    session_id=session.id,
+                    model=session.model,
+                    io=io,
+                    compact=self.agent.compact,
+                    validate_model=self.validate_model,
+                ),
+            )
+        if results is None:
+            log.info("turn_started")
+            return await self.agent.start(
+                io=io,
+                model=session.model,
+                workspace=workspace,
+                history=await self.store.get_history(rec.session_id),
+                prompt=active.prompt,
+                policy=active.policy(first=True),
+            )
+        log.info("turn_resumed")
+        assert rec.history is not None
+        return await self.agent.resume(
+            io=io,
+            model=session.model,
+            workspace=workspace,
+            history=rec.history,
+            results=results,
+            policy=active.policy(first=False),
+        )
+
+    async def _settle(self, active: ActiveTurn, outcome: Completed | Parked | str) -> None:
+        """Act on how a run ended: park it, or finish the turn."""
+        if isinstance(outcome, Parked):
+            if active.aside:
+                await self.finish(active, error=_aside_cannot_wait())
+            else:
+                await self._park(active, outcome)
+        elif isinstance(outcome, str):
+            await self.finish(active, output=outcome)
+        else:
+            await self._completed(active, outcome)
+
+    async def _completed(self, active: ActiveTurn, done: Completed) -> None:
+        sid = active.rec.session_id
+        if not active.aside:  # an aside is not recorded into the history
+            await self.store.set_history(sid, done.history)
+        if active.turn.plan:
+            items = [i.content for i in active.tasks.items] if active.tasks else []
+            plan = json.dumps({"tasks": items, "output": done.output})
+            await self.store.set_plan(sid, plan.encode())
+        await self.finish(active, output=done.output)
 
     # Parking and resuming
 
@@ -479,14 +575,17 @@ class TurnRunner:
             rec.state = FINISHED
             rec.history = None
             await self.store.update_turn(rec)
-            session = await self.store.get_session(sid)
-            closed = session is not None and session.state == s.SESSION_STATE_CLOSED
-            await self.store.set_session_state(
-                sid,
-                state=s.SESSION_STATE_CLOSED if closed else s.SESSION_STATE_IDLE,
-                turn_id="",
-                now=time.time(),
-            )
+            if active.tasks is not None:
+                await self.store.set_tasks(sid, active.tasks.SerializeToString())
+            if not active.aside:
+                session = await self.store.get_session(sid)
+                closed = session is not None and session.state == s.SESSION_STATE_CLOSED
+                await self.store.set_session_state(
+                    sid,
+                    state=s.SESSION_STATE_CLOSED if closed else s.SESSION_STATE_IDLE,
+                    turn_id="",
+                    now=time.time(),
+                )
             finished = t.TurnFinished(
                 output=output,
                 before=t.Usage.FromString(rec.usage_before),
@@ -496,8 +595,7 @@ class TurnRunner:
             if error is not None:
                 finished.error.CopyFrom(error.to_proto())
             await self.log.commit(sid, t.TurnEvent(turn_id=rec.turn_id, finished=finished))
-            if self._active.get(sid) is active:
-                del self._active[sid]
+            self._forget(active)
             timer, active.timer = active.timer, None
             if timer is not None and timer is not asyncio.current_task():
                 timer.cancel()
@@ -534,10 +632,11 @@ class TurnRunner:
 
     async def drain(self, grace: float) -> None:
         """Let running turns finish for up to `grace` s, then stop them; park timers."""
-        tasks = {a.task for a in self._active.values() if a.task is not None}
+        running = [*self._active.values(), *self._asides.values()]
+        tasks = {a.task for a in running if a.task is not None}
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
-        for active in list(self._active.values()):
+        for active in [*self._active.values(), *self._asides.values()]:
             if active.task is not None:
                 await self.cancel(
                     active,
@@ -549,6 +648,14 @@ class TurnRunner:
         for timer in timers:
             timer.cancel()
         await asyncio.gather(*timers, return_exceptions=True)
+
+
+def _aside_cannot_wait() -> BlitzError:
+    return BlitzError(
+        Reason.INVALID_ARGUMENT,
+        "an aside turn cannot wait for an approval or an answer",
+        {"field": "turn.aside"},
+    )
 
 
 def _timed_out(rec: TurnRecord) -> BlitzError:

@@ -7,6 +7,7 @@ from pathlib import Path
 from blitz.store.base import Store
 from blitz.store.records import (
     EventRow,
+    ImageRecord,
     LedgerRow,
     PendingRecord,
     RuleRecord,
@@ -17,6 +18,7 @@ from blitz.store.sqlite import SqliteStore
 
 __all__ = [
     "EventRow",
+    "ImageRecord",
     "LedgerRow",
     "PendingRecord",
     "RuleRecord",

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["EventRow", "LedgerRow", "PendingRecord", "RuleRecord", "SessionRecord", "TurnRecord"]
+__all__ = [
+    "EventRow",
+    "ImageRecord",
+    "LedgerRow",
+    "PendingRecord",
+    "RuleRecord",
+    "SessionRecord",
+    "TurnRecord",
+]
 
 
 @dataclass
@@ -101,3 +109,14 @@ class RuleRecord:
     caller: str
     create_time: float
     request_id: str = ""
+
+
+@dataclass
+class ImageRecord:
+    """An uploaded image, for Turn.image_ids."""
+
+    id: str
+    session_id: str
+    media_type: str
+    data: bytes
+    create_time: float

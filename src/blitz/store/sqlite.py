@@ -15,6 +15,7 @@ import aiosqlite
 
 from blitz.store.records import (
     EventRow,
+    ImageRecord,
     LedgerRow,
     PendingRecord,
     RuleRecord,
@@ -105,6 +106,18 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX rules_by_session ON rules (session_id);
     CREATE INDEX rules_by_workspace ON rules (caller, workspace);
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN tasks BLOB;
+    ALTER TABLE sessions ADD COLUMN plan BLOB;
+    CREATE TABLE images (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        media_type TEXT NOT NULL,
+        data BLOB NOT NULL,
+        create_time REAL NOT NULL
+    );
+    CREATE INDEX images_by_session ON images (session_id);
     """,
 ]
 
@@ -283,6 +296,9 @@ class SqliteStore:
             "UPDATE sessions SET state = ?, turn_id = ?, update_time = ? WHERE id = ?",
             (state, turn_id, now, session_id),
         )
+
+    async def set_session_model(self, session_id: str, model: str) -> None:
+        await self.db.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
 
     # Turns
 
@@ -494,14 +510,48 @@ class SqliteStore:
         cur = await self.db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
         return cur.rowcount == 1
 
-    # Agent state
+    # Session notes: the task list, the proposed plan
 
-    async def get_history(self, session_id: str) -> bytes | None:
+    async def set_tasks(self, session_id: str, tasks: bytes) -> None:
+        await self.db.execute("UPDATE sessions SET tasks = ? WHERE id = ?", (tasks, session_id))
+
+    async def get_tasks(self, session_id: str) -> bytes | None:
+        return await self._column("tasks", session_id)
+
+    async def set_plan(self, session_id: str, plan: bytes | None) -> None:
+        await self.db.execute("UPDATE sessions SET plan = ? WHERE id = ?", (plan, session_id))
+
+    async def get_plan(self, session_id: str) -> bytes | None:
+        return await self._column("plan", session_id)
+
+    async def _column(self, column: str, session_id: str) -> bytes | None:
         async with self.db.execute(
-            "SELECT history FROM sessions WHERE id = ?", (session_id,)
+            f"SELECT {column} FROM sessions WHERE id = ?", (session_id,)
         ) as cur:
             row = await cur.fetchone()
         return row[0] if row else None
+
+    # Images
+
+    async def add_image(self, image: ImageRecord) -> None:
+        await self.db.execute(
+            "INSERT INTO images (id, session_id, media_type, data, create_time) VALUES (?,?,?,?,?)",
+            (image.id, image.session_id, image.media_type, image.data, image.create_time),
+        )
+
+    async def get_image(self, session_id: str, image_id: str) -> ImageRecord | None:
+        async with self.db.execute(
+            "SELECT id, session_id, media_type, data, create_time FROM images"
+            " WHERE session_id = ? AND id = ?",
+            (session_id, image_id),
+        ) as cur:
+            row = await cur.fetchone()
+        return ImageRecord(*row) if row else None
+
+    # Agent state
+
+    async def get_history(self, session_id: str) -> bytes | None:
+        return await self._column("history", session_id)
 
     async def set_history(self, session_id: str, history: bytes) -> None:
         await self.db.execute("UPDATE sessions SET history = ? WHERE id = ?", (history, session_id))

@@ -27,11 +27,12 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from protobuf.wkt import Any as AnyDetail
 
-from blitz.core import CallContext, SessionCore
+from blitz.core import CallContext, SessionCore, WorkspaceCore
 from blitz.errors import BlitzError, Status, internal_error
 from blitz.transport.gate import CallGate
 from blitz.v1 import session_pb2, turn_pb2
 from blitz.v1.session_connect import SessionServiceASGIApplication
+from blitz.v1.workspace_connect import WorkspaceServiceASGIApplication
 
 if TYPE_CHECKING:
     from connectrpc.request import RequestContext
@@ -80,51 +81,11 @@ def to_connect_error(error: BlitzError) -> ConnectError:
     return ConnectError(CONNECT_CODES[error.status], error.message, details=[detail])
 
 
-class ConnectSessionService:
-    """The generated `SessionService` protocol, delegating every call to the core."""
+class _Adapter:
+    """Runs a core method for a Connect call: gate, call context, error mapping."""
 
-    def __init__(self, core: SessionCore, gate: CallGate) -> None:
-        self._core = core
+    def __init__(self, gate: CallGate) -> None:
         self._gate = gate
-
-    async def create_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("CreateSession", self._core.create_session, request, ctx)
-
-    async def get_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("GetSession", self._core.get_session, request, ctx)
-
-    async def list_sessions(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ListSessions", self._core.list_sessions, request, ctx)
-
-    async def close_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("CloseSession", self._core.close_session, request, ctx)
-
-    def run_turn(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
-        return self._stream("RunTurn", self._core.run_turn, request, ctx)
-
-    def watch(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
-        return self._stream("Watch", self._core.watch, request, ctx)
-
-    async def decide(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Decide", self._core.decide, request, ctx)
-
-    async def answer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Answer", self._core.answer, request, ctx)
-
-    async def cancel(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Cancel", self._core.cancel, request, ctx)
-
-    async def steer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Steer", self._core.steer, request, ctx)
-
-    async def get_usage(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("GetUsage", self._core.get_usage, request, ctx)
-
-    async def list_rules(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ListRules", self._core.list_rules, request, ctx)
-
-    async def revoke_rule(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("RevokeRule", self._core.revoke_rule, request, ctx)
 
     async def _unary(
         self,
@@ -165,6 +126,70 @@ class ConnectSessionService:
                 await aclose()
 
 
+class ConnectSessionService(_Adapter):
+    """The generated `SessionService` protocol, delegating every call to the core."""
+
+    def __init__(self, core: SessionCore, gate: CallGate) -> None:
+        super().__init__(gate)
+        self._core = core
+
+    async def create_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("CreateSession", self._core.create_session, request, ctx)
+
+    async def get_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("GetSession", self._core.get_session, request, ctx)
+
+    async def list_sessions(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("ListSessions", self._core.list_sessions, request, ctx)
+
+    async def close_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("CloseSession", self._core.close_session, request, ctx)
+
+    def run_turn(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
+        return self._stream("RunTurn", self._core.run_turn, request, ctx)
+
+    def watch(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
+        return self._stream("Watch", self._core.watch, request, ctx)
+
+    async def decide(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("Decide", self._core.decide, request, ctx)
+
+    async def answer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("Answer", self._core.answer, request, ctx)
+
+    async def cancel(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("Cancel", self._core.cancel, request, ctx)
+
+    async def steer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("Steer", self._core.steer, request, ctx)
+
+    async def get_usage(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("GetUsage", self._core.get_usage, request, ctx)
+
+    async def list_rules(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("ListRules", self._core.list_rules, request, ctx)
+
+    async def revoke_rule(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("RevokeRule", self._core.revoke_rule, request, ctx)
+
+
+class ConnectWorkspaceService(_Adapter):
+    """The generated `WorkspaceService` protocol, delegating every call to the core."""
+
+    def __init__(self, core: WorkspaceCore, gate: CallGate) -> None:
+        super().__init__(gate)
+        self._core = core
+
+    async def upload_image(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("UploadImage", self._core.upload_image, request, ctx)
+
+    async def list_files(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("ListFiles", self._core.list_files, request, ctx)
+
+    async def read_file(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("ReadFile", self._core.read_file, request, ctx)
+
+
 def _call_context(ctx: RequestContext[Any, Any]) -> CallContext:
     remaining_ms = ctx.timeout_ms
     return CallContext(
@@ -180,17 +205,16 @@ _Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class HttpApp:
-    """The HTTP port's ASGI app: SessionService over connectrpc, and `GET /healthz`."""
+    """The HTTP port's ASGI app: the services over connectrpc, and `GET /healthz`."""
 
     def __init__(
         self,
-        connect_app: SessionServiceASGIApplication,
+        connect_apps: list[Any],
         gate: CallGate,
         *,
         compress_streams: bool = False,
     ) -> None:
-        self._connect = connect_app
-        self._prefix = connect_app.path + "/"
+        self._routes = [(app.path + "/", app) for app in connect_apps]
         self._gate = gate
         self._compress_streams = compress_streams
 
@@ -201,7 +225,8 @@ class HttpApp:
                 await send({"type": "websocket.close", "code": 1008})
             return
         path: str = scope["path"]
-        if path.startswith(self._prefix):
+        app = next((app for prefix, app in self._routes if path.startswith(prefix)), None)
+        if app is not None:
             if not self._compress_streams and path in _STREAM_PATHS:
                 scope = {
                     **scope,
@@ -211,7 +236,7 @@ class HttpApp:
                         if name.lower() not in _STREAM_ACCEPT_ENCODING
                     ],
                 }
-            await self._connect(scope, receive, send)  # type: ignore[arg-type]
+            await app(scope, receive, send)
         elif path == "/healthz" and scope["method"] in {"GET", "HEAD"}:
             if self._gate.serving:
                 await _respond(send, 200, b"ok\n", head=scope["method"] == "HEAD")
@@ -223,8 +248,13 @@ class HttpApp:
 
 def build_http_app(core: SessionCore, gate: CallGate, *, compress_streams: bool = False) -> HttpApp:
     """The ASGI app of the HTTP port."""
-    connect_app = SessionServiceASGIApplication(ConnectSessionService(core, gate))
-    return HttpApp(connect_app, gate, compress_streams=compress_streams)
+    apps = [
+        SessionServiceASGIApplication(ConnectSessionService(core, gate)),
+        WorkspaceServiceASGIApplication(
+            ConnectWorkspaceService(WorkspaceCore(sessions=core), gate)
+        ),
+    ]
+    return HttpApp(apps, gate, compress_streams=compress_streams)
 
 
 async def _respond(send: _Send, status: int, body: bytes, *, head: bool = False) -> None:

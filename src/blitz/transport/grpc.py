@@ -22,10 +22,10 @@ from google.rpc import status_pb2
 from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from blitz.core import CallContext, SessionCore
+from blitz.core import CallContext, SessionCore, WorkspaceCore
 from blitz.errors import BlitzError, Status, internal_error
 from blitz.transport.gate import CallGate
-from blitz.v1 import session_pb2, session_pb2_grpc, turn_pb2
+from blitz.v1 import session_pb2, session_pb2_grpc, turn_pb2, workspace_pb2, workspace_pb2_grpc
 
 __all__ = ["GRPC_CODES", "GrpcSessionService", "bind_grpc_server", "build_grpc_server"]
 
@@ -50,6 +50,7 @@ GRPC_CODES: dict[Status, grpc.StatusCode] = {
 }
 
 _SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name
+_WORKSPACE_NAME = workspace_pb2.DESCRIPTOR.services_by_name["WorkspaceService"].full_name
 
 
 def _stream_handler(
@@ -85,12 +86,37 @@ def _stream_handler(
     return handler
 
 
-class GrpcSessionService(session_pb2_grpc.SessionServiceServicer):
+class _Adapter:
+    """Runs a core method for a unary gRPC call: gate, call context, error mapping."""
+
+    def __init__(self, gate: CallGate) -> None:
+        self._gate = gate
+
+    async def _unary(
+        self,
+        rpc: str,
+        method: Callable[[_REQ, CallContext], Awaitable[_RES]],
+        request: _REQ,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> _RES:
+        # abort() raises, so it is called outside the try that catches the core's errors.
+        try:
+            with self._gate.unary():
+                return await method(request, _call_context(context))
+        except BlitzError as exc:
+            error = exc
+        except Exception:
+            log.exception("unexpected error in call", rpc=rpc, transport="grpc")
+            error = internal_error()
+        await _abort(context, error)
+
+
+class GrpcSessionService(_Adapter, session_pb2_grpc.SessionServiceServicer):
     """`blitz.v1.SessionService` on `grpc.aio`, delegating every call to the core."""
 
     def __init__(self, core: SessionCore, gate: CallGate) -> None:
+        super().__init__(gate)
         self._core = core
-        self._gate = gate
 
     async def CreateSession(self, request: Any, context: Any) -> session_pb2.Session:
         return await self._unary("CreateSession", self._core.create_session, request, context)
@@ -128,23 +154,22 @@ class GrpcSessionService(session_pb2_grpc.SessionServiceServicer):
     async def RevokeRule(self, request: Any, context: Any) -> session_pb2.RevokeRuleResponse:
         return await self._unary("RevokeRule", self._core.revoke_rule, request, context)
 
-    async def _unary(
-        self,
-        rpc: str,
-        method: Callable[[_REQ, CallContext], Awaitable[_RES]],
-        request: _REQ,
-        context: grpc.aio.ServicerContext[Any, Any],
-    ) -> _RES:
-        # abort() raises, so it is called outside the try that catches the core's errors.
-        try:
-            with self._gate.unary():
-                return await method(request, _call_context(context))
-        except BlitzError as exc:
-            error = exc
-        except Exception:
-            log.exception("unexpected error in call", rpc=rpc, transport="grpc")
-            error = internal_error()
-        await _abort(context, error)
+
+class GrpcWorkspaceService(_Adapter, workspace_pb2_grpc.WorkspaceServiceServicer):
+    """`blitz.v1.WorkspaceService` on `grpc.aio`, delegating every call to the core."""
+
+    def __init__(self, core: WorkspaceCore, gate: CallGate) -> None:
+        super().__init__(gate)
+        self._core = core
+
+    async def UploadImage(self, request: Any, context: Any) -> workspace_pb2.UploadImageResponse:
+        return await self._unary("UploadImage", self._core.upload_image, request, context)
+
+    async def ListFiles(self, request: Any, context: Any) -> workspace_pb2.ListFilesResponse:
+        return await self._unary("ListFiles", self._core.list_files, request, context)
+
+    async def ReadFile(self, request: Any, context: Any) -> workspace_pb2.ReadFileResponse:
+        return await self._unary("ReadFile", self._core.read_file, request, context)
 
 
 def build_grpc_server(
@@ -154,9 +179,12 @@ def build_grpc_server(
     # SO_REUSEPORT is on by default in gRPC: a second server could silently share the port.
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     session_pb2_grpc.add_SessionServiceServicer_to_server(GrpcSessionService(core, gate), server)
+    workspace_pb2_grpc.add_WorkspaceServiceServicer_to_server(
+        GrpcWorkspaceService(WorkspaceCore(sessions=core), gate), server
+    )
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        (_SERVICE_NAME, _WORKSPACE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     return server
 

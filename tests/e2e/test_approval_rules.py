@@ -211,7 +211,10 @@ async def test_a_late_client_finds_the_open_request_in_the_session_and_the_repla
 
 async def test_secrets_are_masked_for_clients_but_the_command_gets_them(wire, server):
     session = await wire.create_session()
-    command = "echo API_TOKEN=sk-live1234567890abcdefXYZ https://bob:hunter22@example.com/x?api_key=k99secret > out.txt; cat out.txt"
+    command = (
+        "echo API_TOKEN=sk-live1234567890abcdefXYZ"
+        " https://bob:hunter22@example.com/x?api_key=k99secret > out.txt; cat out.txt"
+    )
     events = await drive(
         wire, session.id, f"$ {command}", decide(wire, session.id, t.DECISION_ONCE)
     )

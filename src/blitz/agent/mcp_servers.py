@@ -1,0 +1,181 @@
+"""MCP servers from configuration, offered to the model as tools that need MCP approval.
+
+The configuration is a JSON file (`--mcp-config`) in the shape MCP clients share:
+
+    {"mcpServers": {
+        "files": {"command": "python", "args": ["server.py"], "env": {"K": "V"}},
+        "web":   {"url": "http://127.0.0.1:9000/mcp"}}}
+
+An entry with `command` is launched over stdio (in the session's workspace), one with
+`url` is reached over streamable HTTP. `McpConnections` opens every server for one agent run
+as one `async with` and closes them all after it; its tools are named `server.tool` for
+people (events, approval requests, scope `mcp: server.tool`) and `server__tool` for models,
+since providers accept only letters, digits, `_` and `-` in tool names. Every call passes
+the policy gate as an ACTION_KIND_MCP action: what an MCP tool changes is unknown. A
+server that fails to start is reported to the model and the client, never fatal to a turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import structlog
+from pydantic_ai import RunContext, Tool
+from pydantic_ai.toolsets import FunctionToolset
+
+from blitz.agent.deps import ToolDeps
+from blitz.agent.policy import Action, gate
+from blitz.v1 import turn_pb2
+
+__all__ = ["McpConnections", "McpServerSpec", "load_mcp_config"]
+
+log = structlog.get_logger(__name__)
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+# Model-facing name: server and tool joined by a separator providers accept.
+_SEP = "__"
+
+
+@dataclass(frozen=True)
+class McpServerSpec:
+    """One configured MCP server: a command to launch over stdio, or a URL."""
+
+    name: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str = ""
+
+
+def load_mcp_config(path: str | Path) -> tuple[McpServerSpec, ...]:
+    """The servers a config file lists; ValueError naming the file and entry when invalid."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"MCP config {path}: cannot read it: {exc}") from None
+    servers = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise ValueError(f'MCP config {path}: expected {{"mcpServers": {{NAME: {{...}}}}}}')
+    specs: list[McpServerSpec] = []
+    for name, entry in servers.items():
+        where = f"MCP config {path}: server {name!r}"
+        if not _NAME.match(name) or _SEP in name:
+            raise ValueError(f"{where}: names are letters, digits, '_' and '-' (no '__')")
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where}: expected an object")
+        command, url = entry.get("command", ""), entry.get("url", "")
+        if bool(command) == bool(url):
+            raise ValueError(f"{where}: give either 'command' or 'url'")
+        args, env = entry.get("args", []), entry.get("env", {})
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ValueError(f"{where}: 'args' must be a list of strings")
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise ValueError(f"{where}: 'env' must map names to strings")
+        specs.append(McpServerSpec(name, command=command, args=tuple(args), env=env, url=url))
+    return tuple(specs)
+
+
+class McpConnections:
+    """The configured servers, connected for one run; `toolset` offers their tools."""
+
+    def __init__(self, specs: tuple[McpServerSpec, ...], *, cwd: Path) -> None:
+        self._specs = specs
+        self._cwd = cwd
+        self._stack = AsyncExitStack()
+        self.tools: list[Tool[ToolDeps]] = []
+        # Model-facing name -> `server.tool`.
+        self.display_names: dict[str, str] = {}
+        # Servers that could not be reached, with why.
+        self.failures: dict[str, str] = {}
+
+    async def __aenter__(self) -> McpConnections:
+        await self._stack.__aenter__()
+        try:
+            for spec in self._specs:
+                await self._connect(spec)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._stack.__aexit__(exc_type, exc, tb)
+
+    def toolset(self) -> FunctionToolset[ToolDeps]:
+        return FunctionToolset[ToolDeps](self.tools)
+
+    async def _connect(self, spec: McpServerSpec) -> None:
+        from mcp import Client, StdioServerParameters
+
+        target: Any
+        if spec.command:
+            target = StdioServerParameters(
+                command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=self._cwd
+            )
+        else:
+            target = spec.url
+        # Each server in its own stack, so one that fails to start leaves the others up.
+        inner = AsyncExitStack()
+        try:
+            client = await inner.enter_async_context(Client(target))
+            listed = await client.list_tools()
+        except Exception as exc:
+            await inner.aclose()
+            log.warning("mcp_server_unavailable", server=spec.name, error=str(exc))
+            self.failures[spec.name] = str(exc) or type(exc).__name__
+            return
+        self._stack.push_async_exit(inner)
+        for tool in listed.tools:
+            if not _NAME.match(tool.name.replace(".", "_")[:64]):
+                continue
+            self.tools.append(self._tool(spec.name, client, tool))
+
+    def _tool(self, server: str, client: Any, tool: Any) -> Tool[ToolDeps]:
+        shown = f"{server}.{tool.name}"
+        model_name = f"{server}{_SEP}{tool.name}"
+        self.display_names[model_name] = shown
+
+        async def call(ctx: RunContext[ToolDeps], **args: Any) -> dict[str, Any]:
+            detail = f"{shown} {json.dumps(args, sort_keys=True, default=str)}"
+            action = Action(turn_pb2.ACTION_KIND_MCP, detail, f"mcp: {shown}")
+            if refused := await gate(ctx, action):
+                return {"tool": shown, "error": refused}
+            try:
+                result = await client.call_tool(tool.name, args)
+            except Exception as exc:
+                return {"tool": shown, "error": f"the MCP call failed: {exc}"}
+            return _result(shown, result)
+
+        schema = tool.input_schema or {"type": "object", "properties": {}}
+        return Tool.from_schema(
+            call,
+            name=model_name,
+            description=tool.description or f"{shown} (MCP tool)",
+            json_schema=schema,
+            takes_ctx=True,
+        )
+
+
+def _result(shown: str, result: Any) -> dict[str, Any]:
+    texts: list[str] = []
+    for item in result.content:
+        text = getattr(item, "text", None)
+        texts.append(text if isinstance(text, str) else f"({item.type} content)")
+    out: dict[str, Any] = {"tool": shown, "content": "\n".join(texts)}
+    if result.structured_content is not None:
+        out["structured"] = result.structured_content
+    if result.is_error:
+        out["error"] = out["content"] or "the MCP tool reported an error"
+    return out

@@ -1,0 +1,95 @@
+"""The policy gate every action passes before it acts: go ahead, refuse, or ask.
+
+An action that needs a person (a command, a write, a delete, a fetch of an ungranted host,
+an MCP call) calls `gate` with what it would do. In order: plan mode refuses anything that
+changes the world, `read_only` refuses WRITE, DELETE, COMMAND and MCP with its own string as
+the reason, a call the user already approved goes ahead, an aside refuses anything that
+would need asking, a stored rule (`TurnIO.rule_approves`) approves without asking, and
+otherwise the call parks on an `ApprovalRequest` (pydantic-ai's `ApprovalRequired`).
+A refusal is a string the tool returns to the model as its error, never an exception, so
+the model can adapt. This module decides only; it must never perform an action itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.exceptions import ApprovalRequired
+
+from blitz.v1 import turn_pb2
+
+if TYPE_CHECKING:
+    from pydantic_ai import RunContext
+
+    from blitz.agent.tools import ToolDeps
+
+__all__ = ["MUTATING_KINDS", "PLAN_TOOLS", "Action", "gate"]
+
+# What read_only refuses (MCP too: what an MCP tool changes is unknown).
+MUTATING_KINDS = frozenset(
+    {
+        turn_pb2.ACTION_KIND_WRITE,
+        turn_pb2.ACTION_KIND_DELETE,
+        turn_pb2.ACTION_KIND_COMMAND,
+        turn_pb2.ACTION_KIND_MCP,
+    }
+)
+
+# The only tools a plan-mode run is offered: looking around, planning, asking.
+PLAN_TOOLS = frozenset({"read_file", "list_files", "search", "fetch_url", "todo", "ask_user"})
+
+_PLAN_REFUSAL = (
+    "plan mode: nothing may be changed or run now; add this step to the proposed plan "
+    "(the todo list) instead"
+)
+_ASIDE_REFUSAL = (
+    "this is a side question: actions that need the user's approval are not allowed; "
+    "answer from what you can read"
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """What an approval request shows: the kind, one line, a diff, and the rule scope."""
+
+    kind: int
+    detail: str
+    scope_label: str
+    diff: str = ""
+
+    def metadata(self) -> dict[str, Any]:
+        """What travels in `ApprovalRequired.metadata`, for the runner to build the request."""
+        return {
+            "kind": int(self.kind),
+            "detail": self.detail,
+            "diff": self.diff,
+            "scope_label": self.scope_label,
+        }
+
+
+async def gate(ctx: RunContext[ToolDeps], action: Action) -> str | None:
+    """None when the action may go ahead now; else the reason it is refused.
+
+    Raises `ApprovalRequired` when a person must decide (the run then parks).
+    """
+    policy = ctx.deps.policy
+    if policy.plan and action.kind in MUTATING_KINDS:
+        return _PLAN_REFUSAL
+    if policy.read_only and action.kind in MUTATING_KINDS:
+        return policy.read_only
+    if ctx.tool_call_approved:
+        return None
+    if policy.aside:
+        return _ASIDE_REFUSAL
+    request = turn_pb2.ApprovalRequest(
+        request_id=ctx.tool_call_id or "",
+        tool=ctx.deps.display_name(ctx.tool_name or ""),
+        kind=action.kind,  # type: ignore[arg-type]
+        detail=action.detail,
+        diff=action.diff,
+        scope_label=action.scope_label,
+    )
+    if await ctx.deps.io.rule_approves(request):
+        return None
+    raise ApprovalRequired(action.metadata())

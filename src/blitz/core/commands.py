@@ -1,0 +1,102 @@
+"""Server commands: a turn whose text is `/help`, `/usage`, `/tasks`, `/compact`, `/clear`
+or `/model`, answered by the server rather than sent to the model as a prompt.
+
+A command is still a turn, with `accepted` first and `finished` last, so every client sees
+it the same way. Only `/compact` calls the model (to summarise), and its call is in the
+ledger like any other.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from blitz.core.usage import total_usage
+from blitz.errors import invalid_argument
+from blitz.store import Store
+from blitz.v1 import turn_pb2 as t
+
+__all__ = ["COMMANDS", "CommandContext", "parse_command", "plan_text", "run_command"]
+
+COMMANDS: dict[str, str] = {
+    "help": "list these commands",
+    "usage": "the session's tokens and cost so far",
+    "tasks": "the agent's current task list",
+    "compact": "summarise the conversation so far to free the model's context window",
+    "clear": "forget the conversation so far (the event log is kept)",
+    "model": "show the session's model, or switch it: /model provider:name",
+}
+
+
+def parse_command(text: str) -> tuple[str, str]:
+    """`/name args` into (name, args); INVALID_ARGUMENT on `turn.text` when unknown."""
+    head, _, rest = text.strip().partition(" ")
+    name = head.removeprefix("/").lower()
+    if not head.startswith("/") or name not in COMMANDS:
+        known = ", ".join("/" + c for c in COMMANDS)
+        raise invalid_argument("turn.text", f"unknown command {head!r}; known: {known}")
+    return name, rest.strip()
+
+
+@dataclass
+class CommandContext:
+    """What a command may touch: the store, the session, the agent and the turn's IO."""
+
+    store: Store
+    session_id: str
+    model: str
+    io: Any
+    compact: Callable[..., Awaitable[tuple[bytes, str]]]
+    validate_model: Callable[[str], None]
+
+
+def _tasks_text(tasks: t.Tasks) -> str:
+    marks = {"completed": "x", "in_progress": "~"}
+    return "\n".join(f"- [{marks.get(i.status, ' ')}] {i.content}" for i in tasks.items)
+
+
+async def run_command(name: str, arg: str, ctx: CommandContext) -> str:
+    """Carry out one command; returns the turn's output text."""
+    store = ctx.store
+    if name == "help":
+        return "\n".join(f"/{command}: {what}" for command, what in COMMANDS.items())
+    if name == "usage":
+        u = total_usage(await store.ledger(ctx.session_id))
+        cost = f"${u.cost_usd:.4f}" + ("" if u.priced else " (some prices unknown)")
+        return (
+            f"{u.calls} model calls; tokens: {u.input} input, {u.cached} cached, "
+            f"{u.cache_write} cache write, {u.output} output; cost {cost}"
+        )
+    if name == "tasks":
+        raw = await store.get_tasks(ctx.session_id)
+        tasks = t.Tasks.FromString(raw) if raw else t.Tasks()
+        if not tasks.items:
+            return "No tasks."
+        ctx.io.emit(t.TurnEvent(tasks=tasks))
+        return _tasks_text(tasks)
+    if name == "clear":
+        await store.set_history(ctx.session_id, b"")
+        await store.set_plan(ctx.session_id, None)
+        return "Conversation cleared: the next turn starts afresh."
+    if name == "compact":
+        history = await store.get_history(ctx.session_id)
+        if not history:
+            return "Nothing to compact yet."
+        compacted, summary = await ctx.compact(io=ctx.io, model=ctx.model, history=history)
+        await store.set_history(ctx.session_id, compacted)
+        return f"Conversation compacted. Summary:\n{summary}"
+    # model
+    if not arg:
+        return f"Model: {ctx.model}"
+    ctx.validate_model(arg)
+    await store.set_session_model(ctx.session_id, arg)
+    return f"Model switched from {ctx.model} to {arg}."
+
+
+def plan_text(plan: bytes) -> str:
+    """The stored proposed plan as prompt text for the turn that carries it out."""
+    body = json.loads(plan)
+    tasks = "\n".join(f"- {item}" for item in body["tasks"])
+    return f"Proposed plan:\n{tasks}\n\n{body['output']}".strip()

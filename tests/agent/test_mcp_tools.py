@@ -1,0 +1,103 @@
+"""MCP servers from configuration: tools named server.tool, each call behind an MCP approval."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from google.protobuf import json_format
+
+from blitz.agent import Agent, Completed, TurnPolicy, load_mcp_config
+from blitz.v1 import turn_pb2
+
+if TYPE_CHECKING:
+    from conftest import Driver, RecordingIO
+
+SCRIPT = Path(__file__).with_name("mcp_notes_server.py")
+
+
+@pytest.fixture
+def mcp_config(tmp_path: Path) -> Path:
+    config = tmp_path / "mcp.json"
+    servers = {"notes": {"command": sys.executable, "args": [str(SCRIPT)]}}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    return config
+
+
+async def test_an_mcp_tool_runs_after_an_mcp_approval(
+    mcp_config: Path, make_driver: Callable[..., Driver], io: RecordingIO
+) -> None:
+    driver = make_driver(mcp_servers=load_mcp_config(mcp_config))
+    done = await driver.run('call notes.note {"text": "buy milk"}', io=io)
+    request = driver.parks[0].requests[0].approval_request
+    assert request.tool == "notes.note"
+    assert request.kind == turn_pb2.ACTION_KIND_MCP
+    assert request.scope_label == "mcp: notes.note"
+    assert (driver.workspace / "notes.txt").read_text() == "buy milk\n"
+    calls = [e.tool_call for e in io.of_kind("tool_call") if not e.tool_call.partial]
+    assert {c.name for c in calls} == {"notes.note"}
+    [result] = io.of_kind("tool_result")
+    assert result.tool_result.name == "notes.note"
+    assert json_format.MessageToDict(result.tool_result.result)["content"] == "noted: buy milk"
+    assert isinstance(done, Completed)
+
+
+async def test_mcp_calls_are_refused_under_read_only(
+    mcp_config: Path, workspace: Path, io: RecordingIO
+) -> None:
+    agent = Agent(mcp_servers=load_mcp_config(mcp_config))
+    await agent.start(
+        io=io,
+        model="demo",
+        workspace=workspace,
+        history=None,
+        prompt='call notes.add {"a": 2, "b": 3}',
+        policy=TurnPolicy(read_only="look only"),
+    )
+    [result] = io.of_kind("tool_result")
+    assert json_format.MessageToDict(result.tool_result.result)["error"] == "look only"
+    assert io.asked == []
+
+
+async def test_a_rule_approves_an_mcp_tool(
+    mcp_config: Path, workspace: Path, io: RecordingIO
+) -> None:
+    io.rules = {"mcp: notes.add"}
+    done = await Agent(mcp_servers=load_mcp_config(mcp_config)).start(
+        io=io,
+        model="demo",
+        workspace=workspace,
+        history=None,
+        prompt='call notes.add {"a": 2, "b": 3}',
+    )
+    [result] = io.of_kind("tool_result")
+    assert json_format.MessageToDict(result.tool_result.result)["content"] == "5"
+    assert isinstance(done, Completed)
+
+
+async def test_an_mcp_server_that_fails_to_start_is_a_notice(
+    tmp_path: Path, workspace: Path, io: RecordingIO
+) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"gone": {"command": str(tmp_path / "nope")}}}))
+    done = await Agent(mcp_servers=load_mcp_config(config)).start(
+        io=io, model="demo", workspace=workspace, history=None, prompt="hi"
+    )
+    assert done.output == "You said: hi"
+    [notice] = io.of_kind("notice")
+    assert notice.notice.error and "MCP server gone is unavailable" in notice.notice.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"servers": 1}', '{"mcpServers": {"a b": {"command": "x"}}}', '{"mcpServers": {"a": {}}}'],
+)
+def test_invalid_mcp_configs_are_refused(tmp_path: Path, text: str) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(text)
+    with pytest.raises(ValueError, match="MCP config"):
+        load_mcp_config(config)

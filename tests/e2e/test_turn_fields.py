@@ -1,0 +1,175 @@
+"""The Turn's fields end to end: plan and accept, read_only, aside, images, commands."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from wire import WireError, decide, drive
+
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+from blitz.v1 import workspace_pb2 as w
+
+# The smallest valid PNG: one transparent pixel.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+
+
+def kinds(events: list[t.TurnEvent]) -> set[str]:
+    return {e.WhichOneof("kind") or "" for e in events}
+
+
+async def test_a_plan_is_proposed_without_acting_then_carried_out_when_accepted(wire, server):
+    session = await wire.create_session()
+    workspace = server.settings.workspace_root / session.workspace
+    proposal = await wire.run_all(
+        session.id, "todo: make file; check\n$ touch planned.txt", plan=True
+    )
+    assert "approval_request" not in kinds(proposal)
+    assert not (workspace / "planned.txt").exists()
+    assert "tasks" in kinds(proposal)
+    assert proposal[-1].finished.output
+    assert not proposal[-1].finished.HasField("error")
+
+    done = await drive(
+        wire, session.id, "", decide(wire, session.id, t.DECISION_ONCE), accepted=True
+    )
+    assert "approval_request" in kinds(done)
+    assert (workspace / "planned.txt").exists()
+
+    with pytest.raises(WireError) as err:
+        await wire.run_all(session.id, "", accepted=True)
+    assert err.value.code == "failed_precondition" and err.value.info.reason == "NO_PENDING_PLAN"
+
+
+async def test_read_only_refuses_without_asking_and_gives_the_reason(wire, server):
+    session = await wire.create_session()
+    events = await wire.run_all(session.id, "$ touch nope.txt", read_only="release freeze")
+    assert "approval_request" not in kinds(events)
+    assert not (server.settings.workspace_root / session.workspace / "nope.txt").exists()
+    results = [e.tool_result for e in events if e.HasField("tool_result")]
+    assert results and "release freeze" in str(results[0].result)
+    assert not events[-1].finished.HasField("error")
+
+
+async def test_an_aside_runs_beside_a_parked_turn_and_is_not_recorded(wire):
+    session = await wire.create_session()
+    main = wire.run(session.id, "$ echo main")
+    async for event in main:
+        if event.HasField("approval_request"):
+            parked = event
+            break
+    aside = await wire.run_all(session.id, "what is going on?", aside=True)
+    assert not aside[-1].finished.HasField("error")
+    assert aside[0].turn_id != parked.turn_id
+    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert got.state == s.SESSION_STATE_PARKED and got.turn_id == parked.turn_id
+    refused = await wire.run_all(session.id, "$ echo sneaky", aside=True)
+    assert "approval_request" not in kinds(refused)
+    await wire.call(
+        "Decide",
+        s.DecideRequest(
+            session_id=session.id,
+            request_id=parked.approval_request.request_id,
+            decision=t.DECISION_ONCE,
+        ),
+    )
+    rest = [e async for e in main]
+    assert rest[-1].HasField("finished") and not rest[-1].finished.HasField("error")
+
+
+async def test_uploaded_images_reach_the_model_and_bad_uploads_are_refused(wire):
+    session = await wire.create_session()
+    uploaded = await wire.call(
+        "UploadImage", w.UploadImageRequest(session_id=session.id, data=PNG, media_type="image/png")
+    )
+    assert uploaded.image_id and uploaded.size == len(PNG)
+    events = await wire.run_all(
+        session.id, "what is in this picture?", image_ids=[uploaded.image_id]
+    )
+    assert "image/png" in events[-1].finished.output
+
+    for request, field in [
+        (
+            w.UploadImageRequest(session_id=session.id, data=PNG, media_type="image/tiff"),
+            "media_type",
+        ),
+        (
+            w.UploadImageRequest(session_id=session.id, data=b"not a png", media_type="image/png"),
+            "data",
+        ),
+        (w.UploadImageRequest(session_id=session.id, data=b"", media_type="image/png"), "data"),
+    ]:
+        with pytest.raises(WireError) as err:
+            await wire.call("UploadImage", request)
+        assert err.value.code == "invalid_argument" and err.value.info.metadata["field"] == field
+    with pytest.raises(WireError) as err:
+        await wire.run_all(session.id, "look", image_ids=["img_nope"])
+    assert err.value.info.metadata["field"] == "turn.image_ids"
+
+
+async def test_server_commands(wire):
+    session = await wire.create_session()
+
+    async def command(text: str) -> str:
+        events = await wire.run_all(session.id, text, command=True)
+        assert events[0].HasField("accepted") and events[-1].HasField("finished")
+        assert not events[-1].finished.HasField("error"), events[-1].finished.error
+        return events[-1].finished.output
+
+    help_text = await command("/help")
+    assert all(f"/{name}" in help_text for name in ("usage", "tasks", "compact", "clear", "model"))
+    assert await command("/tasks") == "No tasks."
+    await wire.run_all(session.id, "todo: first; second")
+    assert await command("/tasks") == "- [ ] first\n- [ ] second"
+    assert "2 model calls" in await command("/usage")  # todo: a tool call, then the answer
+    assert await command("/model") == "Model: demo"
+    assert "Summary" in await command("/compact")
+    assert "cleared" in await command("/clear")
+    assert await command("/compact") == "Nothing to compact yet."
+    with pytest.raises(WireError) as err:
+        await wire.run_all(session.id, "/frobnicate", command=True)
+    assert err.value.info.metadata["field"] == "turn.text"
+    refused = await wire.run_all(session.id, "/model nosuch:model", command=True)
+    assert refused[-1].finished.error.reason == "INVALID_ARGUMENT"
+    assert refused[-1].finished.error.metadata["field"] == "model"
+    assert await command("/model") == "Model: demo"
+
+
+async def test_workspace_files_can_be_listed_and_read_but_not_outside(wire, server):
+    session = await wire.create_session()
+    root = server.settings.workspace_root / session.workspace
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    listed = await wire.call("ListFiles", w.ListFilesRequest(session_id=session.id))
+    assert [(e.path, e.directory) for e in listed.entries] == [("src", True)]
+    inner = await wire.call("ListFiles", w.ListFilesRequest(session_id=session.id, path="src"))
+    assert [(e.path, e.size) for e in inner.entries] == [("src/app.py", 12)]
+    read = await wire.call("ReadFile", w.ReadFileRequest(session_id=session.id, path="src/app.py"))
+    assert read.content == b"print('hi')\n" and not read.truncated
+    for path in ("../secret", "/etc/passwd"):
+        with pytest.raises(WireError) as err:
+            await wire.call("ReadFile", w.ReadFileRequest(session_id=session.id, path=path))
+        assert err.value.info.metadata["field"] == "path"
+    with pytest.raises(WireError) as err:
+        await wire.call("ReadFile", w.ReadFileRequest(session_id=session.id, path="missing.txt"))
+    assert err.value.code == "not_found" and err.value.info.reason == "FILE_NOT_FOUND"
+
+
+async def test_prompt_replaces_text_and_context_html_is_reduced_to_text(wire):
+    session = await wire.create_session()
+    page = "<html><head><script>var x=1</script></head><body><h1>Release notes</h1><p>v2 ships</p></body></html>"
+    events = await wire.run_all(
+        session.id,
+        "shown to people",
+        prompt="sent to the model",
+        context=[
+            t.ContextBlock(kind="page", title="Notes", url="https://example.com/n", html=page)
+        ],
+    )
+    output = events[-1].finished.output
+    assert "sent to the model" in output and "shown to people" not in output
+    assert "Release notes" in output and "v2 ships" in output
+    assert "var x" not in output and "<p>" not in output

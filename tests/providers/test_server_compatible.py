@@ -1,0 +1,67 @@
+"""End to end: `blitz serve --model openai-compatible:… --base-url …` runs a coding turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fake_provider import FakeProvider, openai_text, openai_tool_call
+from google.protobuf import json_format
+from wire import decide, drive, make_settings, open_wire
+
+from blitz.server import running_server
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+MODEL = "qwen-coder"
+
+
+@pytest.mark.parametrize("transport", ["grpc", "connect"])
+async def test_a_multi_step_coding_turn_with_approvals(
+    fake: FakeProvider, tmp_path: Path, transport: str
+) -> None:
+    fake.script(
+        openai_tool_call(
+            "write_file", {"path": "hello.py", "content": "print('hi')\n"}, model=MODEL
+        ),
+        openai_tool_call(
+            "run_command", {"command": "python3 hello.py"}, call_id="call_2", model=MODEL
+        ),
+        openai_text("I wrote hello.py ", "and it prints hi.", model=MODEL),
+    )
+    settings = make_settings(
+        tmp_path / "data", model=f"openai-compatible:{MODEL}", base_url=fake.url + "/v1"
+    )
+    async with running_server(settings) as server:
+        wire = open_wire(transport, server)
+        try:
+            session = await wire.create_session()
+            events = await drive(
+                wire,
+                session.id,
+                "make a hello script and run it",
+                decide(wire, session.id, t.DECISION_ONCE),
+            )
+            usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
+        finally:
+            await wire.close()
+    workspace = settings.workspace_root / session.workspace
+    assert (workspace / "hello.py").read_text() == "print('hi')\n"
+    approvals = [e.approval_request for e in events if e.HasField("approval_request")]
+    assert [(a.kind, a.scope_label) for a in approvals] == [
+        (t.ACTION_KIND_WRITE, "write: hello.py"),
+        (t.ACTION_KIND_COMMAND, "command: python3 hello.py"),
+    ]
+    results = [
+        json_format.MessageToDict(e.tool_result.result) for e in events if e.HasField("tool_result")
+    ]
+    assert results[1]["output"] == "hi\n" and results[1]["exit_code"] == 0
+    live = "".join(e.text.text for e in events if e.author == "run_command")
+    assert live == "hi\n"
+    finished = events[-1].finished
+    assert not finished.HasField("error")
+    assert finished.output == "I wrote hello.py and it prints hi."
+    assert len(fake.requests) == 3
+    assert all(r.json["model"] == MODEL for r in fake.requests)
+    # A local model has no known price: counted, but unpriced.
+    assert usage.total.calls == 3 and not usage.total.priced

@@ -161,12 +161,14 @@ class Tasks(_message.Message):
     def __init__(self, items: _Optional[_Iterable[_Union[Task, _Mapping]]] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("content", "status")
+    __slots__ = ("content", "status", "id")
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
     content: str
     status: str
-    def __init__(self, content: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
+    id: str
+    def __init__(self, content: _Optional[str] = ..., status: _Optional[str] = ..., id: _Optional[str] = ...) -> None: ...
 
 class Accepted(_message.Message):
     __slots__ = ()

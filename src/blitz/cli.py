@@ -6,8 +6,11 @@ the environment or picks the event loop (uvloop where installed). Subcommands ar
 argparse subparsers, each with a handler; `chat`, `sessions`, `watch`, `usage` and `run`
 are added beside `serve`.
 
-Exit codes: 0 done, 1 failed to run (a port in use, say), 2 bad usage or settings,
-130 interrupted before serving.
+The client commands (`blitz_cli`) talk to a server at `--server`, else `BLITZ_SERVER`,
+else 127.0.0.1:50051, with `--token` or `BLITZ_TOKEN` as a bearer token.
+
+Exit codes: 0 done, 1 failed to run (a port in use, a failed call or turn), 2 bad usage
+or settings, 130 interrupted before serving.
 """
 
 from __future__ import annotations
@@ -67,7 +70,29 @@ def build_parser() -> argparse.ArgumentParser:
             options["metavar"] = spec.metavar or None
         serve.add_argument(spec.flag, **options)
     serve.set_defaults(handler=_serve, subparser=serve)
+
+    from blitz_cli import add_arguments
+
+    add_arguments(commands)
+    for command in commands.choices.values():
+        if command is not serve:
+            command.set_defaults(handler=_client, subparser=command)
     return parser
+
+
+def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """A client command, with the server address and token from flags or the environment."""
+    from blitz_client import DEFAULT_URL
+
+    server = args.server or os.environ.get("BLITZ_SERVER") or DEFAULT_URL
+    token = args.token or os.environ.get("BLITZ_TOKEN") or None
+    try:
+        code: int = args.client_handler(args, server=server, token=token)
+    except BrokenPipeError:
+        # The reader went away (`blitz watch --json | head`): quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return code
 
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

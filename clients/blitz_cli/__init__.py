@@ -1,0 +1,10 @@
+"""blitz_cli: the `blitz` command's client side: `chat`, `sessions`, `watch`, `usage`, `run`.
+
+Built on `blitz_client` and rich. `blitz.cli` adds these subcommands beside `serve` with
+`add_arguments` and calls the chosen one's `client_handler(args, server=, token=)`,
+having read `BLITZ_SERVER` and `BLITZ_TOKEN` itself (the environment is read only there).
+"""
+
+from blitz_cli.commands import add_arguments
+
+__all__ = ["add_arguments"]

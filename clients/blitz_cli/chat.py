@@ -1,0 +1,240 @@
+"""`blitz chat`: a terminal conversation with one session.
+
+The loop reads a prompt, runs it as a turn and renders its events, answering approval
+requests and questions as they come. Lines starting with `/` are server commands
+(`Turn(command=True)`), except the chat's own `/thoughts` and `/quit`. Ctrl-C cancels
+the running turn and keeps showing it until its `finished`; a second Ctrl-C within two
+seconds (or Ctrl-D at the prompt) leaves. `--session ID` reattaches: the session's events
+are replayed, and a turn still parked on a request is picked up where it waits.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+
+from blitz.v1 import session_pb2, turn_pb2
+from blitz_cli.prompts import ask_approval, ask_question
+from blitz_cli.render import Renderer
+from blitz_client import Blitz, BlitzError, Stream
+
+__all__ = ["ChatOptions", "chat"]
+
+_DOUBLE_PRESS = 2.0  # seconds within which a second Ctrl-C leaves
+_HELP = (
+    "Type a prompt (end a line with \\ to go on to the next). [bold]/thoughts[/] shows"
+    " reasoning, [bold]/quit[/] leaves; other /commands go to the server. Ctrl-C cancels a"
+    " turn; twice leaves."
+)
+
+
+class _Leave(Exception):
+    """The user asked to leave (Ctrl-C twice, Ctrl-D, /quit)."""
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """What `blitz chat` was asked for on its command line."""
+
+    session_id: str = ""
+    model: str = ""
+    title: str = ""
+    plan: bool = False
+    read_only: str = ""
+
+
+@dataclass
+class _Chat:
+    client: Blitz
+    console: Console
+    options: ChatOptions
+    renderer: Renderer
+    session: session_pb2.Session = field(default_factory=session_pb2.Session)
+    last_interrupt: float = 0.0
+    handled: set[str] = field(default_factory=set)  # request ids already answered here
+
+    def interrupted(self) -> None:
+        """A Ctrl-C: raises _Leave when it is the second in a short while."""
+        now = time.monotonic()
+        if now - self.last_interrupt < _DOUBLE_PRESS:
+            raise _Leave
+        self.last_interrupt = now
+
+    # The prompt loop
+
+    def loop(self) -> None:
+        while True:
+            try:
+                line = input("› ")
+                # A trailing backslash continues the prompt on the next line, as in a shell.
+                while line.endswith("\\"):
+                    line = line[:-1] + "\n" + input("… ")
+            except KeyboardInterrupt:
+                self.console.print()
+                self.interrupted()
+                self.console.print("[dim](Ctrl-C again to leave)[/]")
+                continue
+            except EOFError:
+                self.console.print()
+                raise _Leave from None
+            line = line.strip()
+            if not line:
+                continue
+            self.last_interrupt = 0.0  # a new prompt starts a new count of Ctrl-Cs
+            if line in ("/quit", "/exit"):
+                raise _Leave
+            if line == "/thoughts":
+                self.toggle_thoughts()
+                continue
+            self.turn(line)
+
+    def toggle_thoughts(self) -> None:
+        self.renderer.show_thoughts = not self.renderer.show_thoughts
+        state = "shown" if self.renderer.show_thoughts else "folded"
+        self.console.print(f"[dim]thoughts are {state}[/]")
+        if self.renderer.show_thoughts and self.renderer.last_thought:
+            self.console.print(self.renderer.last_thought.strip(), style="dim italic")
+
+    def turn(self, line: str) -> None:
+        turn_id = f"t_{uuid.uuid4().hex}"
+        fields: dict[str, Any] = {"command": line.startswith("/")}
+        if self.options.plan:
+            fields["plan"] = True
+        if self.options.read_only:
+            fields["read_only"] = self.options.read_only
+        self.renderer.thinking()
+        events = self.client.run(self.session.id, line, turn_id=turn_id, **fields)
+        self.drive(events, turn_id)
+
+    # One turn's events
+
+    def drive(self, events: Stream[turn_pb2.TurnEvent], turn_id: str) -> None:
+        """Render a turn to its end, asking for what it waits on; Ctrl-C cancels it."""
+        started = False
+        while True:
+            try:
+                try:
+                    for event in events:
+                        started = True
+                        self.renderer.event(event)
+                        self.respond(event)
+                        if event.HasField("finished"):
+                            return
+                    return
+                finally:
+                    self.renderer.settle()
+                    events.close()
+            except KeyboardInterrupt:
+                self.console.print()
+                self.interrupted()
+                if not self.cancel(turn_id) and not started:
+                    return
+                self.console.print("[yellow]cancelling… (Ctrl-C again to leave)[/]")
+            except BlitzError as exc:
+                self.console.print(f"[bold red]✗ {exc.reason}[/] {exc.message}")
+                return
+            events = self.client.follow_turn(
+                self.session.id, turn_id, after_seq=self.renderer.last_seq
+            )
+
+    def cancel(self, turn_id: str) -> bool:
+        try:
+            self.client.cancel(self.session.id, turn_id)
+        except BlitzError as exc:
+            if exc.reason == "NO_RUNNING_TURN":
+                return False
+            self.console.print(f"[red]could not cancel: {exc.reason} {exc.message}[/]")
+        return True
+
+    def respond(self, event: turn_pb2.TurnEvent) -> None:
+        """Answer an approval request or a question, once, if it is still open."""
+        kind = event.WhichOneof("kind")
+        if kind not in ("approval_request", "question"):
+            return
+        request_id = getattr(event, kind).request_id
+        if request_id in self.handled:
+            return
+        self.handled.add(request_id)
+        try:
+            if kind == "approval_request":
+                approval = ask_approval(self.console, event.approval_request)
+                self.client.decide(
+                    self.session.id,
+                    request_id,
+                    approval.decision,
+                    reason=approval.reason,
+                    command=approval.command,
+                )
+            else:
+                answers = ask_question(self.console, event.question)
+                self.client.answer(self.session.id, request_id, answers)
+        except BlitzError as exc:
+            # Another client may have answered first (ALREADY_RESOLVED): the turn goes on.
+            self.console.print(f"[yellow]{exc.reason}: {exc.message}[/]")
+        self.renderer.thinking()
+
+    # Reattaching
+
+    def reattach(self) -> None:
+        """Replay the session so far; pick up a turn that is still running or parked.
+
+        The replay stops before the first open request, and the open turn is then
+        followed from there, so its requests are shown once, each with its prompt.
+        """
+        open_seqs = [e.seq for e in self.session.pending if e.seq]
+        cut = min(open_seqs) if open_seqs else None
+        with self.client.watch(self.session.id, follow=False) as replay:
+            for event in replay:
+                if cut is not None and event.seq >= cut:
+                    break
+                self.renderer.event(event, replay=True)
+        self.renderer.settle()
+        if not self.session.turn_id:
+            return
+        self.console.rule("[bold]this turn is still open[/]")
+        after = cut - 1 if cut is not None else self.renderer.last_seq
+        events = self.client.follow_turn(self.session.id, self.session.turn_id, after_seq=after)
+        self.drive(events, self.session.turn_id)
+
+
+def chat(
+    options: ChatOptions,
+    *,
+    server: str,
+    token: str | None = None,
+    console: Console | None = None,
+) -> int:
+    """Run the chat until the user leaves; returns the exit code."""
+    console = console or Console(highlight=False)
+    try:
+        # The prompt line gets history and editing.
+        import readline  # noqa: F401
+    except ImportError:  # pragma: no cover - readline ships with CPython on POSIX
+        pass
+    with Blitz(server, token=token, reconnect_timeout=10.0) as client:
+        state = _Chat(client, console, options, Renderer(console))
+        try:
+            if options.session_id:
+                state.session = client.session(options.session_id)
+            else:
+                state.session = client.create_session(model=options.model, title=options.title)
+        except BlitzError as exc:
+            console.print(f"[bold red]✗ {exc.reason}[/] {exc.message}")
+            return 1
+        state.renderer.session(state.session)
+        console.print(f"[dim]{_HELP}[/]")
+        try:
+            if options.session_id:
+                state.reattach()
+            state.loop()
+        except (_Leave, EOFError):
+            # EOFError: Ctrl-D at a key or reason prompt, which leaves as it does at the prompt.
+            return 0
+        except KeyboardInterrupt:
+            # Between two reads, outside a turn: the same as at the prompt, but leave.
+            return 0
+    return 0

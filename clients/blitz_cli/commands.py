@@ -1,0 +1,365 @@
+"""The non-interactive client commands: `sessions`, `watch`, `usage` and `run`.
+
+Each takes its parsed arguments and the server's address and returns an exit code: 0
+done, 1 a failed call or a failed turn, 2 bad usage. With `--json` each prints protobuf's
+JSON mapping (one object per line for streams) so that scripts can read it with `jq`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from blitz.v1 import session_pb2, turn_pb2
+from blitz_cli.prompts import parse_answers
+from blitz_cli.render import Renderer
+from blitz_client import Blitz, BlitzError
+
+__all__ = [
+    "add_arguments",
+    "run_command",
+    "sessions_command",
+    "usage_command",
+    "watch_command",
+]
+
+
+def _json(message: Message) -> str:
+    return json_format.MessageToJson(message, indent=None)
+
+
+def _fail(console: Console, exc: BlitzError) -> int:
+    console.print(f"[bold red]✗ {exc.reason}[/] {exc.message}")
+    return 1
+
+
+def _state(session: session_pb2.Session) -> str:
+    return session_pb2.SessionState.Name(session.state).removeprefix("SESSION_STATE_").lower()
+
+
+# blitz sessions
+
+
+def sessions_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+    """`blitz sessions [list | show ID | close ID]`."""
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    action = getattr(args, "action", None) or "list"
+    try:
+        with Blitz(server, token=token) as client:
+            if action == "list":
+                found = list(client.sessions(state=args.state or None))
+                if args.json:
+                    for session in found:
+                        print(_json(session))
+                    return 0
+                table = Table("id", "title", "model", "state", "tokens", "updated")
+                table.columns[0].no_wrap = True
+                for session in found:
+                    table.add_row(
+                        session.id,
+                        session.title,
+                        session.model,
+                        _state(session),
+                        str(session.usage.input + session.usage.output),
+                        session.update_time.ToDatetime().strftime("%Y-%m-%d %H:%M"),
+                    )
+                console.print(table)
+                return 0
+            if action == "show":
+                session = client.session(args.session_id)
+            else:
+                session = client.close_session(args.session_id)
+    except BlitzError as exc:
+        return _fail(err, exc)
+    if args.json:
+        print(_json(session))
+        return 0
+    console.print(f"[bold]{session.id}[/] {session.title}")
+    console.print(f"  model {session.model} · {_state(session)} · workspace {session.workspace}")
+    console.print(
+        f"  {session.usage.calls} model calls · {session.usage.input} in ·"
+        f" {session.usage.output} out · ${session.usage.cost_usd:.4f} · last seq"
+        f" {session.last_seq}"
+    )
+    if session.turn_id:
+        console.print(f"  turn {session.turn_id}")
+    renderer = Renderer(console)
+    for event in session.pending:
+        renderer.event(event, replay=True)
+    return 0
+
+
+# blitz watch
+
+
+def watch_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+    """`blitz watch ID [--after N] [--no-follow] [--json]`: the session's events."""
+    console = Console(highlight=False)
+    renderer = Renderer(console)
+    try:
+        with Blitz(server, token=token) as client:
+            events = client.watch(args.session_id, after_seq=args.after, follow=args.follow)
+            with events:
+                for event in events:
+                    if args.json:
+                        print(_json(event), flush=True)
+                    else:
+                        renderer.event(event, replay=True)
+            renderer.settle()
+    except BlitzError as exc:
+        return _fail(Console(stderr=True, highlight=False), exc)
+    except KeyboardInterrupt:
+        renderer.settle()
+    return 0
+
+
+# blitz usage
+
+
+def usage_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+    """`blitz usage ID [--json]`: one row per model call, and the totals."""
+    try:
+        with Blitz(server, token=token) as client:
+            report = client.usage(args.session_id)
+    except BlitzError as exc:
+        return _fail(Console(stderr=True, highlight=False), exc)
+    if args.json:
+        print(_json(report))
+        return 0
+    total = report.total
+    # Cache columns only where a provider reported cache use: they are zeros otherwise.
+    columns = ["#", "time", "turn", "model", "input"]
+    columns += ["cached"] if total.cached else []
+    columns += ["cache write"] if total.cache_write else []
+    columns += ["output", "USD"]
+    table = Table(
+        *columns, title=f"usage of {args.session_id}", show_footer=True, box=box.SIMPLE_HEAD
+    )
+    for column in table.columns:
+        column.no_wrap = True
+        if column.header not in ("time", "turn", "model"):
+            column.justify = "right"
+
+    def row(*cells: str, cached: str, cache_write: str, output: str, usd: str) -> list[str]:
+        middle = [cached] if total.cached else []
+        middle += [cache_write] if total.cache_write else []
+        return [*cells, *middle, output, usd]
+
+    for number, entry in enumerate(report.entries, 1):
+        table.add_row(
+            *row(
+                str(number),
+                entry.time.ToDatetime().strftime("%H:%M:%S"),
+                entry.turn_id[:10],
+                entry.model,
+                str(entry.input),
+                cached=str(entry.cached),
+                cache_write=str(entry.cache_write),
+                output=str(entry.output),
+                usd=f"{entry.cost_usd:.4f}" if entry.priced else "unknown",
+            )
+        )
+    footers = row(
+        "",
+        "total",
+        f"{total.calls} calls",
+        "",
+        str(total.input),
+        cached=str(total.cached),
+        cache_write=str(total.cache_write),
+        output=str(total.output),
+        usd=f"{total.cost_usd:.4f}" + ("" if total.priced else "+"),
+    )
+    for column, footer in zip(table.columns, footers, strict=True):
+        column.footer = footer
+    Console(highlight=False).print(table)
+    return 0
+
+
+# blitz run
+
+
+def _respond(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) -> str | None:
+    """Answer what the turn waits on, as the flags say; an error text if it cannot be."""
+    session_id = event.session_id
+    if event.HasField("approval_request"):
+        request = event.approval_request
+        if args.approve:
+            client.decide(session_id, request.request_id, args.approve)
+        else:
+            reason = args.deny_reason or "refused: blitz run was not given --approve"
+            client.decide(session_id, request.request_id, "deny", reason=reason)
+        return None
+    question = event.question
+    if not args.answer:
+        client.cancel(session_id, event.turn_id)
+        return f"the agent asked {question.question!r}; give --answer to answer it"
+    answers = parse_answers(question, ",".join(args.answer))
+    if answers is None:
+        client.cancel(session_id, event.turn_id)
+        return (
+            f"--answer {args.answer} does not answer {question.question!r} {list(question.options)}"
+        )
+    client.answer(session_id, question.request_id, answers)
+    return None
+
+
+def run_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+    """`blitz run PROMPT`: one turn for scripts; exit 0 when it succeeds, 1 when it fails."""
+    err = Console(stderr=True, highlight=False)
+    options: dict[str, object] = {"plan": args.plan, "command": args.command}
+    if args.read_only:
+        options["read_only"] = args.read_only
+    if args.max_turns:
+        options["max_turns"] = args.max_turns
+    if args.timeout:
+        options["timeout"] = args.timeout
+    problem = None
+    finished: turn_pb2.TurnFinished | None = None
+    try:
+        with Blitz(server, token=token) as client:
+            session_id = args.session or client.create_session(model=args.model).id
+            if not args.json:
+                err.print(f"[dim]session {session_id}[/]")
+            for event in client.run(session_id, args.prompt, **options):  # type: ignore[arg-type]
+                if args.json:
+                    print(_json(event), flush=True)
+                if event.WhichOneof("kind") in ("approval_request", "question"):
+                    problem = _respond(client, args, event) or problem
+                if event.HasField("finished"):
+                    finished = event.finished
+    except BlitzError as exc:
+        return _fail(err, exc)
+    if problem:
+        err.print(f"[red]{problem}[/]")
+    if finished is None:
+        return 1
+    if not args.json and finished.output:
+        print(finished.output)
+    if finished.HasField("error"):
+        if not args.json:
+            err.print(f"[bold red]✗ {finished.error.reason}[/] {finished.error.message}")
+        return 1
+    return 0
+
+
+def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add chat, sessions, watch, usage and run to the `blitz` command's subparsers."""
+    from blitz_cli.chat import ChatOptions, chat
+
+    def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
+        parser.add_argument(
+            "--server",
+            metavar="URL",
+            default=default,
+            help="host:port (gRPC) or http://host:port (Connect) [BLITZ_SERVER;"
+            " default 127.0.0.1:50051]",
+        )
+        parser.add_argument(
+            "--token", default=default, help="bearer token sent on every call [BLITZ_TOKEN]"
+        )
+
+    chat_parser = commands.add_parser(
+        "chat",
+        help="talk to an agent in the terminal",
+        description="A terminal chat with one session: streaming text, tool calls, one-key"
+        " approvals (o once, s session, a always, d deny, e edit), questions, the task list"
+        " and a usage footer after each turn. Ctrl-C cancels a turn; twice leaves.",
+    )
+    server_flags(chat_parser)
+    chat_parser.add_argument("--session", metavar="ID", help="reattach to this session")
+    chat_parser.add_argument("--model", default="", help="model of a new session")
+    chat_parser.add_argument("--title", default="", help="title of a new session")
+    chat_parser.add_argument("--plan", action="store_true", help="plan mode for every turn")
+    chat_parser.add_argument(
+        "--read-only", metavar="REASON", default="", help="refuse every change, giving REASON"
+    )
+
+    def run_chat(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+        options = ChatOptions(
+            session_id=args.session or "",
+            model=args.model,
+            title=args.title,
+            plan=args.plan,
+            read_only=args.read_only,
+        )
+        return chat(options, server=server, token=token)
+
+    chat_parser.set_defaults(client_handler=run_chat)
+
+    sessions = commands.add_parser("sessions", help="list, show or close sessions")
+    server_flags(sessions)
+    sessions.add_argument("--json", action="store_true", help="JSON, one session per line")
+    sessions.add_argument(
+        "--state", choices=["idle", "running", "parked", "closed"], help="only in this state"
+    )
+    actions = sessions.add_subparsers(dest="action", metavar="ACTION")
+    actions.add_parser("list", help="the sessions, newest first (the default)")
+    for name, text in (("show", "one session and its open requests"), ("close", "close one")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("session_id", metavar="ID")
+        # SUPPRESS: a sub-action's defaults would overwrite flags given before it.
+        action.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="the session as JSON"
+        )
+        server_flags(action, default=argparse.SUPPRESS)
+    sessions.set_defaults(client_handler=sessions_command)
+
+    watch = commands.add_parser("watch", help="show a session's events, live")
+    server_flags(watch)
+    watch.add_argument("session_id", metavar="ID")
+    watch.add_argument("--after", type=int, default=0, metavar="N", help="start after seq N")
+    watch.add_argument(
+        "--no-follow", dest="follow", action="store_false", help="stop after the replay"
+    )
+    watch.add_argument("--json", action="store_true", help="events as JSON lines")
+    watch.set_defaults(client_handler=watch_command)
+
+    usage = commands.add_parser("usage", help="a session's model calls, tokens and cost")
+    server_flags(usage)
+    usage.add_argument("session_id", metavar="ID")
+    usage.add_argument("--json", action="store_true", help="the UsageReport as JSON")
+    usage.set_defaults(client_handler=usage_command)
+
+    run = commands.add_parser(
+        "run",
+        help="run one turn, for scripts",
+        description="Run one turn and print its output (or, with --json, every event as a"
+        " JSON line). Approvals are refused unless --approve is given; questions are"
+        " refused (the turn is cancelled) unless --answer is. Exit code 0 when the turn"
+        " succeeds, 1 when it fails, 2 on bad usage.",
+    )
+    server_flags(run)
+    run.add_argument("prompt")
+    run.add_argument("--session", metavar="ID", help="run in this session (default: a new one)")
+    run.add_argument("--model", default="", help="model of a new session")
+    run.add_argument("--json", action="store_true", help="every event as a JSON line")
+    decisions = run.add_mutually_exclusive_group()
+    decisions.add_argument(
+        "--approve",
+        nargs="?",
+        const="once",
+        choices=["once", "session", "always"],
+        help="approve every request (once unless given session or always)",
+    )
+    decisions.add_argument(
+        "--deny", dest="deny_reason", metavar="REASON", help="deny every request, giving REASON"
+    )
+    run.add_argument(
+        "--answer",
+        action="append",
+        metavar="TEXT",
+        help="answer questions with TEXT (an option or its number; repeat for several)",
+    )
+    run.add_argument("--command", action="store_true", help="PROMPT is a /command")
+    run.add_argument("--plan", action="store_true", help="plan mode")
+    run.add_argument("--read-only", metavar="REASON", default="", help="refuse every change")
+    run.add_argument("--max-turns", type=int, default=0, metavar="N", help="model-call limit")
+    run.add_argument("--timeout", type=float, default=0, metavar="S", help="turn deadline")
+    run.set_defaults(client_handler=run_command)

@@ -1,0 +1,135 @@
+"""Asking the user: one key per approval decision, numbered answers to questions.
+
+Keys are read one at a time with the terminal in cbreak mode (no Enter needed); when
+stdin is not a terminal a whole line is read instead, so scripts can pipe answers in.
+A Ctrl-C typed at a key prompt arrives as a character in cbreak mode; it is turned back
+into KeyboardInterrupt so it cancels the turn as it does anywhere else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.text import Text
+
+from blitz.v1 import turn_pb2
+
+__all__ = ["Approval", "ask_approval", "ask_question", "edit_line", "parse_answers", "read_key"]
+
+APPROVAL_KEYS = "[o]nce [s]ession [a]lways [d]eny [e]dit"
+
+
+@dataclass(frozen=True)
+class Approval:
+    """What the user decided about one approval request."""
+
+    decision: str  # "once", "session", "always" or "deny"
+    reason: str = ""
+    command: str = ""
+
+
+@contextlib.contextmanager
+def _cbreak() -> Iterator[None]:
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        # cbreak keeps ISIG, so Ctrl-C would still raise; we want it as a key instead, to
+        # treat it the same whether the prompt or the stream was waiting.
+        attrs = termios.tcgetattr(fd)
+        attrs[3] &= ~termios.ISIG
+        termios.tcsetattr(fd, termios.TCSANOW, attrs)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def read_key(console: Console, prompt: str, keys: str) -> str:
+    """One of `keys`, typed without Enter on a terminal (first letter of a line otherwise)."""
+    console.print(Text(prompt, style="bold yellow"), end="")
+    if not sys.stdin.isatty():
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        key = line.strip()[:1].lower()
+        console.print(Text(key))
+        return key if key in keys else read_key(console, prompt, keys)
+    with _cbreak():
+        while True:
+            key = sys.stdin.read(1)
+            if key == "\x03":
+                console.print()
+                raise KeyboardInterrupt
+            if key in ("\x04", ""):
+                console.print()
+                raise EOFError
+            if key.lower() in keys:
+                console.print(Text(key.lower()))
+                return key.lower()
+
+
+def edit_line(prompt: str, default: str = "") -> str:
+    """A line of input with `default` already typed in, editable (readline where present)."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - readline ships with CPython on POSIX
+        answer = input(f"{prompt}[{default}] ")
+        return answer or default
+    readline.set_startup_hook(lambda: readline.insert_text(default))
+    try:
+        return input(prompt)
+    finally:
+        readline.set_startup_hook()
+
+
+def ask_approval(console: Console, request: turn_pb2.ApprovalRequest) -> Approval:
+    """o / s / a / d (then a reason) / e (edit the command, then run it once)."""
+    keys = "osade" if request.kind == turn_pb2.ACTION_KIND_COMMAND else "osad"
+    shown = APPROVAL_KEYS if "e" in keys else APPROVAL_KEYS.rsplit(" ", 1)[0]
+    key = read_key(console, f"{shown} › ", keys)
+    if key == "d":
+        return Approval("deny", reason=input("reason (Enter for none): ").strip())
+    if key == "e":
+        command = edit_line("command: ", request.detail).strip()
+        return Approval("once", command=command if command != request.detail else "")
+    return Approval({"o": "once", "s": "session", "a": "always"}[key])
+
+
+def parse_answers(question: turn_pb2.Question, line: str) -> list[str] | None:
+    """The answers a line means ("2", "1,3", or an option's text), or None if invalid."""
+    line = line.strip()
+    if not question.options:
+        return [line] if line else None
+    parts = [p.strip() for p in line.split(",")] if question.multi_select else [line]
+    answers: list[str] = []
+    for part in parts:
+        if part.isdigit() and 1 <= int(part) <= len(question.options):
+            answers.append(question.options[int(part) - 1])
+        elif part in question.options:
+            answers.append(part)
+        else:
+            return None
+    return list(dict.fromkeys(answers)) or None
+
+
+def ask_question(
+    console: Console,
+    question: turn_pb2.Question,
+    read: Callable[[str], str] = input,
+) -> Sequence[str]:
+    """Ask until the answer is valid: option numbers, or free text when there are none."""
+    while True:
+        answers = parse_answers(question, read("answer › "))
+        if answers is not None:
+            return answers
+        if question.options:
+            console.print(f"[red]type a number from 1 to {len(question.options)}[/]")
+        else:
+            console.print("[red]type an answer[/]")

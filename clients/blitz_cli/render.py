@@ -1,0 +1,326 @@
+"""How a turn's events look in a terminal, on rich: the one renderer of `chat` and `watch`.
+
+Streamed text is shown live (markdown for the answer, dimmed for reasoning) in a transient
+`Live` region, then printed once for good when the text ends, so the scrollback holds one
+clean copy. Reasoning folds to one line once it ends unless thoughts are expanded. While
+the model works (after `accepted`, a tool result or a resolution) a spinner runs. The
+renderer never asks the user anything: prompts live in `prompts.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from google.protobuf import json_format
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.panel import Panel
+from rich.spinner import Spinner
+from rich.syntax import Syntax
+from rich.text import Text
+
+from blitz.v1 import session_pb2, turn_pb2
+
+__all__ = ["Renderer", "decision_word", "usage_line"]
+
+_SUMMARY_WIDTH = 100
+_RESULT_LINES = 8
+_TASK_MARKS = {"completed": "[green]☑[/]", "in_progress": "[yellow]◐[/]"}
+
+
+def decision_word(decision: int) -> str:
+    """ "once", "session", "always" or "deny"."""
+    return turn_pb2.Decision.Name(decision).removeprefix("DECISION_").lower()  # type: ignore[arg-type]
+
+
+def usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
+    """The footer of a turn: its own calls, tokens and cost, and the session's totals."""
+    calls = after.calls - before.calls
+    tokens_in = after.input - before.input
+    tokens_out = after.output - before.output
+    cost = after.cost_usd - before.cost_usd
+    price = f"${cost:.4f}" if after.priced else f"≥${cost:.4f} (some prices unknown)"
+    return (
+        f"{calls} model call{'s' if calls != 1 else ''} · {tokens_in} in · {tokens_out} out"
+        f" · {price} │ session: {after.input + after.output} tokens · ${after.cost_usd:.4f}"
+    )
+
+
+def _struct(value: Any) -> dict[str, Any]:
+    return json_format.MessageToDict(value) if value is not None else {}
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # Struct numbers are doubles; counts read better whole
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _one_line(args: dict[str, Any], *, lone_bare: bool = True) -> str:
+    """Arguments in one line: a lone value as itself (`lone_bare`), else name=value pairs."""
+    if len(args) == 1 and lone_bare:
+        text = _value(next(iter(args.values())))
+    else:
+        text = ", ".join(f"{key}={_value(value)}" for key, value in args.items())
+    text = " ".join(text.split())
+    return text if len(text) <= _SUMMARY_WIDTH else text[: _SUMMARY_WIDTH - 1] + "…"
+
+
+def _markdown(text: str) -> Markdown:
+    """Markdown where a single newline breaks the line, as chat UIs render model output."""
+    markdown = Markdown(text, hyperlinks=False)
+    for token in markdown.parsed:
+        for child in token.children or ():
+            if child.type == "softbreak":
+                child.type = "hardbreak"
+    return markdown
+
+
+def _looks_like_diff(text: str) -> bool:
+    return text.startswith(("--- ", "diff ")) or "\n@@ " in text
+
+
+class Renderer:
+    """Prints events to a rich Console; keeps the live region and the last seq seen."""
+
+    def __init__(self, console: Console, *, show_thoughts: bool = False) -> None:
+        self.console = console
+        self.show_thoughts = show_thoughts
+        self.last_seq = 0
+        self.last_thought = ""
+        self._live: Live | None = None
+        self._streaming: str | None = None  # "text" or "thought" while text streams
+        self._buffer = ""
+        self._turn_id = ""
+        self._tools: set[str] = set()  # names of tools called: their streamed output is "output"
+        self._output_shown = False  # the running tool's output streamed already
+        self._text_shown = False  # the turn's answer was shown (a command's is only in finished)
+
+    # The live region
+
+    def _show(self, renderable: RenderableType) -> None:
+        if self._live is None:
+            self._live = Live(
+                renderable,
+                console=self.console,
+                transient=True,
+                refresh_per_second=12,
+                vertical_overflow="crop",
+            )
+            self._live.start()
+        else:
+            self._live.update(renderable, refresh=True)
+
+    def thinking(self, label: str = "thinking…") -> None:
+        """A spinner until the next event."""
+        self.settle()
+        self._show(Spinner("dots", text=Text(label, style="dim")))
+
+    def settle(self) -> None:
+        """End the live region; streamed text is printed once, for good."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        streaming, self._streaming = self._streaming, None
+        text, self._buffer = self._buffer, ""
+        if streaming == "text" and text.strip():
+            self._text_shown = True
+            self.console.print(_markdown(text))
+        elif streaming == "thought" and text.strip():
+            self.last_thought = text
+            self._print_thought(text)
+        elif streaming == "output" and text:
+            self._output_shown = True
+            self._output(text)
+
+    def _print_thought(self, text: str) -> None:
+        if self.show_thoughts:
+            self.console.print(Text(text.strip(), style="dim italic"))
+        else:
+            words = len(text.split())
+            self.console.print(
+                f"[dim]▸ thought for {words} word{'s' if words != 1 else ''}"
+                " (/thoughts to expand)[/]"
+            )
+
+    def _tail(self, text: str) -> str:
+        # Only the lines that fit are shown live: a transient region taller than the
+        # screen could not be erased.
+        keep = max(self.console.size.height - 4, 3)
+        return "\n".join(text.splitlines()[-keep:])
+
+    def _stream(self, kind: str, chunk: str) -> None:
+        if self._streaming != kind:
+            self.settle()
+            self._streaming = kind
+        self._buffer += chunk
+        if kind == "thought":
+            self._show(Text(self._tail(self._buffer), style="dim italic"))
+        elif kind == "output":
+            self._show(Text(self._tail(self._buffer), style="dim"))
+        else:
+            self._show(_markdown(self._tail(self._buffer)))
+
+    # Events
+
+    def event(self, event: turn_pb2.TurnEvent, *, replay: bool = False) -> None:
+        """Show one event. With `replay`, no spinner (the turn is history)."""
+        if event.seq:
+            self.last_seq = max(self.last_seq, event.seq)
+        kind = event.WhichOneof("kind")
+        if kind == "text":
+            if event.author and event.author in self._tools:
+                self._stream("output", event.text.text)  # a tool's output as it runs
+            else:
+                self._text(event.text)
+            return
+        if kind == "tool_call" and event.tool_call.partial:
+            return  # the final tool_call carries the whole arguments
+        self.settle()
+        if replay and event.turn_id != self._turn_id:
+            self._turn_id = event.turn_id
+            self.console.rule(f"[dim]turn {event.turn_id}[/]", style="dim")
+        author = f"[dim]{escape(event.author)}:[/] " if event.author else ""
+        if kind == "accepted":
+            self._text_shown = False
+        elif kind == "tool_call":
+            call = event.tool_call
+            self._tools.add(call.name)
+            self._output_shown = False
+            args = _one_line(_struct(call.args))
+            self.console.print(f"{author}[bold cyan]⏺ {escape(call.name)}[/] {escape(args)}")
+        elif kind == "tool_result":
+            self._tool_result(event.tool_result)
+        elif kind == "approval_request":
+            self.approval(event.approval_request)
+        elif kind == "question":
+            self.question(event.question)
+        elif kind == "resolution":
+            self._resolution(event.resolution)
+        elif kind == "tasks":
+            self.tasks(event.tasks)
+        elif kind == "notice":
+            style = "red" if event.notice.error else "yellow"
+            self.console.print(f"[{style}]ℹ {escape(event.notice.text)}[/]")
+        elif kind == "flow_step":
+            step = event.flow_step
+            self.console.print(f"[dim]» {escape(step.title or step.id)} {escape(step.status)}[/]")
+        elif kind == "finished":
+            self.finished(event.finished)
+            return
+        if not replay and kind in ("accepted", "tool_result", "resolution"):
+            self.thinking()
+
+    def _text(self, text: turn_pb2.Text) -> None:
+        kind = "thought" if text.thought else "text"
+        if text.partial:
+            self._stream(kind, text.text)
+        elif text.repeat:
+            # The whole text again: what streamed may have been joined midway.
+            if self._streaming == kind or not self._buffer:
+                self._streaming, self._buffer = kind, text.text
+            self.settle()
+        else:
+            self.settle()
+            self._streaming, self._buffer = kind, text.text
+            self.settle()
+
+    def _tool_result(self, result: turn_pb2.ToolResult) -> None:
+        data = _struct(result.result)
+        if "error" in data:
+            self.console.print(f"  [red]⎿ {escape(str(data['error']))}[/]")
+            return
+        if "exit_code" in data:
+            code = int(data["exit_code"])
+            style = "green" if code == 0 else "red"
+            if not self._output_shown:
+                self._output(str(data.get("output", "")))
+            self.console.print(f"  [{style}]⎿ exit {code}[/]")
+            return
+        for value in data.values():
+            if isinstance(value, str) and _looks_like_diff(value):
+                self.console.print(Syntax(value, "diff", background_color="default"))
+                return
+        summary = _one_line(data, lone_bare=False) if data else "done"
+        self.console.print(f"  [dim]⎿ {escape(summary)}[/]")
+
+    def _output(self, output: str) -> None:
+        lines = output.rstrip("\n").splitlines()
+        for line in lines[:_RESULT_LINES]:
+            self.console.print(Text("    " + line, style="dim"))
+        if len(lines) > _RESULT_LINES:
+            self.console.print(f"    [dim]… {len(lines) - _RESULT_LINES} more lines[/]")
+
+    def approval(self, request: turn_pb2.ApprovalRequest) -> None:
+        """The request: what would happen, its diff coloured, what a rule would cover."""
+        kind = turn_pb2.ActionKind.Name(request.kind).removeprefix("ACTION_KIND_")
+        body: list[RenderableType] = [Text(request.detail, style="bold")]
+        if request.diff:
+            body.append(Syntax(request.diff, "diff", background_color="default"))
+        if request.scope_label:
+            body.append(Text(f"rule scope: {request.scope_label}", style="dim"))
+        self.console.print(
+            Panel(
+                Group(*body),
+                title=f"approve {kind} ({request.tool})",
+                title_align="left",
+                border_style="yellow",
+                expand=False,
+            )
+        )
+
+    def question(self, question: turn_pb2.Question) -> None:
+        """The question and its numbered options."""
+        how = " (one or more: numbers separated by commas)" if question.multi_select else ""
+        self.console.print(f"[bold magenta]?[/] [bold]{escape(question.question)}[/]{how}")
+        for number, option in enumerate(question.options, 1):
+            self.console.print(f"  {number}. {escape(option)}")
+
+    def _resolution(self, resolution: turn_pb2.Resolution) -> None:
+        by = f" by {resolution.resolved_by}" if resolution.resolved_by else ""
+        if resolution.via == "withdrawn":
+            self.console.print("[dim]  ↳ request withdrawn[/]")
+        elif resolution.answers or resolution.via == "answer":
+            answers = ", ".join(resolution.answers) or "no answer"
+            self.console.print(f"[dim]  ↳ answered{by}: {escape(answers)}[/]")
+        elif resolution.decision == turn_pb2.DECISION_DENY:
+            reason = f": {resolution.reason}" if resolution.reason else ""
+            via = " (timed out)" if resolution.via == "timeout" else ""
+            self.console.print(f"[red]  ↳ denied{by}{via}{escape(reason)}[/]")
+        else:
+            how = "by rule" if resolution.via == "rule" else decision_word(resolution.decision)
+            edited = f": {resolution.command}" if resolution.command else ""
+            self.console.print(f"[green]  ↳ approved {how}{by}{escape(edited)}[/]")
+
+    def tasks(self, tasks: turn_pb2.Tasks) -> None:
+        """The task list, whole."""
+        self.console.print("[bold]Tasks[/]")
+        for item in tasks.items:
+            mark = _TASK_MARKS.get(item.status, "☐")
+            self.console.print(f"  {mark} {escape(item.content)}")
+
+    def finished(self, finished: turn_pb2.TurnFinished) -> None:
+        """The error, if any, and the usage footer."""
+        self.settle()
+        if finished.output and not self._text_shown:
+            self.console.print(_markdown(finished.output))
+        if finished.HasField("error"):
+            error = finished.error
+            self.console.print(f"[bold red]✗ {error.reason}[/] {escape(error.message)}")
+        if finished.leftover:
+            self.console.print(f"[yellow]not delivered: {escape('; '.join(finished.leftover))}[/]")
+        self.console.rule(
+            f"[dim]{escape(usage_line(finished.before, finished.after))}[/]", style="dim"
+        )
+
+    def session(self, session: session_pb2.Session) -> None:
+        """A session's header line."""
+        state = session_pb2.SessionState.Name(session.state).removeprefix("SESSION_STATE_")
+        title = f" · {escape(session.title)}" if session.title else ""
+        self.console.print(
+            f"[bold]blitz chat[/] · session {session.id}{title} · model {escape(session.model)}"
+            f" · {state.lower()}"
+        )

@@ -1,0 +1,37 @@
+"""blitz_client: a typed Python client for Blitz, the agent session server.
+
+Two clients with the same methods: `AsyncBlitz` for asyncio code and `Blitz` for
+blocking code. The URL picks the transport: `http://…`/`https://…` speak Connect to the
+server's HTTP port, `host:port` (or `grpc://…`, `grpcs://…`) speak gRPC.
+
+    from blitz_client import Blitz
+
+    with Blitz("127.0.0.1:50051") as blitz:
+        session = blitz.create_session(title="hello")
+        for event in blitz.run(session.id, "$ ls"):
+            if event.HasField("approval_request"):
+                blitz.decide(session.id, event.approval_request.request_id, "once")
+            elif event.HasField("finished"):
+                print(event.finished.output)
+
+Events are `blitz.v1.turn_pb2.TurnEvent` messages. A dropped stream is resumed from the
+last `seq` seen, without duplicates; every failure is a `BlitzError`.
+"""
+
+from blitz.v1.turn_pb2 import TurnEvent
+from blitz_client._async import DEFAULT_URL, AsyncBlitz
+from blitz_client._errors import BlitzError
+from blitz_client._sync import Blitz, Stream
+from blitz_client._turns import ContextLike, DecisionLike, TurnOptions
+
+__all__ = [
+    "DEFAULT_URL",
+    "AsyncBlitz",
+    "Blitz",
+    "BlitzError",
+    "ContextLike",
+    "DecisionLike",
+    "Stream",
+    "TurnEvent",
+    "TurnOptions",
+]

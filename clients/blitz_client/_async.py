@@ -1,0 +1,324 @@
+"""`AsyncBlitz`: the asyncio client, and the one place where dropped streams are resumed.
+
+Every event carries a per-session `seq`. A stream that drops (a network error, a server
+restart or shutdown, SLOW_CONSUMER) is picked up again with `Watch(after_seq=last seq
+seen)`, and events at or below that seq are skipped, so a consumer sees each event once
+and in order. A coalesced text event carries the seq of the last chunk it holds, so the
+same rule covers it. `run` resumes the same turn: before its first event by sending the
+same `RunTurn` again (its client-chosen `turn_id` makes that idempotent), after it by
+watching the session from the last seq and keeping that turn's events until `finished`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from datetime import timedelta
+from types import TracebackType
+from typing import Self, Unpack
+
+from blitz.v1 import session_pb2, turn_pb2
+from blitz_client._errors import BlitzError
+from blitz_client._transport import Transport, open_transport
+from blitz_client._turns import DecisionLike, TurnOptions, build_turn, decision_value, duration
+
+__all__ = ["DEFAULT_URL", "AsyncBlitz"]
+
+DEFAULT_URL = "127.0.0.1:50051"
+"""`blitz serve`'s gRPC address with its default flags."""
+
+_StreamOpener = Callable[[int], AsyncGenerator[turn_pb2.TurnEvent, None]]
+
+_STATES = {
+    "idle": session_pb2.SESSION_STATE_IDLE,
+    "running": session_pb2.SESSION_STATE_RUNNING,
+    "parked": session_pb2.SESSION_STATE_PARKED,
+    "closed": session_pb2.SESSION_STATE_CLOSED,
+}
+
+
+class AsyncBlitz:
+    """An asyncio client of a Blitz server, over gRPC or Connect.
+
+    Args:
+        url: `http://host:port` or `https://…` (Connect, the server's HTTP port), or
+            `host:port`, `grpc://host:port`, `grpcs://host:port` (gRPC). Default: the
+            local server's gRPC port.
+        token: sent as `authorization: Bearer TOKEN` on every call.
+        reconnect_timeout: how long, in seconds, a dropped stream keeps trying to resume
+            before the last error is raised.
+
+    Use it as `async with AsyncBlitz(url) as blitz:`; it must be opened inside the event
+    loop that uses it.
+    """
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        token: str | None = None,
+        reconnect_timeout: float = 30.0,
+    ) -> None:
+        self.url = url
+        self._token = token
+        self._reconnect_timeout = reconnect_timeout
+        self._transport: Transport | None = None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connection; open streams end."""
+        if self._transport is not None:
+            transport, self._transport = self._transport, None
+            await transport.close()
+
+    @property
+    def _t(self) -> Transport:
+        # Opened on first use, so that the channel binds to the loop that uses it.
+        if self._transport is None:
+            self._transport = open_transport(self.url, token=self._token)
+        return self._transport
+
+    # Sessions
+
+    async def create_session(
+        self,
+        *,
+        title: str = "",
+        workspace: str = "",
+        model: str = "",
+        labels: Mapping[str, str] | None = None,
+        approval_timeout: float | timedelta | None = None,
+    ) -> session_pb2.Session:
+        """A new session. Empty `model`/`workspace`: the server's default / a new folder."""
+        request = session_pb2.CreateSessionRequest(
+            title=title, workspace=workspace, model=model, labels=dict(labels or {})
+        )
+        if approval_timeout is not None:
+            request.approval_timeout.CopyFrom(duration(approval_timeout))
+        result: session_pb2.Session = await self._t.unary("CreateSession", request)
+        return result
+
+    async def session(self, session_id: str) -> session_pb2.Session:
+        """One session, with its state, usage and open requests (`pending`)."""
+        request = session_pb2.GetSessionRequest(session_id=session_id)
+        result: session_pb2.Session = await self._t.unary("GetSession", request)
+        return result
+
+    async def sessions(
+        self,
+        *,
+        state: str | int | None = None,
+        labels: Mapping[str, str] | None = None,
+        page_size: int = 0,
+    ) -> AsyncGenerator[session_pb2.Session, None]:
+        """Every session, newest first, fetched a page at a time.
+
+        `state`: "idle", "running", "parked", "closed" or a SessionState value.
+        """
+        state_value = _STATES[state.lower()] if isinstance(state, str) else (state or 0)
+        token = ""
+        while True:
+            request = session_pb2.ListSessionsRequest(
+                page_size=page_size,
+                page_token=token,
+                state=state_value,  # type: ignore[arg-type]  # an int is a valid enum value
+                labels=dict(labels or {}),
+            )
+            page: session_pb2.ListSessionsResponse = await self._t.unary("ListSessions", request)
+            for session in page.sessions:
+                yield session
+            token = page.next_page_token
+            if not token:
+                return
+
+    async def close_session(self, session_id: str) -> session_pb2.Session:
+        """Close a session: its running turn is cancelled and later turns fail."""
+        request = session_pb2.CloseSessionRequest(session_id=session_id)
+        result: session_pb2.Session = await self._t.unary("CloseSession", request)
+        return result
+
+    # Turns
+
+    async def run(
+        self,
+        session_id: str,
+        text: str = "",
+        *,
+        turn_id: str | None = None,
+        **options: Unpack[TurnOptions],
+    ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        """Run one turn; yields its events, the last being `finished`.
+
+        The options are the Turn's fields (`plan`, `read_only`, `timeout`, ... see
+        `TurnOptions`). `turn_id` is the idempotency key; one is made up when omitted, so
+        that a dropped stream is resumed without starting a second turn. A failed turn is
+        not an exception: its `finished.error` says why. Calls that fail before the turn
+        starts (SESSION_BUSY, INVALID_ARGUMENT, ...) raise BlitzError.
+        """
+        request = session_pb2.RunTurnRequest(
+            session_id=session_id,
+            turn=build_turn(text, **options),
+            turn_id=turn_id or f"t_{uuid.uuid4().hex}",
+        )
+
+        def open_stream(after_seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+            if after_seq == 0:
+                # Nothing seen yet, so the turn may not exist: ask for it again.
+                return self._t.stream("RunTurn", request)
+            watch = session_pb2.WatchRequest(
+                session_id=session_id, after_seq=after_seq, follow=True
+            )
+            return self._t.stream("Watch", watch)
+
+        async for event in self._resuming(open_stream, turn_id=request.turn_id):
+            yield event
+
+    async def follow_turn(
+        self, session_id: str, turn_id: str, *, after_seq: int = 0
+    ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        """The events of one turn with seq > `after_seq`, live, until its `finished`.
+
+        How to pick up a turn that another client started, or one whose `run` was
+        abandoned (after a Ctrl-C, say).
+        """
+
+        def open_stream(seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+            watch = session_pb2.WatchRequest(session_id=session_id, after_seq=seq, follow=True)
+            return self._t.stream("Watch", watch)
+
+        async for event in self._resuming(open_stream, after_seq=after_seq, turn_id=turn_id):
+            yield event
+
+    async def watch(
+        self, session_id: str, *, after_seq: int = 0, follow: bool = True
+    ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        """The session's events with seq > `after_seq`; with `follow`, then live ones.
+
+        Without `follow` it ends after the replay. With it, it runs until the consumer
+        stops, resuming across dropped connections.
+        """
+
+        def open_stream(seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+            watch = session_pb2.WatchRequest(session_id=session_id, after_seq=seq, follow=follow)
+            return self._t.stream("Watch", watch)
+
+        async for event in self._resuming(open_stream, after_seq=after_seq):
+            yield event
+
+    async def _resuming(
+        self,
+        open_stream: _StreamOpener,
+        *,
+        after_seq: int = 0,
+        turn_id: str | None = None,
+    ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        """Events from `open_stream(last_seq)`, reopened after a resumable failure.
+
+        With `turn_id`: only that turn's events, and a stream is not over until its
+        `finished`. Without: a stream that ends cleanly is over.
+        """
+        last_seq = after_seq
+        failing_since: float | None = None
+        delay = 0.05
+        while True:
+            stream = open_stream(last_seq)
+            try:
+                async for event in stream:
+                    failing_since, delay = None, 0.05
+                    if event.seq:
+                        if event.seq <= last_seq:
+                            continue  # seen before the stream dropped
+                        last_seq = event.seq
+                    if turn_id is not None and event.turn_id != turn_id:
+                        continue
+                    yield event
+                    if turn_id is not None and event.HasField("finished"):
+                        return
+                if turn_id is None:
+                    return
+                error = BlitzError("unavailable", "UNAVAILABLE", "the stream ended early")
+            except BlitzError as exc:
+                if not exc.resumable:
+                    raise
+                error = exc
+            finally:
+                await stream.aclose()
+            now = time.monotonic()
+            failing_since = failing_since or now
+            if now - failing_since > self._reconnect_timeout:
+                raise error
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    # Interaction
+
+    async def decide(
+        self,
+        session_id: str,
+        request_id: str,
+        decision: DecisionLike,
+        *,
+        reason: str = "",
+        command: str = "",
+    ) -> None:
+        """Answer an approval request: "once", "session", "always" or "deny".
+
+        `reason` goes to the model on a deny; `command` replaces a COMMAND's command.
+        """
+        request = session_pb2.DecideRequest(
+            session_id=session_id,
+            request_id=request_id,
+            decision=decision_value(decision),  # type: ignore[arg-type]  # a valid enum int
+            reason=reason,
+            command=command,
+        )
+        await self._t.unary("Decide", request)
+
+    async def answer(self, session_id: str, request_id: str, answers: str | Sequence[str]) -> None:
+        """Answer a question: one answer, or several where it is multi-select."""
+        chosen = [answers] if isinstance(answers, str) else list(answers)
+        request = session_pb2.AnswerRequest(
+            session_id=session_id, request_id=request_id, answers=chosen
+        )
+        await self._t.unary("Answer", request)
+
+    async def cancel(self, session_id: str, turn_id: str = "") -> str:
+        """Cancel the running turn (only if it is `turn_id`, when given); returns its id."""
+        request = session_pb2.CancelRequest(session_id=session_id, turn_id=turn_id)
+        response: session_pb2.CancelResponse = await self._t.unary("Cancel", request)
+        return response.turn_id
+
+    async def steer(self, session_id: str, text: str) -> str:
+        """Queue `text` for the running turn's next model call; returns the turn's id."""
+        request = session_pb2.SteerRequest(session_id=session_id, text=text)
+        response: session_pb2.SteerResponse = await self._t.unary("Steer", request)
+        return response.turn_id
+
+    async def usage(self, session_id: str) -> session_pb2.UsageReport:
+        """The session's ledger: `total` and one entry per model call."""
+        request = session_pb2.GetUsageRequest(session_id=session_id)
+        result: session_pb2.UsageReport = await self._t.unary("GetUsage", request)
+        return result
+
+    async def rules(self, session_id: str) -> list[session_pb2.Rule]:
+        """The approval rules that apply in the session (SESSION and ALWAYS)."""
+        request = session_pb2.ListRulesRequest(session_id=session_id)
+        response: session_pb2.ListRulesResponse = await self._t.unary("ListRules", request)
+        return list(response.rules)
+
+    async def revoke_rule(self, session_id: str, rule_id: str) -> None:
+        """Remove a rule; the actions it covered ask for approval again."""
+        request = session_pb2.RevokeRuleRequest(session_id=session_id, rule_id=rule_id)
+        await self._t.unary("RevokeRule", request)

@@ -1,0 +1,64 @@
+"""The Connect transport, on connectrpc's async client; ConnectError becomes BlitzError here.
+
+The ErrorInfo is a Connect error detail of type `blitz.v1.ErrorInfo`. connectrpc reports
+a refused or dropped connection as `unavailable`, which the clients resume from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
+
+from connectrpc.errors import ConnectError
+
+from blitz.v1 import session_connect, turn_pb2
+from blitz_client._errors import BlitzError
+
+__all__ = ["ConnectTransport"]
+
+
+def _error(exc: ConnectError) -> BaseException:
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        # connectrpc reports our own cancellation as CANCELED; it must stay a cancellation
+        # (a Ctrl-C in the sync client, a timeout around the call) rather than an error.
+        return asyncio.CancelledError()
+    info = None
+    for detail in exc.details:
+        if detail.type_name == "blitz.v1.ErrorInfo":
+            info = turn_pb2.ErrorInfo.FromString(detail.message_bytes)
+    return BlitzError.from_info(exc.code.value, info, exc.message)
+
+
+def _snake(method: str) -> str:
+    """ "GetSession" -> "get_session", as the generated client names its methods."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", method).lower()
+
+
+class ConnectTransport:
+    """SessionService over Connect (HTTP/1.1 or HTTP/2, binary protobuf)."""
+
+    def __init__(self, url: str, *, headers: Mapping[str, str]) -> None:
+        self._client = session_connect.SessionServiceClient(url)
+        self._headers = dict(headers)
+
+    async def unary(self, method: str, request: Any) -> Any:
+        try:
+            return await getattr(self._client, _snake(method))(request, headers=self._headers)
+        except ConnectError as exc:
+            raise _error(exc) from None
+
+    async def stream(self, method: str, request: Any) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        events = getattr(self._client, _snake(method))(request, headers=self._headers)
+        try:
+            async for event in events:
+                yield event
+        except ConnectError as exc:
+            raise _error(exc) from None
+        finally:
+            await events.aclose()
+
+    async def close(self) -> None:
+        await self._client.close()

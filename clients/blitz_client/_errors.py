@@ -1,0 +1,63 @@
+"""`BlitzError`: the one exception a client raises, whatever the transport.
+
+Both transports report a failed call as a canonical code plus, from a Blitz server, a
+`blitz.v1.ErrorInfo` (reason, metadata, message). Each transport module translates its
+library's exception into `BlitzError` where the call is made, so nothing above it ever
+sees `grpc.aio.AioRpcError` or `connectrpc.errors.ConnectError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from blitz.v1 import turn_pb2
+
+__all__ = ["RESUMABLE_REASONS", "BlitzError"]
+
+# A stream that ends with one of these (or with code `unavailable`, which is what a
+# dropped connection or a restarting server looks like) can be picked up with Watch.
+RESUMABLE_REASONS = frozenset({"SHUTTING_DOWN", "SLOW_CONSUMER", "UNAVAILABLE"})
+
+
+class BlitzError(Exception):
+    """A failed call or stream.
+
+    Attributes:
+        code: the canonical status in Connect's spelling (`"not_found"`,
+            `"failed_precondition"`, `"unavailable"`, ...); gRPC codes are mapped to it.
+        reason: the ErrorInfo reason (`"SESSION_BUSY"`, ...); when the server sent none
+            (the connection failed, say), the code in upper case.
+        metadata: what was wrong: the field, the limit, the id.
+        message: an English description.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        reason: str,
+        message: str,
+        metadata: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(f"{reason}: {message}" if message else reason)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.metadata: dict[str, str] = dict(metadata or {})
+
+    @classmethod
+    def from_info(cls, code: str, info: turn_pb2.ErrorInfo | None, message: str) -> BlitzError:
+        """From a wire status and the ErrorInfo detail it carried, if any."""
+        if info is None or not info.reason:
+            return cls(code, code.upper(), message)
+        return cls(code, info.reason, info.message or message, dict(info.metadata))
+
+    @property
+    def resumable(self) -> bool:
+        """True when a stream that failed so can be resumed with Watch from its last seq."""
+        return self.code == "unavailable" or self.reason in RESUMABLE_REASONS
+
+    def __repr__(self) -> str:
+        return (
+            f"BlitzError(code={self.code!r}, reason={self.reason!r}, "
+            f"message={self.message!r}, metadata={self.metadata!r})"
+        )

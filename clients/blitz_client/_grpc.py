@@ -1,0 +1,73 @@
+"""The gRPC transport, on grpc.aio; every AioRpcError becomes a BlitzError here.
+
+The ErrorInfo travels in the `grpc-status-details-bin` trailer as a `google.rpc.Status`
+detail; `grpc_status.rpc_status.from_call` decodes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
+
+import grpc
+from grpc_status import rpc_status
+
+from blitz.v1 import session_pb2_grpc, turn_pb2
+from blitz_client._errors import BlitzError
+
+__all__ = ["GrpcTransport"]
+
+# gRPC's default reconnect backoff starts at 1 s and grows to 120 s; a client resuming a
+# stream across a server restart wants to notice the server is back within a second.
+_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+]
+
+
+def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
+    info = None
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]  # AioRpcError quacks as a Call
+    if status is not None:
+        for detail in status.details:
+            if detail.Is(turn_pb2.ErrorInfo.DESCRIPTOR):
+                info = turn_pb2.ErrorInfo()
+                detail.Unpack(info)
+    name = exc.code().name.lower()
+    # Connect's spelling, so that BlitzError.code is the same on both transports.
+    code = "canceled" if name == "cancelled" else name
+    return BlitzError.from_info(code, info, exc.details() or "")
+
+
+class GrpcTransport:
+    """SessionService over one grpc.aio channel."""
+
+    def __init__(self, target: str, *, headers: Mapping[str, str], tls: bool) -> None:
+        if tls:
+            credentials = grpc.ssl_channel_credentials()
+            self._channel = grpc.aio.secure_channel(target, credentials, options=_OPTIONS)
+        else:
+            self._channel = grpc.aio.insecure_channel(target, options=_OPTIONS)
+        self._stub = session_pb2_grpc.SessionServiceStub(self._channel)
+        self._metadata = tuple(headers.items())
+
+    async def unary(self, method: str, request: Any) -> Any:
+        try:
+            return await getattr(self._stub, method)(request, metadata=self._metadata)
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+
+    async def stream(self, method: str, request: Any) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        call = getattr(self._stub, method)(request, metadata=self._metadata)
+        try:
+            async for event in call:
+                yield event
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+        finally:
+            # The consumer may stop early; the server then stops streaming at once.
+            call.cancel()
+
+    async def close(self) -> None:
+        await self._channel.close()

@@ -1,0 +1,207 @@
+"""`Blitz`: the blocking client, for scripts and the `blitz` command.
+
+It drives an `AsyncBlitz` on a private event loop (`asyncio.Runner`) that it owns, so
+both clients share one implementation of resuming and deduplication. Streams are plain
+iterators; each `next()` runs the loop until the next event arrives. Because it runs its
+own loop, it cannot be used from inside a running event loop: use `AsyncBlitz` there.
+A Ctrl-C while it waits cancels the wait and raises KeyboardInterrupt as usual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from datetime import timedelta
+from types import TracebackType
+from typing import Self, TypeVar, Unpack
+
+from blitz.v1 import session_pb2, turn_pb2
+from blitz_client._async import DEFAULT_URL, AsyncBlitz
+from blitz_client._turns import DecisionLike, TurnOptions
+
+__all__ = ["Blitz", "Stream"]
+
+T = TypeVar("T")
+
+
+class Stream(Iterator[T]):
+    """A blocking view of one of the client's async streams. Close it to stop early."""
+
+    def __init__(self, runner: asyncio.Runner, source: AsyncGenerator[T, None]) -> None:
+        self._runner = runner
+        self._source = source
+        self._closed = False
+
+    def __next__(self) -> T:
+        if self._closed:
+            raise StopIteration
+        try:
+            return self._runner.run(anext(self._source))
+        except StopAsyncIteration:
+            self._closed = True
+            raise StopIteration from None
+        except BaseException:
+            # A failed or interrupted read leaves the async generator finished.
+            self._closed = True
+            raise
+
+    def close(self) -> None:
+        """Stop the stream and release its connection."""
+        if not self._closed:
+            self._closed = True
+            self._runner.run(self._source.aclose())
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class Blitz:
+    """A blocking client of a Blitz server: `AsyncBlitz`'s methods, without `await`.
+
+    Args are as for `AsyncBlitz`. Use it as `with Blitz(url) as blitz:`.
+    """
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        token: str | None = None,
+        reconnect_timeout: float = 30.0,
+    ) -> None:
+        self.url = url
+        self._runner = asyncio.Runner()
+        self._client = AsyncBlitz(url, token=token, reconnect_timeout=reconnect_timeout)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection and the client's event loop."""
+        try:
+            self._runner.run(self._client.close())
+        finally:
+            self._runner.close()
+
+    def _stream(self, source: AsyncGenerator[T, None]) -> Stream[T]:
+        return Stream(self._runner, source)
+
+    # Sessions
+
+    def create_session(
+        self,
+        *,
+        title: str = "",
+        workspace: str = "",
+        model: str = "",
+        labels: Mapping[str, str] | None = None,
+        approval_timeout: float | timedelta | None = None,
+    ) -> session_pb2.Session:
+        """A new session; see `AsyncBlitz.create_session`."""
+        return self._runner.run(
+            self._client.create_session(
+                title=title,
+                workspace=workspace,
+                model=model,
+                labels=labels,
+                approval_timeout=approval_timeout,
+            )
+        )
+
+    def session(self, session_id: str) -> session_pb2.Session:
+        """One session, with its open requests."""
+        return self._runner.run(self._client.session(session_id))
+
+    def sessions(
+        self,
+        *,
+        state: str | int | None = None,
+        labels: Mapping[str, str] | None = None,
+        page_size: int = 0,
+    ) -> Stream[session_pb2.Session]:
+        """Every session, newest first, a page at a time."""
+        return self._stream(self._client.sessions(state=state, labels=labels, page_size=page_size))
+
+    def close_session(self, session_id: str) -> session_pb2.Session:
+        """Close a session."""
+        return self._runner.run(self._client.close_session(session_id))
+
+    # Turns
+
+    def run(
+        self,
+        session_id: str,
+        text: str = "",
+        *,
+        turn_id: str | None = None,
+        **options: Unpack[TurnOptions],
+    ) -> Stream[turn_pb2.TurnEvent]:
+        """Run one turn; its events, the last being `finished`. See `AsyncBlitz.run`."""
+        return self._stream(self._client.run(session_id, text, turn_id=turn_id, **options))
+
+    def follow_turn(
+        self, session_id: str, turn_id: str, *, after_seq: int = 0
+    ) -> Stream[turn_pb2.TurnEvent]:
+        """One turn's events after `after_seq` until its `finished`."""
+        return self._stream(self._client.follow_turn(session_id, turn_id, after_seq=after_seq))
+
+    def watch(
+        self, session_id: str, *, after_seq: int = 0, follow: bool = True
+    ) -> Stream[turn_pb2.TurnEvent]:
+        """The session's events after `after_seq`; with `follow`, live ones too."""
+        return self._stream(self._client.watch(session_id, after_seq=after_seq, follow=follow))
+
+    # Interaction
+
+    def decide(
+        self,
+        session_id: str,
+        request_id: str,
+        decision: DecisionLike,
+        *,
+        reason: str = "",
+        command: str = "",
+    ) -> None:
+        """Answer an approval request: "once", "session", "always" or "deny"."""
+        self._runner.run(
+            self._client.decide(session_id, request_id, decision, reason=reason, command=command)
+        )
+
+    def answer(self, session_id: str, request_id: str, answers: str | Sequence[str]) -> None:
+        """Answer a question."""
+        self._runner.run(self._client.answer(session_id, request_id, answers))
+
+    def cancel(self, session_id: str, turn_id: str = "") -> str:
+        """Cancel the running turn; returns its id."""
+        return self._runner.run(self._client.cancel(session_id, turn_id))
+
+    def steer(self, session_id: str, text: str) -> str:
+        """Queue text for the running turn; returns its id."""
+        return self._runner.run(self._client.steer(session_id, text))
+
+    def usage(self, session_id: str) -> session_pb2.UsageReport:
+        """The session's usage ledger."""
+        return self._runner.run(self._client.usage(session_id))
+
+    def rules(self, session_id: str) -> list[session_pb2.Rule]:
+        """The approval rules that apply in the session."""
+        return self._runner.run(self._client.rules(session_id))
+
+    def revoke_rule(self, session_id: str, rule_id: str) -> None:
+        """Remove a rule."""
+        self._runner.run(self._client.revoke_rule(session_id, rule_id))

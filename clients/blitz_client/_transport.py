@@ -1,0 +1,47 @@
+"""The transport seam: one small interface that the gRPC and Connect modules implement.
+
+`open_transport` picks the transport from the URL: `http://` and `https://` speak Connect
+to the server's HTTP port; `grpc://host:port`, `grpcs://host:port` (TLS) and a bare
+`host:port` speak gRPC. A transport only moves messages and translates its library's
+errors into `BlitzError`; resuming, paging and argument handling live in the clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any, Protocol
+
+from blitz.v1 import turn_pb2
+
+__all__ = ["Transport", "open_transport"]
+
+
+class Transport(Protocol):
+    """Calls SessionService methods by their proto names ("GetSession", "RunTurn")."""
+
+    async def unary(self, method: str, request: Any) -> Any:
+        """One unary call; raises BlitzError."""
+        ...
+
+    def stream(self, method: str, request: Any) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        """A server stream as an async generator; raises BlitzError. Close it with aclose()."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def open_transport(url: str, *, token: str | None = None) -> Transport:
+    """A transport for `url`; `token` is sent as `authorization: Bearer …` on every call.
+
+    Must be called with an event loop running: grpc.aio binds its channel to it.
+    """
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    if url.startswith(("http://", "https://")):
+        from blitz_client._connect import ConnectTransport
+
+        return ConnectTransport(url.rstrip("/"), headers=headers)
+    from blitz_client._grpc import GrpcTransport
+
+    if url.startswith("grpcs://"):
+        return GrpcTransport(url.removeprefix("grpcs://"), headers=headers, tls=True)
+    return GrpcTransport(url.removeprefix("grpc://"), headers=headers, tls=False)

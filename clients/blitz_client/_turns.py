@@ -1,0 +1,100 @@
+"""Requests built from Python values: a `Turn` from keyword arguments, a `Decision` from a word.
+
+Kept apart from the clients so the async and sync clients build the same messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+from typing import Any, TypedDict, Unpack
+
+from google.protobuf import duration_pb2
+
+from blitz.v1 import turn_pb2
+
+__all__ = [
+    "ContextLike",
+    "DecisionLike",
+    "TurnOptions",
+    "build_turn",
+    "decision_value",
+    "duration",
+]
+
+DecisionLike = str | int
+"""A decision as a word ("once", "session", "always", "deny") or a `Decision` enum value."""
+
+ContextLike = turn_pb2.ContextBlock | Mapping[str, str]
+"""A context block as a message or a dict of its fields (kind, url, title, html, text)."""
+
+_DECISIONS = {
+    "deny": turn_pb2.DECISION_DENY,
+    "once": turn_pb2.DECISION_ONCE,
+    "session": turn_pb2.DECISION_SESSION,
+    "always": turn_pb2.DECISION_ALWAYS,
+}
+
+
+def decision_value(decision: DecisionLike) -> int:
+    """The `Decision` enum value of "once"/"session"/"always"/"deny" (any case) or an enum."""
+    if isinstance(decision, str):
+        word = decision.lower().removeprefix("decision_")
+        if word not in _DECISIONS:
+            raise ValueError(f"decision must be one of {', '.join(_DECISIONS)}; got {decision!r}")
+        return _DECISIONS[word]
+    if decision not in _DECISIONS.values():
+        raise ValueError(f"not a Decision value: {decision!r}")
+    return int(decision)
+
+
+def duration(value: float | timedelta) -> duration_pb2.Duration:
+    """A Duration from seconds or a timedelta."""
+    result = duration_pb2.Duration()
+    if isinstance(value, timedelta):
+        result.FromTimedelta(value)
+    else:
+        result.FromNanoseconds(round(value * 1e9))
+    return result
+
+
+class TurnOptions(TypedDict, total=False):
+    """The Turn's fields besides `text`, as keyword arguments of `run` (see turn.proto).
+
+    prompt: sent to the model instead of `text`. plan: plan mode. accepted: carry out the
+    proposed plan. read_only: a reason; every change is refused without asking. aside: a side
+    question beside a running turn. command: `text` is a server command ("/help").
+    max_turns: model-call limit (0: the server's). max_cost_usd: cost cap (0: the server's).
+    timeout: wall-clock deadline in seconds or a timedelta, time parked included.
+    fetch_grants: hosts the agent may fetch without asking. image_ids: uploaded images.
+    context: attached content, as ContextBlock messages or dicts of their fields.
+    """
+
+    prompt: str
+    plan: bool
+    accepted: bool
+    read_only: str
+    aside: bool
+    command: bool
+    max_turns: int
+    max_cost_usd: float
+    timeout: float | timedelta
+    fetch_grants: Iterable[str]
+    image_ids: Iterable[str]
+    context: Iterable[ContextLike]
+
+
+def build_turn(text: str, **options: Unpack[TurnOptions]) -> turn_pb2.Turn:
+    """A `Turn` message: `text` and the options, each the Turn field of the same name."""
+    fields: dict[str, Any] = dict(options)
+    for name in ("fetch_grants", "image_ids"):
+        if name in fields:
+            fields[name] = list(fields[name])
+    if "context" in fields:
+        fields["context"] = [
+            block if isinstance(block, turn_pb2.ContextBlock) else turn_pb2.ContextBlock(**block)
+            for block in fields["context"]
+        ]
+    if "timeout" in fields:
+        fields["timeout"] = duration(fields["timeout"])
+    return turn_pb2.Turn(text=text, **fields)

@@ -1,0 +1,158 @@
+"""`blitz chat` in a pseudo-terminal against a real `blitz serve` with the demo model."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from blitz_client import Blitz
+
+KEYS = r"\[o\]nce \[s\]ession \[a\]lways \[d\]eny \[e\]dit › "
+WRITE_KEYS = r"\[o\]nce \[s\]ession \[a\]lways \[d\]eny › "
+FOOTER = r"\d+ model calls? · \d+ in · \d+ out · \$0\.0000"
+
+
+def test_approve_once_streams_the_command_and_its_output(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("think: first a look\n$ echo hello-from-blitz\nAll **done**.")
+    chat.expect(r"▸ thought for 3 words")
+    chat.expect(r"⏺ run_command echo hello-from-blitz")
+    chat.expect(r"approve COMMAND")
+    chat.expect(KEYS)
+    chat.child.send("o")
+    chat.expect(r"↳ approved once")
+    chat.expect(r"hello-from-blitz\s+⎿ exit 0")
+    chat.expect(r"You said: All done\.")
+    chat.expect(FOOTER)
+    chat.prompt("/quit")
+    assert chat.wait_exit() == 0
+
+
+def test_approve_for_the_session_then_a_rule_approves_without_asking(terminal, server_process):
+    chat = terminal(["chat"])
+    chat.prompt("$ echo one")
+    chat.expect(KEYS)
+    chat.child.send("s")
+    chat.expect(r"↳ approved session")
+    chat.expect(FOOTER)
+    chat.prompt("$ echo one")
+    before_footer = chat.expect(FOOTER)
+    assert "[o]nce" not in before_footer
+    assert re.search(r"one\s+⎿ exit 0", before_footer)
+    session_id = re.search(r"session (s_\w+)", chat.screen).group(1)
+    with Blitz(server_process.grpc_target) as client:
+        rules = client.rules(session_id)
+    assert [r.scope_label for r in rules] == ["command: echo one"]
+
+
+def test_deny_asks_a_reason_that_the_model_receives(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("$ rm -rf build")
+    chat.expect(KEYS)
+    chat.child.send("d")
+    chat.expect(r"reason \(Enter for none\): ")
+    chat.child.sendline("not today")
+    chat.expect(r"↳ denied: not today")
+    chat.expect(r"denied: not today")  # the model's reply quotes what it was told
+    chat.expect(FOOTER)
+
+
+def test_edit_runs_the_edited_command(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("$ echo original")
+    chat.expect(KEYS)
+    chat.child.send("e")
+    chat.expect(r"command: ")
+    chat.child.send("\x15")  # Ctrl-U: clear the pre-filled command
+    chat.child.sendline("echo edited")
+    chat.expect(r"↳ approved once: echo edited")
+    chat.expect(r"edited\s+⎿ exit 0")
+    chat.expect(FOOTER)
+
+
+def test_a_write_shows_its_diff_and_the_task_list(terminal, server_process):
+    chat = terminal(["chat"])
+    chat.prompt("todo: write it; check it\nwrite notes.md\n```\nhello\n```")
+    chat.expect(r"Tasks\s+☐ write it\s+☐ check it")
+    chat.expect(r"approve WRITE")
+    chat.expect(r"\+\+\+ b/notes\.md")
+    chat.expect(r"\+hello")
+    chat.expect(WRITE_KEYS)
+    chat.child.send("o")
+    chat.expect(FOOTER)
+    assert list(server_process.data_dir.glob("workspaces/*/notes.md"))
+
+
+def test_a_multi_select_question_takes_numbers(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("ask+: which colours? [red|green|blue]")
+    chat.expect(r"\? which colours\? \(one or more: numbers separated by commas\)")
+    chat.expect(r"1\. red\s+2\. green\s+3\. blue")
+    chat.expect(r"answer › ")
+    chat.child.sendline("7")
+    chat.expect(r"type a number from 1 to 3")
+    chat.expect(r"answer › ")
+    chat.child.sendline("1,3")
+    chat.expect(r"↳ answered: red, blue")
+    chat.expect(r"answer: red, blue")
+    chat.expect(FOOTER)
+
+
+def test_ctrl_c_cancels_the_turn_and_twice_leaves(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("$ sleep 30")
+    chat.expect(KEYS)
+    chat.child.send("o")
+    chat.expect(r"↳ approved once")
+    time.sleep(0.5)  # the command is running
+    chat.child.sendintr()
+    chat.expect(r"cancelling…")
+    chat.expect(r"✗ CANCELLED")
+    chat.expect(r"(?m)^› $")
+    chat.child.sendline("still here")
+    chat.expect(r"You said: still here")
+    chat.expect(r"(?m)^› $")
+    # A SIGINT that lands while readline is still setting up is only noticed at the next
+    # key; no person types that fast, so wait as one would.
+    time.sleep(0.5)
+    chat.child.sendintr()
+    chat.expect(r"Ctrl-C again to leave")
+    chat.child.sendintr()
+    assert chat.wait_exit() == 0
+
+
+def test_reattach_replays_and_prompts_for_the_open_request(terminal):
+    first = terminal(["chat"])
+    first.prompt("hello there\n$ echo reattached")
+    first.expect(KEYS)
+    session_id = re.search(r"session (s_\w+)", first.screen).group(1)
+    first.close()  # the turn stays parked on the server
+
+    second = terminal(["chat", "--session", session_id])
+    second.expect(rf"session {session_id}")
+    second.expect(r"⏺ run_command echo reattached")
+    second.expect(r"this turn is still open")
+    second.expect(r"approve COMMAND")
+    second.expect(KEYS)
+    second.child.send("o")
+    second.expect(r"reattached\s+⎿ exit 0")
+    second.expect(r"You said: hello there")
+    second.expect(FOOTER)
+
+
+def test_slash_commands_go_to_the_server_and_an_unknown_one_is_reported(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("/help")
+    chat.expect(r"/usage: the session's tokens and cost so far")
+    chat.prompt("/no-such-command")
+    chat.expect(r"✗ INVALID_ARGUMENT\s+unknown command '/no-such-command'")
+    chat.prompt("after the command")
+    chat.expect(r"You said: after the command")
+
+
+def test_thoughts_fold_and_unfold(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("think: a secret plan\nhi")
+    chat.expect(r"▸ thought for 3 words \(/thoughts to expand\)")
+    chat.prompt("/thoughts")
+    chat.expect(r"thoughts are shown\s+a secret plan")

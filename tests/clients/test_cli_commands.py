@@ -1,0 +1,106 @@
+"""`blitz run`, `usage`, `sessions` and `watch` as a script calls them, against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+from blitz_client import AsyncBlitz
+
+
+async def blitz(server, *args: str) -> tuple[int, str, str]:
+    """Run `blitz ARGS` against `server` in a subprocess: exit code, stdout, stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "blitz.cli",
+        *args,
+        "--server",
+        server.grpc_target,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_run_json_prints_every_event_as_a_json_line(server):
+    code, out, _ = await blitz(server, "run", "$ echo scripted\nask+: pick [a|b|c]",
+                               "--json", "--approve", "--answer", "1", "--answer", "c")  # fmt: skip
+    events = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert "accepted" in events[0]
+    assert "finished" in events[-1]
+    assert [e["seq"] for e in events] == [str(n) for n in range(1, len(events) + 1)]
+    result = next(e["toolResult"] for e in events if "toolResult" in e)
+    assert result["result"]["output"] == "scripted\n"
+    assert "answer: a, c" in events[-1]["finished"]["output"]
+
+
+async def test_run_refuses_approvals_and_questions_unless_told(server):
+    code, out, err = await blitz(server, "run", "$ echo nope")
+    assert code == 0
+    assert "denied: refused: blitz run was not given --approve" in out
+
+    code, _, err = await blitz(server, "run", "ask: which? [x|y]")
+    assert code == 1
+    assert "give --answer" in err
+    assert "CANCELLED" in err
+
+
+async def test_run_exit_codes(server):
+    code, _, err = await blitz(server, "run", "hi", "--session", "s_missing")
+    assert (code, "SESSION_NOT_FOUND" in err) == (1, True)
+    code, _, err = await blitz(server, "run", "hi", "--approve", "sometimes")
+    assert code == 2
+    code, _, err = await blitz(server, "run", "$ sleep 5", "--approve", "--timeout", "0.3")
+    assert (code, "TURN_TIMEOUT" in err) == (1, True)
+
+
+async def test_usage_prints_a_row_per_call_and_totals(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session()
+        async for _ in client.run(session.id, "hello"):
+            pass
+        async for _ in client.run(session.id, "again"):
+            pass
+    code, out, _ = await blitz(server, "usage", session.id)
+    assert code == 0
+    assert f"usage of {session.id}" in out
+    assert out.count("demo") == 2
+    assert "2 calls" in out
+
+    code, out, _ = await blitz(server, "usage", session.id, "--json")
+    report = json.loads(out)
+    assert report["total"]["calls"] == 2 and len(report["entries"]) == 2
+
+
+async def test_sessions_list_show_close(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session(title="listed")
+    code, out, _ = await blitz(server, "sessions", "--json")
+    assert code == 0
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [session.id]
+    code, out, _ = await blitz(server, "sessions")
+    assert session.id in out and "listed" in out
+    code, out, _ = await blitz(server, "sessions", "show", session.id, "--json")
+    assert json.loads(out)["state"] == "SESSION_STATE_IDLE"
+    code, out, _ = await blitz(server, "sessions", "close", session.id)
+    assert code == 0 and "closed" in out
+    code, _, err = await blitz(server, "sessions", "show", "s_missing")
+    assert code == 1 and "SESSION_NOT_FOUND" in err
+
+
+async def test_watch_replays_a_session(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session()
+        async for _ in client.run(session.id, "think: quietly\nwatch me"):
+            pass
+    code, out, _ = await blitz(server, "watch", session.id, "--no-follow")
+    assert code == 0
+    assert "You said: watch me" in out
+    assert "thought for 1 word" in out
+    code, out, _ = await blitz(server, "watch", session.id, "--no-follow", "--json", "--after", "2")
+    seqs = [json.loads(line)["seq"] for line in out.splitlines()]
+    assert seqs[0] == "3"

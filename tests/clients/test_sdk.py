@@ -1,0 +1,279 @@
+"""The Python SDK against real servers, over gRPC and Connect."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from datetime import timedelta
+from pathlib import Path
+
+import grpc
+import pytest
+from wire import make_settings, shape
+
+from blitz.server import RunningServer, running_server
+from blitz.transport import HttpServer
+from blitz.v1 import session_connect, session_pb2, session_pb2_grpc, turn_pb2
+from blitz_client import AsyncBlitz, Blitz, BlitzError
+
+
+@pytest.fixture(params=["grpc", "connect"])
+def url(request: pytest.FixtureRequest, server: RunningServer) -> str:
+    return server.grpc_target if request.param == "grpc" else server.http_url
+
+
+@pytest.fixture
+async def client(url: str) -> AsyncIterator[AsyncBlitz]:
+    async with AsyncBlitz(url) as blitz:
+        yield blitz
+
+
+def free_port() -> int:
+    """A TCP port free right now on 127.0.0.1 (for a server restarted on the same port)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def kinds(events: list[turn_pb2.TurnEvent]) -> list[str]:
+    return [e.WhichOneof("kind") or "" for e in events]
+
+
+async def test_run_streams_a_turn_that_waits_on_an_approval_and_a_question(client):
+    session = await client.create_session(title="sdk", labels={"team": "sdk"})
+    events = []
+    async for event in client.run(session.id, "$ echo sdk\nask+: pick [a|b|c]"):
+        events.append(event)
+        if event.HasField("approval_request"):
+            await client.decide(session.id, event.approval_request.request_id, "once")
+        elif event.HasField("question"):
+            await client.answer(session.id, event.question.request_id, ["a", "c"])
+
+    assert kinds(events)[0] == "accepted"
+    assert kinds(events)[-1] == "finished"
+    assert not events[-1].finished.HasField("error")
+    assert "answer: a, c" in events[-1].finished.output
+    results = [e.tool_result for e in events if e.HasField("tool_result")]
+    assert results[0].result["output"] == "sdk\n"
+    seqs = [e.seq for e in events]
+    assert seqs == sorted(set(seqs))
+
+
+async def test_a_failed_call_raises_blitz_error_with_its_error_info(client):
+    with pytest.raises(BlitzError) as raised:
+        await client.session("s_missing")
+
+    error = raised.value
+    assert (error.code, error.reason) == ("not_found", "SESSION_NOT_FOUND")
+    assert error.metadata == {"session_id": "s_missing"}
+    assert "s_missing" in error.message
+
+
+async def test_a_second_turn_while_one_is_parked_is_session_busy(client):
+    session = await client.create_session()
+    first = client.run(session.id, "$ echo wait", turn_id="t_first")
+    async for event in first:
+        if event.HasField("approval_request"):
+            break
+    await first.aclose()
+
+    with pytest.raises(BlitzError) as raised:
+        async for _ in client.run(session.id, "again"):
+            pass
+    assert raised.value.reason == "SESSION_BUSY"
+    assert raised.value.metadata["turn_id"] == "t_first"
+
+    assert await client.cancel(session.id) == "t_first"
+
+
+async def test_sessions_iterates_over_every_page(client):
+    created = [(await client.create_session(title=f"n{i}")).id for i in range(5)]
+    listed = [s.id async for s in client.sessions(page_size=2)]
+    assert listed == created[::-1]
+    idle = [s.id async for s in client.sessions(state="idle", page_size=2)]
+    assert idle == created[::-1]
+
+
+async def test_watch_replays_what_run_streamed_and_follow_turn_picks_a_turn_up(client):
+    session = await client.create_session()
+    streamed = [e async for e in client.run(session.id, "think: hmm\nstream: 40")]
+    replayed = [e async for e in client.watch(session.id, follow=False)]
+    assert shape(replayed) == shape(streamed)
+
+    rest = [
+        e
+        async for e in client.follow_turn(
+            session.id, streamed[0].turn_id, after_seq=streamed[2].seq
+        )
+    ]
+    assert [e.seq for e in rest] == [e.seq for e in replayed if e.seq > streamed[2].seq]
+    assert rest[-1].HasField("finished")
+
+
+async def test_deny_takes_a_reason_and_decisions_take_words_or_enums(client):
+    session = await client.create_session()
+    events = []
+    async for event in client.run(session.id, "$ echo one\n$ echo two"):
+        events.append(event)
+        if event.HasField("approval_request"):
+            request_id = event.approval_request.request_id
+            if "one" in event.approval_request.detail:
+                await client.decide(session.id, request_id, turn_pb2.DECISION_ONCE)
+            else:
+                await client.decide(session.id, request_id, "DENY", reason="no second")
+    outputs = [e.tool_result.result for e in events if e.HasField("tool_result")]
+    assert outputs[0]["output"] == "one\n"
+    assert "no second" in events[-1].finished.output
+    with pytest.raises(ValueError, match="decision must be one of"):
+        await client.decide(session.id, "r", "maybe")
+
+
+async def test_turn_options_reach_the_server(client):
+    session = await client.create_session()
+    events = [
+        e
+        async for e in client.run(
+            session.id, "$ sleep 5", timeout=timedelta(milliseconds=300), max_turns=5
+        )
+    ]
+    assert events[-1].finished.error.reason == "TURN_TIMEOUT"
+
+
+async def test_usage_and_rules(client):
+    session = await client.create_session()
+    async for event in client.run(session.id, "$ echo ruled"):
+        if event.HasField("approval_request"):
+            await client.decide(session.id, event.approval_request.request_id, "session")
+    report = await client.usage(session.id)
+    assert report.total.calls == len(report.entries) == 2
+    rules = await client.rules(session.id)
+    assert [r.scope_label for r in rules] == ["command: echo ruled"]
+    await client.revoke_rule(session.id, rules[0].id)
+    assert await client.rules(session.id) == []
+    closed = await client.close_session(session.id)
+    assert closed.state == session_pb2.SESSION_STATE_CLOSED
+
+
+async def test_the_sync_client_does_the_same_without_await(url):
+    def script() -> list[str]:
+        with Blitz(url) as blitz:
+            session = blitz.create_session(title="sync")
+            seen = []
+            for event in blitz.run(session.id, "$ echo sync"):
+                seen.append(event.WhichOneof("kind") or "")
+                if event.HasField("approval_request"):
+                    blitz.decide(session.id, event.approval_request.request_id, "once")
+            assert [s.title for s in blitz.sessions()] == ["sync"]
+            return seen
+
+    # In a thread: the sync client runs its own event loop, and the server needs this one.
+    seen = await asyncio.to_thread(script)
+    assert seen[0] == "accepted" and seen[-1] == "finished"
+    assert "approval_request" in seen and "tool_result" in seen
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_run_resumes_across_a_server_restart_without_loss_or_duplicates(
+    kind: str, tmp_path: Path
+):
+    """The stream drops while the turn is parked; the SDK resumes it on the new server."""
+    settings = make_settings(tmp_path / "data", grpc_port=free_port(), http_port=free_port())
+    url = (
+        f"127.0.0.1:{settings.grpc_port}"
+        if kind == "grpc"
+        else (f"http://127.0.0.1:{settings.http_port}")
+    )
+    events: list[turn_pb2.TurnEvent] = []
+    parked = asyncio.Event()
+    async with AsyncExitStack() as stack:
+        first = await stack.enter_async_context(AsyncExitStack())
+        await first.enter_async_context(running_server(settings))
+        client = await stack.enter_async_context(AsyncBlitz(url))
+        session = await client.create_session()
+
+        async def consume() -> None:
+            async for event in client.run(session.id, "think: before\n$ echo after-restart"):
+                events.append(event)
+                if event.HasField("approval_request"):
+                    parked.set()
+
+        async with asyncio.TaskGroup() as tasks:
+            consumer = tasks.create_task(consume())
+            await asyncio.wait_for(parked.wait(), 10)
+            await first.aclose()  # the server drains: the stream ends with SHUTTING_DOWN
+            await asyncio.sleep(0.3)  # the client retries against a closed port meanwhile
+            assert not consumer.done()
+            await stack.enter_async_context(running_server(settings))
+            parked_on = next(e for e in events if e.HasField("approval_request"))
+            async with AsyncBlitz(url) as other:
+                await decide_when_reachable(other, session.id, parked_on.approval_request)
+            await asyncio.wait_for(consumer, 30)
+
+        replayed = [e async for e in client.watch(session.id, follow=False)]
+
+    seqs = [e.seq for e in events]
+    assert seqs == sorted(set(seqs)), "no duplicate and no reordering"
+    assert kinds(events)[-1] == "finished"
+    assert not events[-1].finished.HasField("error")
+    assert any(
+        e.HasField("tool_result") and e.tool_result.result["output"] == "after-restart\n"
+        for e in events
+    )
+    assert shape(events) == shape(replayed)
+
+
+async def decide_when_reachable(
+    client: AsyncBlitz, session_id: str, request: turn_pb2.ApprovalRequest
+) -> None:
+    """Decide, retrying while the restarted server is not reachable yet.
+
+    grpc shares one connection per address between channels, and it may still be backing
+    off from the failures during the restart; a unary call fails fast meanwhile.
+    """
+    for _ in range(100):
+        try:
+            await client.decide(session_id, request.request_id, "once")
+            return
+        except BlitzError as exc:
+            if exc.code != "unavailable":
+                raise
+            await asyncio.sleep(0.1)
+    raise AssertionError("the restarted server stayed unreachable")
+
+
+class _GrpcEcho(session_pb2_grpc.SessionServiceServicer):
+    """A stand-in service whose GetSession returns the caller's credentials as the title."""
+
+    async def GetSession(self, request, context):
+        metadata = dict(context.invocation_metadata())
+        return session_pb2.Session(id=request.session_id, title=metadata.get("authorization", ""))
+
+
+class _ConnectEcho(session_connect.SessionService):
+    async def get_session(self, request, ctx):
+        title = ctx.request_headers.get("authorization", "")
+        return session_pb2.Session(id=request.session_id, title=title)
+
+
+async def test_a_token_is_sent_as_a_bearer_credential_on_both_transports():
+    grpc_server = grpc.aio.server()
+    session_pb2_grpc.add_SessionServiceServicer_to_server(_GrpcEcho(), grpc_server)
+    grpc_port = grpc_server.add_insecure_port("127.0.0.1:0")
+    http = HttpServer(
+        session_connect.SessionServiceASGIApplication(_ConnectEcho()), host="127.0.0.1", port=0
+    )
+    await grpc_server.start()
+    try:
+        await http.start()
+        try:
+            titles = []
+            for url in (f"127.0.0.1:{grpc_port}", f"http://127.0.0.1:{http.port}"):
+                async with AsyncBlitz(url, token="s3cret") as client:
+                    titles.append((await client.session("s_1")).title)
+        finally:
+            await http.shutdown()
+    finally:
+        await grpc_server.stop(None)
+    assert titles == ["Bearer s3cret", "Bearer s3cret"]

@@ -24,8 +24,8 @@ test: install
 	$(PY) -m pytest
 
 lint: install
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench clients
+	$(VENV)/bin/ruff format --check src tests bench clients
 	$(VENV)/bin/mypy
 
 # Regenerates every stub from proto/. Generated files are never edited by hand.

@@ -6,11 +6,13 @@ coalesced them into events; through the bare server, each of N pre-built events.
 run in their own processes. Rounds alternate Blitz and bare so machine noise hits both.
 
     .venv/bin/python bench/stream_throughput.py [--chunks 20000] [--rounds 5]
+        [--client-loop uvloop|asyncio]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import socket
 import statistics
@@ -96,8 +98,15 @@ def main() -> None:
     )
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--client-loop",
+        choices=["uvloop", "asyncio"],
+        default="uvloop",
+        help="event loop of the measuring client (servers always run on uvloop)",
+    )
     args = parser.parse_args()
 
+    go = uvloop.run if args.client_loop == "uvloop" else asyncio.run
     grpc_bare, connect_bare, blitz_grpc, blitz_http = (free_port() for _ in range(4))
     procs = []
     with tempfile.TemporaryDirectory() as data:
@@ -164,17 +173,20 @@ def main() -> None:
                     ),
                 ),
             ]
-            print(f"chunks per stream: {args.chunks}, rounds: {args.rounds} (median shown)")
+            print(
+                f"chunks per stream: {args.chunks}, rounds: {args.rounds} (median shown),"
+                f" client loop: {args.client_loop}"
+            )
             header = ("transport", "bare deltas/s", "blitz deltas/s", "ratio", "blitz events")
             print("{:<10}{:>15}{:>16}{:>8}{:>14}".format(*header))
             for name, run in cases:
                 bare_rates, blitz_rates, blitz_events = [], [], []
-                uvloop.run(run(False))  # warm up both servers
-                uvloop.run(run(True))
+                go(run(False))  # warm up both servers
+                go(run(True))
                 for _ in range(args.rounds):
-                    deltas, _, secs = uvloop.run(run(False))
+                    deltas, _, secs = go(run(False))
                     bare_rates.append(deltas / secs)
-                    deltas, count, secs = uvloop.run(run(True))
+                    deltas, count, secs = go(run(True))
                     assert deltas == args.chunks, f"lost deltas: {deltas} of {args.chunks}"
                     blitz_rates.append(deltas / secs)
                     blitz_events.append(count)

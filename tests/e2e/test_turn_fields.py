@@ -160,7 +160,10 @@ async def test_workspace_files_can_be_listed_and_read_but_not_outside(wire, serv
 
 async def test_prompt_replaces_text_and_context_html_is_reduced_to_text(wire):
     session = await wire.create_session()
-    page = "<html><head><script>var x=1</script></head><body><h1>Release notes</h1><p>v2 ships</p></body></html>"
+    page = (
+        "<html><head><script>var x=1</script></head>"
+        "<body><h1>Release notes</h1><p>v2 ships</p></body></html>"
+    )
     events = await wire.run_all(
         session.id,
         "shown to people",

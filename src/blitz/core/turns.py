@@ -108,9 +108,11 @@ class _TurnIO:
 
     def emit(self, event: t.TurnEvent) -> None:
         event.turn_id = self._tid
-        if event.HasField("tasks"):
-            self._active.tasks = t.Tasks(items=event.tasks.items)
-        self._log.emit(self._sid, redact_event(event))
+        if event.WhichOneof("kind") != "text":  # text is the hot path: nothing to do for it
+            if event.HasField("tasks"):
+                self._active.tasks = t.Tasks(items=event.tasks.items)
+            redact_event(event)
+        self._log.emit(self._sid, event)
 
     async def commit(self, event: t.TurnEvent) -> None:
         event.turn_id = self._tid

@@ -561,6 +561,14 @@ class TurnRunner:
     async def finish(
         self, active: ActiveTurn, *, output: str = "", error: BlitzError | None = None
     ) -> None:
+        """End the turn with its `finished` event, exactly once.
+
+        Shielded: a cancel that lands halfway must not leave a turn marked finished in the
+        store without its `finished` event in the log.
+        """
+        await asyncio.shield(self._finish(active, output=output, error=error))
+
+    async def _finish(self, active: ActiveTurn, *, output: str, error: BlitzError | None) -> None:
         rec = active.rec
         sid = rec.session_id
         async with self.lock(sid):

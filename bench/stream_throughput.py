@@ -80,10 +80,14 @@ async def grpc_round(target: str, *, blitz: bool, chunks: int) -> tuple[int, int
 async def connect_round(url: str, *, blitz: bool, chunks: int) -> tuple[int, int, float]:
     async with session_connect.SessionServiceClient(url) as client:
         if not blitz:
-            return await timed(client.watch(s.WatchRequest()))
-        session = await client.create_session(s.CreateSessionRequest(title="bench"))
-        turn = t.Turn(text=f"stream: {chunks}")
-        return await timed(client.run_turn(s.RunTurnRequest(session_id=session.id, turn=turn)))
+            result = await timed(client.watch(s.WatchRequest()))
+        else:
+            session = await client.create_session(s.CreateSessionRequest(title="bench"))
+            turn = t.Turn(text=f"stream: {chunks}")
+            request = s.RunTurnRequest(session_id=session.id, turn=turn)
+            result = await timed(client.run_turn(request))
+    await asyncio.sleep(0.05)  # pyqwest's threads let go of the connection (see blitz_client)
+    return result
 
 
 def start(cmd: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

@@ -6,6 +6,7 @@ against it runs through both real clients (see wire.py).
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -39,3 +40,12 @@ async def wire(request: pytest.FixtureRequest, server: RunningServer) -> AsyncIt
 @pytest.fixture
 def wire_factory() -> Callable[[str, RunningServer], Wire]:
     return open_wire
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Give pyqwest's threads (the Connect client's) a moment to let go before exit.
+
+    A thread of theirs that still drops a connection while the interpreter finalizes
+    aborts the process (SIGABRT), which would turn a green run red.
+    """
+    time.sleep(0.2)

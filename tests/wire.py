@@ -6,6 +6,7 @@ server.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
@@ -145,6 +146,9 @@ class ConnectWire(Wire):
     async def close(self) -> None:
         await self.client.close()
         await self.workspace.close()
+        # Let pyqwest's threads drop their connections before the test process may exit
+        # (see blitz_client's ConnectTransport.close).
+        await asyncio.sleep(0.05)
 
 
 def open_wire(kind: str, server: Any) -> Wire:

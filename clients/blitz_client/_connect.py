@@ -37,6 +37,10 @@ def _snake(method: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", method).lower()
 
 
+# How long close() waits for the HTTP client's threads to let go (see close()).
+CLOSE_SETTLE_SECONDS = 0.05
+
+
 class ConnectTransport:
     """SessionService over Connect (HTTP/1.1 or HTTP/2, binary protobuf)."""
 
@@ -62,3 +66,7 @@ class ConnectTransport:
 
     async def close(self) -> None:
         await self._client.close()
+        # pyqwest's runtime threads finish dropping the connection a moment after close();
+        # if the interpreter is already finalizing then, the process aborts (a PyO3 thread
+        # cannot take the GIL at exit). A short settle here keeps short scripts safe.
+        await asyncio.sleep(CLOSE_SETTLE_SECONDS)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blitz.agent.directives import Say, Stream, Think, ToolStep, parse
+from blitz.agent.directives import Progress, Say, Stream, Think, ToolStep, parse
 
 
 def test_each_directive_parses_to_its_tool_call() -> None:
@@ -87,3 +87,32 @@ def test_empty_fence_writes_an_empty_file() -> None:
         ToolStep("write_file", {"path": "a.txt", "content": ""}),
         Say("bye"),
     ]
+
+
+def test_doing_and_done_move_an_item_of_the_current_list() -> None:
+    assert parse("doing: 2\ndone: 2\ndoing: x") == [
+        Progress(2, "in_progress"),
+        Progress(2, "completed"),
+        Say("doing: x"),
+    ]
+
+
+def test_delegate_hands_one_directive_to_a_named_sub_agent() -> None:
+    assert parse("delegate tester: $ pytest -q") == [
+        ToolStep("delegate", {"agent": "tester", "task": "$ pytest -q"})
+    ]
+
+
+def test_delegate_hands_a_fenced_block_of_directives() -> None:
+    prompt = "delegate writer:\n~~~\nwrite a.txt\n```\nhi\n```\n$ cat a.txt\n~~~\nthen this"
+    assert parse(prompt) == [
+        ToolStep("delegate", {"agent": "writer", "task": "write a.txt\n```\nhi\n```\n$ cat a.txt"}),
+        Say("then this"),
+    ]
+    assert parse("delegate t:\n```\nls\n```") == [
+        ToolStep("delegate", {"agent": "t", "task": "ls"})
+    ]
+
+
+def test_delegate_without_a_task_stays_text() -> None:
+    assert parse("delegate tester:") == [Say("delegate tester:")]

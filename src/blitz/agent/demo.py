@@ -14,6 +14,9 @@ delete) and any `todo:` items into one proposed task list (a `todo` call), and e
 (the user accepted it) makes the demo carry out the directives of the prompt it proposed
 that plan for, this time for real. Images attached to the prompt are acknowledged
 ("I see 1 image (image/png, 68 bytes)."). A compaction request gets a deterministic summary.
+`doing: N` reads the current task list from the history (the last todo result) when its
+turn comes. A `delegate` directive is one tool call; the sub-agent is the demo model again,
+playing the directives of its task, and its report shows in the final summary.
 
 It must stay cheap per chunk (it drives the streaming benchmarks: chunks are generated
 lazily, nothing sleeps) and must never do I/O.
@@ -49,8 +52,9 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from blitz.agent.compaction import COMPACT_INSTRUCTION
-from blitz.agent.directives import Directive, Say, Stream, Think, ToolStep, parse
+from blitz.agent.directives import Directive, Progress, Say, Stream, Think, ToolStep, parse
 from blitz.agent.policy import PLAN_TOOLS
+from blitz.agent.tasks import TaskList
 
 __all__ = ["DEMO_MODEL_NAME", "DemoModel"]
 
@@ -235,7 +239,7 @@ def _plan(messages: Sequence[ModelMessage], *, plan: bool = False) -> _Reply:
         directives, proposed = _proposed_plan(directives)
     elif _PROPOSAL in prompt and (planned := _planned_prompt(messages[:index])) is not None:
         directives = [Say("carrying out the accepted plan."), *parse(planned)]
-    steps = [d for d in directives if isinstance(d, ToolStep)]
+    steps = [d for d in directives if isinstance(d, ToolStep | Progress)]
     returns = [
         part
         for message in messages[index + 1 :]
@@ -248,14 +252,15 @@ def _plan(messages: Sequence[ModelMessage], *, plan: bool = False) -> _Reply:
     steer = _steer(messages, index)
     segment = 0
     for directive in directives:
-        if isinstance(directive, ToolStep):
+        if isinstance(directive, ToolStep | Progress):
             segment += 1
         elif isinstance(directive, Think) and segment == min(done, len(steps)):
             reply.thoughts.append(directive.text)
     reply.blocks.extend(f"Noted: {text}" for text in steer)
 
     if done < len(steps):
-        reply.call = steps[done]
+        step = steps[done]
+        reply.call = _progress(messages, step) if isinstance(step, Progress) else step
         return reply
 
     images = _images(messages[index])
@@ -279,6 +284,18 @@ def _plan(messages: Sequence[ModelMessage], *, plan: bool = False) -> _Reply:
     if not reply.blocks:
         reply.blocks.append("Done.")
     return reply
+
+
+def _progress(messages: Sequence[ModelMessage], step: Progress) -> ToolStep:
+    """The todo call that moves one item of the current list (unchanged when out of range)."""
+    items = TaskList.from_history(messages).as_result()
+    if 1 <= step.item <= len(items):
+        if step.status == "in_progress":
+            for item in items:
+                if item["status"] == "in_progress":
+                    item["status"] = "completed"
+        items[step.item - 1]["status"] = step.status
+    return ToolStep("todo", {"items": items})
 
 
 def _proposed_plan(directives: list[Directive]) -> tuple[list[Directive], list[str]]:
@@ -323,6 +340,8 @@ def _describe(step: ToolStep) -> str:
         return f"edit {step.args['path']}"
     if step.tool == "delete_file":
         return f"delete {step.args['path']}"
+    if step.tool == "delegate":
+        return f"have {step.args['agent']} do: {step.args['task']}"
     return f"call {step.tool}"
 
 
@@ -418,7 +437,9 @@ def _summary(part: ToolReturnPart) -> str:
         answers = content.get("answers") or []
         return f"answer: {', '.join(answers)}" if answers else "answer: (none came)"
     if tool == "todo":
-        return f"task list set ({content.get('tasks')} items)"
+        return f"task list set ({len(content.get('tasks') or [])} items)"
+    if tool == "delegate":
+        return f"{content.get('agent')}: {content.get('output')}"
     return f"{tool}: {json.dumps(content, default=str)}"
 
 

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from blitz.agent.contract import TurnIO, TurnPolicy
+from blitz.agent.tasks import TaskList
 from blitz.agent.workspace import Workspace
+
+if TYPE_CHECKING:
+    from blitz.agent.delegation import SubAgents
 
 __all__ = ["DEFAULT_COMMAND_ENV", "FetchLimits", "ToolDeps"]
 
@@ -46,6 +51,12 @@ class ToolDeps:
     # Model-facing tool names that users see differently (MCP: `server__tool` is
     # `server.tool`).
     display_names: Mapping[str, str] = field(default_factory=dict)
+    # The run's task list; its current task is the `task_id` of approvals and questions.
+    tasks: TaskList = field(default_factory=TaskList)
+    # Who acts: "" for the main agent, else the sub-agent's name.
+    agent: str = ""
+    # How `delegate` runs a sub-agent; None where delegating is not allowed (in a sub-agent).
+    subagents: SubAgents | None = None
 
     def display_name(self, tool_name: str) -> str:
         """The tool's name as events and approval requests show it."""

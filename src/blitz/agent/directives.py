@@ -24,6 +24,16 @@ Syntax (a PATH is one word, no spaces; anything that does not match is plain tex
     ask: QUESTION [a|b|c]     ask_user, choose one of a, b, c (no brackets: free text)
     ask+: QUESTION [a|b|c]    ask_user, choose any of a, b, c
     todo: a; b; c             todo with those items, each pending
+    doing: N                  todo: item N (from 1) of the current list in_progress, and the
+                              item in progress before it completed
+    done: N                   todo: item N of the current list completed
+    delegate NAME: DIRECTIVE  delegate(NAME, DIRECTIVE): the sub-agent NAME (the demo model
+                              again) carries out that one directive, e.g.
+                              `delegate tester: $ pytest -q`
+    delegate NAME:            delegate(NAME, the fenced block): several directives for the
+    ~~~                       sub-agent, one per line (``` fences work too, when the block
+    DIRECTIVES                holds no ``` block of its own)
+    ~~~
     think: TEXT               stream TEXT as thinking
     stream: N                 stream N small text chunks ("chunk 0 ", "chunk 1 ", ...)
 
@@ -37,7 +47,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Directive", "Say", "Stream", "Think", "ToolStep", "parse"]
+__all__ = ["Directive", "Progress", "Say", "Stream", "Think", "ToolStep", "parse"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,19 @@ class Stream:
     count: int
 
 
-Directive = ToolStep | Think | Say | Stream
+@dataclass(frozen=True)
+class Progress:
+    """Move item `item` (from 1) of the current task list to `status`: one todo call.
+
+    The list is whatever the last todo call left, so the model resolves it when it gets
+    there; `in_progress` also completes the item in progress before.
+    """
+
+    item: int
+    status: str
+
+
+Directive = ToolStep | Think | Say | Stream | Progress
 
 _PATH_VERB = re.compile(r"^(write|delete|read|edit)\s+(\S+)$")
 _SEARCH = re.compile(r"^search:\s*(.+)$")
@@ -75,9 +97,13 @@ _LS = re.compile(r"^ls(?:\s+(\S+))?$")
 _ASK = re.compile(r"^ask(\+)?:\s*(.*)$", re.DOTALL)
 _OPTIONS = re.compile(r"^(.*?)\s*\[([^\[\]]*)\]$", re.DOTALL)
 _TODO = re.compile(r"^todo:\s*(.*)$")
+_PROGRESS = re.compile(r"^(doing|done):\s*(\d+)$")
+_DELEGATE = re.compile(r"^delegate\s+([^\s:]+):\s*(.*)$")
 _THINK = re.compile(r"^think:\s*(.*)$")
 _STREAM = re.compile(r"^stream:\s*(\d+)$")
 _FENCE = "```"
+# A delegated block may fence with tildes, to hold directives with ``` blocks of their own.
+_TILDES = "~~~"
 
 
 def parse(prompt: str) -> list[Directive]:
@@ -129,6 +155,19 @@ def parse(prompt: str) -> list[Directive]:
             items = [s.strip() for s in m.group(1).split(";") if s.strip()]
             args = {"items": [{"content": s, "status": "pending"} for s in items]}
             out.append(ToolStep("todo", args))
+        elif m := _PROGRESS.match(line):
+            status = "in_progress" if m.group(1) == "doing" else "completed"
+            out.append(Progress(int(m.group(2)), status))
+        elif m := _DELEGATE.match(line):
+            name, task = m.group(1), m.group(2).strip()
+            opening = lines[i].strip() if i < len(lines) else ""
+            fence = next((f for f in (_FENCE, _TILDES) if opening.startswith(f)), None)
+            if not task and fence is not None:
+                task, i = _fenced(lines, i + 1, fence)
+            if task.strip():
+                out.append(ToolStep("delegate", {"agent": name, "task": task.strip()}))
+            else:
+                out.append(Say(line))
         elif m := _THINK.match(line):
             out.append(Think(m.group(1)))
         elif m := _STREAM.match(line):
@@ -138,11 +177,11 @@ def parse(prompt: str) -> list[Directive]:
     return out
 
 
-def _fenced(lines: list[str], start: int) -> tuple[str, int]:
+def _fenced(lines: list[str], start: int, fence: str = _FENCE) -> tuple[str, int]:
     """The block from `start` to the closing fence (or the end), and the line after it."""
     body: list[str] = []
     i = start
-    while i < len(lines) and lines[i].strip() != _FENCE:
+    while i < len(lines) and lines[i].strip() != fence:
         body.append(lines[i])
         i += 1
     text = "\n".join(body) + "\n" if body else ""

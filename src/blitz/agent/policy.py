@@ -5,7 +5,9 @@ an MCP call) calls `gate` with what it would do. In order: plan mode refuses any
 changes the world, `read_only` refuses WRITE, DELETE, COMMAND and MCP with its own string as
 the reason, a call the user already approved goes ahead, an aside refuses anything that
 would need asking, a stored rule (`TurnIO.rule_approves`) approves without asking, and
-otherwise the call parks on an `ApprovalRequest` (pydantic-ai's `ApprovalRequired`).
+otherwise the call parks on an `ApprovalRequest` (pydantic-ai's `ApprovalRequired`), which
+names the acting agent and its current task. The gate is the same for a sub-agent's tools:
+it runs with the parent turn's policy and its `TurnIO`.
 A refusal is a string the tool returns to the model as its error, never an exception, so
 the model can adapt. This module decides only; it must never perform an action itself.
 """
@@ -82,6 +84,7 @@ async def gate(ctx: RunContext[ToolDeps], action: Action) -> str | None:
         return None
     if policy.aside:
         return _ASIDE_REFUSAL
+    task_id = ctx.deps.tasks.current()
     request = turn_pb2.ApprovalRequest(
         request_id=ctx.tool_call_id or "",
         tool=ctx.deps.display_name(ctx.tool_name or ""),
@@ -89,7 +92,10 @@ async def gate(ctx: RunContext[ToolDeps], action: Action) -> str | None:
         detail=action.detail,
         diff=action.diff,
         scope_label=action.scope_label,
+        agent=ctx.deps.agent,
+        task_id=task_id,
     )
     if await ctx.deps.io.rule_approves(request):
         return None
-    raise ApprovalRequired(action.metadata())
+    # The task as it is now: a later todo call of the same step must not move it.
+    raise ApprovalRequired({**action.metadata(), "task_id": task_id})

@@ -8,6 +8,11 @@ hands over steer text) and followed by `TurnIO.record_model_call`. The turn's `T
 decides which tools are offered (plan mode: only those that change nothing) and what the
 policy gate lets through (see policy.py).
 
+The main agent may hand a task to a named sub-agent (`delegate`, see delegation.py): the
+same model, workspace, tools, policy and `TurnIO`, run inside the `delegate` call through
+the same model loop (`_drive`). A sub-agent that parks parks the whole turn; its run travels
+inside the parent's parked history and is re-entered on resume (see parking.py).
+
 A model call that fails with a rate limit, a server error or a broken stream is retried
 from the same history — the run restarts from the messages it had, so no tool runs twice —
 after a transient `notice`; other provider errors become `BlitzError(MODEL_ERROR)` with the
@@ -19,8 +24,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic_ai import Agent as _PydanticAgent
 from pydantic_ai import RunContext
@@ -31,40 +36,51 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
     ModelRequest,
-    ModelResponse,
-    ToolCallPart,
-    ToolReturnPart,
     UserContent,
     UserPromptPart,
 )
 from pydantic_ai.models import Model
-from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
+from pydantic_ai.run import AgentRunResult
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
 from blitz.agent.compaction import compacted_history, summarise
-from blitz.agent.contract import (
-    AnswerResult,
-    ApprovalResult,
-    Completed,
-    Parked,
-    Resolution,
-    TurnIO,
-    TurnPolicy,
-)
+from blitz.agent.contract import Completed, Parked, Resolution, TurnIO, TurnPolicy
+from blitz.agent.delegation import SubAgentIO, SubAgents, SubResume, delegation_toolset
 from blitz.agent.deps import DEFAULT_COMMAND_ENV, FetchLimits, ToolDeps
 from blitz.agent.events import EventMapper
 from blitz.agent.ledger import usage_entry
 from blitz.agent.mcp_servers import McpConnections, McpServerSpec
 from blitz.agent.models import ModelAccess, close_model, context_window, is_free, resolve_model
+from blitz.agent.parking import (
+    current_results,
+    deferred_results,
+    keep_delegations,
+    load_history,
+    park_requests,
+    pending_calls,
+    route_results,
+    take_delegations,
+)
 from blitz.agent.retrying import RetryPolicy, classify, model_error, retry_notice
-from blitz.agent.tools import QUESTION_TOOL, workspace_toolset
+from blitz.agent.tasks import TaskList
+from blitz.agent.tools import workspace_toolset
 from blitz.agent.window import window_processor
 from blitz.agent.workspace import Workspace
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.v1 import turn_pb2
 
-__all__ = ["DEFAULT_INSTRUCTIONS", "PLAN_INSTRUCTIONS", "Agent"]
+__all__ = [
+    "DEFAULT_INSTRUCTIONS",
+    "PLAN_INSTRUCTIONS",
+    "SUBAGENT_INSTRUCTIONS",
+    "Agent",
+    # Re-exported for callers that check a parked history (see parking.py).
+    "current_results",
+    "load_history",
+    "pending_calls",
+]
 
 DEFAULT_INSTRUCTIONS = (
     "You are a coding agent working in the user's workspace folder. Use the tools to look "
@@ -77,6 +93,12 @@ PLAN_INSTRUCTIONS = (
     "Plan mode: do not change anything yet. Look around with the read-only tools, then "
     "propose a plan: call the todo tool once with the steps you would take, and end with a "
     "short explanation of the plan. The user will accept it before anything is carried out."
+)
+
+SUBAGENT_INSTRUCTIONS = (
+    "You are the sub-agent {name!r}. The main agent handed you the task in the prompt; you "
+    "see nothing else of its conversation. Do the task with the tools, then end with a short "
+    "report of what you did and found: it goes back to the main agent, not to the user."
 )
 
 # The core counts model calls (max_turns) through before_model_call; pydantic-ai's own
@@ -206,29 +228,15 @@ class Agent:
         """
         llm = self._model(model)
         messages = load_history(history)
-        results = current_results(messages, results)
-        deferred = DeferredToolResults()
-        overrides: dict[str, dict[str, Any]] = {}
-        for request_id, resolution in results.items():
-            if isinstance(resolution, ApprovalResult):
-                if not resolution.approved:
-                    deferred.approvals[request_id] = ToolDenied(
-                        resolution.reason or "The user denied this action."
-                    )
-                elif resolution.command:
-                    # Only run_command has a command to replace (the core allows it only on
-                    # COMMAND approvals); the tool then runs what the user wrote.
-                    overrides[request_id] = {"command": resolution.command}
-                    deferred.approvals[request_id] = ToolApproved(
-                        override_args=overrides[request_id]
-                    )
-                else:
-                    deferred.approvals[request_id] = True
-            elif isinstance(resolution, AnswerResult):
-                deferred.calls[request_id] = {
-                    "answers": list(resolution.answers),
-                    **({} if resolution.answers else {"note": "no answer came in time"}),
-                }
+        delegations = take_delegations(messages)
+        routed = route_results(messages, results, delegations)
+        deferred, overrides = deferred_results(routed.own)
+        for call_id, sub_results in routed.delegated.items():
+            # The delegate call runs again, approved, and re-enters its sub-agent's run.
+            deferred.approvals[call_id] = ToolApproved()
+            deferred.metadata[call_id] = {
+                "resume": SubResume(delegation=delegations[call_id], results=sub_results)
+            }
         return await self._run(
             io=io,
             model=model,
@@ -238,7 +246,9 @@ class Agent:
             prompt=None,
             policy=policy,
             deferred=deferred,
-            mapper=EventMapper(io, overrides=overrides, resumed=frozenset(results)),
+            mapper=EventMapper(
+                io, overrides=overrides, resumed=frozenset(routed.own) | set(routed.delegated)
+            ),
         )
 
     async def compact(self, *, io: TurnIO, model: str, history: bytes) -> tuple[bytes, str]:
@@ -286,9 +296,7 @@ class Agent:
         deferred: DeferredToolResults | None = None,
         mapper: EventMapper | None = None,
     ) -> Completed | Parked:
-        free = is_free(llm)
         mapper = mapper or EventMapper(io)
-        agent = self._agent
         async with AsyncExitStack() as stack:
             toolsets: list[AbstractToolset[ToolDeps]] = [workspace_toolset(plan=policy.plan)]
             names: dict[str, str] = {}
@@ -307,90 +315,217 @@ class Agent:
                         )
                     )
             mapper.set_names(names)
-            deps = ToolDeps(
+            setup = _RunSetup(
+                agent=self,
                 io=io,
+                model=model,
+                llm=llm,
                 workspace=Workspace(workspace),
-                command_timeout=self._command_timeout,
-                output_cap=self._output_cap,
-                command_env=self._command_env,
                 policy=policy,
-                fetch=self._fetch,
-                display_names=names,
+                toolsets=toolsets,
+                names=names,
             )
-            extra = PLAN_INSTRUCTIONS if policy.plan else None
-            # A retried call runs again from the history it had; before_model_call was
-            # already called for it.
-            retried = False
-            attempt = 0
-            while True:
-                run = None
-                try:
-                    async with agent.iter(
-                        prompt,
-                        message_history=messages,
-                        deferred_tool_results=deferred,
-                        model=llm,
-                        deps=deps,
-                        usage_limits=_NO_LIMITS,
-                        toolsets=toolsets,
-                        instructions=extra,
-                    ) as run:
-                        async for node in run:
-                            if agent.is_model_request_node(node):
-                                if retried:
-                                    retried = False
-                                else:
-                                    steer = await io.before_model_call()
-                                    if steer:
-                                        add_user_text(node.request, steer)
-                                async with node.stream(run.ctx) as stream:
-                                    async for event in stream:
-                                        mapper.model_event(event)
-                                mapper.response_done()
-                                attempt = 0
-                                await io.record_model_call(
-                                    usage_entry(model, stream.response, free=free)
-                                )
-                            elif agent.is_call_tools_node(node):
-                                async with node.stream(run.ctx) as tool_stream:
-                                    async for tool_event in tool_stream:
-                                        mapper.tool_event(tool_event)
-                        result = run.result
-                    break
-                except ModelAPIError as exc:
-                    attempt += 1
-                    if classify(exc) != "retry" or attempt > self._retry.retries:
-                        raise model_error(exc, model=model, attempts=attempt) from exc
-                    if run is not None:
-                        sent = list(run.ctx.state.message_history)
-                        if sent and isinstance(sent[-1], ModelRequest):
-                            # Everything up to the failed request, tool results included.
-                            messages, prompt, deferred = sent, None, None
-                    delay = self._retry.delay(attempt, exc.retry_after)
-                    io.emit(
-                        turn_pb2.TurnEvent(
-                            notice=turn_pb2.Notice(
-                                text=retry_notice(
-                                    exc, delay=delay, attempt=attempt, retries=self._retry.retries
-                                ),
-                                transient=True,
+            deps = setup.deps(
+                io,
+                tasks=TaskList.from_history(messages or []),
+                # Plan mode changes nothing, so it has nothing to hand over.
+                subagents=None if policy.plan else _SubAgents(setup),
+            )
+            result = await self._drive(
+                setup,
+                deps=deps,
+                messages=messages,
+                prompt=prompt,
+                deferred=deferred,
+                mapper=mapper,
+                toolsets=toolsets if policy.plan else [*toolsets, delegation_toolset()],
+                instructions=PLAN_INSTRUCTIONS if policy.plan else None,
+            )
+        return _outcome(result, names)
+
+    async def _drive(
+        self,
+        setup: _RunSetup,
+        *,
+        deps: ToolDeps,
+        messages: list[ModelMessage] | None,
+        prompt: str | list[UserContent] | None,
+        deferred: DeferredToolResults | None,
+        mapper: EventMapper,
+        toolsets: list[AbstractToolset[ToolDeps]],
+        instructions: str | None,
+    ) -> AgentRunResult[_Output]:
+        """One pydantic-ai run to its end, model calls through `TurnIO`, retried as needed."""
+        io, model, llm = deps.io, setup.model, setup.llm
+        free = is_free(llm)
+        agent = self._agent
+        # A retried call runs again from the history it had; before_model_call was already
+        # called for it.
+        retried = False
+        attempt = 0
+        while True:
+            run = None
+            try:
+                async with agent.iter(
+                    prompt,
+                    message_history=messages,
+                    deferred_tool_results=deferred,
+                    model=llm,
+                    deps=deps,
+                    usage_limits=_NO_LIMITS,
+                    toolsets=toolsets,
+                    instructions=instructions,
+                ) as run:
+                    async for node in run:
+                        if agent.is_model_request_node(node):
+                            if retried:
+                                retried = False
+                            else:
+                                steer = await io.before_model_call()
+                                if steer:
+                                    add_user_text(node.request, steer)
+                            async with node.stream(run.ctx) as stream:
+                                async for event in stream:
+                                    mapper.model_event(event)
+                            mapper.response_done()
+                            attempt = 0
+                            await io.record_model_call(
+                                usage_entry(model, stream.response, free=free)
                             )
+                        elif agent.is_call_tools_node(node):
+                            async with node.stream(run.ctx) as tool_stream:
+                                async for tool_event in tool_stream:
+                                    mapper.tool_event(tool_event)
+                    result = run.result
+                break
+            except ModelAPIError as exc:
+                attempt += 1
+                if classify(exc) != "retry" or attempt > self._retry.retries:
+                    raise model_error(exc, model=model, attempts=attempt) from exc
+                if run is not None:
+                    sent = list(run.ctx.state.message_history)
+                    if sent and isinstance(sent[-1], ModelRequest):
+                        # Everything up to the failed request, tool results included.
+                        messages, prompt, deferred = sent, None, None
+                delay = self._retry.delay(attempt, exc.retry_after)
+                io.emit(
+                    turn_pb2.TurnEvent(
+                        notice=turn_pb2.Notice(
+                            text=retry_notice(
+                                exc, delay=delay, attempt=attempt, retries=self._retry.retries
+                            ),
+                            transient=True,
                         )
                     )
-                    mapper.restart()
-                    retried = True
-                    await asyncio.sleep(delay)
-                except UnexpectedModelBehavior as exc:
-                    raise BlitzError(
-                        Reason.MODEL_ERROR, f"the model failed: {exc}", {"model": model}
-                    ) from exc
+                )
+                mapper.restart()
+                retried = True
+                await asyncio.sleep(delay)
+            except UnexpectedModelBehavior as exc:
+                raise BlitzError(
+                    Reason.MODEL_ERROR, f"the model failed: {exc}", {"model": model}
+                ) from exc
         if result is None:  # pragma: no cover - iter() always ends with a result
             raise RuntimeError("agent run ended without a result")
-        history = result.all_messages_json()
-        output = result.output
-        if isinstance(output, DeferredToolRequests):
-            return Parked(history=history, requests=park_requests(output, names))
-        return Completed(output=output, history=history)
+        return result
+
+
+@dataclass(frozen=True)
+class _RunSetup:
+    """What one run of a turn shares with the sub-agents it delegates to."""
+
+    agent: Agent
+    io: TurnIO
+    model: str
+    llm: Model
+    workspace: Workspace
+    policy: TurnPolicy
+    # The tool belt without `delegate`.
+    toolsets: list[AbstractToolset[ToolDeps]]
+    names: Mapping[str, str]
+
+    def deps(
+        self,
+        io: TurnIO,
+        *,
+        tasks: TaskList,
+        agent: str = "",
+        subagents: SubAgents | None = None,
+    ) -> ToolDeps:
+        settings = self.agent
+        return ToolDeps(
+            io=io,
+            workspace=self.workspace,
+            command_timeout=settings._command_timeout,
+            output_cap=settings._output_cap,
+            command_env=settings._command_env,
+            policy=self.policy,
+            fetch=settings._fetch,
+            display_names=self.names,
+            tasks=tasks,
+            agent=agent,
+            subagents=subagents,
+        )
+
+
+class _SubAgents:
+    """Runs the sub-agents of one run: same model, workspace, tools, policy and TurnIO."""
+
+    def __init__(self, setup: _RunSetup) -> None:
+        self._setup = setup
+
+    async def run(
+        self,
+        name: str,
+        *,
+        call_id: str,
+        task_id: str,
+        task: str = "",
+        resume: SubResume | None = None,
+    ) -> Completed | Parked:
+        setup = self._setup
+        io = SubAgentIO(setup.io, name=name, call_id=call_id)
+        messages: list[ModelMessage] | None = None
+        prompt: str | None = task
+        deferred: DeferredToolResults | None = None
+        mapper = EventMapper(io, names=setup.names)
+        if resume is not None:
+            messages, prompt = load_history(resume.delegation.history), None
+            deferred, overrides = deferred_results(resume.results)
+            mapper = EventMapper(
+                io, overrides=overrides, resumed=frozenset(resume.results), names=setup.names
+            )
+        deps = setup.deps(
+            io,
+            tasks=TaskList.from_history(messages or [], prefix=f"{name}.", fallback=task_id),
+            agent=name,
+        )
+        result = await setup.agent._drive(
+            setup,
+            deps=deps,
+            messages=messages,
+            prompt=prompt,
+            deferred=deferred,
+            mapper=mapper,
+            toolsets=setup.toolsets,
+            instructions=SUBAGENT_INSTRUCTIONS.format(name=name),
+        )
+        outcome = _outcome(result, setup.names)
+        if isinstance(outcome, Parked):
+            outcome.requests = [io.claim(event) for event in outcome.requests]
+        return outcome
+
+
+def _outcome(result: AgentRunResult[_Output], names: Mapping[str, str]) -> Completed | Parked:
+    """How a run ended, as plain data; a parked one keeps its parked sub-agents' runs."""
+    output = result.output
+    if not isinstance(output, DeferredToolRequests):
+        return Completed(output=output, history=result.all_messages_json())
+    requests, delegations = park_requests(output, names)
+    messages = result.all_messages()
+    if delegations:
+        keep_delegations(messages, delegations)
+    return Parked(history=ModelMessagesTypeAdapter.dump_json(messages), requests=requests)
 
 
 def check_images(llm: Model, policy: TurnPolicy) -> None:
@@ -412,111 +547,3 @@ def add_user_text(request: ModelRequest, texts: list[str]) -> None:
         request.parts.extend(extra)
     else:
         request.parts = [*request.parts, *extra]
-
-
-def current_results(
-    messages: list[ModelMessage], results: Mapping[str, Resolution]
-) -> dict[str, Resolution]:
-    """The results that resolve the parked response's open requests, checked.
-
-    Results for requests an earlier park of the turn already settled are dropped (the core
-    may hand over every resolution of the turn); ids never asked for are REQUEST_NOT_FOUND;
-    an open request left unresolved, or resolved with the wrong kind of result, is
-    INVALID_ARGUMENT on `results`.
-    """
-    open_calls = pending_calls(messages)
-    current: dict[str, Resolution] = {}
-    earlier: set[str] | None = None
-    for request_id, resolution in results.items():
-        tool = open_calls.get(request_id)
-        if tool is None:
-            if earlier is None:
-                earlier = all_call_ids(messages)
-            if request_id in earlier:
-                continue
-            raise BlitzError(
-                Reason.REQUEST_NOT_FOUND,
-                "no such request in this turn",
-                {"request_id": request_id},
-            )
-        # A question's tool is ask_user; every other deferred call is an approval.
-        if (tool == QUESTION_TOOL) != isinstance(resolution, AnswerResult):
-            needs = "an answer" if tool == QUESTION_TOOL else "a decision"
-            raise invalid_argument(
-                "results", f"request {request_id} needs {needs}", request_id=request_id
-            )
-        current[request_id] = resolution
-    for request_id in open_calls:
-        if request_id not in current:
-            raise invalid_argument(
-                "results", f"request {request_id} is not resolved", request_id=request_id
-            )
-    return current
-
-
-def all_call_ids(messages: list[ModelMessage]) -> set[str]:
-    return {
-        part.tool_call_id
-        for message in messages
-        if isinstance(message, ModelResponse)
-        for part in message.parts
-        if isinstance(part, ToolCallPart)
-    }
-
-
-def pending_calls(messages: list[ModelMessage]) -> dict[str, str]:
-    """The tool calls of the last model response that have no result yet: id -> tool name."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if isinstance(message, ModelResponse):
-            return {
-                part.tool_call_id: part.tool_name
-                for part in message.parts
-                if isinstance(part, ToolCallPart) and part.tool_call_id not in answered
-            }
-        # Results that came back in the same step as the park (tools that needed nobody).
-        answered.update(p.tool_call_id for p in message.parts if isinstance(p, ToolReturnPart))
-    return {}
-
-
-def load_history(data: bytes) -> list[ModelMessage]:
-    """A session history as `start`/`resume` receive it (pydantic-ai's JSON messages)."""
-    try:
-        return ModelMessagesTypeAdapter.validate_json(data)
-    except ValueError as exc:
-        raise invalid_argument("history", "the stored message history is unreadable") from exc
-
-
-def park_requests(
-    requests: DeferredToolRequests, names: Mapping[str, str] | None = None
-) -> list[turn_pb2.TurnEvent]:
-    """One `approval_request` or `question` event per open deferred call, in call order."""
-    names = names or {}
-    events: list[turn_pb2.TurnEvent] = []
-    for call in requests.approvals:
-        meta = requests.metadata.get(call.tool_call_id, {})
-        events.append(
-            turn_pb2.TurnEvent(
-                approval_request=turn_pb2.ApprovalRequest(
-                    request_id=call.tool_call_id,
-                    tool=names.get(call.tool_name, call.tool_name),
-                    kind=meta.get("kind", turn_pb2.ACTION_KIND_UNSPECIFIED),
-                    detail=meta.get("detail") or call.args_as_json_str(),
-                    diff=meta.get("diff", ""),
-                    scope_label=meta.get("scope_label") or f"tool: {call.tool_name}",
-                )
-            )
-        )
-    for call in requests.calls:
-        meta = requests.metadata.get(call.tool_call_id, {})
-        events.append(
-            turn_pb2.TurnEvent(
-                question=turn_pb2.Question(
-                    request_id=call.tool_call_id,
-                    question=meta.get("question") or call.args_as_json_str(),
-                    options=meta.get("options", []),
-                    multi_select=bool(meta.get("multi_select", False)),
-                )
-            )
-        )
-    return events

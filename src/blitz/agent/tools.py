@@ -21,9 +21,8 @@ what a client should keep.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import CallDeferred
@@ -35,6 +34,7 @@ from blitz.agent.diffs import unified_diff
 from blitz.agent.fetch import fetch_url
 from blitz.agent.policy import PLAN_TOOLS, Action, gate
 from blitz.agent.search import search
+from blitz.agent.tasks import TodoItem
 from blitz.agent.workspace import PathRefused
 from blitz.v1 import turn_pb2
 
@@ -54,17 +54,16 @@ COMMAND_OUTPUT_AUTHOR = "run_command"
 _MAX_ENTRIES = 1000
 
 
-@dataclass
-class TodoItem:
-    """One entry of the task list."""
-
-    content: str
-    status: Literal["pending", "in_progress", "completed"] = "pending"
-
-
-def question_metadata(question: str, options: list[str], multi_select: bool) -> dict[str, Any]:
+def question_metadata(
+    question: str, options: list[str], multi_select: bool, task_id: str = ""
+) -> dict[str, Any]:
     """What travels in `CallDeferred.metadata` for a question."""
-    return {"question": question, "options": list(options), "multi_select": multi_select}
+    return {
+        "question": question,
+        "options": list(options),
+        "multi_select": multi_select,
+        "task_id": task_id,
+    }
 
 
 async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]:
@@ -255,12 +254,17 @@ def list_files(ctx: RunContext[ToolDeps], path: str = ".") -> dict[str, Any]:
 async def todo(ctx: RunContext[ToolDeps], items: list[TodoItem]) -> dict[str, Any]:
     """Replace your task list with these items, to show the user your plan and progress.
 
+    Mark the item you are working on in_progress (one at a time) and finished ones
+    completed. The result gives each item its id: pass it back when updating the item.
+
     Args:
         items: The whole list, in order; status is pending, in_progress or completed.
     """
-    tasks = [turn_pb2.Task(content=item.content, status=item.status) for item in items]
-    ctx.deps.io.emit(turn_pb2.TurnEvent(tasks=turn_pb2.Tasks(items=tasks)))
-    return {"tasks": len(tasks)}
+    tasks = ctx.deps.tasks
+    listed = tasks.replace(items)
+    ctx.deps.io.emit(turn_pb2.TurnEvent(tasks=turn_pb2.Tasks(items=listed)))
+    # The ids travel in the result, so the list can be rebuilt from the history alone.
+    return {"tasks": tasks.as_result()}
 
 
 async def ask_user(
@@ -279,7 +283,8 @@ async def ask_user(
     if ctx.deps.policy.aside:
         # An aside runs beside another turn and must not park waiting for the user.
         return {"error": "this is a side question: ask in your answer instead of waiting"}
-    raise CallDeferred(question_metadata(question, options or [], multi_select), kind="question")
+    metadata = question_metadata(question, options or [], multi_select, ctx.deps.tasks.current())
+    raise CallDeferred(metadata, kind="question")
 
 
 _ALL_TOOLS = (

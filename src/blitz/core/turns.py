@@ -109,7 +109,7 @@ class _TurnIO:
     def emit(self, event: t.TurnEvent) -> None:
         event.turn_id = self._tid
         if event.WhichOneof("kind") != "text":  # text is the hot path: nothing to do for it
-            if event.HasField("tasks"):
+            if event.HasField("tasks") and not event.author:  # a sub-agent's list is its own
                 self._active.tasks = t.Tasks(items=event.tasks.items)
             redact_event(event)
         self._log.emit(self._sid, event)

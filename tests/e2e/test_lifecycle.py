@@ -259,3 +259,18 @@ async def test_a_slow_session_does_not_hold_up_another(wire):
     assert not events[-1].finished.HasField("error")
     await stream.aclose()
     await wire.call("Cancel", s.CancelRequest(session_id=slow.id))
+
+
+async def test_a_turns_log_lines_carry_its_session_and_turn(wire):
+    from structlog.contextvars import merge_contextvars
+    from structlog.testing import capture_logs
+
+    session = await wire.create_session()
+    with capture_logs(processors=[merge_contextvars]) as lines:
+        events = await drive(wire, session.id, "$ true", decide(wire, session.id, t.DECISION_ONCE))
+    turn_id = events[-1].turn_id
+    ours = [line for line in lines if line.get("turn_id") == turn_id]
+    assert {"turn_started", "turn_parked", "turn_resumed", "turn_finished"} <= {
+        line["event"] for line in ours
+    }
+    assert all(line["session_id"] == session.id for line in ours)

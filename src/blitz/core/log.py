@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 
 import structlog
@@ -32,6 +32,8 @@ log = structlog.get_logger(__name__)
 
 # Events a live reader may lag behind before it is told to resume from the store.
 DEFAULT_BUFFER = 50_000
+# Sessions whose last seq is kept in memory; others are read from the store when needed.
+SEQ_CACHE = 10_000
 
 
 class Subscription:
@@ -116,7 +118,8 @@ class EventLog:
         self._buffer = buffer
         self._queue: list[_Pending] = []
         self._wake = asyncio.Event()
-        self._next_seq: dict[str, int] = {}
+        # The last seq handed out per session: a bounded cache, filled from the store.
+        self._next_seq: OrderedDict[str, int] = OrderedDict()
         self._subscribers: dict[str, set[Subscription]] = {}
         self._writer: asyncio.Task[None] | None = None
         self._closing = False
@@ -216,6 +219,9 @@ class EventLog:
                 seq = await self._store.last_seq(sid)
             seq += 1
             self._next_seq[sid] = seq
+            self._next_seq.move_to_end(sid)
+            if len(self._next_seq) > SEQ_CACHE:
+                self._next_seq.popitem(last=False)
             event = item.event
             event.seq = seq
             event.session_id = sid

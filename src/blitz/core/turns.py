@@ -17,6 +17,7 @@ import asyncio
 import json
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -192,7 +193,8 @@ class TurnRunner:
         self.approval_timeout = approval_timeout
         self._active: dict[str, ActiveTurn] = {}  # main turns, by session id
         self._asides: dict[str, ActiveTurn] = {}  # aside turns, by turn id
-        self._locks: dict[str, asyncio.Lock] = {}
+        # Held locks are referenced by their holders and waiters; idle ones may go.
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     def lock(self, session_id: str) -> asyncio.Lock:
         lock = self._locks.get(session_id)

@@ -448,6 +448,13 @@ class TurnRunner:
         )
 
     async def _parked_timer(self, active: ActiveTurn) -> None:
+        try:
+            await self._on_parked_deadline(active)
+        except Exception:
+            # The turn stays parked and answerable; its deadline is re-armed on restart.
+            log.exception("parked_timer_failed", turn_id=active.rec.turn_id)
+
+    async def _on_parked_deadline(self, active: ActiveTurn) -> None:
         rec = active.rec
         pending = await self.store.list_pending(rec.session_id, turn_id=rec.turn_id)
         expiries = [p.expires for p in pending if p.expires is not None]

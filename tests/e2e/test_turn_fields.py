@@ -78,6 +78,12 @@ async def test_an_aside_runs_beside_a_parked_turn_and_is_not_recorded(wire):
     )
     rest = [e async for e in main]
     assert rest[-1].HasField("finished") and not rest[-1].finished.HasField("error")
+    # An aside leaves no trace in the history (the demo's summary lists what was asked).
+    await wire.run_all(session.id, "a side note", aside=True)
+    compacted = await wire.run_all(session.id, "/compact", command=True)
+    summary = compacted[-1].finished.output
+    assert "echo main" in summary
+    assert "side note" not in summary and "what is going on" not in summary
 
 
 async def test_uploaded_images_reach_the_model_and_bad_uploads_are_refused(wire):

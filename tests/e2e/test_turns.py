@@ -89,7 +89,7 @@ async def test_every_event_kind_appears_as_specified(wire, server):
     assert "hi-from-shell" in shell.result.fields["output"].string_value
     workspace = server.settings.workspace_root / session.workspace
     assert (workspace / "notes/a.txt").read_text() == "first line\n"
-    assert answered and "blue" in events[-1].finished.output
+    assert answered and "answer: blue" in events[-1].finished.output
 
 
 async def test_denied_command_is_not_run_and_the_reason_reaches_the_model(wire, server):
@@ -143,9 +143,7 @@ async def test_question_single_and_multi_select_and_invalid_option_rejected(wire
         )
 
     events = await drive(wire, session.id, "ask+: pick some [a|b|c]", answer_multi)
-    assert "a, c" in events[-1].finished.output or (
-        "a" in events[-1].finished.output and "c" in events[-1].finished.output
-    )
+    assert "answer: a, c" in events[-1].finished.output
 
     async def answer_single(event: t.TurnEvent) -> None:
         q = event.question
@@ -161,7 +159,7 @@ async def test_question_single_and_multi_select_and_invalid_option_rejected(wire
         )
 
     events = await drive(wire, session.id, "ask: one only [x|y]", answer_single)
-    assert "x" in events[-1].finished.output
+    assert "answer: x" in events[-1].finished.output
 
 
 async def test_second_answer_gets_already_resolved(wire):

@@ -9,16 +9,16 @@ ledger like any other.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from blitz.core.agent_port import AgentPort
 from blitz.core.usage import total_usage
 from blitz.errors import invalid_argument
 from blitz.store import Store
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["COMMANDS", "CommandContext", "parse_command", "plan_text", "run_command"]
+__all__ = ["COMMANDS", "CommandContext", "parse_command", "plan_record", "plan_text", "run_command"]
 
 COMMANDS: dict[str, str] = {
     "help": "list these commands",
@@ -48,8 +48,7 @@ class CommandContext:
     session_id: str
     model: str
     io: Any
-    compact: Callable[..., Awaitable[tuple[bytes, str]]]
-    validate_model: Callable[[str], None]
+    agent: AgentPort
 
 
 def _tasks_text(tasks: t.Tasks) -> str:
@@ -84,15 +83,21 @@ async def run_command(name: str, arg: str, ctx: CommandContext) -> str:
         history = await store.get_history(ctx.session_id)
         if not history:
             return "Nothing to compact yet."
-        compacted, summary = await ctx.compact(io=ctx.io, model=ctx.model, history=history)
+        compacted, summary = await ctx.agent.compact(io=ctx.io, model=ctx.model, history=history)
         await store.set_history(ctx.session_id, compacted)
         return f"Conversation compacted. Summary:\n{summary}"
     # model
     if not arg:
         return f"Model: {ctx.model}"
-    ctx.validate_model(arg)
+    ctx.agent.validate_model(arg)
     await store.set_session_model(ctx.session_id, arg)
     return f"Model switched from {ctx.model} to {arg}."
+
+
+def plan_record(tasks: t.Tasks | None, output: str) -> bytes:
+    """A proposed plan as stored until a turn accepts it: its task list and its text."""
+    items = [item.content for item in tasks.items] if tasks else []
+    return json.dumps({"tasks": items, "output": output}).encode()
 
 
 def plan_text(plan: bytes) -> str:

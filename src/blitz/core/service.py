@@ -15,21 +15,21 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from blitz.agent.contract import ImageInput
+from blitz.core.agent_port import AgentPort
 from blitz.core.approvals import Outcome
 from blitz.core.coalesce import coalesce
 from blitz.core.commands import parse_command, plan_text
 from blitz.core.context import CallContext
 from blitz.core.log import EventLog
 from blitz.core.prompt import model_prompt
-from blitz.core.turns import TurnRunner, new_turn_id
+from blitz.core.turns import ActiveTurn, TurnRunner, new_turn_id
 from blitz.core.usage import ledger_entry, total_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
-from blitz.store import RuleRecord, SessionRecord, Store
+from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -63,7 +63,7 @@ class SessionCore:
         self,
         *,
         store: Store,
-        agent: Any,
+        agent: AgentPort,
         workspace_root: Path,
         default_model: str = "demo",
         default_max_turns: int = 50,
@@ -85,7 +85,6 @@ class SessionCore:
             default_max_turns=default_max_turns,
             default_timeout=default_timeout,
             approval_timeout=approval_timeout,
-            validate_model=agent.validate_model,
         )
 
     async def __aenter__(self) -> SessionCore:
@@ -274,7 +273,7 @@ class SessionCore:
 
     async def _prompt(self, session: SessionRecord, turn: t.Turn) -> str:
         """The model's prompt: the turn's, after the accepted plan when there is one."""
-        prompt = model_prompt(turn) if (turn.text or turn.prompt or turn.context) else ""
+        prompt = model_prompt(turn)
         if not turn.accepted:
             return prompt
         plan = await self._store.get_plan(session.id)
@@ -378,7 +377,9 @@ class SessionCore:
         async for event in self._events(session.id, req.after_seq, follow=req.follow):
             yield event
 
-    async def _pending_request(self, session_id: str, request_id: str) -> tuple[Any, t.TurnEvent]:
+    async def _pending_request(
+        self, session_id: str, request_id: str
+    ) -> tuple[PendingRecord, t.TurnEvent]:
         _require(request_id, "request_id")
         pending = await self._store.get_pending(session_id, request_id)
         if pending is None:
@@ -467,7 +468,7 @@ class SessionCore:
             )
         return s.RevokeRuleResponse()
 
-    async def _active(self, session: SessionRecord, turn_id: str) -> Any:
+    async def _active(self, session: SessionRecord, turn_id: str) -> ActiveTurn:
         active = self._turns.find(session.id, turn_id) if turn_id else None
         if active is not None:
             return active

@@ -14,12 +14,10 @@ error, a cancel, a deadline, a shutdown. The per-session lock orders a turn's la
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -33,8 +31,9 @@ from blitz.agent.contract import (
     Resolution,
     TurnPolicy,
 )
+from blitz.core.agent_port import AgentPort
 from blitz.core.approvals import Outcome, covering_rule, result_of
-from blitz.core.commands import CommandContext, parse_command, run_command
+from blitz.core.commands import CommandContext, parse_command, plan_record, run_command
 from blitz.core.log import EventLog
 from blitz.core.usage import total_usage
 from blitz.errors import BlitzError, Reason, internal_error
@@ -43,19 +42,11 @@ from blitz.store import LedgerRow, PendingRecord, RuleRecord, SessionRecord, Sto
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["AgentPort", "TurnRunner"]
+__all__ = ["ActiveTurn", "TurnRunner"]
 
 log = structlog.get_logger(__name__)
 
 RUNNING, PARKED, FINISHED = "running", "parked", "finished"
-
-
-class AgentPort:
-    """What the runner needs of the agent (see blitz.agent.contract)."""
-
-    start: Callable[..., Awaitable[Completed | Parked]]
-    resume: Callable[..., Awaitable[Completed | Parked]]
-    compact: Callable[..., Awaitable[tuple[bytes, str]]]
 
 
 @dataclass
@@ -76,7 +67,6 @@ class ActiveTurn:
     # The model's prompt and attached images, for the first run only.
     prompt: str = ""
     images: tuple[ImageInput, ...] = ()
-    done: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def aside(self) -> bool:
@@ -91,10 +81,6 @@ class ActiveTurn:
             fetch_grants=tuple(turn.fetch_grants),
             images=self.images if first else (),
         )
-
-    @property
-    def max_turns(self) -> int:
-        return self.turn.max_turns
 
 
 class _TurnIO:
@@ -130,7 +116,7 @@ class _TurnIO:
 
     async def before_model_call(self) -> list[str]:
         rec = self._active.rec
-        limit = self._active.max_turns or self._runner.default_max_turns
+        limit = self._active.turn.max_turns or self._runner.default_max_turns
         if rec.model_calls >= limit:
             raise BlitzError(
                 Reason.MAX_TURNS,
@@ -181,9 +167,7 @@ class TurnRunner:
         default_max_turns: int,
         default_timeout: timedelta | None,
         approval_timeout: timedelta | None,
-        validate_model: Callable[[str], None],
     ) -> None:
-        self.validate_model = validate_model
         self.store = store
         self.log = log
         self.agent = agent
@@ -321,8 +305,7 @@ class TurnRunner:
                     session_id=session.id,
                     model=session.model,
                     io=io,
-                    compact=self.agent.compact,
-                    validate_model=self.validate_model,
+                    agent=self.agent,
                 ),
             )
         if results is None:
@@ -363,9 +346,7 @@ class TurnRunner:
         if not active.aside:  # an aside is not recorded into the history
             await self.store.set_history(sid, done.history)
         if active.turn.plan:
-            items = [i.content for i in active.tasks.items] if active.tasks else []
-            plan = json.dumps({"tasks": items, "output": done.output})
-            await self.store.set_plan(sid, plan.encode())
+            await self.store.set_plan(sid, plan_record(active.tasks, done.output))
         await self.finish(active, output=done.output)
 
     # Parking and resuming
@@ -618,7 +599,6 @@ class TurnRunner:
             timer, active.timer = active.timer, None
             if timer is not None and timer is not asyncio.current_task():
                 timer.cancel()
-            active.done.set()
             log.info(
                 "turn_finished",
                 session_id=sid,

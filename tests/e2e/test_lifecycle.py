@@ -42,6 +42,16 @@ async def test_bad_input_names_the_field(wire):
     )
     assert info.metadata["field"] == "model"
     info = await expect_error(
+        wire.create_session(labels={'team"': "x"}), "invalid_argument", "INVALID_ARGUMENT"
+    )
+    assert info.metadata["field"] == "labels"
+    info = await expect_error(
+        wire.call("ListSessions", s.ListSessionsRequest(labels={'a"]': "x"})),
+        "invalid_argument",
+        "INVALID_ARGUMENT",
+    )
+    assert info.metadata["field"] == "labels"
+    info = await expect_error(
         wire.create_session(workspace="../escape"), "invalid_argument", "INVALID_ARGUMENT"
     )
     assert info.metadata["field"] == "workspace"

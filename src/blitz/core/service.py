@@ -11,7 +11,7 @@ import math
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -36,6 +36,7 @@ from blitz.v1 import turn_pb2 as t
 __all__ = ["SessionCore"]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_LABEL_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$")
 _REPLAY_PAGE = 1000
 _MAX_PAGE = 500
 
@@ -44,6 +45,14 @@ def _stamp(seconds: float) -> Timestamp:
     stamp = Timestamp()
     stamp.FromNanoseconds(int(seconds * 1e9))
     return stamp
+
+
+def _check_label_keys(labels: Iterable[str]) -> None:
+    for key in labels:
+        if not _LABEL_KEY.match(key):
+            raise invalid_argument(
+                "labels", "label keys are 1-63 letters, digits or ._/- starting alphanumeric"
+            )
 
 
 def _require(value: str, field: str) -> str:
@@ -166,9 +175,7 @@ class SessionCore:
     async def create_session(self, req: s.CreateSessionRequest, ctx: CallContext) -> s.Session:
         if len(req.title) > 500:
             raise invalid_argument("title", "title is longer than 500 characters", limit="500")
-        for key in req.labels:
-            if not key or len(key) > 63:
-                raise invalid_argument("labels", "label keys must be 1 to 63 characters")
+        _check_label_keys(req.labels)
         approval_timeout = None
         if req.HasField("approval_timeout"):
             approval_timeout = req.approval_timeout.ToTimedelta().total_seconds()
@@ -206,6 +213,7 @@ class SessionCore:
     ) -> s.ListSessionsResponse:
         if req.page_size < 0:
             raise invalid_argument("page_size", "page_size must not be negative")
+        _check_label_keys(req.labels)
         size = min(req.page_size or 50, _MAX_PAGE)
         before = None
         if req.page_token:

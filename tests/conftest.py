@@ -11,10 +11,25 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from recording_io import RecordingIO
 from wire import Wire, make_settings, open_wire
 
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
+
+
+@pytest.fixture
+def io() -> RecordingIO:
+    """A TurnIO that records what the agent emits (tests/recording_io.py)."""
+    return RecordingIO()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace folder for one agent."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,12 +125,6 @@ class FakeProvider:
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return True
-
-
-@contextlib.asynccontextmanager
-async def fake_provider() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as fake:
-        yield fake
 
 
 # OpenAI chat completions (streaming)

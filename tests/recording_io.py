@@ -18,7 +18,6 @@ class RecordingIO:
 
     def __init__(self) -> None:
         self.events: list[turn_pb2.TurnEvent] = []
-        self.committed: list[turn_pb2.TurnEvent] = []
         self.usage: list[ModelCallUsage] = []
         self.steer: list[str] = []
         self.model_calls = 0
@@ -32,7 +31,6 @@ class RecordingIO:
 
     async def commit(self, event: turn_pb2.TurnEvent) -> None:
         self.events.append(event)
-        self.committed.append(event)
 
     async def before_model_call(self) -> list[str]:
         if self.stop_after is not None and self.model_calls >= self.stop_after[0]:

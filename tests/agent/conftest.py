@@ -23,18 +23,6 @@ __all__ = ["Decide", "Driver", "RecordingIO", "approve"]
 
 
 @pytest.fixture
-def io() -> RecordingIO:
-    return RecordingIO()
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def agent() -> Agent:
     return Agent(command_timeout=10, output_cap=4096)
 

@@ -18,7 +18,7 @@ from pydantic_ai.messages import (
 )
 
 from blitz.agent import Agent, AnswerResult, ApprovalResult, Completed, Parked, Resolution
-from blitz.agent.runner import pending_calls
+from blitz.agent.parking import pending_calls
 from blitz.errors import BlitzError, Reason
 from blitz.v1 import turn_pb2
 

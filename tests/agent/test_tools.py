@@ -59,7 +59,7 @@ async def test_command_timeout_is_reported(
     [result] = io.of_kind("tool_result")
     fields = json_format.MessageToDict(result.tool_result.result)
     assert fields["timed_out"] is True
-    assert "exit_code" not in fields or fields["exit_code"] is None
+    assert fields["exit_code"] is None
 
 
 async def test_command_output_is_capped(

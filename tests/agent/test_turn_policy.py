@@ -152,7 +152,7 @@ async def test_accepting_a_demo_plan_carries_it_out(
     assert "carrying out the accepted plan" in done.output
 
 
-async def test_plan_mode_parks_nothing_for_a_denied_tool(workspace: Path, io: RecordingIO) -> None:
+async def test_plan_mode_still_parks_on_a_question(workspace: Path, io: RecordingIO) -> None:
     outcome = await Agent().start(
         io=io,
         model="demo",

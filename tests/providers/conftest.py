@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_provider import KEY, FakeProvider
-from recording_io import RecordingIO
 
 from blitz.agent import Agent, ModelAccess, RetryPolicy
 
@@ -17,18 +15,6 @@ from blitz.agent import Agent, ModelAccess, RetryPolicy
 async def fake() -> AsyncIterator[FakeProvider]:
     async with FakeProvider() as provider:
         yield provider
-
-
-@pytest.fixture
-def io() -> RecordingIO:
-    return RecordingIO()
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
 
 
 @pytest.fixture

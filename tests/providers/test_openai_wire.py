@@ -163,6 +163,24 @@ async def test_a_stream_cut_midway_is_retried_and_the_client_sees_the_text_once(
     assert fake.requests[0].json["messages"] == fake.requests[1].json["messages"]
 
 
+async def test_a_retry_that_breaks_again_early_still_owes_what_the_client_saw(
+    fake: FakeProvider, make_agent: Callable[..., Agent], io: RecordingIO, workspace: Path
+) -> None:
+    """The second attempt repeats only part of the shown text before it breaks too."""
+    fake.script(
+        openai_text("Hello ", "wor", "ld!", cut_after=3),  # shows "Hello wor"
+        openai_text("Hello ", "world!", cut_after=2),  # repeats "Hello ", then breaks
+        openai_text("Hello ", "world!"),
+    )
+    done = await make_agent().start(
+        io=io, model="openai:gpt-4o", workspace=workspace, history=None, prompt="hi"
+    )
+    assert isinstance(done, Completed) and done.output == "Hello world!"
+    assert io.partial_text() == "Hello world!"
+    assert io.final_texts() == ["Hello world!"]
+    assert len(io.of_kind("notice")) == 2
+
+
 async def test_a_retry_that_answers_differently_says_so(
     fake: FakeProvider, make_agent: Callable[..., Agent], io: RecordingIO, workspace: Path
 ) -> None:

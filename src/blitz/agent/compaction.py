@@ -28,6 +28,7 @@ __all__ = [
     "COMPACT_INSTRUCTION",
     "SUMMARY_PREFIX",
     "compacted_history",
+    "prompt_text",
     "summarise",
     "summary_request",
     "transcript",
@@ -43,19 +44,20 @@ SUMMARY_PREFIX = "Summary of the conversation so far (older messages were compac
 _QUOTE = 2000
 
 
+def prompt_text(part: UserPromptPart) -> str:
+    """The text of a user prompt; attachments (images) are left out."""
+    if isinstance(part.content, str):
+        return part.content
+    return " ".join(c for c in part.content if isinstance(c, str))
+
+
 def transcript(messages: list[ModelMessage]) -> str:
     """The conversation as plain text, tool outputs shortened."""
     lines: list[str] = []
     for message in messages:
         for part in message.parts:
             if isinstance(part, UserPromptPart):
-                content = part.content
-                text = (
-                    content
-                    if isinstance(content, str)
-                    else " ".join(c for c in content if isinstance(c, str))
-                )
-                lines.append(f"User: {text}")
+                lines.append(f"User: {prompt_text(part)}")
             elif isinstance(part, TextPart):
                 lines.append(f"Assistant: {part.content}")
             elif isinstance(part, ToolCallPart):

@@ -51,7 +51,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
-from blitz.agent.compaction import COMPACT_INSTRUCTION
+from blitz.agent.compaction import COMPACT_INSTRUCTION, prompt_text
 from blitz.agent.directives import Directive, Progress, Say, Stream, Think, ToolStep, parse
 from blitz.agent.policy import PLAN_TOOLS
 from blitz.agent.tasks import TaskList
@@ -380,7 +380,7 @@ def _turn_prompt(messages: Sequence[ModelMessage]) -> tuple[int, str] | None:
             continue
         for part in message.parts:
             if isinstance(part, UserPromptPart):
-                return index, _prompt_text(part)
+                return index, prompt_text(part)
     return None
 
 
@@ -389,16 +389,10 @@ def _steer(messages: Sequence[ModelMessage], prompt_index: int) -> list[str]:
     last = messages[-1]
     if not isinstance(last, ModelRequest):
         return []
-    texts = [_prompt_text(p) for p in last.parts if isinstance(p, UserPromptPart)]
+    texts = [prompt_text(p) for p in last.parts if isinstance(p, UserPromptPart)]
     if prompt_index == len(messages) - 1:
         texts = texts[1:]
     return texts
-
-
-def _prompt_text(part: UserPromptPart) -> str:
-    if isinstance(part.content, str):
-        return part.content
-    return " ".join(c for c in part.content if isinstance(c, str))
 
 
 def _summary(part: ToolReturnPart) -> str:
@@ -448,7 +442,7 @@ def _words(message: ModelMessage) -> int:
     count = 0
     for part in message.parts:
         if isinstance(part, UserPromptPart):
-            count += len(_prompt_text(part).split())
+            count += len(prompt_text(part).split())
         elif isinstance(part, ToolReturnPart):
             count += len(part.model_response_str().split())
         elif isinstance(part, TextPart | ThinkingPart):

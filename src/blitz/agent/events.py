@@ -82,9 +82,6 @@ class EventMapper:
         # After a restart: what the client saw and the retry has not yet repeated.
         self._replay: dict[bool, str] | None = None
 
-    def set_names(self, names: Mapping[str, str]) -> None:
-        self._names = dict(names)
-
     def model_event(self, event: object) -> None:
         """One event of a model response stream."""
         # Hot path first: a text delta.
@@ -112,7 +109,7 @@ class EventMapper:
                 args = part.args if isinstance(part.args, str) else ""
                 if isinstance(part.args, dict) and part.args:
                     args = part.args_as_json_str()
-                self._calls[event.index] = [part.tool_call_id, part.tool_name, args or ""]
+                self._calls[event.index] = [part.tool_call_id, part.tool_name, args]
                 self._partial_call(event.index)
         elif isinstance(event, PartEndEvent):
             part = event.part
@@ -134,8 +131,9 @@ class EventMapper:
         if self._replay is None:
             self._replay = {False: "", True: ""}
         for thought, chunks in self._shown.items():
-            # What was shown before an earlier restart and not yet repeated stays owed.
-            self._replay[thought] = "".join(chunks) or self._replay[thought]
+            # What the client saw is what this attempt produced plus what it still owed of an
+            # earlier attempt (an attempt that broke again may have repeated only part of it).
+            self._replay[thought] = "".join(chunks) + self._replay[thought]
             chunks.clear()
         self._calls.clear()
 

@@ -39,6 +39,8 @@ __all__ = ["McpConnections", "McpServerSpec", "load_mcp_config"]
 log = structlog.get_logger(__name__)
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+# What providers accept as a tool name (OpenAI's rule, the strictest).
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # Model-facing name: server and tool joined by a separator providers accept.
 _SEP = "__"
 
@@ -138,7 +140,8 @@ class McpConnections:
             return
         self._stack.push_async_exit(inner)
         for tool in listed.tools:
-            if not _NAME.match(tool.name.replace(".", "_")[:64]):
+            if not _TOOL_NAME.match(f"{spec.name}{_SEP}{tool.name}"):
+                log.warning("mcp_tool_skipped", server=spec.name, tool=tool.name)
                 continue
             self.tools.append(self._tool(spec.name, client, tool))
 

@@ -24,7 +24,7 @@ from blitz.v1 import turn_pb2
 if TYPE_CHECKING:
     from pydantic_ai import RunContext
 
-    from blitz.agent.tools import ToolDeps
+    from blitz.agent.deps import ToolDeps
 
 __all__ = ["MUTATING_KINDS", "PLAN_TOOLS", "Action", "gate"]
 

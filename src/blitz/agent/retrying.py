@@ -24,11 +24,12 @@ from pydantic_ai.exceptions import (
     ModelRequestRejectedError,
     ModelServerError,
     ModelUnavailableError,
+    UnexpectedModelBehavior,
 )
 
 from blitz.errors import BlitzError, Reason
 
-__all__ = ["RetryPolicy", "classify", "model_error", "retry_notice"]
+__all__ = ["RetryPolicy", "classify", "misbehaviour_error", "model_error", "retry_notice"]
 
 # Phrases of providers that report a too-long prompt as a plain 400.
 _OVERFLOW_HINTS = (
@@ -98,12 +99,20 @@ def model_error(exc: ModelAPIError, *, model: str, attempts: int = 1) -> BlitzEr
     return BlitzError(Reason.MODEL_ERROR, f"the model call failed: {what}", metadata)
 
 
+def misbehaviour_error(exc: UnexpectedModelBehavior, *, model: str) -> BlitzError:
+    """The BlitzError a turn fails with when the model's answer broke pydantic-ai's rules."""
+    return BlitzError(Reason.MODEL_ERROR, f"the model failed: {exc}", {"model": model})
+
+
 def retry_notice(exc: ModelAPIError, *, delay: float, attempt: int, retries: int) -> str:
     """The transient notice a client sees before a retry."""
     status = status_of(exc)
-    why = str(status) if status is not None else ("stream broke" if exc.in_stream else "error")
-    if status is None and isinstance(exc, ModelConnectionError):
+    if status is not None:
+        why = str(status)
+    elif isinstance(exc, ModelConnectionError):
         why = "connection failed"
+    else:
+        why = "stream broke" if exc.in_stream else "error"
     return f"model call failed ({why}), retrying in {delay:.1f}s (retry {attempt} of {retries})"
 
 

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai import Agent as _PydanticAgent
 from pydantic_ai import RunContext
@@ -54,16 +55,20 @@ from blitz.agent.ledger import usage_entry
 from blitz.agent.mcp_servers import McpConnections, McpServerSpec
 from blitz.agent.models import ModelAccess, close_model, context_window, is_free, resolve_model
 from blitz.agent.parking import (
-    current_results,
     deferred_results,
     keep_delegations,
     load_history,
     park_requests,
-    pending_calls,
     route_results,
     take_delegations,
 )
-from blitz.agent.retrying import RetryPolicy, classify, model_error, retry_notice
+from blitz.agent.retrying import (
+    RetryPolicy,
+    classify,
+    misbehaviour_error,
+    model_error,
+    retry_notice,
+)
 from blitz.agent.tasks import TaskList
 from blitz.agent.tools import workspace_toolset
 from blitz.agent.window import window_processor
@@ -76,10 +81,6 @@ __all__ = [
     "PLAN_INSTRUCTIONS",
     "SUBAGENT_INSTRUCTIONS",
     "Agent",
-    # Re-exported for callers that check a parked history (see parking.py).
-    "current_results",
-    "load_history",
-    "pending_calls",
 ]
 
 DEFAULT_INSTRUCTIONS = (
@@ -246,9 +247,8 @@ class Agent:
             prompt=None,
             policy=policy,
             deferred=deferred,
-            mapper=EventMapper(
-                io, overrides=overrides, resumed=frozenset(routed.own) | set(routed.delegated)
-            ),
+            overrides=overrides,
+            resumed=frozenset(routed.own) | set(routed.delegated),
         )
 
     async def compact(self, *, io: TurnIO, model: str, history: bytes) -> tuple[bytes, str]:
@@ -265,9 +265,7 @@ class Agent:
         except ModelAPIError as exc:
             raise model_error(exc, model=model) from exc
         except UnexpectedModelBehavior as exc:
-            raise BlitzError(
-                Reason.MODEL_ERROR, f"the model failed: {exc}", {"model": model}
-            ) from exc
+            raise misbehaviour_error(exc, model=model) from exc
         await io.record_model_call(usage_entry(model, response, free=is_free(llm)))
         summary = response.text or ""
         if not summary.strip():
@@ -294,9 +292,9 @@ class Agent:
         prompt: str | list[UserContent] | None,
         policy: TurnPolicy,
         deferred: DeferredToolResults | None = None,
-        mapper: EventMapper | None = None,
+        overrides: Mapping[str, dict[str, Any]] | None = None,
+        resumed: frozenset[str] = frozenset(),
     ) -> Completed | Parked:
-        mapper = mapper or EventMapper(io)
         async with AsyncExitStack() as stack:
             toolsets: list[AbstractToolset[ToolDeps]] = [workspace_toolset(plan=policy.plan)]
             names: dict[str, str] = {}
@@ -314,7 +312,6 @@ class Agent:
                             )
                         )
                     )
-            mapper.set_names(names)
             setup = _RunSetup(
                 agent=self,
                 io=io,
@@ -337,7 +334,7 @@ class Agent:
                 messages=messages,
                 prompt=prompt,
                 deferred=deferred,
-                mapper=mapper,
+                mapper=EventMapper(io, overrides=overrides, resumed=resumed, names=names),
                 toolsets=toolsets if policy.plan else [*toolsets, delegation_toolset()],
                 instructions=PLAN_INSTRUCTIONS if policy.plan else None,
             )
@@ -422,9 +419,7 @@ class Agent:
                 retried = True
                 await asyncio.sleep(delay)
             except UnexpectedModelBehavior as exc:
-                raise BlitzError(
-                    Reason.MODEL_ERROR, f"the model failed: {exc}", {"model": model}
-                ) from exc
+                raise misbehaviour_error(exc, model=model) from exc
         if result is None:  # pragma: no cover - iter() always ends with a result
             raise RuntimeError("agent run ended without a result")
         return result
@@ -488,8 +483,9 @@ class _SubAgents:
         messages: list[ModelMessage] | None = None
         prompt: str | None = task
         deferred: DeferredToolResults | None = None
-        mapper = EventMapper(io, names=setup.names)
-        if resume is not None:
+        if resume is None:
+            mapper = EventMapper(io, names=setup.names)
+        else:
             messages, prompt = load_history(resume.delegation.history), None
             deferred, overrides = deferred_results(resume.results)
             mapper = EventMapper(

@@ -118,16 +118,7 @@ async def write_file(ctx: RunContext[ToolDeps], path: str, content: str) -> dict
         return {"path": path, "error": f"{path} is a directory"}
     rel = ws.relative(real)
     old = await asyncio.to_thread(_read_text_or_none, real)
-    action = Action(
-        turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", unified_diff(old, content, rel)
-    )
-    if refused := await gate(ctx, action):
-        return {"path": rel, "error": refused}
-    try:
-        size = await asyncio.to_thread(_write, real, content)
-    except OSError as exc:
-        return {"path": rel, "error": f"could not write: {exc.strerror}"}
-    return {"path": rel, "bytes": size}
+    return await _gated_write(ctx, real, rel, old, content)
 
 
 async def edit_file(
@@ -162,15 +153,10 @@ async def edit_file(
             "path": rel,
             "error": f"old_string occurs {count} times; include more context to make it unique",
         }
-    new = old.replace(old_string, new_string, 1)
-    action = Action(turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", unified_diff(old, new, rel))
-    if refused := await gate(ctx, action):
-        return {"path": rel, "error": refused}
-    try:
-        size = await asyncio.to_thread(_write, real, new)
-    except OSError as exc:
-        return {"path": rel, "error": f"could not write: {exc.strerror}"}
-    return {"path": rel, "bytes": size, "replaced": 1}
+    result = await _gated_write(ctx, real, rel, old, old.replace(old_string, new_string, 1))
+    if "error" not in result:
+        result["replaced"] = 1
+    return result
 
 
 async def delete_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
@@ -305,6 +291,20 @@ def workspace_toolset(*, plan: bool = False) -> FunctionToolset[ToolDeps]:
     """The tools a Blitz agent offers; in plan mode only those that change nothing."""
     tools = [t for t in _ALL_TOOLS if not plan or t.__name__ in PLAN_TOOLS]
     return FunctionToolset[ToolDeps](tools)
+
+
+async def _gated_write(
+    ctx: RunContext[ToolDeps], real: Path, rel: str, old: str | None, new: str
+) -> dict[str, Any]:
+    """Write `new` over `old` (None: no file yet) once the WRITE gate lets it through."""
+    action = Action(turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", unified_diff(old, new, rel))
+    if refused := await gate(ctx, action):
+        return {"path": rel, "error": refused}
+    try:
+        size = await asyncio.to_thread(_write, real, new)
+    except OSError as exc:
+        return {"path": rel, "error": f"could not write: {exc.strerror}"}
+    return {"path": rel, "bytes": size}
 
 
 def _read_text_or_none(real: Path) -> str | None:

@@ -93,19 +93,22 @@ def fit_messages(messages: list[ModelMessage], *, budget: int) -> tuple[list[Mod
     """
     sizes = [estimate_tokens(m) for m in messages]
     _calibrate(messages, sizes)
-    total = sum(sizes)
-    if total <= budget:
+    # Tokens of the messages from `kept` on.
+    remaining, kept = sum(sizes), 0
+    if remaining <= budget:
         return messages, 0
-    starts = [s for s in turn_starts(messages) if s > 0]
-    for start in starts:
-        if sum(sizes[start:]) <= budget:
+    for start in turn_starts(messages):
+        if start == 0:
+            continue
+        remaining -= sum(sizes[kept:start])
+        kept = start
+        if remaining <= budget:
             return messages[start:], start
-    last = starts[-1] if starts else 0
     raise BlitzError(
         Reason.CONTEXT_OVERFLOW,
-        f"the prompt (about {sum(sizes[last:])} tokens) does not fit the model's context "
+        f"the prompt (about {remaining} tokens) does not fit the model's context "
         f"window even without older turns (room for about {budget} tokens)",
-        {"budget_tokens": str(budget), "prompt_tokens": str(sum(sizes[last:]))},
+        {"budget_tokens": str(budget), "prompt_tokens": str(remaining)},
     )
 
 

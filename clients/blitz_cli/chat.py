@@ -10,17 +10,18 @@ are replayed, and a turn still parked on a request is picked up where it waits.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from blitz.v1 import session_pb2, turn_pb2
 from blitz_cli.prompts import ask_approval, ask_question
-from blitz_cli.render import Renderer
-from blitz_client import Blitz, BlitzError, Stream
+from blitz_cli.render import Renderer, error_line
+from blitz_client import Blitz, BlitzError, Stream, TurnOptions
 
 __all__ = ["ChatOptions", "chat"]
 
@@ -101,7 +102,7 @@ class _Chat:
 
     def turn(self, line: str) -> None:
         turn_id = f"t_{uuid.uuid4().hex}"
-        fields: dict[str, Any] = {"command": line.startswith("/")}
+        fields: TurnOptions = {"command": line.startswith("/")}
         if self.options.plan:
             fields["plan"] = True
         if self.options.read_only:
@@ -118,12 +119,11 @@ class _Chat:
         while True:
             try:
                 try:
+                    # The stream ends after the turn's `finished`.
                     for event in events:
                         started = True
                         self.renderer.event(event)
                         self.respond(event)
-                        if event.HasField("finished"):
-                            return
                     return
                 finally:
                     self.renderer.settle()
@@ -135,7 +135,7 @@ class _Chat:
                     return
                 self.console.print("[yellow]cancelling… (Ctrl-C again to leave)[/]")
             except BlitzError as exc:
-                self.console.print(f"[bold red]✗ {exc.reason}[/] {exc.message}")
+                self.console.print(error_line(exc.reason, exc.message))
                 return
             events = self.client.follow_turn(
                 self.session.id, turn_id, after_seq=self.renderer.last_seq
@@ -147,7 +147,7 @@ class _Chat:
         except BlitzError as exc:
             if exc.reason == "NO_RUNNING_TURN":
                 return False
-            self.console.print(f"[red]could not cancel: {exc.reason} {exc.message}[/]")
+            self.console.print(f"[red]could not cancel: {exc.reason} {escape(exc.message)}[/]")
         return True
 
     def respond(self, event: turn_pb2.TurnEvent) -> None:
@@ -174,7 +174,7 @@ class _Chat:
                 self.client.answer(self.session.id, request_id, answers)
         except BlitzError as exc:
             # Another client may have answered first (ALREADY_RESOLVED): the turn goes on.
-            self.console.print(f"[yellow]{exc.reason}: {exc.message}[/]")
+            self.console.print(f"[yellow]{exc.reason}: {escape(exc.message)}[/]")
         self.renderer.thinking()
 
     # Reattaching
@@ -201,15 +201,9 @@ class _Chat:
         self.drive(events, self.session.turn_id)
 
 
-def chat(
-    options: ChatOptions,
-    *,
-    server: str,
-    token: str | None = None,
-    console: Console | None = None,
-) -> int:
+def chat(options: ChatOptions, *, server: str, token: str | None = None) -> int:
     """Run the chat until the user leaves; returns the exit code."""
-    console = console or Console(highlight=False)
+    console = Console(highlight=False)
     try:
         # The prompt line gets history and editing.
         import readline  # noqa: F401
@@ -223,18 +217,15 @@ def chat(
             else:
                 state.session = client.create_session(model=options.model, title=options.title)
         except BlitzError as exc:
-            console.print(f"[bold red]✗ {exc.reason}[/] {exc.message}")
+            console.print(error_line(exc.reason, exc.message))
             return 1
         state.renderer.session(state.session)
         console.print(f"[dim]{_HELP}[/]")
-        try:
+        # The loop ends only by raising. EOFError: Ctrl-D at a key or reason prompt, which
+        # leaves as it does at the prompt. KeyboardInterrupt: between two reads, outside a
+        # turn: the same as at the prompt, but leave.
+        with contextlib.suppress(_Leave, EOFError, KeyboardInterrupt):
             if options.session_id:
                 state.reattach()
             state.loop()
-        except (_Leave, EOFError):
-            # EOFError: Ctrl-D at a key or reason prompt, which leaves as it does at the prompt.
-            return 0
-        except KeyboardInterrupt:
-            # Between two reads, outside a turn: the same as at the prompt, but leave.
-            return 0
     return 0

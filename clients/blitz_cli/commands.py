@@ -1,8 +1,10 @@
-"""The non-interactive client commands: `sessions`, `watch`, `usage` and `run`.
+"""The client commands' handlers and arguments: `chat`, and the non-interactive `sessions`,
+`watch`, `usage` and `run`.
 
-Each takes its parsed arguments and the server's address and returns an exit code: 0
-done, 1 a failed call or a failed turn, 2 bad usage. With `--json` each prints protobuf's
-JSON mapping (one object per line for streams) so that scripts can read it with `jq`.
+Each handler takes its parsed arguments and the server's address and returns an exit code:
+0 done, 1 a failed call or a failed turn, 2 bad usage. With `--json` the non-interactive
+ones print protobuf's JSON mapping (one object per line for streams) so that scripts can
+read it with `jq`.
 """
 
 from __future__ import annotations
@@ -13,15 +15,18 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from blitz.v1 import session_pb2, turn_pb2
+from blitz.v1 import turn_pb2
+from blitz_cli.chat import ChatOptions, chat
 from blitz_cli.prompts import parse_answers
-from blitz_cli.render import Renderer
-from blitz_client import Blitz, BlitzError
+from blitz_cli.render import Renderer, error_line, state_word
+from blitz_client import DEFAULT_URL, Blitz, BlitzError, TurnOptions
 
 __all__ = [
     "add_arguments",
+    "chat_command",
     "run_command",
     "sessions_command",
     "usage_command",
@@ -33,13 +38,24 @@ def _json(message: Message) -> str:
     return json_format.MessageToJson(message, indent=None)
 
 
-def _fail(console: Console, exc: BlitzError) -> int:
-    console.print(f"[bold red]✗ {exc.reason}[/] {exc.message}")
+def _fail(exc: BlitzError) -> int:
+    Console(stderr=True, highlight=False).print(error_line(exc.reason, exc.message))
     return 1
 
 
-def _state(session: session_pb2.Session) -> str:
-    return session_pb2.SessionState.Name(session.state).removeprefix("SESSION_STATE_").lower()
+# blitz chat
+
+
+def chat_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+    """`blitz chat [--session ID]`: a terminal conversation with one session."""
+    options = ChatOptions(
+        session_id=args.session or "",
+        model=args.model,
+        title=args.title,
+        plan=args.plan,
+        read_only=args.read_only,
+    )
+    return chat(options, server=server, token=token)
 
 
 # blitz sessions
@@ -48,12 +64,11 @@ def _state(session: session_pb2.Session) -> str:
 def sessions_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
     """`blitz sessions [list | show ID | close ID]`."""
     console = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
-    action = getattr(args, "action", None) or "list"
+    action = args.action or "list"
     try:
         with Blitz(server, token=token) as client:
             if action == "list":
-                found = list(client.sessions(state=args.state or None))
+                found = list(client.sessions(state=args.state))
                 if args.json:
                     for session in found:
                         print(_json(session))
@@ -63,9 +78,9 @@ def sessions_command(args: argparse.Namespace, *, server: str, token: str | None
                 for session in found:
                     table.add_row(
                         session.id,
-                        session.title,
-                        session.model,
-                        _state(session),
+                        escape(session.title),
+                        escape(session.model),
+                        state_word(session),
                         str(session.usage.input + session.usage.output),
                         session.update_time.ToDatetime().strftime("%Y-%m-%d %H:%M"),
                     )
@@ -76,12 +91,15 @@ def sessions_command(args: argparse.Namespace, *, server: str, token: str | None
             else:
                 session = client.close_session(args.session_id)
     except BlitzError as exc:
-        return _fail(err, exc)
+        return _fail(exc)
     if args.json:
         print(_json(session))
         return 0
-    console.print(f"[bold]{session.id}[/] {session.title}")
-    console.print(f"  model {session.model} · {_state(session)} · workspace {session.workspace}")
+    console.print(f"[bold]{session.id}[/] {escape(session.title)}")
+    console.print(
+        f"  model {escape(session.model)} · {state_word(session)}"
+        f" · workspace {escape(session.workspace)}"
+    )
     console.print(
         f"  {session.usage.calls} model calls · {session.usage.input} in ·"
         f" {session.usage.output} out · ${session.usage.cost_usd:.4f} · last seq"
@@ -113,7 +131,7 @@ def watch_command(args: argparse.Namespace, *, server: str, token: str | None) -
                         renderer.event(event, replay=True)
             renderer.settle()
     except BlitzError as exc:
-        return _fail(Console(stderr=True, highlight=False), exc)
+        return _fail(exc)
     except KeyboardInterrupt:
         renderer.settle()
     return 0
@@ -128,7 +146,7 @@ def usage_command(args: argparse.Namespace, *, server: str, token: str | None) -
         with Blitz(server, token=token) as client:
             report = client.usage(args.session_id)
     except BlitzError as exc:
-        return _fail(Console(stderr=True, highlight=False), exc)
+        return _fail(exc)
     if args.json:
         print(_json(report))
         return 0
@@ -213,7 +231,7 @@ def _respond(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent)
 def run_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
     """`blitz run PROMPT`: one turn for scripts; exit 0 when it succeeds, 1 when it fails."""
     err = Console(stderr=True, highlight=False)
-    options: dict[str, object] = {"plan": args.plan, "command": args.command}
+    options: TurnOptions = {"plan": args.plan, "command": args.command}
     if args.read_only:
         options["read_only"] = args.read_only
     if args.max_turns:
@@ -227,7 +245,7 @@ def run_command(args: argparse.Namespace, *, server: str, token: str | None) -> 
             session_id = args.session or client.create_session(model=args.model).id
             if not args.json:
                 err.print(f"[dim]session {session_id}[/]")
-            for event in client.run(session_id, args.prompt, **options):  # type: ignore[arg-type]
+            for event in client.run(session_id, args.prompt, **options):
                 if args.json:
                     print(_json(event), flush=True)
                 if event.WhichOneof("kind") in ("approval_request", "question"):
@@ -235,23 +253,22 @@ def run_command(args: argparse.Namespace, *, server: str, token: str | None) -> 
                 if event.HasField("finished"):
                     finished = event.finished
     except BlitzError as exc:
-        return _fail(err, exc)
+        return _fail(exc)
     if problem:
-        err.print(f"[red]{problem}[/]")
+        err.print(f"[red]{escape(problem)}[/]")
     if finished is None:
         return 1
     if not args.json and finished.output:
         print(finished.output)
     if finished.HasField("error"):
         if not args.json:
-            err.print(f"[bold red]✗ {finished.error.reason}[/] {finished.error.message}")
+            err.print(error_line(finished.error.reason, finished.error.message))
         return 1
     return 0
 
 
 def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add chat, sessions, watch, usage and run to the `blitz` command's subparsers."""
-    from blitz_cli.chat import ChatOptions, chat
 
     def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
         parser.add_argument(
@@ -259,7 +276,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
             metavar="URL",
             default=default,
             help="host:port (gRPC) or http://host:port (Connect) [BLITZ_SERVER;"
-            " default 127.0.0.1:50051]",
+            f" default {DEFAULT_URL}]",
         )
         parser.add_argument(
             "--token", default=default, help="bearer token sent on every call [BLITZ_TOKEN]"
@@ -280,18 +297,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     chat_parser.add_argument(
         "--read-only", metavar="REASON", default="", help="refuse every change, giving REASON"
     )
-
-    def run_chat(args: argparse.Namespace, *, server: str, token: str | None) -> int:
-        options = ChatOptions(
-            session_id=args.session or "",
-            model=args.model,
-            title=args.title,
-            plan=args.plan,
-            read_only=args.read_only,
-        )
-        return chat(options, server=server, token=token)
-
-    chat_parser.set_defaults(client_handler=run_chat)
+    chat_parser.set_defaults(client_handler=chat_command)
 
     sessions = commands.add_parser("sessions", help="list, show or close sessions")
     server_flags(sessions)

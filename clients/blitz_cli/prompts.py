@@ -18,9 +18,9 @@ from rich.text import Text
 
 from blitz.v1 import turn_pb2
 
-__all__ = ["Approval", "ask_approval", "ask_question", "edit_line", "parse_answers", "read_key"]
+__all__ = ["Approval", "ask_approval", "ask_question", "parse_answers"]
 
-APPROVAL_KEYS = "[o]nce [s]ession [a]lways [d]eny [e]dit"
+_APPROVAL_KEYS = "[o]nce [s]ession [a]lways [d]eny [e]dit"
 
 
 @dataclass(frozen=True)
@@ -51,16 +51,19 @@ def _cbreak() -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-def read_key(console: Console, prompt: str, keys: str) -> str:
+def _read_key(console: Console, prompt: str, keys: str) -> str:
     """One of `keys`, typed without Enter on a terminal (first letter of a line otherwise)."""
     console.print(Text(prompt, style="bold yellow"), end="")
     if not sys.stdin.isatty():
-        line = sys.stdin.readline()
-        if not line:
-            raise EOFError
-        key = line.strip()[:1].lower()
-        console.print(Text(key))
-        return key if key in keys else read_key(console, prompt, keys)
+        while True:
+            line = sys.stdin.readline()
+            if not line:
+                raise EOFError
+            key = line.strip()[:1].lower()
+            console.print(Text(key))
+            if key and key in keys:  # `"" in keys` is true: a blank line asks again
+                return key
+            console.print(Text(prompt, style="bold yellow"), end="")
     with _cbreak():
         while True:
             key = sys.stdin.read(1)
@@ -75,7 +78,7 @@ def read_key(console: Console, prompt: str, keys: str) -> str:
                 return key.lower()
 
 
-def edit_line(prompt: str, default: str = "") -> str:
+def _edit_line(prompt: str, default: str = "") -> str:
     """A line of input with `default` already typed in, editable (readline where present)."""
     try:
         import readline
@@ -92,12 +95,12 @@ def edit_line(prompt: str, default: str = "") -> str:
 def ask_approval(console: Console, request: turn_pb2.ApprovalRequest) -> Approval:
     """o / s / a / d (then a reason) / e (edit the command, then run it once)."""
     keys = "osade" if request.kind == turn_pb2.ACTION_KIND_COMMAND else "osad"
-    shown = APPROVAL_KEYS if "e" in keys else APPROVAL_KEYS.rsplit(" ", 1)[0]
-    key = read_key(console, f"{shown} › ", keys)
+    shown = _APPROVAL_KEYS if "e" in keys else _APPROVAL_KEYS.rsplit(" ", 1)[0]
+    key = _read_key(console, f"{shown} › ", keys)
     if key == "d":
         return Approval("deny", reason=input("reason (Enter for none): ").strip())
     if key == "e":
-        command = edit_line("command: ", request.detail).strip()
+        command = _edit_line("command: ", request.detail).strip()
         return Approval("once", command=command if command != request.detail else "")
     return Approval({"o": "once", "s": "session", "a": "always"}[key])
 

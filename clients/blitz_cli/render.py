@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from google.protobuf import json_format
+from google.protobuf import json_format, struct_pb2
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.markdown import Markdown
@@ -24,19 +24,29 @@ from rich.text import Text
 
 from blitz.v1 import session_pb2, turn_pb2
 
-__all__ = ["Renderer", "decision_word", "usage_line"]
+__all__ = ["Renderer", "error_line", "state_word"]
 
 _SUMMARY_WIDTH = 100
 _RESULT_LINES = 8
 _TASK_MARKS = {"completed": "[green]☑[/]", "in_progress": "[yellow]◐[/]"}
 
 
-def decision_word(decision: int) -> str:
+def _decision_word(decision: int) -> str:
     """ "once", "session", "always" or "deny"."""
     return turn_pb2.Decision.Name(decision).removeprefix("DECISION_").lower()  # type: ignore[arg-type]
 
 
-def usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
+def state_word(session: session_pb2.Session) -> str:
+    """ "idle", "running", "parked" or "closed"."""
+    return session_pb2.SessionState.Name(session.state).removeprefix("SESSION_STATE_").lower()
+
+
+def error_line(reason: str, message: str) -> str:
+    """A failure as rich markup: the reason in red, then the message (escaped)."""
+    return f"[bold red]✗ {reason}[/] {escape(message)}"
+
+
+def _usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
     """The footer of a turn: its own calls, tokens and cost, and the session's totals."""
     calls = after.calls - before.calls
     tokens_in = after.input - before.input
@@ -49,8 +59,8 @@ def usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
     )
 
 
-def _struct(value: Any) -> dict[str, Any]:
-    return json_format.MessageToDict(value) if value is not None else {}
+def _struct(value: struct_pb2.Struct) -> dict[str, Any]:
+    return json_format.MessageToDict(value)
 
 
 def _value(value: Any) -> str:
@@ -86,9 +96,9 @@ def _looks_like_diff(text: str) -> bool:
 class Renderer:
     """Prints events to a rich Console; keeps the live region and the last seq seen."""
 
-    def __init__(self, console: Console, *, show_thoughts: bool = False) -> None:
+    def __init__(self, console: Console) -> None:
         self.console = console
-        self.show_thoughts = show_thoughts
+        self.show_thoughts = False
         self.last_seq = 0
         self.last_thought = ""
         self._live: Live | None = None
@@ -114,10 +124,10 @@ class Renderer:
         else:
             self._live.update(renderable, refresh=True)
 
-    def thinking(self, label: str = "thinking…") -> None:
+    def thinking(self) -> None:
         """A spinner until the next event."""
         self.settle()
-        self._show(Spinner("dots", text=Text(label, style="dim")))
+        self._show(Spinner("dots", text=Text("thinking…", style="dim")))
 
     def settle(self) -> None:
         """End the live region; streamed text is printed once, for good."""
@@ -291,7 +301,7 @@ class Renderer:
             via = " (timed out)" if resolution.via == "timeout" else ""
             self.console.print(f"[red]  ↳ denied{by}{via}{escape(reason)}[/]")
         else:
-            how = "by rule" if resolution.via == "rule" else decision_word(resolution.decision)
+            how = "by rule" if resolution.via == "rule" else _decision_word(resolution.decision)
             edited = f": {resolution.command}" if resolution.command else ""
             self.console.print(f"[green]  ↳ approved {how}{by}{escape(edited)}[/]")
 
@@ -308,19 +318,17 @@ class Renderer:
         if finished.output and not self._text_shown:
             self.console.print(_markdown(finished.output))
         if finished.HasField("error"):
-            error = finished.error
-            self.console.print(f"[bold red]✗ {error.reason}[/] {escape(error.message)}")
+            self.console.print(error_line(finished.error.reason, finished.error.message))
         if finished.leftover:
             self.console.print(f"[yellow]not delivered: {escape('; '.join(finished.leftover))}[/]")
         self.console.rule(
-            f"[dim]{escape(usage_line(finished.before, finished.after))}[/]", style="dim"
+            f"[dim]{escape(_usage_line(finished.before, finished.after))}[/]", style="dim"
         )
 
     def session(self, session: session_pb2.Session) -> None:
         """A session's header line."""
-        state = session_pb2.SessionState.Name(session.state).removeprefix("SESSION_STATE_")
         title = f" · {escape(session.title)}" if session.title else ""
         self.console.print(
             f"[bold]blitz chat[/] · session {session.id}{title} · model {escape(session.model)}"
-            f" · {state.lower()}"
+            f" · {state_word(session)}"
         )

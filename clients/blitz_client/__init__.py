@@ -15,7 +15,8 @@ server's HTTP port, `host:port` (or `grpc://…`, `grpcs://…`) speak gRPC.
                 print(event.finished.output)
 
 Events are `blitz.v1.turn_pb2.TurnEvent` messages. A dropped stream is resumed from the
-last `seq` seen, without duplicates; every failure is a `BlitzError`.
+last `seq` seen, without duplicates; every failed call is a `BlitzError` (an argument
+the client cannot encode, such as an unknown decision word, is a `ValueError`).
 """
 
 from blitz.v1.turn_pb2 import TurnEvent

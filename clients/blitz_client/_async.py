@@ -173,14 +173,13 @@ class AsyncBlitz:
             turn_id=turn_id or f"t_{uuid.uuid4().hex}",
         )
 
+        watch = self._watcher(session_id, follow=True)
+
         def open_stream(after_seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
             if after_seq == 0:
                 # Nothing seen yet, so the turn may not exist: ask for it again.
                 return self._t.stream("RunTurn", request)
-            watch = session_pb2.WatchRequest(
-                session_id=session_id, after_seq=after_seq, follow=True
-            )
-            return self._t.stream("Watch", watch)
+            return watch(after_seq)
 
         async for event in self._resuming(open_stream, turn_id=request.turn_id):
             yield event
@@ -193,12 +192,8 @@ class AsyncBlitz:
         How to pick up a turn that another client started, or one whose `run` was
         abandoned (after a Ctrl-C, say).
         """
-
-        def open_stream(seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
-            watch = session_pb2.WatchRequest(session_id=session_id, after_seq=seq, follow=True)
-            return self._t.stream("Watch", watch)
-
-        async for event in self._resuming(open_stream, after_seq=after_seq, turn_id=turn_id):
+        watch = self._watcher(session_id, follow=True)
+        async for event in self._resuming(watch, after_seq=after_seq, turn_id=turn_id):
             yield event
 
     async def watch(
@@ -209,13 +204,20 @@ class AsyncBlitz:
         Without `follow` it ends after the replay. With it, it runs until the consumer
         stops, resuming across dropped connections.
         """
-
-        def open_stream(seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
-            watch = session_pb2.WatchRequest(session_id=session_id, after_seq=seq, follow=follow)
-            return self._t.stream("Watch", watch)
-
-        async for event in self._resuming(open_stream, after_seq=after_seq):
+        watch = self._watcher(session_id, follow=follow)
+        async for event in self._resuming(watch, after_seq=after_seq):
             yield event
+
+    def _watcher(self, session_id: str, *, follow: bool) -> _StreamOpener:
+        """Opens the session's Watch stream after a given seq."""
+
+        def open_stream(after_seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+            request = session_pb2.WatchRequest(
+                session_id=session_id, after_seq=after_seq, follow=follow
+            )
+            return self._t.stream("Watch", request)
+
+        return open_stream
 
     async def _resuming(
         self,

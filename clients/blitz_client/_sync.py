@@ -76,9 +76,13 @@ class Blitz:
         token: str | None = None,
         reconnect_timeout: float = 30.0,
     ) -> None:
-        self.url = url
         self._runner = asyncio.Runner()
         self._client = AsyncBlitz(url, token=token, reconnect_timeout=reconnect_timeout)
+
+    @property
+    def url(self) -> str:
+        """The server's URL, as given."""
+        return self._client.url
 
     def __enter__(self) -> Self:
         return self

@@ -80,6 +80,12 @@ def server_process(tmp_path: Path) -> Iterator[ServerProcess]:
             process.wait()
 
 
+@pytest.fixture
+def blitz_env(server_process: ServerProcess) -> dict[str, str]:
+    """The environment of a `blitz` client process that talks to `server_process`."""
+    return client_env(BLITZ_SERVER=server_process.grpc_target)
+
+
 class Terminal:
     """`blitz ARGS` in a pseudo-terminal; `screen` is everything it printed, ANSI stripped."""
 

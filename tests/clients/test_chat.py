@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 
 from blitz_client import Blitz
@@ -156,3 +158,20 @@ def test_thoughts_fold_and_unfold(terminal):
     chat.expect(r"▸ thought for 3 words \(/thoughts to expand\)")
     chat.prompt("/thoughts")
     chat.expect(r"thoughts are shown\s+a secret plan")
+
+
+def test_piped_input_answers_prompts_line_by_line(blitz_env):
+    """Without a terminal a key is a line's first letter; a blank line asks again."""
+    typed = "$ echo piped\n\no\n/quit\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "blitz.cli", "chat"],
+        input=typed,
+        env=blitz_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("[o]nce [s]ession [a]lways [d]eny [e]dit › ") == 2
+    assert "↳ approved once" in proc.stdout
+    assert re.search(r"piped\s+⎿ exit 0", proc.stdout)

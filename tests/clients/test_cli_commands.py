@@ -78,16 +78,21 @@ async def test_usage_prints_a_row_per_call_and_totals(server):
 
 async def test_sessions_list_show_close(server):
     async with AsyncBlitz(server.grpc_target) as client:
-        session = await client.create_session(title="listed")
+        # Brackets read as rich markup would vanish: the title must be printed as given.
+        session = await client.create_session(title="[v2]")
     code, out, _ = await blitz(server, "sessions", "--json")
     assert code == 0
     assert [json.loads(line)["id"] for line in out.splitlines()] == [session.id]
     code, out, _ = await blitz(server, "sessions")
-    assert session.id in out and "listed" in out
+    assert code == 0
+    assert session.id in out and "│ [v2] " in out
     code, out, _ = await blitz(server, "sessions", "show", session.id, "--json")
+    assert code == 0
     assert json.loads(out)["state"] == "SESSION_STATE_IDLE"
     code, out, _ = await blitz(server, "sessions", "close", session.id)
-    assert code == 0 and "closed" in out
+    assert code == 0
+    assert f"{session.id} [v2]" in out
+    assert "· closed ·" in out
     code, _, err = await blitz(server, "sessions", "show", "s_missing")
     assert code == 1 and "SESSION_NOT_FOUND" in err
 

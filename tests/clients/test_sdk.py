@@ -92,8 +92,11 @@ async def test_sessions_iterates_over_every_page(client):
     created = [(await client.create_session(title=f"n{i}")).id for i in range(5)]
     listed = [s.id async for s in client.sessions(page_size=2)]
     assert listed == created[::-1]
+    await client.close_session(created[1])
     idle = [s.id async for s in client.sessions(state="idle", page_size=2)]
-    assert idle == created[::-1]
+    assert idle == [created[4], created[3], created[2], created[0]]
+    closed = [s.id async for s in client.sessions(state=session_pb2.SESSION_STATE_CLOSED)]
+    assert closed == [created[1]]
 
 
 async def test_watch_replays_what_run_streamed_and_follow_turn_picks_a_turn_up(client):

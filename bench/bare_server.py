@@ -49,7 +49,6 @@ async def serve_grpc(port: int, events: list[t.TurnEvent]) -> None:
     session_pb2_grpc.add_SessionServiceServicer_to_server(GrpcWatch(events), server)
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
-    print("ready", flush=True)
     await server.wait_for_termination()
 
 
@@ -59,7 +58,6 @@ async def serve_connect(port: int, events: list[t.TurnEvent]) -> None:
         app, host="127.0.0.1", port=port, http="httptools", log_level="warning", lifespan="off"
     )
     server = uvicorn.Server(config)
-    print("ready", flush=True)
     await server.serve()
 
 

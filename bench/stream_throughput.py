@@ -115,30 +115,9 @@ def main() -> None:
     procs = []
     with tempfile.TemporaryDirectory() as data:
         try:
-            procs.append(
-                start(
-                    [
-                        sys.executable,
-                        str(HERE / "bare_server.py"),
-                        "grpc",
-                        str(grpc_bare),
-                        str(args.chunks),
-                    ],
-                    grpc_bare,
-                )
-            )
-            procs.append(
-                start(
-                    [
-                        sys.executable,
-                        str(HERE / "bare_server.py"),
-                        "connect",
-                        str(connect_bare),
-                        str(args.chunks),
-                    ],
-                    connect_bare,
-                )
-            )
+            for kind, port in (("grpc", grpc_bare), ("connect", connect_bare)):
+                bare_server = [sys.executable, str(HERE / "bare_server.py"), kind, str(port)]
+                procs.append(start([*bare_server, str(args.chunks)], port))
             env = {**os.environ, "BLITZ_LOG_LEVEL": "warning"}
             procs.append(
                 start(

@@ -21,7 +21,6 @@ SECRET = "the database password is hunter2"
 class FakeCore:
     def __init__(self) -> None:
         self.contexts: list[CallContext] = []
-        self.open_streams = 0
         self.closed_streams = 0
         self.slow_calls = 0
         self.release = asyncio.Event()
@@ -55,7 +54,6 @@ class FakeCore:
 
     async def run_turn(self, req: s.RunTurnRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         """Two events, then: success, a BlitzError ("fail") or a crash ("crash")."""
-        await self._count("open_streams")
         try:
             for seq in (1, 2):
                 yield t.TurnEvent(seq=seq, session_id=req.session_id, turn_id="t-1")
@@ -68,7 +66,6 @@ class FakeCore:
 
     async def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         """One event, then with `follow` waits for ever (until ended)."""
-        await self._count("open_streams")
         try:
             yield t.TurnEvent(seq=req.after_seq + 1, session_id=req.session_id)
             if req.follow:

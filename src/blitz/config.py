@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 __all__ = ["SETTINGS", "SettingSpec", "Settings", "SettingsError", "load_settings"]
 
@@ -179,14 +179,16 @@ def _nonempty(text: str) -> str:
     return text.strip()
 
 
-def _choice(*choices: str) -> Callable[[str], str]:
+def _choice(name: str, env: str, choices: tuple[str, ...], help: str) -> SettingSpec:
+    """A setting that takes one of `choices` (case-insensitive from the environment)."""
+
     def parse(text: str) -> str:
         lowered = text.strip().lower()
         if lowered not in choices:
             raise ValueError(f"must be one of {', '.join(choices)}")
         return lowered
 
-    return parse
+    return SettingSpec(name, env, parse, help, choices=choices)
 
 
 # The one table of settings: the CLI's flags, the environment and the README come from it.
@@ -264,22 +266,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "bytes of a command's output kept (e.g. 64KiB)",
         "BYTES",
     ),
-    SettingSpec(
+    _choice(
         "log_format",
         "BLITZ_LOG_FORMAT",
-        _choice("auto", "console", "json"),
+        get_args(LogFormat),
         "log format (auto: console on a terminal, JSON otherwise)",
-        "",
-        ("auto", "console", "json"),
     ),
-    SettingSpec(
-        "log_level",
-        "BLITZ_LOG_LEVEL",
-        _choice("debug", "info", "warning", "error"),
-        "lowest level logged",
-        "",
-        ("debug", "info", "warning", "error"),
-    ),
+    _choice("log_level", "BLITZ_LOG_LEVEL", get_args(LogLevel), "lowest level logged"),
     SettingSpec(
         "drain_timeout",
         "BLITZ_DRAIN_TIMEOUT",
@@ -414,8 +407,7 @@ def load_settings(flags: Mapping[str, object | None], environ: Mapping[str, str]
             shown = "(hidden)" if spec.secret else repr(raw)
             raise SettingsError(f"{source}: {exc}, got {shown}") from None
 
-    data_dir = Path(values.pop("data_dir", Settings.data_dir)).expanduser()
-    values["data_dir"] = data_dir
+    values["data_dir"] = data_dir = Path(values.get("data_dir", Settings.data_dir)).expanduser()
     values.setdefault("database", str(data_dir / "blitz.db"))
     values["workspace_root"] = Path(
         values.get("workspace_root", data_dir / "workspaces")

@@ -5,7 +5,8 @@ the standard library's logging, so one handler on the root logger writes every l
 ours, uvicorn's, grpc's — in one format: readable in a terminal, one JSON object per line
 otherwise. Context bound with `structlog.contextvars.bound_contextvars` (the core binds
 `session_id` and `turn_id`) is merged into every line logged under it. Secret-looking
-values are masked in every line (`mask_secrets`), ours or a library's.
+values are masked in every line (`mask_secrets`), ours or a library's, and in a JSON
+line's traceback; a console traceback is printed as it is.
 
 Nothing here may be called from library code: modules only do
 `log = structlog.get_logger(__name__)`.
@@ -29,11 +30,23 @@ _QUIET_LIBRARIES = {"uvicorn.access": logging.WARNING, "asyncio": logging.WARNIN
 
 
 def mask_secrets(_logger: Any, _method: str, event_dict: EventDict) -> EventDict:
-    """Mask secret-looking values (tokens, keys, passwords, URL credentials) in a log line."""
+    """Mask secret-looking values (tokens, keys, passwords, URL credentials) in a log line.
+
+    Strings nested in lists and dicts are masked too: a rendered exception is one.
+    """
     for key, value in event_dict.items():
-        if isinstance(value, str):
-            event_dict[key] = redact_text(value)
+        event_dict[key] = _masked(value)
     return event_dict
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    return value
 
 
 def configure_logging(
@@ -55,24 +68,26 @@ def configure_logging(
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.stdlib.ExtraAdder(),
-        mask_secrets,
     ]
-    renderer: Processor
+    # Masking comes last before rendering, once every line's message is formatted (ours and
+    # the libraries') and, in JSON, its traceback is data whose text can be masked too.
     final: list[Processor]
     if log_format == "json":
-        renderer = structlog.processors.JSONRenderer()
         # Tracebacks as data, without frame locals: those may hold requests and headers.
         final = [
             structlog.processors.ExceptionRenderer(
                 structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
             ),
-            renderer,
+            mask_secrets,
+            structlog.processors.JSONRenderer(),
         ]
     else:
-        renderer = structlog.dev.ConsoleRenderer(
-            colors=_isatty(stream), exception_formatter=structlog.dev.plain_traceback
-        )
-        final = [renderer]
+        final = [
+            mask_secrets,
+            structlog.dev.ConsoleRenderer(
+                colors=_isatty(stream), exception_formatter=structlog.dev.plain_traceback
+            ),
+        ]
 
     structlog.configure(
         processors=[

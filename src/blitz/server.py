@@ -177,7 +177,7 @@ async def _drain(
     log.info("ports closed", drain_s=round(time.monotonic() - started, 3))
 
 
-async def serve(settings: Settings, *, ready: asyncio.Event | None = None) -> None:
+async def serve(settings: Settings) -> None:
     """Run the server until SIGTERM or SIGINT, then drain and return.
 
     A second signal during the drain cancels it: the store and core still close, and the
@@ -209,8 +209,6 @@ async def serve(settings: Settings, *, ready: asyncio.Event | None = None) -> No
                 grpc_port=server.grpc_port,
                 http_port=server.http_port,
             )
-            if ready is not None:
-                ready.set()
             await stop.wait()
             log.info("shutting down", signal=received[0] if received else None)
     finally:

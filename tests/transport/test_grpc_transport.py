@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import grpc
 import pytest
@@ -45,6 +46,7 @@ async def test_a_call_reaches_the_core_with_deadline_metadata_and_peer(
     assert session.title == "hello"
     [ctx] = core.contexts
     assert ctx.deadline is not None
+    assert 25 < ctx.deadline - time.monotonic() <= 30
     assert ctx.metadata["x-client"] == "tests"
     assert "x-trace-bin" not in ctx.metadata
     assert ctx.peer.startswith("ipv4:127.0.0.1:")
@@ -133,7 +135,7 @@ async def test_health_reports_serving(grpc_channel: grpc.aio.Channel) -> None:
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
-async def test_reflection_lists_the_session_service(grpc_channel: grpc.aio.Channel) -> None:
+async def test_reflection_lists_every_service(grpc_channel: grpc.aio.Channel) -> None:
     stub = reflection_pb2_grpc.ServerReflectionStub(grpc_channel)
     call = stub.ServerReflectionInfo(
         iter([reflection_pb2.ServerReflectionRequest(list_services="")])
@@ -141,5 +143,9 @@ async def test_reflection_lists_the_session_service(grpc_channel: grpc.aio.Chann
     reply = await call.read()
     call.cancel()
     names = {service.name for service in reply.list_services_response.service}
-    assert "blitz.v1.SessionService" in names
-    assert "grpc.health.v1.Health" in names
+    assert names == {
+        "blitz.v1.SessionService",
+        "blitz.v1.WorkspaceService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+    }

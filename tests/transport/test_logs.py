@@ -65,3 +65,25 @@ def test_auto_is_json_when_not_a_terminal() -> None:
     structlog.get_logger("blitz.test").warning("hello")
 
     assert json.loads(out.getvalue())["event"] == "hello"
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_secrets_are_masked_in_messages_arguments_and_json_tracebacks() -> None:
+    out = io.StringIO()
+    configure_logging(log_format="json", level="info", stream=out)
+    key = "sk-" + "a1b2c3d4" * 4
+
+    log = structlog.get_logger("blitz.test")
+    log.info("calling %s", f"https://x/?api_key={key}", url=f"https://user:{key}@host/")
+    logging.getLogger("httpx").info("request with token=%s", key)
+    try:
+        raise RuntimeError(f"Incorrect API key provided: {key}")
+    except RuntimeError:
+        log.exception("model call failed")
+
+    ours, library, failed = (json.loads(line) for line in out.getvalue().splitlines())
+    assert ours["event"] == "calling https://x/?api_key=***"
+    assert ours["url"] == "https://user:***@host/"
+    assert library["event"] == "request with token=***"
+    assert failed["exception"][0]["exc_value"] == "Incorrect API key provided: ***"
+    assert key not in out.getvalue()

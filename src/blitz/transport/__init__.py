@@ -1,8 +1,9 @@
 """Transports: thin adapters from the wire to the transport-free core.
 
 `grpc` serves `grpc.aio`; `connect` serves Connect and gRPC-Web over ASGI, run by `http`
-under uvicorn; `gate` admits calls and drains them at shutdown. None of them holds a
-business rule: they build a `CallContext`, call the core and map its errors.
+under uvicorn; `gate` admits calls and drains them at shutdown; `unexpected` turns any
+other exception than a `BlitzError` into INTERNAL for both. None of them holds a business
+rule: they build a `CallContext`, call the core and map its errors.
 """
 
 from blitz.transport.connect import ConnectSessionService, build_http_app

@@ -4,7 +4,8 @@ ASGI through `connectrpc`, plus `GET /healthz`, in one tiny ASGI router.
 `ConnectSessionService` implements the generated `SessionService` protocol: it builds a
 `CallContext`, calls the core and maps failures with one table. A `BlitzError` becomes a
 `ConnectError` whose detail is the `ErrorInfo`; any other exception is logged with its
-traceback and becomes INTERNAL with a generic message. Its text never reaches the client.
+traceback and becomes INTERNAL with a generic message (`unexpected`). Its text never
+reaches the client.
 
 Compression: connectrpc compresses a stream's every message with what the client accepts,
 however small, and has no size threshold; on small events gzip doubles the server's CPU.
@@ -22,14 +23,14 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import structlog
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from protobuf.wkt import Any as AnyDetail
 
 from blitz.core import CallContext, SessionCore, WorkspaceCore
-from blitz.errors import BlitzError, Status, internal_error
+from blitz.errors import BlitzError, Status
 from blitz.transport.gate import CallGate
+from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import session_pb2, turn_pb2
 from blitz.v1.session_connect import SessionServiceASGIApplication
 from blitz.v1.workspace_connect import WorkspaceServiceASGIApplication
@@ -42,10 +43,7 @@ __all__ = [
     "ConnectSessionService",
     "HttpApp",
     "build_http_app",
-    "to_connect_error",
 ]
-
-log = structlog.get_logger(__name__)
 
 _REQ = TypeVar("_REQ")
 _RES = TypeVar("_RES")
@@ -75,7 +73,7 @@ _STREAM_PATHS = frozenset(
 _STREAM_ACCEPT_ENCODING = frozenset({b"connect-accept-encoding", b"grpc-accept-encoding"})
 
 
-def to_connect_error(error: BlitzError) -> ConnectError:
+def _to_connect_error(error: BlitzError) -> ConnectError:
     """The wire form of a BlitzError: its status's code, message, ErrorInfo detail."""
     detail = AnyDetail(type_url=_ERROR_INFO_TYPE_URL, value=error.to_proto().SerializeToString())
     return ConnectError(CONNECT_CODES[error.status], error.message, details=[detail])
@@ -95,13 +93,10 @@ class _Adapter:
         ctx: RequestContext[Any, Any],
     ) -> _RES:
         try:
-            with self._gate.unary():
+            with unexpected_as_internal("call", rpc=rpc, transport="connect"), self._gate.unary():
                 return await method(request, _call_context(ctx))
         except BlitzError as exc:
-            raise to_connect_error(exc) from None
-        except Exception:
-            log.exception("unexpected error in call", rpc=rpc, transport="connect")
-            raise to_connect_error(internal_error()) from None
+            raise _to_connect_error(exc) from None
 
     async def _stream(
         self,
@@ -112,15 +107,15 @@ class _Adapter:
     ) -> AsyncIterator[_RES]:
         events: AsyncIterator[_RES] | None = None
         try:
-            with self._gate.stream():
+            with (
+                unexpected_as_internal("stream", rpc=rpc, transport="connect"),
+                self._gate.stream(),
+            ):
                 events = method(request, _call_context(ctx))
                 async for event in events:
                     yield event
         except BlitzError as exc:
-            raise to_connect_error(exc) from None
-        except Exception:
-            log.exception("unexpected error in stream", rpc=rpc, transport="connect")
-            raise to_connect_error(internal_error()) from None
+            raise _to_connect_error(exc) from None
         finally:
             if events is not None and (aclose := getattr(events, "aclose", None)):
                 await aclose()

@@ -19,10 +19,10 @@ from contextlib import contextmanager
 
 from blitz.errors import BlitzError, Reason
 
-__all__ = ["CallGate", "shutting_down"]
+__all__ = ["CallGate"]
 
 
-def shutting_down() -> BlitzError:
+def _shutting_down() -> BlitzError:
     """What a client sees of a call refused or a stream ended by a shutdown."""
     return BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down; retry on another replica")
 
@@ -46,7 +46,7 @@ class CallGate:
     def unary(self) -> Iterator[None]:
         """Hold the gate open for one unary call; raises SHUTTING_DOWN once closed."""
         if not self._serving:
-            raise shutting_down()
+            raise _shutting_down()
         self._unary += 1
         self._idle.clear()
         try:
@@ -64,7 +64,7 @@ class CallGate:
         cancellation that ended it.
         """
         if not self._serving:
-            raise shutting_down()
+            raise _shutting_down()
         task = asyncio.current_task()
         if task is None:  # pragma: no cover - transports always run calls in tasks
             yield
@@ -75,7 +75,7 @@ class CallGate:
         except asyncio.CancelledError:
             # Claim the cancellation only if the gate alone caused it.
             if task in self._ending and task.uncancel() == 0:
-                raise shutting_down() from None
+                raise _shutting_down() from None
             raise
         finally:
             self._streams.discard(task)

@@ -3,8 +3,9 @@
 It builds a `CallContext` from the call (deadline, metadata, peer), calls the core and
 maps failures to the wire: a `BlitzError` aborts with the status of its reason and a
 `google.rpc.Status` carrying the `ErrorInfo` in `grpc-status-details-bin`; any other
-exception is logged with its traceback and becomes INTERNAL with a generic message. Its
-text never reaches the client. Streams close the core's iterator whatever way they end.
+exception is logged with its traceback and becomes INTERNAL with a generic message
+(`unexpected`). Its text never reaches the client. Streams close the core's iterator
+whatever way they end.
 
 No business logic here: a rule about sessions or turns belongs to the core.
 """
@@ -16,20 +17,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
 import grpc
-import structlog
 from google.protobuf import any_pb2
 from google.rpc import status_pb2
 from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from blitz.core import CallContext, SessionCore, WorkspaceCore
-from blitz.errors import BlitzError, Status, internal_error
+from blitz.errors import BlitzError, Status
 from blitz.transport.gate import CallGate
+from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import session_pb2, session_pb2_grpc, turn_pb2, workspace_pb2, workspace_pb2_grpc
 
 __all__ = ["GRPC_CODES", "GrpcSessionService", "bind_grpc_server", "build_grpc_server"]
-
-log = structlog.get_logger(__name__)
 
 _REQ = TypeVar("_REQ")
 _RES = TypeVar("_RES")
@@ -67,16 +66,13 @@ def _stream_handler(
     ) -> AsyncIterator[turn_pb2.TurnEvent]:
         events: AsyncIterator[turn_pb2.TurnEvent] | None = None
         try:
-            with self._gate.stream():
+            with unexpected_as_internal("stream", rpc=rpc, transport="grpc"), self._gate.stream():
                 events = getattr(self._core, core_method)(request, _call_context(context))
                 async for event in events:
                     yield event
                 return
         except BlitzError as exc:
             error = exc
-        except Exception:
-            log.exception("unexpected error in stream", rpc=rpc, transport="grpc")
-            error = internal_error()
         finally:
             if events is not None and (aclose := getattr(events, "aclose", None)):
                 await aclose()
@@ -101,13 +97,10 @@ class _Adapter:
     ) -> _RES:
         # abort() raises, so it is called outside the try that catches the core's errors.
         try:
-            with self._gate.unary():
+            with unexpected_as_internal("call", rpc=rpc, transport="grpc"), self._gate.unary():
                 return await method(request, _call_context(context))
         except BlitzError as exc:
             error = exc
-        except Exception:
-            log.exception("unexpected error in call", rpc=rpc, transport="grpc")
-            error = internal_error()
         await _abort(context, error)
 
 

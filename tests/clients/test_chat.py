@@ -119,6 +119,8 @@ def test_ctrl_c_cancels_the_turn_and_twice_leaves(terminal):
     time.sleep(0.5)
     chat.child.sendintr()
     chat.expect(r"Ctrl-C again to leave")
+    chat.expect(r"› $")
+    time.sleep(0.3)  # as above: the second press comes after the prompt is back, within 2 s
     chat.child.sendintr()
     assert chat.wait_exit() == 0
 

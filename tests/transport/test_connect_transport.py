@@ -43,7 +43,7 @@ async def test_a_call_reaches_the_core_with_deadline_headers_and_peer(
     assert session.title == "hello"
     [ctx] = core.contexts
     assert ctx.deadline is not None
-    assert 25 < ctx.deadline - time.monotonic() <= 30
+    assert 25 < ctx.deadline - time.monotonic() <= 31  # the server counts from arrival
     assert ctx.metadata["x-client"] == "tests"
     assert ctx.peer.startswith("127.0.0.1:")
 

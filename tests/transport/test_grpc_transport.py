@@ -46,7 +46,9 @@ async def test_a_call_reaches_the_core_with_deadline_metadata_and_peer(
     assert session.title == "hello"
     [ctx] = core.contexts
     assert ctx.deadline is not None
-    assert 25 < ctx.deadline - time.monotonic() <= 30
+    # The server's clock starts when the call arrives and grpc rounds the wire timeout
+    # up, so the deadline it sees may lie a little past the client's own.
+    assert 25 < ctx.deadline - time.monotonic() <= 31
     assert ctx.metadata["x-client"] == "tests"
     assert "x-trace-bin" not in ctx.metadata
     assert ctx.peer.startswith("ipv4:127.0.0.1:")

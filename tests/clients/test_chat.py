@@ -40,7 +40,7 @@ def test_approve_for_the_session_then_a_rule_approves_without_asking(terminal, s
     chat.prompt("$ echo one")
     before_footer = chat.expect(FOOTER)
     assert "[o]nce" not in before_footer
-    assert re.search(r"one\s+⎿ exit 0", before_footer)
+    assert re.search(r"one\s+⎿ exit 0", before_footer), before_footer
     session_id = re.search(r"session (s_\w+)", chat.screen).group(1)
     with Blitz(server_process.grpc_target) as client:
         rules = client.rules(session_id)

@@ -1,0 +1,68 @@
+"""Commands run by a server that is busy with gRPC calls, on uvloop as `blitz serve` runs.
+
+uvloop forks to start a process, and gRPC's fork handlers made such children crash before
+they ran the command (about one in ten under load). The check needs a fresh process: gRPC
+reads its settings once, when it starts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+SCRIPT = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+
+    import blitz  # sets the process up as `blitz serve` has it
+    import grpc, uvloop
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    from blitz.agent.commands import run_shell
+
+    async def main():
+        server = grpc.aio.server()
+        health_pb2_grpc.add_HealthServicer_to_server(health.aio.HealthServicer(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        stub = health_pb2_grpc.HealthStub(channel)
+
+        async def busy():
+            while True:
+                await stub.Check(health_pb2.HealthCheckRequest())
+
+        load = [asyncio.create_task(busy()) for _ in range(4)]
+        codes = []
+        for _ in range(200):
+            outcome = await run_shell(
+                "echo one", cwd=Path(sys.argv[1]), env={"PATH": "/usr/bin:/bin"},
+                time_limit=10, output_cap=100,
+            )
+            codes.append((outcome.exit_code, outcome.output))
+        for task in load:
+            task.cancel()
+        await channel.close()
+        await server.stop(None)
+        bad = [c for c in codes if c != (0, "one\\n")]
+        print(f"{len(bad)} of {len(codes)} failed: {bad[:3]}")
+
+    uvloop.run(main())
+    """
+)
+
+
+def test_commands_do_not_crash_while_grpc_calls_are_in_flight(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().startswith("0 of 200 failed"), done.stdout

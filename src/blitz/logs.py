@@ -5,8 +5,7 @@ the standard library's logging, so one handler on the root logger writes every l
 ours, uvicorn's, grpc's — in one format: readable in a terminal, one JSON object per line
 otherwise. Context bound with `structlog.contextvars.bound_contextvars` (the core binds
 `session_id` and `turn_id`) is merged into every line logged under it. Secret-looking
-values are masked in every line (`mask_secrets`), ours or a library's, and in a JSON
-line's traceback; a console traceback is printed as it is.
+values are masked in every line (`mask_secrets`), ours or a library's, tracebacks included.
 
 Nothing here may be called from library code: modules only do
 `log = structlog.get_logger(__name__)`.
@@ -21,7 +20,7 @@ from typing import Any, TextIO
 import structlog
 from structlog.typing import EventDict, Processor
 
-from blitz.redact import redact_text
+from blitz.redact import MASK, is_secret_name, redact_text
 
 __all__ = ["configure_logging", "mask_secrets"]
 
@@ -32,18 +31,19 @@ _QUIET_LIBRARIES = {"uvicorn.access": logging.WARNING, "asyncio": logging.WARNIN
 def mask_secrets(_logger: Any, _method: str, event_dict: EventDict) -> EventDict:
     """Mask secret-looking values (tokens, keys, passwords, URL credentials) in a log line.
 
-    Strings nested in lists and dicts are masked too: a rendered exception is one.
+    Strings nested in lists and dicts are masked too: a rendered exception is one. A string
+    under a secret-looking name (`password=...`) is masked whole, whatever it looks like.
     """
     for key, value in event_dict.items():
-        event_dict[key] = _masked(value)
+        event_dict[key] = _masked(value, is_secret_name(key))
     return event_dict
 
 
-def _masked(value: Any) -> Any:
+def _masked(value: Any, secret: bool = False) -> Any:
     if isinstance(value, str):
-        return redact_text(value)
+        return MASK if secret and value else redact_text(value)
     if isinstance(value, dict):
-        return {key: _masked(item) for key, item in value.items()}
+        return {key: _masked(item, is_secret_name(str(key))) for key, item in value.items()}
     if isinstance(value, list):
         return [_masked(item) for item in value]
     return value
@@ -82,11 +82,11 @@ def configure_logging(
             structlog.processors.JSONRenderer(),
         ]
     else:
+        # The traceback becomes text first, so that it is masked like the rest of the line.
         final = [
+            structlog.processors.format_exc_info,
             mask_secrets,
-            structlog.dev.ConsoleRenderer(
-                colors=_isatty(stream), exception_formatter=structlog.dev.plain_traceback
-            ),
+            structlog.dev.ConsoleRenderer(colors=_isatty(stream)),
         ]
 
     structlog.configure(

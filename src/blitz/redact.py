@@ -15,7 +15,7 @@ from google.protobuf.struct_pb2 import Struct, Value
 
 from blitz.v1.turn_pb2 import TurnEvent
 
-__all__ = ["MASK", "redact_event", "redact_text"]
+__all__ = ["MASK", "is_secret_name", "redact_event", "redact_text"]
 
 MASK = "***"
 
@@ -51,6 +51,11 @@ _SHAPES = re.compile(
 _SECRET_KEY = re.compile(rf"^{_NAME}$", re.I)
 
 
+def is_secret_name(name: str) -> bool:
+    """Whether a key or variable called `name` holds a secret (`api_key`, `DB_PASSWORD`)."""
+    return bool(_SECRET_KEY.match(name))
+
+
 def redact_text(text: str) -> str:
     """`text` with every secret-looking value replaced by `***`."""
     if not text:
@@ -76,7 +81,7 @@ def _redact_value(value: Value, secret: bool) -> None:
 
 def _redact_struct(struct: Struct) -> None:
     for key, value in struct.fields.items():
-        _redact_value(value, bool(_SECRET_KEY.match(key)))
+        _redact_value(value, is_secret_name(key))
 
 
 def _approval(event: TurnEvent) -> None:

@@ -87,3 +87,24 @@ def test_secrets_are_masked_in_messages_arguments_and_json_tracebacks() -> None:
     assert library["event"] == "request with token=***"
     assert failed["exception"][0]["exc_value"] == "Incorrect API key provided: ***"
     assert key not in out.getvalue()
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_console_tracebacks_and_values_under_secret_names_are_masked() -> None:
+    out = io.StringIO()
+    configure_logging(log_format="console", level="info", stream=out)
+    key = "sk-" + "a1b2c3d4" * 4
+
+    log = structlog.get_logger("blitz.test")
+    log.info("connecting", password="hunter2", input_tokens=12, settings={"db_password": "pw"})
+    try:
+        raise RuntimeError(f"Incorrect API key provided: {key}")
+    except RuntimeError:
+        log.exception("model call failed")
+
+    text = out.getvalue()
+    assert "hunter2" not in text and "'pw'" not in text
+    assert "input_tokens=12" in text
+    assert "Traceback (most recent call last)" in text
+    assert "Incorrect API key provided: ***" in text
+    assert key not in text

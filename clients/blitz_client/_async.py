@@ -39,6 +39,17 @@ _STATES = {
 }
 
 
+def _state_value(state: str | int | None) -> int:
+    if state is None:
+        return 0
+    if isinstance(state, str):
+        word = state.lower().removeprefix("session_state_")
+        if word not in _STATES:
+            raise ValueError(f"state must be one of {', '.join(_STATES)}; got {state!r}")
+        return _STATES[word]
+    return int(state)
+
+
 class AsyncBlitz:
     """An asyncio client of a Blitz server, over gRPC or Connect.
 
@@ -127,7 +138,7 @@ class AsyncBlitz:
 
         `state`: "idle", "running", "parked", "closed" or a SessionState value.
         """
-        state_value = _STATES[state.lower()] if isinstance(state, str) else (state or 0)
+        state_value = _state_value(state)
         token = ""
         while True:
             request = session_pb2.ListSessionsRequest(

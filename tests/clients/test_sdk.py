@@ -97,6 +97,8 @@ async def test_sessions_iterates_over_every_page(client):
     assert idle == [created[4], created[3], created[2], created[0]]
     closed = [s.id async for s in client.sessions(state=session_pb2.SESSION_STATE_CLOSED)]
     assert closed == [created[1]]
+    with pytest.raises(ValueError, match="state must be one of idle, running"):
+        [s async for s in client.sessions(state="bogus")]
 
 
 async def test_watch_replays_what_run_streamed_and_follow_turn_picks_a_turn_up(client):

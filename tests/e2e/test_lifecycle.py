@@ -52,6 +52,12 @@ async def test_bad_input_names_the_field(wire):
     )
     assert info.metadata["field"] == "labels"
     info = await expect_error(
+        wire.call("ListSessions", s.ListSessionsRequest(state=99)),  # type: ignore[arg-type]
+        "invalid_argument",
+        "INVALID_ARGUMENT",
+    )
+    assert info.metadata["field"] == "state"
+    info = await expect_error(
         wire.create_session(workspace="../escape"), "invalid_argument", "INVALID_ARGUMENT"
     )
     assert info.metadata["field"] == "workspace"

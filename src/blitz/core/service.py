@@ -213,6 +213,8 @@ class SessionCore:
     ) -> s.ListSessionsResponse:
         if req.page_size < 0:
             raise invalid_argument("page_size", "page_size must not be negative")
+        if req.state not in s.SessionState.values():
+            raise invalid_argument("state", f"state {req.state} is not a SessionState")
         _check_label_keys(req.labels)
         size = min(req.page_size or 50, _MAX_PAGE)
         before = None

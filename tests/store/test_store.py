@@ -16,6 +16,7 @@ from blitz.store import (
     SessionRecord,
     Store,
     TurnRecord,
+    UsageTotals,
     open_store,
 )
 from blitz.store.sqlite import MIGRATIONS
@@ -128,6 +129,30 @@ async def test_ledger_and_history_survive_reopening(tmp_path: Path) -> None:
         (row,) = await second.ledger("s1")
         assert (row.input, row.output, row.cost_usd, row.priced) == (10, 5, 0.5, False)
         assert await second.get_history("s1") == b"history"
+
+
+async def test_usage_totals_sum_the_ledger_and_unknown_prices_stay_unknown(store: Store) -> None:
+    await store.create_session(session())
+    assert await store.usage_totals("s1") == UsageTotals()
+    await store.add_ledger(
+        LedgerRow("s1", "t1", "a", input=10, cached=4, output=5, cost_usd=0.25, search_queries=1)
+    )
+    await store.add_ledger(
+        LedgerRow("s1", "t2", "b", input=7, cache_write=2, output=1, priced=False, time=1.0)
+    )
+    await store.add_ledger(LedgerRow("s2", "t9", "a", input=1000, cost_usd=9.0))
+
+    assert await store.usage_totals("s1") == UsageTotals(
+        calls=2,
+        input=17,
+        cached=4,
+        cache_write=2,
+        output=6,
+        cost_usd=0.25,
+        priced=False,
+        search_queries=1,
+        last_prompt=9,
+    )
 
 
 def test_unknown_database_url_scheme_is_refused() -> None:

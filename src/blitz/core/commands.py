@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blitz.core.agent_port import AgentPort
-from blitz.core.usage import total_usage
+from blitz.core.usage import session_usage
 from blitz.errors import invalid_argument
 from blitz.store import Store
 from blitz.v1 import turn_pb2 as t
@@ -62,7 +62,7 @@ async def run_command(name: str, arg: str, ctx: CommandContext) -> str:
     if name == "help":
         return "\n".join(f"/{command}: {what}" for command, what in COMMANDS.items())
     if name == "usage":
-        u = total_usage(await store.ledger(ctx.session_id))
+        u = await session_usage(store, ctx.session_id)
         cost = f"${u.cost_usd:.4f}" + ("" if u.priced else " (some prices unknown)")
         return (
             f"{u.calls} model calls; tokens: {u.input} input, {u.cached} cached, "

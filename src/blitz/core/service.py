@@ -27,7 +27,7 @@ from blitz.core.context import CallContext
 from blitz.core.log import EventLog
 from blitz.core.prompt import model_prompt
 from blitz.core.turns import ActiveTurn, TurnRunner, new_turn_id
-from blitz.core.usage import ledger_entry, total_usage
+from blitz.core.usage import ledger_entry, session_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store
 from blitz.v1 import session_pb2 as s
@@ -154,7 +154,7 @@ class SessionCore:
             update_time=_stamp(rec.update_time),
             turn_id=rec.turn_id,
             last_seq=await self._store.last_seq(rec.id),
-            usage=total_usage(await self._store.ledger(rec.id)),
+            usage=await session_usage(self._store, rec.id),
         )
         if rec.approval_timeout is not None:
             session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))
@@ -507,7 +507,10 @@ class SessionCore:
     async def get_usage(self, req: s.GetUsageRequest, ctx: CallContext) -> s.UsageReport:
         session = await self._session(req.session_id, ctx)
         rows = await self._store.ledger(session.id)
-        return s.UsageReport(total=total_usage(rows), entries=[ledger_entry(r) for r in rows])
+        return s.UsageReport(
+            total=await session_usage(self._store, session.id),
+            entries=[ledger_entry(r) for r in rows],
+        )
 
 
 def _rule_proto(rule: RuleRecord) -> s.Rule:

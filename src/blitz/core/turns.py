@@ -35,7 +35,7 @@ from blitz.core.agent_port import AgentPort
 from blitz.core.approvals import Outcome, covering_rule, result_of
 from blitz.core.commands import CommandContext, parse_command, plan_record, run_command
 from blitz.core.log import EventLog
-from blitz.core.usage import total_usage
+from blitz.core.usage import session_usage
 from blitz.errors import BlitzError, Reason, internal_error
 from blitz.redact import redact_event
 from blitz.store import LedgerRow, PendingRecord, RuleRecord, SessionRecord, Store, TurnRecord
@@ -204,7 +204,7 @@ class TurnRunner:
         """
         now = time.time()
         timeout = turn.timeout.ToTimedelta() if turn.HasField("timeout") else self.default_timeout
-        before = total_usage(await self.store.ledger(session.id))
+        before = await session_usage(self.store, session.id)
         rec = TurnRecord(
             session_id=session.id,
             turn_id=turn_id,
@@ -570,7 +570,7 @@ class TurnRunner:
                     await self.log.commit(
                         sid, t.TurnEvent(turn_id=rec.turn_id, resolution=outcome.event)
                     )
-            after = total_usage(await self.store.ledger(sid))
+            after = await session_usage(self.store, sid)
             leftover, rec.steer = rec.steer, []
             rec.state = FINISHED
             rec.history = None

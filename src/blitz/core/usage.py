@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from blitz.store import LedgerRow
+from blitz.store import LedgerRow, Store, UsageTotals
 from blitz.v1.session_pb2 import LedgerEntry
 from blitz.v1.turn_pb2 import Usage
 
-__all__ = ["ledger_entry", "total_usage"]
+__all__ = ["ledger_entry", "session_usage", "usage_proto"]
 
 
-def total_usage(rows: Sequence[LedgerRow]) -> Usage:
-    """The sum of a session's ledger. `priced` holds only if every call's price is known."""
-    usage = Usage(priced=True)
-    for row in rows:
-        usage.calls += 1
-        usage.input += row.input
-        usage.cached += row.cached
-        usage.cache_write += row.cache_write
-        usage.output += row.output
-        usage.cost_usd += row.cost_usd
-        usage.search_queries += row.search_queries
-        usage.search_cost_usd += row.search_cost_usd
-        usage.priced = usage.priced and row.priced
-        usage.last_prompt = row.input + row.cached + row.cache_write
-    return usage
+def usage_proto(totals: UsageTotals) -> Usage:
+    """A session's summed ledger as the protocol's `Usage`."""
+    return Usage(
+        calls=totals.calls,
+        input=totals.input,
+        cached=totals.cached,
+        cache_write=totals.cache_write,
+        output=totals.output,
+        cost_usd=totals.cost_usd,
+        priced=totals.priced,
+        search_queries=totals.search_queries,
+        search_cost_usd=totals.search_cost_usd,
+        last_prompt=totals.last_prompt,
+    )
+
+
+async def session_usage(store: Store, session_id: str) -> Usage:
+    """The session's cumulative usage, summed by the store."""
+    return usage_proto(await store.usage_totals(session_id))
 
 
 def ledger_entry(row: LedgerRow) -> LedgerEntry:

@@ -13,6 +13,7 @@ from blitz.store.records import (
     RuleRecord,
     SessionRecord,
     TurnRecord,
+    UsageTotals,
 )
 from blitz.store.sqlite import SqliteStore
 
@@ -26,6 +27,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "TurnRecord",
+    "UsageTotals",
     "open_store",
 ]
 

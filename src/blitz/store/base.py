@@ -18,6 +18,7 @@ from blitz.store.records import (
     RuleRecord,
     SessionRecord,
     TurnRecord,
+    UsageTotals,
 )
 
 __all__ = ["Store"]
@@ -80,6 +81,9 @@ class Store(Protocol):
     # Usage ledger
     async def add_ledger(self, row: LedgerRow) -> None: ...
     async def ledger(self, session_id: str) -> list[LedgerRow]: ...
+    async def usage_totals(self, session_id: str) -> UsageTotals:
+        """The session's ledger summed, without reading every row into the process."""
+        ...
 
     # Approval rules
     async def add_rule(self, rule: RuleRecord) -> None: ...

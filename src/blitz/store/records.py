@@ -94,6 +94,24 @@ class LedgerRow:
 
 
 @dataclass
+class UsageTotals:
+    """A session's ledger summed: what `Usage` reports."""
+
+    calls: int = 0
+    input: int = 0
+    cached: int = 0
+    cache_write: int = 0
+    output: int = 0
+    cost_usd: float = 0.0
+    # False when any call's price is unknown.
+    priced: bool = True
+    search_queries: int = 0
+    search_cost_usd: float = 0.0
+    # input + cached + cache_write of the latest call: the size of the last prompt.
+    last_prompt: int = 0
+
+
+@dataclass
 class RuleRecord:
     """An approval rule made by a SESSION or ALWAYS decision."""
 

@@ -21,6 +21,7 @@ from blitz.store.records import (
     RuleRecord,
     SessionRecord,
     TurnRecord,
+    UsageTotals,
 )
 
 __all__ = ["SqliteStore"]
@@ -479,6 +480,32 @@ class SqliteStore:
             )
             for r in rows
         ]
+
+    async def usage_totals(self, session_id: str) -> UsageTotals:
+        async with self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(input), 0), COALESCE(SUM(cached), 0),"
+            " COALESCE(SUM(cache_write), 0), COALESCE(SUM(output), 0), TOTAL(cost_usd),"
+            " COALESCE(MIN(priced), 1), COALESCE(SUM(search_queries), 0),"
+            " TOTAL(search_cost_usd),"
+            " (SELECT input + cached + cache_write FROM ledger"
+            "  WHERE session_id = ?1 ORDER BY id DESC LIMIT 1)"
+            " FROM ledger WHERE session_id = ?1",
+            (session_id,),
+        ) as cur:
+            r = await cur.fetchone()
+        assert r is not None  # an aggregate always has a row
+        return UsageTotals(
+            calls=r[0],
+            input=r[1],
+            cached=r[2],
+            cache_write=r[3],
+            output=r[4],
+            cost_usd=r[5],
+            priced=bool(r[6]),
+            search_queries=r[7],
+            search_cost_usd=r[8],
+            last_prompt=r[9] or 0,
+        )
 
     # Approval rules
 

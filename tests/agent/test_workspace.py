@@ -30,6 +30,13 @@ def test_dotdot_is_refused(workspace: Path, path: str) -> None:
         Workspace(workspace).resolve(path)
 
 
+@pytest.mark.parametrize("path", ["a" * 256, "é" * 128, "a/" * 2048])
+def test_paths_no_file_system_takes_are_refused(workspace: Path, path: str) -> None:
+    with pytest.raises(PathRefused, match="too long"):
+        Workspace(workspace).resolve(path)
+    assert Workspace(workspace).resolve("a" * 255).name == "a" * 255
+
+
 def test_absolute_path_outside_is_refused(workspace: Path, outside: Path) -> None:
     with pytest.raises(PathRefused, match="outside the workspace"):
         Workspace(workspace).resolve(str(outside / "secret.txt"))

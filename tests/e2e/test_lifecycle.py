@@ -57,10 +57,11 @@ async def test_bad_input_names_the_field(wire):
         "INVALID_ARGUMENT",
     )
     assert info.metadata["field"] == "state"
-    info = await expect_error(
-        wire.create_session(workspace="../escape"), "invalid_argument", "INVALID_ARGUMENT"
-    )
-    assert info.metadata["field"] == "workspace"
+    for workspace in ("../escape", "w" * 300):
+        info = await expect_error(
+            wire.create_session(workspace=workspace), "invalid_argument", "INVALID_ARGUMENT"
+        )
+        assert info.metadata["field"] == "workspace"
     session = await wire.create_session()
     info = await expect_error(wire.run_all(session.id, ""), "invalid_argument", "INVALID_ARGUMENT")
     assert info.metadata["field"] == "turn.text"

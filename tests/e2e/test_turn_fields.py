@@ -155,7 +155,7 @@ async def test_workspace_files_can_be_listed_and_read_but_not_outside(wire, serv
     assert [(e.path, e.size) for e in inner.entries] == [("src/app.py", 12)]
     read = await wire.call("ReadFile", w.ReadFileRequest(session_id=session.id, path="src/app.py"))
     assert read.content == b"print('hi')\n" and not read.truncated
-    for path in ("../secret", "/etc/passwd"):
+    for path in ("../secret", "/etc/passwd", "a" * 300, "a/" * 2100):
         with pytest.raises(WireError) as err:
             await wire.call("ReadFile", w.ReadFileRequest(session_id=session.id, path=path))
         assert err.value.info.metadata["field"] == "path"

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-__all__ = ["PathRefused", "Workspace"]
+__all__ = ["PathRefused", "Workspace", "too_long"]
+
+# Linux's limits, in bytes: a longer path fails every file call with ENAMETOOLONG.
+_NAME_MAX = 255
+_PATH_MAX = 4096
+
+
+def too_long(path: str) -> bool:
+    """Whether `path`, or one of its components, is longer than a file system allows."""
+    data = path.encode("utf-8", "surrogateescape")
+    return len(data) >= _PATH_MAX or any(len(part) > _NAME_MAX for part in data.split(b"/"))
 
 
 class PathRefused(Exception):
@@ -34,6 +44,8 @@ class Workspace:
         """
         if not path or "\x00" in path:
             raise PathRefused(f"invalid path {path!r}")
+        if too_long(path):
+            raise PathRefused(f"path {path[:40]!r}… is too long")
         if ".." in PurePosixPath(path).parts or ".." in Path(path).parts:
             raise PathRefused(f"path {path!r} contains '..'")
         candidate = Path(path)

@@ -19,6 +19,7 @@ from types import TracebackType
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from blitz.agent.contract import ImageInput
+from blitz.agent.workspace import too_long
 from blitz.core.agent_port import AgentPort
 from blitz.core.approvals import Outcome
 from blitz.core.coalesce import coalesce
@@ -170,6 +171,8 @@ class SessionCore:
             raise invalid_argument(
                 "workspace", "workspace must be a relative folder name inside the server's root"
             )
+        if too_long(str(self._workspace_root / path)):
+            raise invalid_argument("workspace", "workspace is too long a folder name")
         return str(path)
 
     async def create_session(self, req: s.CreateSessionRequest, ctx: CallContext) -> s.Session:

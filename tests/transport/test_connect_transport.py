@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import struct
 import time
 
@@ -188,3 +190,54 @@ async def test_gzip_requests_and_unary_responses_still_work(server: RunningServe
 
     assert reply.headers["content-encoding"] == "gzip"
     assert s.Session.FromString(reply.content).title == "zip"  # httpx un-gzips
+
+
+def _json_error_info(body: dict[str, object]) -> t.ErrorInfo:
+    [detail] = body["details"]  # type: ignore[misc]
+    assert detail["type"] == "blitz.v1.ErrorInfo"
+    value = detail["value"]
+    return t.ErrorInfo.FromString(base64.b64decode(value + "=" * (-len(value) % 4)))
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "field"),
+    [
+        ("application/json", b'{"approvalTimeout": "soon"}', "approval_timeout"),
+        ("application/json", b'{"labels": {"team": 5}}', "labels"),
+        ("application/json", b"{", "request"),
+        ("application/proto", b"\xff\xff\xff", "request"),
+    ],
+)
+async def test_a_request_that_does_not_decode_is_invalid_argument_naming_the_field(
+    server: RunningServer, core: FakeCore, content_type: str, body: bytes, field: str
+) -> None:
+    async with httpx.AsyncClient(base_url=server.http_url) as http:
+        reply = await http.post(
+            "/blitz.v1.SessionService/CreateSession",
+            content=body,
+            headers={"content-type": content_type},
+        )
+    assert reply.status_code == 400
+    error = reply.json()
+    assert error["code"] == "invalid_argument"
+    info = _json_error_info(error)
+    assert (info.reason, info.metadata["field"]) == ("INVALID_ARGUMENT", field)
+    assert "blitz.v1.CreateSessionRequest" in info.message
+    assert core.contexts == []  # it never reached the core
+
+
+async def test_a_stream_request_that_does_not_decode_ends_with_error_info(
+    server: RunningServer,
+) -> None:
+    body = b'{"sessionId": "s_1", "turn": {"text": "hi", "timeout": "forever"}}'
+    async with httpx.AsyncClient(base_url=server.http_url) as http:
+        reply = await http.post(
+            "/blitz.v1.SessionService/RunTurn",
+            content=struct.pack(">BI", 0, len(body)) + body,
+            headers={"content-type": "application/connect+json"},
+        )
+    flags, size = struct.unpack(">BI", reply.content[:5])
+    assert flags & 0x02, "the only message is the end of the stream"
+    error = json.loads(reply.content[5 : 5 + size])["error"]
+    assert error["code"] == "invalid_argument"
+    assert _json_error_info(error).metadata["field"] == "turn.timeout"

@@ -151,3 +151,29 @@ async def test_reflection_lists_every_service(grpc_channel: grpc.aio.Channel) ->
         "grpc.health.v1.Health",
         "grpc.reflection.v1alpha.ServerReflection",
     }
+
+
+async def test_a_request_that_does_not_decode_is_invalid_argument_with_error_info(
+    grpc_channel: grpc.aio.Channel, core: FakeCore
+) -> None:
+    raw = {"request_serializer": None, "response_deserializer": None}
+    create = grpc_channel.unary_unary("/blitz.v1.SessionService/CreateSession", **raw)
+    run = grpc_channel.unary_stream("/blitz.v1.SessionService/RunTurn", **raw)
+
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await create(b"\xff\xff\xff")
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    info = error_info(caught.value)
+    assert (info.reason, info.metadata["field"]) == ("INVALID_ARGUMENT", "request")
+    assert "blitz.v1.CreateSessionRequest" in info.message
+
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        async for _ in run(b"\x0a\x05ab"):
+            pass
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error_info(caught.value).metadata["field"] == "request"
+    assert core.contexts == []  # neither reached the core
+
+    health = health_pb2_grpc.HealthStub(grpc_channel)
+    reply = await health.Check(health_pb2.HealthCheckRequest())
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING

@@ -24,18 +24,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connectrpc.code import Code
+from connectrpc.compat import google_protobuf_codecs
 from connectrpc.errors import ConnectError
 from protobuf.wkt import Any as AnyDetail
 
 from blitz.core import CallContext, SessionCore, WorkspaceCore
 from blitz.errors import BlitzError, Status
 from blitz.transport.gate import CallGate
+from blitz.transport.undecodable import undecodable
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import session_pb2, turn_pb2
 from blitz.v1.session_connect import SessionServiceASGIApplication
 from blitz.v1.workspace_connect import WorkspaceServiceASGIApplication
 
 if TYPE_CHECKING:
+    from connectrpc.codec import Codec
     from connectrpc.request import RequestContext
 
 __all__ = [
@@ -241,12 +244,33 @@ class HttpApp:
             await _respond(send, 404, b"not found\n")
 
 
+class _ExplainedCodec:
+    """A codec whose decoding failures carry an ErrorInfo, like every other bad input."""
+
+    def __init__(self, inner: Codec[Any, Any]) -> None:
+        self._inner = inner
+
+    def name(self) -> str:
+        return self._inner.name()
+
+    def encode(self, message: Any) -> bytes:
+        return self._inner.encode(message)
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+        try:
+            return self._inner.decode(data, message_class)
+        except Exception as exc:
+            name = message_class.DESCRIPTOR.full_name
+            raise _to_connect_error(undecodable(name, exc)) from None
+
+
 def build_http_app(core: SessionCore, gate: CallGate, *, compress_streams: bool = False) -> HttpApp:
     """The ASGI app of the HTTP port."""
+    codecs = [_ExplainedCodec(codec) for codec in google_protobuf_codecs()]
     apps = [
-        SessionServiceASGIApplication(ConnectSessionService(core, gate)),
+        SessionServiceASGIApplication(ConnectSessionService(core, gate), codecs=codecs),
         WorkspaceServiceASGIApplication(
-            ConnectWorkspaceService(WorkspaceCore(sessions=core), gate)
+            ConnectWorkspaceService(WorkspaceCore(sessions=core), gate), codecs=codecs
         ),
     ]
     return HttpApp(apps, gate, compress_streams=compress_streams)

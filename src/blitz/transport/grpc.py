@@ -25,6 +25,7 @@ from grpc_reflection.v1alpha import reflection
 from blitz.core import CallContext, SessionCore, WorkspaceCore
 from blitz.errors import BlitzError, Status
 from blitz.transport.gate import CallGate
+from blitz.transport.undecodable import undecodable
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import session_pb2, session_pb2_grpc, turn_pb2, workspace_pb2, workspace_pb2_grpc
 
@@ -52,6 +53,42 @@ _SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["SessionService"].full_n
 _WORKSPACE_NAME = workspace_pb2.DESCRIPTOR.services_by_name["WorkspaceService"].full_name
 
 
+class _Undecodable:
+    """What a request that failed to decode arrives as; its handler aborts with `error`."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BlitzError) -> None:
+        self.error = error
+
+
+class _DecodeFailuresAsInvalidArgument(grpc.aio.ServerInterceptor):
+    """Decodes Blitz's requests so that a failure reaches the handler instead of grpcio.
+
+    grpcio answers a request it cannot decode with UNKNOWN and the exception's text; here
+    the handler receives an `_Undecodable` and aborts with INVALID_ARGUMENT and ErrorInfo.
+    """
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        decode = getattr(handler, "request_deserializer", None)
+        if decode is None or not handler_call_details.method.startswith("/blitz.v1."):
+            return handler
+
+        def tolerant(data: bytes) -> Any:
+            try:
+                return decode(data)
+            except Exception as exc:
+                name = handler_call_details.method.rsplit("/", 1)[-1] + "Request"
+                return _Undecodable(undecodable(name, exc))
+
+        return handler._replace(request_deserializer=tolerant)  # type: ignore[attr-defined]
+
+
 def _stream_handler(
     rpc: str, core_method: str
 ) -> Callable[[GrpcSessionService, Any, Any], AsyncIterator[turn_pb2.TurnEvent]]:
@@ -67,6 +104,8 @@ def _stream_handler(
         events: AsyncIterator[turn_pb2.TurnEvent] | None = None
         try:
             with unexpected_as_internal("stream", rpc=rpc, transport="grpc"), self._gate.stream():
+                if isinstance(request, _Undecodable):
+                    raise request.error
                 events = getattr(self._core, core_method)(request, _call_context(context))
                 async for event in events:
                     yield event
@@ -98,6 +137,8 @@ class _Adapter:
         # abort() raises, so it is called outside the try that catches the core's errors.
         try:
             with unexpected_as_internal("call", rpc=rpc, transport="grpc"), self._gate.unary():
+                if isinstance(request, _Undecodable):
+                    raise request.error
                 return await method(request, _call_context(context))
         except BlitzError as exc:
             error = exc
@@ -170,7 +211,9 @@ def build_grpc_server(
 ) -> grpc.aio.Server:
     """A `grpc.aio` server with SessionService, health and reflection; not yet bound."""
     # SO_REUSEPORT is on by default in gRPC: a second server could silently share the port.
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    server = grpc.aio.server(
+        interceptors=[_DecodeFailuresAsInvalidArgument()], options=[("grpc.so_reuseport", 0)]
+    )
     session_pb2_grpc.add_SessionServiceServicer_to_server(GrpcSessionService(core, gate), server)
     workspace_pb2_grpc.add_WorkspaceServiceServicer_to_server(
         GrpcWorkspaceService(WorkspaceCore(sessions=core), gate), server

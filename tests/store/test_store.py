@@ -155,6 +155,27 @@ async def test_usage_totals_sum_the_ledger_and_unknown_prices_stay_unknown(store
     )
 
 
+async def test_many_tasks_writing_at_once_all_succeed(store: Store) -> None:
+    # As a busy server does: the event writer's batches beside turns parking and resolving.
+    # A cursor left to the garbage collector made some of these fail with "API misuse".
+    await store.create_session(session())
+
+    async def write_events() -> None:
+        for batch in range(300):
+            rows = [EventRow("s1", batch * 10 + i + 1, "t1", b"x" * 100) for i in range(10)]
+            await store.append_events(rows)
+
+    async def park_and_resolve(task: int) -> None:
+        for i in range(300):
+            request_id = f"r{task}-{i}"
+            await store.add_pending([PendingRecord("s1", request_id, "t1", b"event")])
+            await store.last_seq("s1")
+            assert await store.resolve_pending("s1", request_id, "{}")
+
+    await asyncio.gather(write_events(), *(park_and_resolve(task) for task in range(6)))
+    assert await store.last_seq("s1") == 3000
+
+
 def test_unknown_database_url_scheme_is_refused() -> None:
     with pytest.raises(ValueError, match="unsupported"):
         open_store("mysql://x")

@@ -2,7 +2,7 @@
 
 One connection serves the whole process (aiosqlite runs it on its own thread), so every
 method is naturally serialised; each commits before it returns. Never hold a transaction
-open across an await of anything but this connection.
+open across an await of anything but this connection, and close every cursor (`_exec`).
 """
 
 from __future__ import annotations
@@ -139,6 +139,23 @@ _LEDGER_COLUMNS = (
 )
 
 
+async def _exec(db: aiosqlite.Connection, sql: str, params: Sequence[object] = ()) -> int:
+    """Run one statement; returns the number of rows it changed.
+
+    Every cursor is closed here, on the connection's thread. One left to the garbage
+    collector is reset from the event loop's thread instead, racing the connection's next
+    statement: "bad parameter or other API misuse" under load.
+    """
+    async with db.execute(sql, params) as cur:
+        return cur.rowcount
+
+
+async def _exec_many(db: aiosqlite.Connection, sql: str, rows: Sequence[Sequence[object]]) -> None:
+    """Run one statement for each of `rows`; the cursor is closed as `_exec`'s is."""
+    async with db.executemany(sql, rows):
+        pass
+
+
 def _session(row: aiosqlite.Row) -> SessionRecord:
     return SessionRecord(
         id=row[0],
@@ -202,11 +219,11 @@ class SqliteStore:
             Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         db = await aiosqlite.connect(self._path, isolation_level=None)
         try:
-            await db.execute("PRAGMA journal_mode=WAL")
+            await _exec(db, "PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode loses no committed transaction on a process crash (only
             # on power loss), and is several times faster than FULL.
-            await db.execute("PRAGMA synchronous=NORMAL")
-            await db.execute("PRAGMA busy_timeout=5000")
+            await _exec(db, "PRAGMA synchronous=NORMAL")
+            await _exec(db, "PRAGMA busy_timeout=5000")
             await self._migrate(db)
         except BaseException:
             await db.close()
@@ -234,12 +251,16 @@ class SqliteStore:
                 f"({len(MIGRATIONS)}); upgrade the server"
             )
         for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            await db.executescript(f"BEGIN; {script}; PRAGMA user_version = {number}; COMMIT;")
+            async with db.executescript(
+                f"BEGIN; {script}; PRAGMA user_version = {number}; COMMIT;"
+            ):
+                pass
 
     # Sessions
 
     async def create_session(self, rec: SessionRecord) -> None:
-        await self.db.execute(
+        await _exec(
+            self.db,
             f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 rec.id,
@@ -293,18 +314,20 @@ class SqliteStore:
     async def set_session_state(
         self, session_id: str, *, state: int, turn_id: str, now: float
     ) -> None:
-        await self.db.execute(
+        await _exec(
+            self.db,
             "UPDATE sessions SET state = ?, turn_id = ?, update_time = ? WHERE id = ?",
             (state, turn_id, now, session_id),
         )
 
     async def set_session_model(self, session_id: str, model: str) -> None:
-        await self.db.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
+        await _exec(self.db, "UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
 
     # Turns
 
     async def create_turn(self, rec: TurnRecord) -> None:
-        await self.db.execute(
+        await _exec(
+            self.db,
             f"INSERT INTO turns ({_TURN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 rec.session_id,
@@ -331,7 +354,8 @@ class SqliteStore:
         return _turn(row) if row else None
 
     async def update_turn(self, rec: TurnRecord) -> None:
-        await self.db.execute(
+        await _exec(
+            self.db,
             "UPDATE turns SET state = ?, first_seq = ?, model_calls = ?, cost_usd = ?,"
             " steer = ?, history = ? WHERE session_id = ? AND turn_id = ?",
             (
@@ -349,11 +373,12 @@ class SqliteStore:
     async def set_turn_state(
         self, session_id: str, turn_id: str, *, state: str, expect: str
     ) -> bool:
-        cur = await self.db.execute(
+        changed = await _exec(
+            self.db,
             "UPDATE turns SET state = ? WHERE session_id = ? AND turn_id = ? AND state = ?",
             (state, session_id, turn_id, expect),
         )
-        return cur.rowcount == 1
+        return changed == 1
 
     async def turns_in_state(self, state: str) -> list[TurnRecord]:
         async with self.db.execute(
@@ -365,16 +390,17 @@ class SqliteStore:
 
     async def append_events(self, rows: Sequence[EventRow]) -> None:
         db = self.db
-        await db.execute("BEGIN")
+        await _exec(db, "BEGIN")
         try:
-            await db.executemany(
+            await _exec_many(
+                db,
                 "INSERT INTO events (session_id, seq, turn_id, data) VALUES (?,?,?,?)",
                 [(r.session_id, r.seq, r.turn_id, r.data) for r in rows],
             )
         except BaseException:
-            await db.execute("ROLLBACK")
+            await _exec(db, "ROLLBACK")
             raise
-        await db.execute("COMMIT")
+        await _exec(db, "COMMIT")
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> list[EventRow]:
         async with self.db.execute(
@@ -394,7 +420,8 @@ class SqliteStore:
     # Pending requests
 
     async def add_pending(self, recs: Sequence[PendingRecord]) -> None:
-        await self.db.executemany(
+        await _exec_many(
+            self.db,
             "INSERT INTO pending (session_id, request_id, turn_id, event, expires, resolution)"
             " VALUES (?,?,?,?,?,?)",
             [
@@ -429,17 +456,19 @@ class SqliteStore:
             return [_pending(row) for row in await cur.fetchall()]
 
     async def resolve_pending(self, session_id: str, request_id: str, resolution: str) -> bool:
-        cur = await self.db.execute(
+        changed = await _exec(
+            self.db,
             "UPDATE pending SET resolution = ?"
             " WHERE session_id = ? AND request_id = ? AND resolution IS NULL",
             (resolution, session_id, request_id),
         )
-        return cur.rowcount == 1
+        return changed == 1
 
     # Usage ledger
 
     async def add_ledger(self, row: LedgerRow) -> None:
-        await self.db.execute(
+        await _exec(
+            self.db,
             f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 row.session_id,
@@ -510,7 +539,8 @@ class SqliteStore:
     # Approval rules
 
     async def add_rule(self, rule: RuleRecord) -> None:
-        await self.db.execute(
+        await _exec(
+            self.db,
             f"INSERT INTO rules ({_RULE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
             (
                 rule.id,
@@ -534,19 +564,19 @@ class SqliteStore:
             return [RuleRecord(*row) for row in await cur.fetchall()]
 
     async def delete_rule(self, rule_id: str) -> bool:
-        cur = await self.db.execute("DELETE FROM rules WHERE id = ?", (rule_id,))
-        return cur.rowcount == 1
+        changed = await _exec(self.db, "DELETE FROM rules WHERE id = ?", (rule_id,))
+        return changed == 1
 
     # Session notes: the task list, the proposed plan
 
     async def set_tasks(self, session_id: str, tasks: bytes) -> None:
-        await self.db.execute("UPDATE sessions SET tasks = ? WHERE id = ?", (tasks, session_id))
+        await _exec(self.db, "UPDATE sessions SET tasks = ? WHERE id = ?", (tasks, session_id))
 
     async def get_tasks(self, session_id: str) -> bytes | None:
         return await self._column("tasks", session_id)
 
     async def set_plan(self, session_id: str, plan: bytes | None) -> None:
-        await self.db.execute("UPDATE sessions SET plan = ? WHERE id = ?", (plan, session_id))
+        await _exec(self.db, "UPDATE sessions SET plan = ? WHERE id = ?", (plan, session_id))
 
     async def get_plan(self, session_id: str) -> bytes | None:
         return await self._column("plan", session_id)
@@ -561,7 +591,8 @@ class SqliteStore:
     # Images
 
     async def add_image(self, image: ImageRecord) -> None:
-        await self.db.execute(
+        await _exec(
+            self.db,
             "INSERT INTO images (id, session_id, media_type, data, create_time) VALUES (?,?,?,?,?)",
             (image.id, image.session_id, image.media_type, image.data, image.create_time),
         )
@@ -581,4 +612,4 @@ class SqliteStore:
         return await self._column("history", session_id)
 
     async def set_history(self, session_id: str, history: bytes) -> None:
-        await self.db.execute("UPDATE sessions SET history = ? WHERE id = ?", (history, session_id))
+        await _exec(self.db, "UPDATE sessions SET history = ? WHERE id = ?", (history, session_id))

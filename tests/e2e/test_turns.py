@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 from wire import WireError, decide, drive, kinds, shape
 
+from blitz.store import PendingRecord, SqliteStore
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -121,6 +123,32 @@ async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, serve
         e.tool_call for e in events if e.HasField("tool_call") and not e.tool_call.partial
     ]
     assert final_calls[-1].args.fields["command"].string_value == "touch edited.txt"
+
+
+async def test_a_request_answered_the_moment_it_arrives_is_found(wire, monkeypatch):
+    # Storing the open requests is made slow, so that the Decide and Answer sent as soon as
+    # the requests arrive reach the server while the turn is still parking.
+    stored = SqliteStore.add_pending
+
+    async def slow_add_pending(self: SqliteStore, recs: Sequence[PendingRecord]) -> None:
+        await asyncio.sleep(0.3)
+        await stored(self, recs)
+
+    monkeypatch.setattr(SqliteStore, "add_pending", slow_add_pending)
+    session = await wire.create_session()
+    events = await drive(wire, session.id, "$ echo fast", decide(wire, session.id, t.DECISION_ONCE))
+    assert [e.tool_result.result["output"] for e in events if e.HasField("tool_result")] == [
+        "fast\n"
+    ]
+
+    async def answer(event: t.TurnEvent) -> None:
+        request = s.AnswerRequest(
+            session_id=session.id, request_id=event.question.request_id, answers=["b"]
+        )
+        await wire.call("Answer", request)
+
+    events = await drive(wire, session.id, "ask: which? [a|b]", answer)
+    assert not events[-1].finished.HasField("error")
 
 
 async def test_question_single_and_multi_select_and_invalid_option_rejected(wire):

@@ -125,9 +125,10 @@ async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, serve
     assert final_calls[-1].args.fields["command"].string_value == "touch edited.txt"
 
 
-async def test_a_request_answered_the_moment_it_arrives_is_found(wire, monkeypatch):
-    # Storing the open requests is made slow, so that the Decide and Answer sent as soon as
-    # the requests arrive reach the server while the turn is still parking.
+@pytest.fixture
+def slow_parking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Storing a turn's open requests takes 0.3 s, so that a client acting the moment the
+    requests arrive reaches the server while the turn is still parking."""
     stored = SqliteStore.add_pending
 
     async def slow_add_pending(self: SqliteStore, recs: Sequence[PendingRecord]) -> None:
@@ -135,6 +136,10 @@ async def test_a_request_answered_the_moment_it_arrives_is_found(wire, monkeypat
         await stored(self, recs)
 
     monkeypatch.setattr(SqliteStore, "add_pending", slow_add_pending)
+
+
+@pytest.mark.usefixtures("slow_parking")
+async def test_a_request_answered_the_moment_it_arrives_is_found(wire):
     session = await wire.create_session()
     events = await drive(wire, session.id, "$ echo fast", decide(wire, session.id, t.DECISION_ONCE))
     assert [e.tool_result.result["output"] for e in events if e.HasField("tool_result")] == [
@@ -227,6 +232,23 @@ async def test_cancel_while_parked_ends_with_cancelled_and_withdraws_the_request
             ),
         )
     assert late.value.info.reason == "ALREADY_RESOLVED"
+    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert got.state == s.SESSION_STATE_IDLE and not got.pending
+
+
+@pytest.mark.usefixtures("slow_parking")
+async def test_cancel_while_the_turn_parks_withdraws_the_request_it_sent(wire):
+    session = await wire.create_session()
+    request_ids = []
+
+    async def cancel(event: t.TurnEvent) -> None:
+        request_ids.append(event.approval_request.request_id)
+        await wire.call("Cancel", s.CancelRequest(session_id=session.id))
+
+    events = await drive(wire, session.id, "$ echo never", cancel)
+    assert events[-1].finished.error.reason == "CANCELLED"
+    [withdrawn] = [e.resolution for e in events if e.HasField("resolution")]
+    assert (withdrawn.request_id, withdrawn.via) == (request_ids[0], "withdrawn")
     got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
     assert got.state == s.SESSION_STATE_IDLE and not got.pending
 

@@ -8,7 +8,9 @@ from dataclasses import replace
 import pytest
 from wire import WireError, decide, drive, make_settings, open_wire
 
+from blitz.core.approvals import Outcome
 from blitz.server import running_server
+from blitz.store import TurnRecord, open_store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -263,6 +265,86 @@ async def test_a_turn_running_at_shutdown_finishes_with_server_restarted(tmp_pat
             await wire.close()
     assert replay[-1].finished.error.reason == "SERVER_RESTARTED"
     assert got.state == s.SESSION_STATE_IDLE
+
+
+# What a process killed at a bad moment leaves behind, and what the next one makes of it.
+# Each test writes that state with the store itself, between two servers on one database.
+
+
+async def _replay(settings, session_id: str) -> tuple[list[t.TurnEvent], s.Session]:
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        try:
+            events = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session_id))]
+            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session_id))
+            again = await wire.run_all(session_id, "still usable")
+        finally:
+            await wire.close()
+    assert not again[-1].finished.HasField("error")
+    return events, got
+
+
+async def test_a_turn_the_process_died_starting_gets_accepted_then_finished(tmp_path):
+    settings = make_settings(tmp_path / "data")
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        session = await wire.create_session()
+        await wire.close()
+    async with open_store(settings.database) as store:
+        # Killed after recording the turn, before its `accepted` reached the log.
+        await store.create_turn(
+            TurnRecord(session.id, "t_dying", "running", t.Turn(text="hi").SerializeToString(), 1.0)
+        )
+        await store.set_session_state(
+            session.id, state=s.SESSION_STATE_RUNNING, turn_id="t_dying", now=1.0
+        )
+    events, got = await _replay(settings, session.id)
+    dying = [e for e in events if e.turn_id == "t_dying"]
+    assert [e.WhichOneof("kind") for e in dying] == ["accepted", "finished"]
+    assert dying[-1].finished.error.reason == "SERVER_RESTARTED"
+    assert got.state == s.SESSION_STATE_IDLE
+
+
+async def test_a_turn_the_process_died_finishing_is_not_finished_twice(tmp_path):
+    settings = make_settings(tmp_path / "data")
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        session = await wire.create_session()
+        first = await wire.run_all(session.id, "hello")
+        await wire.close()
+    turn_id = first[-1].turn_id
+    async with open_store(settings.database) as store:
+        # Killed after `finished` reached the log, before the records followed it.
+        assert await store.set_turn_state(session.id, turn_id, state="running", expect="finished")
+        await store.set_session_state(
+            session.id, state=s.SESSION_STATE_RUNNING, turn_id=turn_id, now=1.0
+        )
+    events, got = await _replay(settings, session.id)
+    finished = [e.finished for e in events if e.turn_id == turn_id and e.HasField("finished")]
+    assert len(finished) == 1 and not finished[0].HasField("error")
+    assert got.state == s.SESSION_STATE_IDLE
+
+
+async def test_an_answer_the_process_stored_but_did_not_act_on_resumes_the_turn(tmp_path):
+    settings = make_settings(tmp_path / "data")
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        session = await wire.create_session()
+        async for event in wire.run(session.id, "$ echo answered"):
+            if event.HasField("approval_request"):
+                request_id = event.approval_request.request_id
+                break
+        await wire.close()
+    async with open_store(settings.database) as store:
+        # Killed after storing the decision, before announcing it and resuming the turn.
+        outcome = Outcome.approval(request_id, t.DECISION_ONCE)
+        assert await store.resolve_pending(session.id, request_id, outcome.to_json())
+    events, got = await _replay(settings, session.id)
+    resolutions = [e.resolution for e in events if e.HasField("resolution")]
+    assert [(r.request_id, r.decision) for r in resolutions] == [(request_id, t.DECISION_ONCE)]
+    [result] = [e.tool_result.result for e in events if e.HasField("tool_result")]
+    assert result["output"] == "answered\n"
+    assert not got.pending
 
 
 async def test_a_slow_session_does_not_hold_up_another(wire):

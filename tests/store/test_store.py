@@ -155,6 +155,20 @@ async def test_usage_totals_sum_the_ledger_and_unknown_prices_stay_unknown(store
     )
 
 
+async def test_last_event_of_turn(store: Store) -> None:
+    await store.create_session(session())
+    await store.append_events(
+        [
+            EventRow("s1", 1, "t1", b"a"),
+            EventRow("s1", 2, "t1", b"b"),
+            EventRow("s1", 3, "t2", b"c"),
+        ]
+    )
+    last = await store.last_event_of_turn("s1", "t1")
+    assert last is not None and (last.seq, last.data) == (2, b"b")
+    assert await store.last_event_of_turn("s1", "t9") is None
+
+
 async def test_many_tasks_writing_at_once_all_succeed(store: Store) -> None:
     # As a busy server does: the event writer's batches beside turns parking and resolving.
     # A cursor left to the garbage collector made some of these fail with "API misuse".

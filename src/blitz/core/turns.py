@@ -32,7 +32,7 @@ from blitz.agent.contract import (
     TurnPolicy,
 )
 from blitz.core.agent_port import AgentPort
-from blitz.core.approvals import Outcome, covering_rule, result_of
+from blitz.core.approvals import Outcome, covering_rule, outcome_from_json, result_of
 from blitz.core.commands import CommandContext, parse_command, plan_record, run_command
 from blitz.core.log import EventLog
 from blitz.core.usage import session_usage
@@ -47,6 +47,10 @@ __all__ = ["ActiveTurn", "TurnRunner"]
 log = structlog.get_logger(__name__)
 
 RUNNING, PARKED, FINISHED = "running", "parked", "finished"
+
+# How many of a parked turn's events, from its first request on, recovery reads to find
+# the resolutions already announced: requests, notices and resolutions are few.
+_SETTLE_SCAN = 10_000
 
 
 @dataclass
@@ -510,31 +514,64 @@ class TurnRunner:
             await self.log.commit(
                 sid, t.TurnEvent(turn_id=pending.turn_id, resolution=outcome.event)
             )
-            if await self.store.list_pending(sid, turn_id=pending.turn_id):
-                return True  # others still open
-            session = await self.store.get_session(sid)
-            if session is None or session.turn_id != pending.turn_id:
-                return True
-            active = await self.active_turn(session)
-            if active is None or not await self.store.set_turn_state(
-                sid, pending.turn_id, state=RUNNING, expect=PARKED
-            ):
-                return True
-            rec = active.rec
-            rec.state = RUNNING
-            results: dict[str, Resolution] = {}
-            for p in await self.store.list_pending(sid, turn_id=rec.turn_id, open_only=False):
-                result = result_of(p.request_id, p.resolution) if p.resolution else None
-                if result is not None:
-                    results[p.request_id] = result
-            await self.store.set_session_state(
-                sid, state=s.SESSION_STATE_RUNNING, turn_id=rec.turn_id, now=time.time()
-            )
-            if active.timer is not None:
-                active.timer.cancel()
-                active.timer = None
-            self._drive(active, results)
+            await self._resume_if_answered(sid, pending.turn_id)
             return True
+
+    async def _resume_if_answered(self, sid: str, turn_id: str) -> None:
+        """Resume a parked turn once none of its requests is open. Call with the lock held."""
+        if await self.store.list_pending(sid, turn_id=turn_id):
+            return  # others still open
+        session = await self.store.get_session(sid)
+        if session is None or session.turn_id != turn_id:
+            return
+        active = await self.active_turn(session)
+        if active is None or not await self.store.set_turn_state(
+            sid, turn_id, state=RUNNING, expect=PARKED
+        ):
+            return
+        rec = active.rec
+        rec.state = RUNNING
+        results: dict[str, Resolution] = {}
+        for p in await self.store.list_pending(sid, turn_id=turn_id, open_only=False):
+            result = result_of(p.request_id, p.resolution) if p.resolution else None
+            if result is not None:
+                results[p.request_id] = result
+        await self.store.set_session_state(
+            sid, state=s.SESSION_STATE_RUNNING, turn_id=turn_id, now=time.time()
+        )
+        if active.timer is not None:
+            active.timer.cancel()
+            active.timer = None
+        self._drive(active, results)
+
+    async def _settle_parked(self, active: ActiveTurn) -> None:
+        """Complete the answers a dead process stored for a parked turn.
+
+        It may have died after storing a resolution and before announcing it, or before
+        resuming the turn it answered last: announce what is missing, then resume the turn
+        if none of its requests is open.
+        """
+        sid, turn_id = active.rec.session_id, active.rec.turn_id
+        async with self.lock(sid):
+            rows = await self.store.list_pending(sid, turn_id=turn_id, open_only=False)
+            resolved = [p for p in rows if p.resolution is not None]
+            if not resolved:
+                return
+            first = min(t.TurnEvent.FromString(p.event).seq for p in rows)
+            since = await self.store.read_events(sid, after_seq=first, limit=_SETTLE_SCAN)
+            announced = {
+                event.resolution.request_id
+                for event in (t.TurnEvent.FromString(row.data) for row in since)
+                if event.HasField("resolution")
+            }
+            for p in resolved:
+                if p.request_id not in announced:
+                    assert p.resolution is not None
+                    outcome = outcome_from_json(p.request_id, p.resolution)
+                    await self.log.commit(
+                        sid, t.TurnEvent(turn_id=turn_id, resolution=outcome.event)
+                    )
+            await self._resume_if_answered(sid, turn_id)
 
     # Steering, cancelling, finishing
 
@@ -576,20 +613,6 @@ class TurnRunner:
                     )
             after = await session_usage(self.store, sid)
             leftover, rec.steer = rec.steer, []
-            rec.state = FINISHED
-            rec.history = None
-            await self.store.update_turn(rec)
-            if active.tasks is not None:
-                await self.store.set_tasks(sid, active.tasks.SerializeToString())
-            if not active.aside:
-                session = await self.store.get_session(sid)
-                closed = session is not None and session.state == s.SESSION_STATE_CLOSED
-                await self.store.set_session_state(
-                    sid,
-                    state=s.SESSION_STATE_CLOSED if closed else s.SESSION_STATE_IDLE,
-                    turn_id="",
-                    now=time.time(),
-                )
             finished = t.TurnFinished(
                 output=output,
                 before=t.Usage.FromString(rec.usage_before),
@@ -598,40 +621,79 @@ class TurnRunner:
             )
             if error is not None:
                 finished.error.CopyFrom(error.to_proto())
+            # The end goes into the log first and the records follow it, so that a process
+            # that dies in between leaves a turn `recover` completes, not one marked
+            # finished without its `finished` event.
             await self.log.commit(sid, t.TurnEvent(turn_id=rec.turn_id, finished=finished))
-            self._forget(active)
-            timer, active.timer = active.timer, None
-            if timer is not None and timer is not asyncio.current_task():
-                timer.cancel()
             log.info(
                 "turn_finished",
                 session_id=sid,
                 turn_id=rec.turn_id,
                 error=error.reason.wire if error else None,
             )
+            await self._record_finished(active)
+            self._forget(active)
+            timer, active.timer = active.timer, None
+            if timer is not None and timer is not asyncio.current_task():
+                timer.cancel()
+
+    async def _record_finished(self, active: ActiveTurn) -> None:
+        """Mark a turn whose `finished` is in the log as finished, and its session idle.
+
+        The turn's own record is written last: until then `recover` still finds the turn.
+        """
+        rec = active.rec
+        sid = rec.session_id
+        rec.state = FINISHED
+        rec.history = None
+        if active.tasks is not None:
+            await self.store.set_tasks(sid, active.tasks.SerializeToString())
+        if not active.aside:
+            session = await self.store.get_session(sid)
+            closed = session is not None and session.state == s.SESSION_STATE_CLOSED
+            await self.store.set_session_state(
+                sid,
+                state=s.SESSION_STATE_CLOSED if closed else s.SESSION_STATE_IDLE,
+                turn_id="",
+                now=time.time(),
+            )
+        await self.store.update_turn(rec)
 
     # Process life
 
     async def recover(self) -> None:
-        """After a start: end turns a dead process was running; re-arm parked ones."""
-        for rec in await self.store.turns_in_state(RUNNING):
-            session = await self.store.get_session(rec.session_id)
-            if session is None:
-                continue
-            active = ActiveTurn(rec=rec, turn=t.Turn.FromString(rec.turn), session=session)
-            await self.finish(
-                active,
-                error=BlitzError(
-                    Reason.SERVER_RESTARTED, "the server restarted while the turn was running"
-                ),
-            )
-        for rec in await self.store.turns_in_state(PARKED):
-            session = await self.store.get_session(rec.session_id)
-            if session is None:
-                continue
-            parked = await self.active_turn(session)
-            if parked is not None:
-                self._arm(parked)
+        """After a start: settle what a dead process left of its turns.
+
+        A turn it died starting gets the `accepted` every turn has; one it died finishing has
+        its records follow its `finished`; one it was running ends with SERVER_RESTARTED;
+        parked ones wait on, their timers armed again.
+        """
+        for state in (RUNNING, PARKED):
+            for rec in await self.store.turns_in_state(state):
+                session = await self.store.get_session(rec.session_id)
+                if session is None:
+                    continue
+                active = ActiveTurn(rec=rec, turn=t.Turn.FromString(rec.turn), session=session)
+                last = await self.store.last_event_of_turn(rec.session_id, rec.turn_id)
+                if last is None:
+                    accepted = await self.log.commit(
+                        rec.session_id, t.TurnEvent(turn_id=rec.turn_id, accepted=t.Accepted())
+                    )
+                    rec.first_seq = accepted.seq
+                elif t.TurnEvent.FromString(last.data).HasField("finished"):
+                    await self._record_finished(active)
+                    continue
+                if state == RUNNING:
+                    await self.finish(
+                        active,
+                        error=BlitzError(
+                            Reason.SERVER_RESTARTED,
+                            "the server restarted while the turn was running",
+                        ),
+                    )
+                elif (parked := await self.active_turn(session)) is not None:
+                    self._arm(parked)
+                    await self._settle_parked(parked)
 
     async def drain(self, grace: float) -> None:
         """Let running turns finish for up to `grace` s, then stop them; park timers."""

@@ -417,6 +417,17 @@ class SqliteStore:
             row = await cur.fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
+    async def last_event_of_turn(self, session_id: str, turn_id: str) -> EventRow | None:
+        # The key is walked from the session's newest event back: a turn being looked at
+        # is its session's latest, so this stops after a few rows.
+        async with self.db.execute(
+            "SELECT seq, data FROM events WHERE session_id = ? AND turn_id = ?"
+            " ORDER BY seq DESC LIMIT 1",
+            (session_id, turn_id),
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else EventRow(session_id, row[0], turn_id, row[1])
+
     # Pending requests
 
     async def add_pending(self, recs: Sequence[PendingRecord]) -> None:

@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import replace
 
 import pytest
-from wire import WireError, decide, drive, make_settings, open_wire
+from wire import WireError, decide, drive, kinds, make_settings, open_wire
 
 from blitz.core.approvals import Outcome
 from blitz.server import running_server
@@ -275,7 +275,16 @@ async def _replay(settings, session_id: str) -> tuple[list[t.TurnEvent], s.Sessi
     async with running_server(settings) as server:
         wire = open_wire("grpc", server)
         try:
-            events = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session_id))]
+            events: list[t.TurnEvent] = []
+            # Up to the end of the last turn: recovery may have resumed one.
+            watch = s.WatchRequest(session_id=session_id, follow=True)
+            async with asyncio.timeout(20):
+                async for event in wire.stream("Watch", watch):
+                    events.append(event)
+                    if event.HasField("finished") and kinds(events).count("accepted") == kinds(
+                        events
+                    ).count("finished"):
+                        break
             got = await wire.call("GetSession", s.GetSessionRequest(session_id=session_id))
             again = await wire.run_all(session_id, "still usable")
         finally:
@@ -344,6 +353,29 @@ async def test_an_answer_the_process_stored_but_did_not_act_on_resumes_the_turn(
     assert [(r.request_id, r.decision) for r in resolutions] == [(request_id, t.DECISION_ONCE)]
     [result] = [e.tool_result.result for e in events if e.HasField("tool_result")]
     assert result["output"] == "answered\n"
+    assert not got.pending
+
+
+async def test_a_request_the_process_died_announcing_is_withdrawn(tmp_path):
+    settings = make_settings(tmp_path / "data")
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        session = await wire.create_session()
+        async for event in wire.run(session.id, "$ echo never"):
+            if event.HasField("approval_request"):
+                request_id = event.approval_request.request_id
+                break
+        await wire.close()
+    turn_id = event.turn_id
+    async with open_store(settings.database) as store:
+        # Killed after storing and announcing the request, before the turn was marked parked.
+        assert await store.set_turn_state(session.id, turn_id, state="running", expect="parked")
+    events, got = await _replay(settings, session.id)
+    mine = [e for e in events if e.turn_id == turn_id]
+    assert [(e.resolution.request_id, e.resolution.via) for e in mine[-2:-1]] == [
+        (request_id, "withdrawn")
+    ]
+    assert mine[-1].finished.error.reason == "SERVER_RESTARTED"
     assert not got.pending
 
 

@@ -48,9 +48,9 @@ log = structlog.get_logger(__name__)
 
 RUNNING, PARKED, FINISHED = "running", "parked", "finished"
 
-# How many of a parked turn's events, from its first request on, recovery reads to find
-# the resolutions already announced: requests, notices and resolutions are few.
-_SETTLE_SCAN = 10_000
+# How many of a session's last events recovery reads to find the resolutions a parked
+# turn already announced: its requests and their answers are the session's last events.
+_SETTLE_SCAN = 1000
 
 
 @dataclass
@@ -388,13 +388,12 @@ class TurnRunner:
             expires = time.time() + wait if wait else None
             pending: list[PendingRecord] = []
             settled: dict[str, Resolution] = {}
+            to_announce: list[t.TurnEvent] = []
             for event in parked.requests:
                 event.turn_id = rec.turn_id
                 redact_event(event)
+                request_id = _request_id(event)
                 is_approval = event.HasField("approval_request")
-                request_id = (
-                    event.approval_request.request_id if is_approval else event.question.request_id
-                )
                 rule = covering_rule(rules, event.approval_request) if is_approval else None
                 record = PendingRecord(
                     session_id=sid,
@@ -409,10 +408,17 @@ class TurnRunner:
                     record.resolution = outcome.to_json()
                     settled[request_id] = outcome.result
                 else:
-                    await self.log.commit(sid, event)
+                    to_announce.append(event)
                 record.event = event.SerializeToString()
                 pending.append(record)
+            # Stored before anyone hears of them, so that whatever a client has seen can be
+            # answered, and a process that dies now leaves requests `finish` withdraws.
             await self.store.add_pending(pending)
+            for event in to_announce:
+                await self.log.commit(sid, event)
+                await self.store.set_pending_event(
+                    sid, _request_id(event), event.SerializeToString()
+                )
             rec.history = parked.history
             if len(settled) == len(pending):
                 await self.store.update_turn(rec)
@@ -557,8 +563,10 @@ class TurnRunner:
             resolved = [p for p in rows if p.resolution is not None]
             if not resolved:
                 return
-            first = min(t.TurnEvent.FromString(p.event).seq for p in rows)
-            since = await self.store.read_events(sid, after_seq=first, limit=_SETTLE_SCAN)
+            last = await self.store.last_seq(sid)
+            since = await self.store.read_events(
+                sid, after_seq=max(0, last - _SETTLE_SCAN), limit=_SETTLE_SCAN
+            )
             announced = {
                 event.resolution.request_id
                 for event in (t.TurnEvent.FromString(row.data) for row in since)
@@ -713,6 +721,12 @@ class TurnRunner:
         for timer in timers:
             timer.cancel()
         await asyncio.gather(*timers, return_exceptions=True)
+
+
+def _request_id(event: t.TurnEvent) -> str:
+    if event.HasField("approval_request"):
+        return event.approval_request.request_id
+    return event.question.request_id
 
 
 def _aside_cannot_wait() -> BlitzError:

@@ -77,6 +77,10 @@ class Store(Protocol):
     async def list_pending(
         self, session_id: str, *, turn_id: str | None = None, open_only: bool = True
     ) -> list[PendingRecord]: ...
+    async def set_pending_event(self, session_id: str, request_id: str, event: bytes) -> None:
+        """Replace the stored request event (with its `seq` once it is in the log)."""
+        ...
+
     async def resolve_pending(self, session_id: str, request_id: str, resolution: str) -> bool:
         """Record the resolution if still open; False when someone resolved it first."""
         ...

@@ -466,6 +466,13 @@ class SqliteStore:
         async with self.db.execute(sql, args) as cur:
             return [_pending(row) for row in await cur.fetchall()]
 
+    async def set_pending_event(self, session_id: str, request_id: str, event: bytes) -> None:
+        await _exec(
+            self.db,
+            "UPDATE pending SET event = ? WHERE session_id = ? AND request_id = ?",
+            (event, session_id, request_id),
+        )
+
     async def resolve_pending(self, session_id: str, request_id: str, resolution: str) -> bool:
         changed = await _exec(
             self.db,

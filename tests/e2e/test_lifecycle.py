@@ -379,6 +379,33 @@ async def test_a_request_the_process_died_announcing_is_withdrawn(tmp_path):
     assert not got.pending
 
 
+async def test_a_parked_turn_of_a_session_the_process_died_closing_is_cancelled(tmp_path):
+    settings = make_settings(tmp_path / "data")
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        session = await wire.create_session()
+        async for event in wire.run(session.id, "$ echo never"):
+            if event.HasField("approval_request"):
+                break
+        await wire.close()
+    async with open_store(settings.database) as store:
+        # Killed after marking the session closed, before cancelling its turn.
+        await store.set_session_state(
+            session.id, state=s.SESSION_STATE_CLOSED, turn_id=event.turn_id, now=1.0
+        )
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        try:
+            watch = s.WatchRequest(session_id=session.id)
+            events = [e async for e in wire.stream("Watch", watch)]
+            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+        finally:
+            await wire.close()
+    assert events[-1].finished.error.reason == "CANCELLED"
+    assert events[-2].resolution.via == "withdrawn"
+    assert got.state == s.SESSION_STATE_CLOSED and not got.pending
+
+
 async def test_a_slow_session_does_not_hold_up_another(wire):
     slow = await wire.create_session()
     fast = await wire.create_session()

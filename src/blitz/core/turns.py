@@ -674,7 +674,8 @@ class TurnRunner:
 
         A turn it died starting gets the `accepted` every turn has; one it died finishing has
         its records follow its `finished`; one it was running ends with SERVER_RESTARTED;
-        parked ones wait on, their timers armed again.
+        a parked one in a session it was closing is cancelled; other parked ones wait on,
+        their timers armed again, and resume if it stored answers to all their requests.
         """
         for state in (RUNNING, PARKED):
             for rec in await self.store.turns_in_state(state):
@@ -698,6 +699,10 @@ class TurnRunner:
                             Reason.SERVER_RESTARTED,
                             "the server restarted while the turn was running",
                         ),
+                    )
+                elif session.state == s.SESSION_STATE_CLOSED:  # it died closing the session
+                    await self.finish(
+                        active, error=BlitzError(Reason.CANCELLED, "the session was closed")
                     )
                 elif (parked := await self.active_turn(session)) is not None:
                     self._arm(parked)

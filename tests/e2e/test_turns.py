@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from wire import WireError, decide, drive, kinds, shape
@@ -307,6 +308,25 @@ async def test_steer_not_consumed_comes_back_as_leftover(wire):
 
     events = await drive(wire, session.id, "ask: anything?", steer_then_cancel)
     assert list(events[-1].finished.leftover) == ["too late"]
+
+
+async def test_steer_arriving_as_the_turn_ends_is_refused_not_lost(wire, monkeypatch):
+    # The session is marked idle 0.3 s after `finished` goes out, so the Steer sent on
+    # seeing `finished` reaches a turn that is ending.
+    mark = SqliteStore.set_session_state
+
+    async def slow_mark(self: SqliteStore, session_id: str, **kw: Any) -> None:
+        if kw["state"] == s.SESSION_STATE_IDLE:
+            await asyncio.sleep(0.3)
+        await mark(self, session_id, **kw)
+
+    monkeypatch.setattr(SqliteStore, "set_session_state", slow_mark)
+    session = await wire.create_session()
+    async for event in wire.run(session.id, "hello"):
+        if event.HasField("finished"):
+            with pytest.raises(WireError) as late:
+                await wire.call("Steer", s.SteerRequest(session_id=session.id, text="too late"))
+            assert late.value.info.reason == "NO_RUNNING_TURN"
 
 
 async def test_steer_without_a_running_turn_is_refused(wire):

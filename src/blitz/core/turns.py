@@ -584,8 +584,19 @@ class TurnRunner:
     # Steering, cancelling, finishing
 
     async def steer(self, active: ActiveTurn, text: str) -> None:
-        active.rec.steer.append(text)
-        await self.store.update_turn(active.rec)
+        """Queue text for the turn's next model call; refused once the turn has ended.
+
+        Under the lock, so that text cannot land after `finish` took the leftovers.
+        """
+        async with self.lock(active.rec.session_id):
+            if active.rec.state == FINISHED:
+                raise BlitzError(
+                    Reason.NO_RUNNING_TURN,
+                    "the turn has finished",
+                    {"session_id": active.rec.session_id, "turn_id": active.rec.turn_id},
+                )
+            active.rec.steer.append(text)
+            await self.store.update_turn(active.rec)
 
     async def cancel(self, active: ActiveTurn, reason: BlitzError) -> None:
         """Stop the turn; returns once its `finished` event is in the log."""

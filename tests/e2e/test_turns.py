@@ -254,6 +254,35 @@ async def test_cancel_while_the_turn_parks_withdraws_the_request_it_sent(wire):
     assert got.state == s.SESSION_STATE_IDLE and not got.pending
 
 
+async def test_a_cancel_racing_a_decision_leaves_nothing_after_finished(wire, monkeypatch):
+    # The decision is stored slowly, so that the Cancel arrives while it is being handled.
+    store_resolution = SqliteStore.resolve_pending
+
+    async def slow_resolve(self: SqliteStore, *args: Any) -> bool:
+        await asyncio.sleep(0.3)
+        return await store_resolution(self, *args)
+
+    monkeypatch.setattr(SqliteStore, "resolve_pending", slow_resolve)
+    session = await wire.create_session()
+    async for event in wire.run(session.id, "$ sleep 1; echo ran"):
+        if event.HasField("approval_request"):
+            break
+    decision = s.DecideRequest(
+        session_id=session.id,
+        request_id=event.approval_request.request_id,
+        decision=t.DECISION_ONCE,
+    )
+    deciding = asyncio.create_task(wire.call("Decide", decision))
+    await asyncio.sleep(0.1)
+    await wire.call("Cancel", s.CancelRequest(session_id=session.id))
+    await deciding
+    await asyncio.sleep(1.5)  # what a resumed turn would have done by now
+    watch = s.WatchRequest(session_id=session.id)
+    events = [e async for e in wire.stream("Watch", watch) if e.turn_id == event.turn_id]
+    assert events[-1].finished.error.reason == "CANCELLED"
+    assert kinds(events).count("finished") == 1
+
+
 async def test_cancel_while_streaming(wire):
     session = await wire.create_session()
     events = []

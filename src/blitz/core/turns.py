@@ -531,9 +531,9 @@ class TurnRunner:
         if session is None or session.turn_id != turn_id:
             return
         active = await self.active_turn(session)
-        if active is None or not await self.store.set_turn_state(
-            sid, turn_id, state=RUNNING, expect=PARKED
-        ):
+        if active is None or active.cancel_reason is not None:
+            return  # being cancelled: the cancel ends it
+        if not await self.store.set_turn_state(sid, turn_id, state=RUNNING, expect=PARKED):
             return
         rec = active.rec
         rec.state = RUNNING
@@ -599,11 +599,17 @@ class TurnRunner:
             await self.store.update_turn(active.rec)
 
     async def cancel(self, active: ActiveTurn, reason: BlitzError) -> None:
-        """Stop the turn; returns once its `finished` event is in the log."""
-        task = active.task
-        if task is not None:
+        """Stop the turn; returns once its `finished` event is in the log.
+
+        The turn is marked under the lock, so that an answer being handled at the same
+        moment either resumes it before (and its task is cancelled here) or not at all.
+        """
+        async with self.lock(active.rec.session_id):
             active.cancel_reason = reason
-            task.cancel()
+            task = active.task
+            if task is not None:
+                task.cancel()
+        if task is not None:
             await asyncio.wait({task})
         else:
             await self.finish(active, error=reason)

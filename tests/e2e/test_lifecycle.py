@@ -59,6 +59,13 @@ async def test_bad_input_names_the_field(wire):
         "INVALID_ARGUMENT",
     )
     assert info.metadata["field"] == "state"
+    idle = await wire.create_session()
+    info = await expect_error(
+        anext(wire.stream("Watch", s.WatchRequest(session_id=idle.id, after_seq=5))),
+        "invalid_argument",
+        "INVALID_ARGUMENT",
+    )
+    assert (info.metadata["field"], info.metadata["last_seq"]) == ("after_seq", "0")
     for workspace in ("../escape", "w" * 300):
         info = await expect_error(
             wire.create_session(workspace=workspace), "invalid_argument", "INVALID_ARGUMENT"

@@ -387,6 +387,13 @@ class SessionCore:
         if req.after_seq < 0:
             raise invalid_argument("after_seq", "after_seq must not be negative")
         session = await self._session(req.session_id, ctx)
+        if req.after_seq and req.after_seq > (last := await self._store.last_seq(session.id)):
+            # Waiting for it would look like a session where nothing happens, for ever.
+            raise invalid_argument(
+                "after_seq",
+                f"after_seq {req.after_seq} is past the session's last event ({last})",
+                last_seq=str(last),
+            )
         async for event in self._events(session.id, req.after_seq, follow=req.follow):
             yield event
 

@@ -401,10 +401,7 @@ class SessionCore:
         self, session_id: str, request_id: str
     ) -> tuple[PendingRecord, t.TurnEvent]:
         _require(request_id, "request_id")
-        # A parking turn sends its requests out before it has stored them, under this lock;
-        # a client that answers at once must wait for the store, not be told "no request".
-        async with self._turns.lock(session_id):
-            pending = await self._store.get_pending(session_id, request_id)
+        pending = await self._store.get_pending(session_id, request_id)
         if pending is None:
             raise BlitzError(
                 Reason.REQUEST_NOT_FOUND,

@@ -386,6 +386,26 @@ async def test_a_request_the_process_died_announcing_is_withdrawn(tmp_path):
     assert not got.pending
 
 
+async def test_a_parked_turn_the_process_died_ending_is_ended(tmp_path):
+    settings = make_settings(tmp_path / "data")
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        session = await wire.create_session()
+        async for event in wire.run(session.id, "$ echo never"):
+            if event.HasField("approval_request"):
+                break
+        await wire.close()
+    async with open_store(settings.database) as store:
+        # Killed ending the parked turn (a Cancel, a deadline): the session was let go,
+        # the `finished` event not yet written.
+        await store.set_session_state(session.id, state=s.SESSION_STATE_IDLE, turn_id="", now=1.0)
+    events, got = await _replay(settings, session.id)
+    mine = [e for e in events if e.turn_id == event.turn_id]
+    assert mine[-2].resolution.via == "withdrawn"
+    assert mine[-1].finished.error.reason == "SERVER_RESTARTED"
+    assert not got.pending
+
+
 async def test_a_parked_turn_of_a_session_the_process_died_closing_is_cancelled(tmp_path):
     settings = make_settings(tmp_path / "data")
     async with running_server(settings) as server:

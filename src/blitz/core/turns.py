@@ -646,9 +646,10 @@ class TurnRunner:
             )
             if error is not None:
                 finished.error.CopyFrom(error.to_proto())
-            # The end goes into the log first and the records follow it, so that a process
-            # that dies in between leaves a turn `recover` completes, not one marked
-            # finished without its `finished` event.
+            # The session is let go, the end goes into the log, and only then is the turn
+            # recorded as finished: a process that dies in between leaves a turn still
+            # running or parked in the store, which `recover` completes from the log.
+            await self._release_session(active)
             await self.log.commit(sid, t.TurnEvent(turn_id=rec.turn_id, finished=finished))
             log.info(
                 "turn_finished",
@@ -662,26 +663,27 @@ class TurnRunner:
             if timer is not None and timer is not asyncio.current_task():
                 timer.cancel()
 
-    async def _record_finished(self, active: ActiveTurn) -> None:
-        """Mark a turn whose `finished` is in the log as finished, and its session idle.
-
-        The turn's own record is written last: until then `recover` still finds the turn.
-        """
-        rec = active.rec
-        sid = rec.session_id
-        rec.state = FINISHED
-        rec.history = None
+    async def _release_session(self, active: ActiveTurn) -> None:
+        """Save the turn's task list and mark its session idle (or keep it closed)."""
+        sid = active.rec.session_id
         if active.tasks is not None:
             await self.store.set_tasks(sid, active.tasks.SerializeToString())
-        if not active.aside:
-            session = await self.store.get_session(sid)
-            closed = session is not None and session.state == s.SESSION_STATE_CLOSED
-            await self.store.set_session_state(
-                sid,
-                state=s.SESSION_STATE_CLOSED if closed else s.SESSION_STATE_IDLE,
-                turn_id="",
-                now=time.time(),
-            )
+        if active.aside:
+            return
+        session = await self.store.get_session(sid)
+        closed = session is not None and session.state == s.SESSION_STATE_CLOSED
+        await self.store.set_session_state(
+            sid,
+            state=s.SESSION_STATE_CLOSED if closed else s.SESSION_STATE_IDLE,
+            turn_id="",
+            now=time.time(),
+        )
+
+    async def _record_finished(self, active: ActiveTurn) -> None:
+        """Record as finished a turn whose `finished` event is in the log."""
+        rec = active.rec
+        rec.state = FINISHED
+        rec.history = None
         await self.store.update_turn(rec)
 
     # Process life
@@ -707,9 +709,10 @@ class TurnRunner:
                     )
                     rec.first_seq = accepted.seq
                 elif t.TurnEvent.FromString(last.data).HasField("finished"):
+                    await self._release_session(active)
                     await self._record_finished(active)
                     continue
-                if state == RUNNING:
+                if state == RUNNING or session.turn_id != rec.turn_id:  # or it was ending
                     await self.finish(
                         active,
                         error=BlitzError(

@@ -72,6 +72,22 @@ async def test_timeout_kills_the_whole_process_group(workspace: Path) -> None:
     assert_gone(child)
 
 
+@pytest.mark.parametrize("job", ["sleep 30", "sleep 30 >/dev/null 2>&1"])
+async def test_a_command_is_done_when_its_shell_exits(workspace: Path, job: str) -> None:
+    """What it leaves running in the background neither holds it to its timeout nor lives on."""
+    started = time.monotonic()
+    outcome = await run_shell(
+        f"{job} & echo $! > child.pid; echo started",
+        cwd=workspace,
+        env=ENV,
+        time_limit=20,
+        output_cap=100,
+    )
+    assert time.monotonic() - started < 5
+    assert (outcome.exit_code, outcome.output, outcome.timed_out) == (0, "started\n", False)
+    assert_gone(int((workspace / "child.pid").read_text()))
+
+
 async def test_cancellation_kills_the_command_and_propagates(workspace: Path) -> None:
     task = asyncio.create_task(
         run_shell(

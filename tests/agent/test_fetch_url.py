@@ -127,3 +127,33 @@ async def test_an_aside_may_not_ask_to_fetch(workspace: Path, io: RecordingIO) -
     )
     assert isinstance(outcome, Completed) and io.asked == []
     assert "side question" in str(result_of(io)["error"])
+
+
+async def test_a_malformed_url_is_an_error_result(workspace: Path, io: RecordingIO) -> None:
+    done = await Agent().start(
+        io=io,
+        model="demo",
+        workspace=workspace,
+        history=None,
+        prompt="fetch http://[::1",
+        policy=TurnPolicy(),
+    )
+    assert isinstance(done, Completed)
+    assert "not a valid URL" in str(result_of(io)["error"])
+
+
+async def test_a_charset_that_is_no_text_encoding_is_read_as_utf8(
+    workspace: Path, io: RecordingIO
+) -> None:
+    headers = {"content-type": "text/plain; charset=base64"}
+    async with web({"/": (200, headers, "héllo".encode())}) as port:
+        done = await local_agent().start(
+            io=io,
+            model="demo",
+            workspace=workspace,
+            history=None,
+            prompt=f"fetch http://127.0.0.1:{port}/",
+            policy=TurnPolicy(fetch_grants=("127.0.0.1",)),
+        )
+    assert isinstance(done, Completed)
+    assert result_of(io)["content"] == "héllo"

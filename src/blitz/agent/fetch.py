@@ -43,10 +43,14 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
         url: The absolute http:// or https:// URL.
     """
     deps = ctx.deps
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url.strip())
+        hostname = parts.hostname
+    except ValueError as exc:  # e.g. "http://[::1": an unclosed bracket
+        return {"url": url, "error": f"not a valid URL: {exc}"}
+    if parts.scheme not in ("http", "https") or not hostname:
         return {"url": url, "error": "only absolute http:// and https:// URLs can be fetched"}
-    host = normalize_host(parts.hostname)
+    host = normalize_host(hostname)
     grants = {normalize_host(g) for g in deps.policy.fetch_grants if g.strip()}
     try:
         # Refuse a blocked address before anyone is asked to approve it.
@@ -87,12 +91,23 @@ def _result(url: str, response: httpx2.Response, *, cap: int) -> dict[str, Any]:
     if media_type and not media_type.startswith(_TEXT_TYPES) and "html" not in media_type:
         result["content"] = f"(binary content, {len(body)} bytes, not shown)"
         return result
-    text = body.decode(response.encoding or "utf-8", errors="replace")
+    text = body.decode(_text_encoding(response.encoding), errors="replace")
     if "html" in media_type or (not media_type and "<html" in text[:1000].lower()):
         text = html_to_text(text)
     result["content"] = text[:cap]
     result["truncated"] = len(text) > cap
     return result
+
+
+def _text_encoding(name: str | None) -> str:
+    """The page's declared charset if it names a text encoding (not `base64`, `zlib`…)."""
+    if name:
+        try:
+            b"a".decode(name, "replace")  # refuses codecs that are not text encodings
+        except LookupError:
+            return "utf-8"
+        return name
+    return "utf-8"
 
 
 def _address_refusal(exc: ValueError) -> str:

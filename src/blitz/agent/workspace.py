@@ -44,13 +44,13 @@ class Workspace:
         """
         if not path or "\x00" in path:
             raise PathRefused(f"invalid path {path!r}")
-        if too_long(path):
-            raise PathRefused(f"path {path[:40]!r}… is too long")
         if ".." in PurePosixPath(path).parts or ".." in Path(path).parts:
             raise PathRefused(f"path {path!r} contains '..'")
         candidate = Path(path)
         if not candidate.is_absolute():
             candidate = self.root / candidate
+        if too_long(str(candidate)):
+            raise PathRefused(f"path {path[:40]!r}… is too long")
         real = candidate.resolve(strict=False)
         if not real.is_relative_to(self.root):
             raise PathRefused(f"path {path!r} is outside the workspace")

@@ -65,3 +65,31 @@ async def test_a_multi_step_coding_turn_with_approvals(
     assert all(r.json["model"] == MODEL for r in fake.requests)
     # A local model has no known price: counted, but unpriced.
     assert usage.total.calls == 3 and not usage.total.priced
+
+
+async def test_a_server_that_reuses_tool_call_ids_can_be_approved_again(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    # Some servers number tool calls from 0 in every response: two approvals, one id.
+    fake.script(
+        openai_tool_call("run_command", {"command": "echo one"}, call_id="0", model=MODEL),
+        openai_tool_call("run_command", {"command": "echo two"}, call_id="0", model=MODEL),
+        openai_text("first turn done", model=MODEL),
+        openai_tool_call("run_command", {"command": "echo three"}, call_id="0", model=MODEL),
+        openai_text("second turn done", model=MODEL),
+    )
+    settings = make_settings(
+        tmp_path / "data", model=f"openai-compatible:{MODEL}", base_url=fake.url + "/v1"
+    )
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        try:
+            session = await wire.create_session()
+            on_request = decide(wire, session.id, t.DECISION_ONCE)
+            first = await drive(wire, session.id, "run two things", on_request)
+            second = await drive(wire, session.id, "and one more", on_request)
+        finally:
+            await wire.close()
+    outputs = [e.tool_result.result["output"] for e in first + second if e.HasField("tool_result")]
+    assert outputs == ["one\n", "two\n", "three\n"]
+    assert second[-1].finished.output == "second turn done"

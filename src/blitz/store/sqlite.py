@@ -431,10 +431,14 @@ class SqliteStore:
     # Pending requests
 
     async def add_pending(self, recs: Sequence[PendingRecord]) -> None:
+        # A request id the session used before replaces that (resolved) request: ids are the
+        # model's tool-call ids, and some servers count them from 0 in every response.
         await _exec_many(
             self.db,
             "INSERT INTO pending (session_id, request_id, turn_id, event, expires, resolution)"
-            " VALUES (?,?,?,?,?,?)",
+            " VALUES (?,?,?,?,?,?) ON CONFLICT (session_id, request_id) DO UPDATE SET"
+            " turn_id = excluded.turn_id, event = excluded.event, expires = excluded.expires,"
+            " resolution = excluded.resolution",
             [
                 (r.session_id, r.request_id, r.turn_id, r.event, r.expires, r.resolution)
                 for r in recs

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fake_provider import FakeProvider, openai_text
+from fake_provider import FakeProvider, openai_error, openai_text
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from recording_io import RecordingIO
 
@@ -79,3 +79,18 @@ async def test_compact_summarises_with_one_recorded_call(
     messages = ModelMessagesTypeAdapter.validate_json(new_history)
     assert len(messages) == 2 and summary in str(messages[0])
     assert len(new_history) < len(history)
+
+
+async def test_compact_retries_a_rate_limit_like_any_model_call(
+    fake: FakeProvider, make_agent: Callable[..., Agent], io: RecordingIO, workspace: Path
+) -> None:
+    agent = make_agent()
+    history = await history_of(agent, fake, workspace, 2)
+    fake.script(
+        openai_error(429, "slow down", code="rate_limit_exceeded"),
+        openai_text("Two questions.", model="small", usage=(300, 7, 0)),
+    )
+    _, summary = await agent.compact(io=io, model=MODEL, history=history)
+    assert summary == "Two questions."
+    [notice] = io.of_kind("notice")
+    assert notice.notice.transient and "retrying" in notice.notice.text

@@ -260,12 +260,16 @@ class Agent:
         llm = self._model(model)
         messages = load_history(history)
         await io.before_model_call()
-        try:
-            response = await summarise(llm, messages)
-        except ModelAPIError as exc:
-            raise model_error(exc, model=model) from exc
-        except UnexpectedModelBehavior as exc:
-            raise misbehaviour_error(exc, model=model) from exc
+        attempt = 0
+        while True:
+            try:
+                response = await summarise(llm, messages)
+                break
+            except ModelAPIError as exc:
+                attempt += 1
+                await asyncio.sleep(self._retry_delay(exc, attempt, io=io, model=model))
+            except UnexpectedModelBehavior as exc:
+                raise misbehaviour_error(exc, model=model) from exc
         await io.record_model_call(usage_entry(model, response, free=is_free(llm)))
         summary = response.text or ""
         if not summary.strip():
@@ -273,6 +277,19 @@ class Agent:
                 Reason.MODEL_ERROR, "the model returned an empty summary", {"model": model}
             )
         return compacted_history(summary), summary
+
+    def _retry_delay(self, exc: ModelAPIError, attempt: int, *, io: TurnIO, model: str) -> float:
+        """How long to wait before retry `attempt` of a failed model call, told to the client.
+
+        Raises the turn's MODEL_ERROR instead when the failure is not worth retrying, or
+        the retries are spent.
+        """
+        if classify(exc) != "retry" or attempt > self._retry.retries:
+            raise model_error(exc, model=model, attempts=attempt) from exc
+        delay = self._retry.delay(attempt, exc.retry_after)
+        text = retry_notice(exc, delay=delay, attempt=attempt, retries=self._retry.retries)
+        io.emit(turn_pb2.TurnEvent(notice=turn_pb2.Notice(text=text, transient=True)))
+        return delay
 
     def _window_of(self, ctx: RunContext[ToolDeps]) -> int | None:
         model = ctx.model
@@ -397,24 +414,12 @@ class Agent:
                 break
             except ModelAPIError as exc:
                 attempt += 1
-                if classify(exc) != "retry" or attempt > self._retry.retries:
-                    raise model_error(exc, model=model, attempts=attempt) from exc
+                delay = self._retry_delay(exc, attempt, io=io, model=model)
                 if run is not None:
                     sent = list(run.ctx.state.message_history)
                     if sent and isinstance(sent[-1], ModelRequest):
                         # Everything up to the failed request, tool results included.
                         messages, prompt, deferred = sent, None, None
-                delay = self._retry.delay(attempt, exc.retry_after)
-                io.emit(
-                    turn_pb2.TurnEvent(
-                        notice=turn_pb2.Notice(
-                            text=retry_notice(
-                                exc, delay=delay, attempt=attempt, retries=self._retry.retries
-                            ),
-                            transient=True,
-                        )
-                    )
-                )
                 mapper.restart()
                 retried = True
                 await asyncio.sleep(delay)

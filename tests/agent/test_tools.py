@@ -62,6 +62,15 @@ async def test_command_timeout_is_reported(
     assert fields["exit_code"] is None
 
 
+async def test_a_command_with_a_nul_is_refused_before_anyone_is_asked(
+    driver: Driver, io: RecordingIO
+) -> None:
+    await driver.run('call run_command {"command": "echo a\\u0000; rm -rf x"}', io=io)
+    assert driver.parks == []
+    [result] = io.of_kind("tool_result")
+    assert "NUL" in json_format.MessageToDict(result.tool_result.result)["error"]
+
+
 async def test_command_output_is_capped(
     make_driver: Callable[..., Driver], io: RecordingIO
 ) -> None:

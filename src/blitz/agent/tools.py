@@ -72,6 +72,9 @@ async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]
     Args:
         command: The command line, run with /bin/sh in the workspace folder.
     """
+    if "\x00" in command:
+        # The shell would run only what comes before it: not what anyone approved.
+        return {"command": command, "error": "a command cannot contain a NUL character"}
     action = Action(turn_pb2.ACTION_KIND_COMMAND, command, f"command: {command}")
     if refused := await gate(ctx, action):
         return {"command": command, "error": refused}

@@ -9,7 +9,8 @@ It is done when its shell exits: output still arriving then is read for a moment
 whatever the command left running in the background is killed with the rest of its group
 (it could otherwise hold the output open, and the command, to its timeout). On timeout or
 cancellation the whole group is killed and reaped before returning or re-raising. This
-module must never leave a process running behind it, nor read the server's own environment.
+module must never leave a process running behind it (one that starts a session of its own
+with `setsid` is beyond a group kill), nor read the server's own environment.
 """
 
 from __future__ import annotations

@@ -31,6 +31,9 @@ DEFAULT_URL = "127.0.0.1:50051"
 
 _StreamOpener = Callable[[int], AsyncGenerator[turn_pb2.TurnEvent, None]]
 
+# A stream that failed after staying open this long (s) had reached the server.
+_CONNECTED_S = 1.0
+
 _STATES = {
     "idle": session_pb2.SESSION_STATE_IDLE,
     "running": session_pb2.SESSION_STATE_RUNNING,
@@ -241,14 +244,21 @@ class AsyncBlitz:
 
         With `turn_id`: only that turn's events, and a stream is not over until its
         `finished`. Without: a stream that ends cleanly is over.
+
+        Retrying lasts up to `reconnect_timeout` from the start of each outage: a stream
+        that delivered an event or stayed open a while was connected, so its failure starts
+        a new one. A stream that never reached the server fails at once, as a call would.
         """
         last_seq = after_seq
         failing_since: float | None = None
+        reached = False
         delay = 0.05
         while True:
+            opened = time.monotonic()
             stream = open_stream(last_seq)
             try:
                 async for event in stream:
+                    reached = True
                     failing_since, delay = None, 0.05
                     if event.seq:
                         if event.seq <= last_seq:
@@ -269,6 +279,10 @@ class AsyncBlitz:
             finally:
                 await stream.aclose()
             now = time.monotonic()
+            if now - opened >= _CONNECTED_S:
+                reached, failing_since, delay = True, None, 0.05
+            if not reached:
+                raise error
             failing_since = failing_since or now
             if now - failing_since > self._reconnect_timeout:
                 raise error

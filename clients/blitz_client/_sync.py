@@ -4,16 +4,18 @@ It drives an `AsyncBlitz` on a private event loop (`asyncio.Runner`) that it own
 both clients share one implementation of resuming and deduplication. Streams are plain
 iterators; each `next()` runs the loop until the next event arrives. Because it runs its
 own loop, it cannot be used from inside a running event loop: use `AsyncBlitz` there.
-A Ctrl-C while it waits cancels the wait and raises KeyboardInterrupt as usual.
+A client belongs to the thread that made it (a loop runs in one thread at a time): make one
+per thread. A Ctrl-C while it waits cancels the wait and raises KeyboardInterrupt as usual.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+import threading
+from collections.abc import AsyncGenerator, Coroutine, Iterator, Mapping, Sequence
 from datetime import timedelta
 from types import TracebackType
-from typing import Self, TypeVar, Unpack
+from typing import Any, Self, TypeVar, Unpack
 
 from blitz.v1 import session_pb2, turn_pb2
 from blitz_client._async import DEFAULT_URL, AsyncBlitz
@@ -24,10 +26,29 @@ __all__ = ["Blitz", "Stream"]
 T = TypeVar("T")
 
 
+class _Loop:
+    """The client's private event loop, run by the thread that made the client."""
+
+    def __init__(self) -> None:
+        self._runner = asyncio.Runner()
+        self._thread = threading.get_ident()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if threading.get_ident() != self._thread:
+            coro.close()
+            raise RuntimeError(
+                "a Blitz client is used only by the thread that made it: make one per thread"
+            )
+        return self._runner.run(coro)
+
+    def close(self) -> None:
+        self._runner.close()
+
+
 class Stream(Iterator[T]):
     """A blocking view of one of the client's async streams. Close it to stop early."""
 
-    def __init__(self, runner: asyncio.Runner, source: AsyncGenerator[T, None]) -> None:
+    def __init__(self, runner: _Loop, source: AsyncGenerator[T, None]) -> None:
         self._runner = runner
         self._source = source
         self._closed = False
@@ -36,7 +57,7 @@ class Stream(Iterator[T]):
         if self._closed:
             raise StopIteration
         try:
-            return self._runner.run(anext(self._source))
+            return self._runner.run(self._next())
         except StopAsyncIteration:
             self._closed = True
             raise StopIteration from None
@@ -44,6 +65,9 @@ class Stream(Iterator[T]):
             # A failed or interrupted read leaves the async generator finished.
             self._closed = True
             raise
+
+    async def _next(self) -> T:
+        return await anext(self._source)
 
     def close(self) -> None:
         """Stop the stream and release its connection."""
@@ -76,7 +100,8 @@ class Blitz:
         token: str | None = None,
         reconnect_timeout: float = 30.0,
     ) -> None:
-        self._runner = asyncio.Runner()
+        self._runner = _Loop()
+        self._closed = False
         self._client = AsyncBlitz(url, token=token, reconnect_timeout=reconnect_timeout)
 
     @property
@@ -96,7 +121,10 @@ class Blitz:
         self.close()
 
     def close(self) -> None:
-        """Close the connection and the client's event loop."""
+        """Close the connection and the client's event loop (again: nothing happens)."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             self._runner.run(self._client.close())
         finally:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from pathlib import Path
@@ -179,6 +181,19 @@ async def test_the_sync_client_does_the_same_without_await(url):
     assert "approval_request" in seen and "tool_result" in seen
 
 
+async def test_a_sync_client_refuses_other_threads_and_closes_once(url):
+    def script() -> str:
+        with Blitz(url) as blitz:
+            session = blitz.create_session()
+            with ThreadPoolExecutor(1) as other:
+                refused = other.submit(blitz.session, session.id).exception()
+            assert blitz.session(session.id).id == session.id  # still fine in its thread
+            blitz.close()
+        return str(refused)
+
+    assert "make one per thread" in await asyncio.to_thread(script)
+
+
 @pytest.mark.parametrize("kind", ["grpc", "connect"])
 async def test_run_resumes_across_a_server_restart_without_loss_or_duplicates(
     kind: str, tmp_path: Path
@@ -227,6 +242,61 @@ async def test_run_resumes_across_a_server_restart_without_loss_or_duplicates(
         for e in events
     )
     assert shape(events) == shape(replayed)
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_a_quiet_stream_outlives_restarts_further_apart_than_its_timeout(
+    tmp_path: Path, kind: str
+) -> None:
+    settings = make_settings(tmp_path / "data", grpc_port=free_port(), http_port=free_port())
+    url = (
+        f"127.0.0.1:{settings.grpc_port}"
+        if kind == "grpc"
+        else f"http://127.0.0.1:{settings.http_port}"
+    )
+    seen: list[turn_pb2.TurnEvent] = []
+    async with AsyncExitStack() as stack:
+        server = await stack.enter_async_context(AsyncExitStack())
+        await server.enter_async_context(running_server(settings))
+        client = await stack.enter_async_context(AsyncBlitz(url, reconnect_timeout=1.0))
+        session = await client.create_session()
+
+        async def watch() -> None:
+            async for event in client.watch(session.id):
+                seen.append(event)
+
+        watcher = asyncio.create_task(watch())
+        for _ in range(2):  # nothing happens, and each restart is long after the last
+            await asyncio.sleep(1.5)
+            await server.aclose()
+            await asyncio.sleep(0.2)
+            server = await stack.enter_async_context(AsyncExitStack())
+            await server.enter_async_context(running_server(settings))
+        async with AsyncBlitz(url) as other:
+            for _ in range(100):
+                try:
+                    [_ async for _ in other.run(session.id, "still watched")]
+                    break
+                except BlitzError as exc:
+                    if exc.code != "unavailable":
+                        raise
+                    await asyncio.sleep(0.1)
+        for _ in range(100):
+            if watcher.done() or kinds(seen)[-1:] == ["finished"]:
+                break
+            await asyncio.sleep(0.05)
+        assert not watcher.done(), watcher.exception()
+        assert kinds(seen)[-1] == "finished"
+        watcher.cancel()
+
+
+async def test_a_stream_to_where_no_server_listens_fails_at_once() -> None:
+    started = time.monotonic()
+    async with AsyncBlitz(f"127.0.0.1:{free_port()}", reconnect_timeout=30) as client:
+        with pytest.raises(BlitzError) as caught:
+            [_ async for _ in client.watch("s_1")]
+    assert caught.value.code == "unavailable"
+    assert time.monotonic() - started < 5
 
 
 async def decide_when_reachable(

@@ -10,6 +10,8 @@ read it with `jq`.
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Callable
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -23,6 +25,8 @@ from blitz_cli.chat import ChatOptions, chat
 from blitz_cli.prompts import parse_answers
 from blitz_cli.render import Renderer, error_line, state_word
 from blitz_client import DEFAULT_URL, Blitz, BlitzError, TurnOptions
+
+_YEAR_S = 365 * 24 * 3600.0
 
 __all__ = [
     "add_arguments",
@@ -205,6 +209,15 @@ def usage_command(args: argparse.Namespace, *, server: str, token: str | None) -
 
 def _respond(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) -> str | None:
     """Answer what the turn waits on, as the flags say; an error text if it cannot be."""
+    try:
+        return _answer(client, args, event)
+    except BlitzError as exc:
+        if exc.reason in ("ALREADY_RESOLVED", "NO_RUNNING_TURN"):
+            return None  # another client, a timeout or the turn's end came first: it goes on
+        raise
+
+
+def _answer(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) -> str | None:
     session_id = event.session_id
     if event.HasField("approval_request"):
         request = event.approval_request
@@ -240,18 +253,28 @@ def run_command(args: argparse.Namespace, *, server: str, token: str | None) -> 
         options["timeout"] = args.timeout
     problem = None
     finished: turn_pb2.TurnFinished | None = None
+    turn_id = ""
     try:
         with Blitz(server, token=token) as client:
             session_id = args.session or client.create_session(model=args.model).id
             if not args.json:
                 err.print(f"[dim]session {session_id}[/]")
-            for event in client.run(session_id, args.prompt, **options):
-                if args.json:
-                    print(_json(event), flush=True)
-                if event.WhichOneof("kind") in ("approval_request", "question"):
-                    problem = _respond(client, args, event) or problem
-                if event.HasField("finished"):
-                    finished = event.finished
+            try:
+                for event in client.run(session_id, args.prompt, **options):
+                    turn_id = event.turn_id
+                    if args.json:
+                        print(_json(event), flush=True)
+                    if event.WhichOneof("kind") in ("approval_request", "question"):
+                        problem = _respond(client, args, event) or problem
+                    if event.HasField("finished"):
+                        finished = event.finished
+            except KeyboardInterrupt:
+                # Ctrl-C stops the turn too, not only the watching of it.
+                if turn_id:
+                    with contextlib.suppress(BlitzError):
+                        client.cancel(session_id, turn_id)
+                err.print("[yellow]cancelled[/]")
+                return 130
     except BlitzError as exc:
         return _fail(exc)
     if problem:
@@ -265,6 +288,32 @@ def run_command(args: argparse.Namespace, *, server: str, token: str | None) -> 
             err.print(error_line(finished.error.reason, finished.error.message))
         return 1
     return 0
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds, as a flag: finite, not negative, at most a year."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= _YEAR_S:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and {_YEAR_S:.0f} seconds")
+    return value
+
+
+def _bounded(limit: int) -> Callable[[str], int]:
+    """A whole number from 0 to `limit`, as a flag."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not 0 <= value <= limit:
+            raise argparse.ArgumentTypeError(f"{text} is not between 0 and {limit}")
+        return value
+
+    return parse
 
 
 def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -320,7 +369,9 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     watch = commands.add_parser("watch", help="show a session's events, live")
     server_flags(watch)
     watch.add_argument("session_id", metavar="ID")
-    watch.add_argument("--after", type=int, default=0, metavar="N", help="start after seq N")
+    watch.add_argument(
+        "--after", type=_bounded(2**63 - 1), default=0, metavar="N", help="start after seq N"
+    )
     watch.add_argument(
         "--no-follow", dest="follow", action="store_false", help="stop after the replay"
     )
@@ -366,6 +417,8 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     run.add_argument("--command", action="store_true", help="PROMPT is a /command")
     run.add_argument("--plan", action="store_true", help="plan mode")
     run.add_argument("--read-only", metavar="REASON", default="", help="refuse every change")
-    run.add_argument("--max-turns", type=int, default=0, metavar="N", help="model-call limit")
-    run.add_argument("--timeout", type=float, default=0, metavar="S", help="turn deadline")
+    run.add_argument(
+        "--max-turns", type=_bounded(2**31 - 1), default=0, metavar="N", help="model-call limit"
+    )
+    run.add_argument("--timeout", type=_seconds, default=0, metavar="S", help="turn deadline")
     run.set_defaults(client_handler=run_command)

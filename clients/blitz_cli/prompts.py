@@ -96,13 +96,17 @@ def ask_approval(console: Console, request: turn_pb2.ApprovalRequest) -> Approva
     """o / s / a / d (then a reason) / e (edit the command, then run it once)."""
     keys = "osade" if request.kind == turn_pb2.ACTION_KIND_COMMAND else "osad"
     shown = _APPROVAL_KEYS if "e" in keys else _APPROVAL_KEYS.rsplit(" ", 1)[0]
-    key = _read_key(console, f"{shown} › ", keys)
-    if key == "d":
-        return Approval("deny", reason=input("reason (Enter for none): ").strip())
-    if key == "e":
+    while True:
+        key = _read_key(console, f"{shown} › ", keys)
+        if key == "d":
+            return Approval("deny", reason=input("reason (Enter for none): ").strip())
+        if key != "e":
+            return Approval({"o": "once", "s": "session", "a": "always"}[key])
         command = _edit_line("command: ", request.detail).strip()
-        return Approval("once", command=command if command != request.detail else "")
-    return Approval({"o": "once", "s": "session", "a": "always"}[key])
+        if command:
+            return Approval("once", command=command if command != request.detail else "")
+        # Approving nothing would run the command as it was: ask again.
+        console.print("[dim]no command given; choose again[/]")
 
 
 def parse_answers(question: turn_pb2.Question, line: str) -> list[str] | None:
@@ -113,7 +117,7 @@ def parse_answers(question: turn_pb2.Question, line: str) -> list[str] | None:
     parts = [p.strip() for p in line.split(",")] if question.multi_select else [line]
     answers: list[str] = []
     for part in parts:
-        if part.isdigit() and 1 <= int(part) <= len(question.options):
+        if part.isdecimal() and 1 <= int(part) <= len(question.options):
             answers.append(question.options[int(part) - 1])
         elif part in question.options:
             answers.append(part)

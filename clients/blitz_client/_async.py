@@ -12,6 +12,7 @@ watching the session from the last seq and keeping that turn's events until `fin
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
@@ -30,6 +31,9 @@ DEFAULT_URL = "127.0.0.1:50051"
 """`blitz serve`'s gRPC address with its default flags."""
 
 _StreamOpener = Callable[[int], AsyncGenerator[turn_pb2.TurnEvent, None]]
+
+# What can travel in an `authorization: Bearer` header (RFC 6750 asks for less).
+_TOKEN = re.compile(r"[!-~]+")
 
 # A stream that failed after staying open this long (s) had reached the server.
 _CONNECTED_S = 1.0
@@ -60,7 +64,8 @@ class AsyncBlitz:
         url: `http://host:port` or `https://…` (Connect, the server's HTTP port), or
             `host:port`, `grpc://host:port`, `grpcs://host:port` (gRPC). Default: the
             local server's gRPC port.
-        token: sent as `authorization: Bearer TOKEN` on every call.
+        token: sent as `authorization: Bearer TOKEN` on every call (ValueError unless it
+            is printable ASCII without spaces).
         reconnect_timeout: how long, in seconds, a dropped stream keeps trying to resume
             before the last error is raised.
 
@@ -75,6 +80,8 @@ class AsyncBlitz:
         token: str | None = None,
         reconnect_timeout: float = 30.0,
     ) -> None:
+        if token is not None and not _TOKEN.fullmatch(token):
+            raise ValueError("token must be printable ASCII, without spaces")
         self.url = url
         self._token = token
         self._reconnect_timeout = reconnect_timeout

@@ -88,6 +88,9 @@ def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     token = args.token or os.environ.get("BLITZ_TOKEN") or None
     try:
         code: int = args.client_handler(args, server=server, token=token)
+    except ValueError as exc:  # what the client refuses before asking the server
+        print(f"blitz: {exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader went away (`blitz watch --json | head`): quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

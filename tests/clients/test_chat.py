@@ -59,6 +59,23 @@ def test_deny_asks_a_reason_that_the_model_receives(terminal):
     chat.expect(FOOTER)
 
 
+def test_an_edit_left_empty_asks_again_rather_than_run_the_original(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("$ echo original")
+    chat.expect(KEYS)
+    chat.child.send("e")
+    chat.expect(r"command: ")
+    chat.child.send("\x15")  # Ctrl-U: clear the pre-filled command
+    chat.child.sendline("")
+    chat.expect(r"no command given; choose again")
+    chat.expect(KEYS)
+    chat.child.send("d")
+    chat.expect(r"reason \(Enter for none\): ")
+    chat.child.sendline("")
+    chat.expect(FOOTER)
+    assert "original\n" not in chat.screen.split("no command given")[1]
+
+
 def test_edit_runs_the_edited_command(terminal):
     chat = terminal(["chat"])
     chat.prompt("$ echo original")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 
 from blitz_client import AsyncBlitz
@@ -109,3 +110,52 @@ async def test_watch_replays_a_session(server):
     code, out, _ = await blitz(server, "watch", session.id, "--no-follow", "--json", "--after", "2")
     seqs = [json.loads(line)["seq"] for line in out.splitlines()]
     assert seqs[0] == "3"
+
+
+async def test_bad_flags_are_usage_errors_not_tracebacks(server):
+    for args in (
+        ["run", "hi", "--timeout", "nan"],
+        ["run", "hi", "--timeout", "1e300"],
+        ["run", "hi", "--max-turns", "2147483648"],
+        ["watch", "s_x", "--after", "99999999999999999999"],
+        ["usage", "s_x", "--token", "é"],
+    ):
+        code, _, err = await blitz(server, *args)
+        assert code == 2, args
+        assert "Traceback" not in err and err.strip(), args
+
+
+async def test_run_answering_second_goes_on_to_the_end(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        # Its approvals time out at once: blitz run's decision always comes second.
+        session = await client.create_session(approval_timeout=0.001)
+    code, out, err = await blitz(server, "run", "$ echo late", "--session", session.id,
+                                 "--approve", "--json")  # fmt: skip
+    assert code == 0, err
+    assert "finished" in json.loads(out.splitlines()[-1])
+
+
+async def test_run_with_an_answer_that_is_no_option_number(server):
+    code, _, err = await blitz(server, "run", "ask: which? [yes|no]", "--answer", "²")
+    assert code == 1 and "does not answer" in err and "Traceback" not in err
+
+
+async def test_ctrl_c_on_run_cancels_the_turn(server):
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "blitz.cli", "run", "$ sleep 30", "--approve", "--json",
+        "--server", server.grpc_target,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    async with asyncio.timeout(30):
+        while "toolCall" not in (line := (await proc.stdout.readline()).decode()):
+            assert line, "blitz run ended before running the command"
+            session_id = json.loads(line).get("sessionId", "")
+        await asyncio.sleep(0.3)  # the command is running
+        proc.send_signal(signal.SIGINT)
+        _, err = await proc.communicate()
+    assert proc.returncode == 130, err.decode()
+    assert b"Traceback" not in err
+    async with AsyncBlitz(server.grpc_target) as client:
+        events = [e async for e in client.watch(session_id, follow=False)]
+    assert events[-1].finished.error.reason == "CANCELLED"

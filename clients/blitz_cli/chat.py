@@ -115,13 +115,14 @@ class _Chat:
 
     def drive(self, events: Stream[turn_pb2.TurnEvent], turn_id: str) -> None:
         """Render a turn to its end, asking for what it waits on; Ctrl-C cancels it."""
-        started = False
+        started = ended = False
         while True:
             try:
                 try:
                     # The stream ends after the turn's `finished`.
                     for event in events:
                         started = True
+                        ended = event.HasField("finished")
                         self.renderer.event(event)
                         self.respond(event)
                     return
@@ -131,8 +132,8 @@ class _Chat:
             except KeyboardInterrupt:
                 self.console.print()
                 self.interrupted()
-                if not self.cancel(turn_id) and not started:
-                    return
+                if ended or (not self.cancel(turn_id) and not started):
+                    return  # nothing left to follow
                 self.console.print("[yellow]cancelling… (Ctrl-C again to leave)[/]")
             except BlitzError as exc:
                 self.console.print(error_line(exc.reason, exc.message))
@@ -187,13 +188,17 @@ class _Chat:
         """
         open_seqs = [e.seq for e in self.session.pending if e.seq]
         cut = min(open_seqs) if open_seqs else None
+        ended = False  # the open turn may end while the replay is read
         with self.client.watch(self.session.id, follow=False) as replay:
             for event in replay:
                 if cut is not None and event.seq >= cut:
                     break
                 self.renderer.event(event, replay=True)
+                ended = ended or (
+                    event.HasField("finished") and event.turn_id == self.session.turn_id
+                )
         self.renderer.settle()
-        if not self.session.turn_id:
+        if not self.session.turn_id or ended:
             return
         self.console.rule("[bold]this turn is still open[/]")
         after = cut - 1 if cut is not None else self.renderer.last_seq

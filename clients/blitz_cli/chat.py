@@ -160,22 +160,26 @@ class _Chat:
         if request_id in self.handled:
             return
         self.handled.add(request_id)
-        try:
-            if kind == "approval_request":
-                approval = ask_approval(self.console, event.approval_request)
-                self.client.decide(
-                    self.session.id,
-                    request_id,
-                    approval.decision,
-                    reason=approval.reason,
-                    command=approval.command,
-                )
-            else:
-                answers = ask_question(self.console, event.question)
-                self.client.answer(self.session.id, request_id, answers)
-        except BlitzError as exc:
-            # Another client may have answered first (ALREADY_RESOLVED): the turn goes on.
-            self.console.print(f"[yellow]{exc.reason}: {escape(exc.message)}[/]")
+        while True:
+            try:
+                if kind == "approval_request":
+                    approval = ask_approval(self.console, event.approval_request)
+                    self.client.decide(
+                        self.session.id,
+                        request_id,
+                        approval.decision,
+                        reason=approval.reason,
+                        command=approval.command,
+                    )
+                else:
+                    answers = ask_question(self.console, event.question)
+                    self.client.answer(self.session.id, request_id, answers)
+                break
+            except BlitzError as exc:
+                self.console.print(f"[yellow]{exc.reason}: {escape(exc.message)}[/]")
+                if exc.reason != "INVALID_ARGUMENT":
+                    break  # another client may have answered first: the turn goes on
+                # The server refused this choice (a rule for a secret, say): choose again.
         self.renderer.thinking()
 
     # Reattaching

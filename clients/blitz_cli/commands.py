@@ -222,7 +222,13 @@ def _answer(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) 
     if event.HasField("approval_request"):
         request = event.approval_request
         if args.approve:
-            client.decide(session_id, request.request_id, args.approve)
+            try:
+                client.decide(session_id, request.request_id, args.approve)
+            except BlitzError as exc:
+                if exc.reason != "INVALID_ARGUMENT" or args.approve == "once":
+                    raise
+                # No rule can cover this action (it holds a secret): approve it alone.
+                client.decide(session_id, request.request_id, "once")
         else:
             reason = args.deny_reason or "refused: blitz run was not given --approve"
             client.decide(session_id, request.request_id, "deny", reason=reason)

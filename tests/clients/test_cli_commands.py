@@ -159,3 +159,9 @@ async def test_ctrl_c_on_run_cancels_the_turn(server):
     async with AsyncBlitz(server.grpc_target) as client:
         events = [e async for e in client.watch(session_id, follow=False)]
     assert events[-1].finished.error.reason == "CANCELLED"
+
+
+async def test_run_approving_for_the_session_an_action_with_a_secret_approves_it_once(server):
+    code, out, err = await blitz(server, "run", "$ echo password=hunter2", "--approve", "session")
+    assert code == 0, err
+    assert "exit 0" in out

@@ -101,6 +101,57 @@ async def test_a_session_rule_approves_the_same_action_and_not_another(wire, ser
     assert len(approvals(parked)) == 1, "a SESSION rule stays in its session"
 
 
+async def test_a_star_in_an_approved_command_is_no_wildcard(wire, server):
+    session = await wire.create_session()
+    await drive(wire, session.id, "$ echo *", decide(wire, session.id, t.DECISION_ALWAYS))
+    sneaky = await drive(
+        wire, session.id, "$ echo x; touch PWNED; echo *", decide(wire, session.id, t.DECISION_DENY)
+    )
+    assert len(approvals(sneaky)) == 1, "it asks: the rule covers `echo *` only"
+    assert not (server.settings.workspace_root / session.workspace / "PWNED").exists()
+
+
+async def test_no_rule_is_made_from_an_action_holding_a_secret(wire):
+    session = await wire.create_session()
+    events = []
+    async for event in wire.run(session.id, "$ echo password=hunter2 && echo ok"):
+        events.append(event)
+        if event.HasField("approval_request"):
+            request = event.approval_request
+            assert request.scope_label == "command: echo password=*** && echo ok"
+            decision = s.DecideRequest(
+                session_id=session.id, request_id=request.request_id, decision=t.DECISION_SESSION
+            )
+            with pytest.raises(WireError) as refused:
+                await wire.call("Decide", decision)
+            assert refused.value.info.metadata["field"] == "decision"
+            assert "approve it ONCE" in refused.value.info.message
+            await wire.call("Decide", s.DecideRequest(
+                session_id=session.id, request_id=request.request_id, decision=t.DECISION_ONCE
+            ))  # fmt: skip
+    assert "exit 0" in events[-1].finished.output
+    rules = await wire.call("ListRules", s.ListRulesRequest(session_id=session.id))
+    assert list(rules.rules) == []
+
+
+async def test_a_rule_from_an_edited_command_covers_the_edit(wire, server):
+    session = await wire.create_session()
+    await drive(
+        wire,
+        session.id,
+        "$ touch DANGER",
+        decide(wire, session.id, t.DECISION_SESSION, command="echo safe"),
+    )
+    rules = await wire.call("ListRules", s.ListRulesRequest(session_id=session.id))
+    assert [r.scope_label for r in rules.rules] == ["command: echo safe"]
+    again = await drive(
+        wire, session.id, "$ touch DANGER", decide(wire, session.id, t.DECISION_DENY)
+    )
+    assert len(approvals(again)) == 1, "the command the user replaced still asks"
+    assert not (server.settings.workspace_root / session.workspace / "DANGER").exists()
+    assert approvals(await wire.run_all(session.id, "$ echo safe")) == []
+
+
 async def test_an_always_rule_outlives_the_session_and_the_server(tmp_path):
     settings = make_settings(tmp_path / "data")
     async with running_server(settings) as server:

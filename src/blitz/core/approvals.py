@@ -1,9 +1,12 @@
 """Approval rules and resolutions: what a decision covers and how a request ended.
 
 A SESSION or ALWAYS decision stores a rule holding the request's `scope_label` (for example
-`command: git status` or `write: src/**`). A later action is covered when a rule of the
-same kind matches the action's own label, `<kind>: <detail>`, where `*` in the rule matches
-any run of characters. A rule never approves an action of another kind.
+`command: git status` or `network: pypi.org`), or, when the user edited the command, the
+edited command's. A later action is covered when a rule of the same kind holds exactly its
+scope label. Nothing in a label is a wildcard: a `*` in a command is that character, so a
+rule approves nothing its user did not see. A label with a masked secret in it cannot be
+told apart from the same action with another secret, so no rule is made from one: such an
+action is approved once at a time.
 
 A resolution is stored with its pending request (JSON) and streamed as a `resolution`
 event; both are made here so they cannot disagree.
@@ -12,50 +15,45 @@ event; both are made here so they cannot disagree.
 from __future__ import annotations
 
 import json
-import re
-from functools import lru_cache
 from typing import Any
 
 from blitz.agent.contract import AnswerResult, ApprovalResult, Resolution
+from blitz.errors import invalid_argument
+from blitz.redact import MASK, redact_text
 from blitz.store import RuleRecord
 from blitz.v1 import turn_pb2 as t
 
 __all__ = [
     "Outcome",
-    "action_label",
     "covering_rule",
     "outcome_from_json",
     "result_of",
+    "rule_label",
 ]
-
-_KIND_WORDS = {
-    t.ACTION_KIND_COMMAND: "command",
-    t.ACTION_KIND_WRITE: "write",
-    t.ACTION_KIND_DELETE: "delete",
-    t.ACTION_KIND_NETWORK: "network",
-    t.ACTION_KIND_MCP: "mcp",
-}
-
-
-def action_label(approval: t.ApprovalRequest) -> str:
-    """The label of this one action, e.g. `write: src/app.py`."""
-    return f"{_KIND_WORDS.get(approval.kind, 'action')}: {approval.detail}"
-
-
-@lru_cache(maxsize=1024)
-def _pattern(label: str) -> re.Pattern[str]:
-    return re.compile("^" + ".*".join(re.escape(part) for part in label.split("*")) + "$", re.S)
 
 
 def covering_rule(rules: list[RuleRecord], approval: t.ApprovalRequest) -> RuleRecord | None:
-    """The first rule that covers `approval`, if any."""
-    label = action_label(approval)
+    """The first rule that covers `approval` (its scope label as clients see it), if any."""
+    if MASK in approval.scope_label:
+        return None  # it holds a secret: no rule can tell it from the same with another
     for rule in rules:
-        if rule.kind == approval.kind and (
-            rule.scope_label == approval.scope_label or _pattern(rule.scope_label).match(label)
-        ):
+        if rule.kind == approval.kind and rule.scope_label == approval.scope_label:
             return rule
     return None
+
+
+def rule_label(approval: t.ApprovalRequest, command: str = "") -> str:
+    """What a rule made by approving `approval` covers; `command` is an edited command.
+
+    INVALID_ARGUMENT (on `decision`) when the label holds a secret.
+    """
+    label = redact_text(f"command: {command}") if command else approval.scope_label
+    if MASK in label:
+        raise invalid_argument(
+            "decision",
+            "this action holds a secret, so no rule can cover it: approve it ONCE",
+        )
+    return label
 
 
 class Outcome:

@@ -21,7 +21,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from blitz.agent.contract import ImageInput
 from blitz.agent.workspace import too_long
 from blitz.core.agent_port import AgentPort
-from blitz.core.approvals import Outcome
+from blitz.core.approvals import Outcome, rule_label
 from blitz.core.coalesce import coalesce
 from blitz.core.commands import parse_command, plan_text
 from blitz.core.context import CallContext
@@ -432,7 +432,7 @@ class SessionCore:
                 id="r_" + uuid.uuid4().hex,
                 scope=s.RULE_SCOPE_ALWAYS if always else s.RULE_SCOPE_SESSION,
                 kind=approval.kind,
-                scope_label=approval.scope_label,
+                scope_label=rule_label(approval, req.command),
                 session_id=session.id,
                 workspace=session.workspace,
                 caller=session.owner,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 
 import pytest
@@ -84,6 +85,22 @@ async def test_an_aside_runs_beside_a_parked_turn_and_is_not_recorded(wire):
     summary = compacted[-1].finished.output
     assert "echo main" in summary
     assert "side note" not in summary and "what is going on" not in summary
+
+
+async def test_an_aside_leaves_the_task_list_alone_and_closing_the_session_stops_it(wire):
+    session = await wire.create_session()
+    await wire.run_all(session.id, "todo: real-1; real-2")
+    await wire.run_all(session.id, "todo: side-x; side-y", aside=True)
+    tasks = await wire.run_all(session.id, "/tasks", command=True)
+    assert "real-1" in tasks[-1].finished.output and "side-x" not in tasks[-1].finished.output
+
+    events = []
+    async with asyncio.timeout(10):
+        async for event in wire.run(session.id, "stream: 200000", aside=True):
+            events.append(event)
+            if len(events) == 3:
+                await wire.call("CloseSession", s.CloseSessionRequest(session_id=session.id))
+    assert events[-1].finished.error.reason == "CANCELLED"
 
 
 async def test_uploaded_images_reach_the_model_and_bad_uploads_are_refused(wire):

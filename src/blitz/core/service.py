@@ -255,9 +255,10 @@ class SessionCore:
                     rec.id, state=s.SESSION_STATE_CLOSED, turn_id=rec.turn_id, now=time.time()
                 )
                 active = await self._turns.active_turn(rec)
-            if active is not None:
+            closing = [active] if active is not None else []
+            for turn in [*closing, *self._turns.asides_of(rec.id)]:
                 await self._turns.cancel(
-                    active, BlitzError(Reason.CANCELLED, "the session was closed")
+                    turn, BlitzError(Reason.CANCELLED, "the session was closed")
                 )
         return await self._session_proto(await self._session(req.session_id, ctx))
 

@@ -248,6 +248,10 @@ class TurnRunner:
         elif self._active.get(active.rec.session_id) is active:
             del self._active[active.rec.session_id]
 
+    def asides_of(self, session_id: str) -> list[ActiveTurn]:
+        """The session's aside turns running in this process."""
+        return [a for a in self._asides.values() if a.rec.session_id == session_id]
+
     def find(self, session_id: str, turn_id: str) -> ActiveTurn | None:
         """An aside turn of this process by id (main turns: `active_turn`)."""
         active = self._asides.get(turn_id)
@@ -666,10 +670,10 @@ class TurnRunner:
     async def _release_session(self, active: ActiveTurn) -> None:
         """Save the turn's task list and mark its session idle (or keep it closed)."""
         sid = active.rec.session_id
+        if active.aside:
+            return  # an aside leaves the session as it found it, task list included
         if active.tasks is not None:
             await self.store.set_tasks(sid, active.tasks.SerializeToString())
-        if active.aside:
-            return
         session = await self.store.get_session(sid)
         closed = session is not None and session.state == s.SESSION_STATE_CLOSED
         await self.store.set_session_state(

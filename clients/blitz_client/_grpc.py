@@ -23,6 +23,9 @@ _OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
+    # An event carries a whole turn's output at its end (the repeat and `finished`), which
+    # a very long answer takes past gRPC's default 4 MiB.
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
 ]
 
 

@@ -50,6 +50,9 @@ class Settings:
     log_level: LogLevel = "info"
     # Seconds a shutdown waits for in-flight calls and running turns.
     drain_timeout: float = 10.0
+    # Seconds a shutdown keeps the ports open, refusing calls and failing health checks,
+    # before it closes them: time for a load balancer to notice and stop routing here.
+    drain_delay: float = 0.0
     # Whether streamed messages may be gzip-compressed on the Connect port (see
     # blitz.transport.connect: connectrpc compresses every message, however small).
     compress_streams: bool = False
@@ -278,6 +281,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "BLITZ_DRAIN_TIMEOUT",
         _seconds,
         "seconds a shutdown waits for in-flight calls and running turns",
+        "SECONDS",
+    ),
+    SettingSpec(
+        "drain_delay",
+        "BLITZ_DRAIN_DELAY",
+        _seconds,
+        "seconds a shutdown keeps the ports open, failing health checks, before closing them",
         "SECONDS",
     ),
     SettingSpec(

@@ -33,6 +33,7 @@ from blitz.core import SessionCore
 from blitz.store import open_store
 from blitz.transport import (
     CallGate,
+    GatedHealthServicer,
     HttpServer,
     bind_grpc_server,
     build_grpc_server,
@@ -123,7 +124,7 @@ async def running_server(
         if core is None:
             core = await stack.enter_async_context(open_core(settings))
         gate = CallGate()
-        health_servicer = health.aio.HealthServicer()
+        health_servicer = GatedHealthServicer(gate)
         grpc_server = build_grpc_server(core, gate, health_servicer)
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port)
         http = HttpServer(
@@ -143,7 +144,14 @@ async def running_server(
         try:
             yield server
         finally:
-            await _drain(gate, health_servicer, grpc_server, http, grace=settings.drain_timeout)
+            await _drain(
+                gate,
+                health_servicer,
+                grpc_server,
+                http,
+                grace=settings.drain_timeout,
+                delay=settings.drain_delay,
+            )
 
 
 async def _drain(
@@ -153,11 +161,16 @@ async def _drain(
     http: HttpServer,
     *,
     grace: float,
+    delay: float = 0.0,
 ) -> None:
     started = time.monotonic()
     log.info("draining", grace_s=grace)
     gate.close()
     await health_servicer.enter_graceful_shutdown()
+    if delay > 0:
+        # Health checks fail and new calls are refused, the ports still open: a load
+        # balancer sees it and routes elsewhere before the connections go.
+        await asyncio.sleep(delay)
     # Both stop accepting at once; each cancels what is still open after its grace.
     stopping = [
         asyncio.create_task(grpc_server.stop(grace=grace), name="grpc-stop"),

@@ -132,6 +132,18 @@ async def test_uploaded_images_reach_the_model_and_bad_uploads_are_refused(wire)
         await wire.run_all(session.id, "look", image_ids=["img_nope"])
     assert err.value.info.metadata["field"] == "turn.image_ids"
 
+    # Up to the core's 5 MiB limit, past both transports' 4 MiB defaults; beyond it, the
+    # core's own error.
+    for size, accepted in [(4_700_000, True), (5_400_000, False)]:
+        big = PNG + b"\0" * (size - len(PNG))
+        request = w.UploadImageRequest(session_id=session.id, data=big, media_type="image/png")
+        if accepted:
+            assert (await wire.call("UploadImage", request)).size == size
+        else:
+            with pytest.raises(WireError) as err:
+                await wire.call("UploadImage", request)
+            assert err.value.info.metadata["field"] == "data"
+
 
 async def test_server_commands(wire):
     session = await wire.create_session()

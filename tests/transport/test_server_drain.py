@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import AsyncExitStack
+from dataclasses import replace
 
 import grpc
 import httpx
@@ -12,6 +13,7 @@ import pytest
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from fake_core import FakeCore
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
 from blitz.config import Settings
@@ -118,6 +120,43 @@ async def test_healthz_says_so_while_shutting_down(settings: Settings, core: Fak
         reply = await http.get("/healthz")
 
     assert reply.status_code == 503
+
+
+async def test_a_drain_delay_keeps_the_ports_open_answering_503(
+    settings: Settings, core: FakeCore
+) -> None:
+    settings = replace(settings, drain_delay=0.5)
+    server_stack = AsyncExitStack()
+    server: RunningServer = await server_stack.enter_async_context(
+        running_server(settings, core=core)  # type: ignore[arg-type]
+    )
+    async with httpx.AsyncClient(base_url=server.http_url) as http:
+        assert (await http.get("/healthz")).status_code == 200
+        drain = asyncio.create_task(server_stack.aclose())
+        await draining(server)
+        # A load balancer's fresh connection still gets an answer: not serving.
+        async with httpx.AsyncClient(base_url=server.http_url) as fresh:
+            assert (await fresh.get("/healthz")).status_code == 503
+        await drain
+
+
+async def test_a_health_watcher_does_not_hold_the_drain(settings: Settings, core: FakeCore) -> None:
+    server_stack = AsyncExitStack()
+    server: RunningServer = await server_stack.enter_async_context(
+        running_server(settings, core=core)  # type: ignore[arg-type]
+    )
+    async with grpc.aio.insecure_channel(server.grpc_target) as channel:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
+        assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING
+        started = time.monotonic()
+        await server_stack.aclose()
+        elapsed = time.monotonic() - started
+        statuses = []
+        while (reply := await watch.read()) != grpc.aio.EOF:
+            statuses.append(reply.status)
+    # It ends at once; NOT_SERVING may or may not get out first (a drain delay lets it).
+    assert statuses in ([], [health_pb2.HealthCheckResponse.NOT_SERVING])
+    assert elapsed < settings.drain_timeout / 2, "the watcher held the drain to its timeout"
 
 
 async def test_a_busy_port_is_an_os_error(settings: Settings, core: FakeCore) -> None:

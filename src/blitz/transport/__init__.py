@@ -8,12 +8,18 @@ rule: they build a `CallContext`, call the core and map its errors.
 
 from blitz.transport.connect import ConnectSessionService, build_http_app
 from blitz.transport.gate import CallGate
-from blitz.transport.grpc import GrpcSessionService, bind_grpc_server, build_grpc_server
+from blitz.transport.grpc import (
+    GatedHealthServicer,
+    GrpcSessionService,
+    bind_grpc_server,
+    build_grpc_server,
+)
 from blitz.transport.http import HttpServer
 
 __all__ = [
     "CallGate",
     "ConnectSessionService",
+    "GatedHealthServicer",
     "GrpcSessionService",
     "HttpServer",
     "bind_grpc_server",

@@ -30,7 +30,7 @@ from protobuf.wkt import Any as AnyDetail
 
 from blitz.core import CallContext, SessionCore, WorkspaceCore
 from blitz.errors import BlitzError, Status
-from blitz.transport.gate import CallGate
+from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.undecodable import undecodable
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import session_pb2, turn_pb2
@@ -268,9 +268,13 @@ def build_http_app(core: SessionCore, gate: CallGate, *, compress_streams: bool 
     """The ASGI app of the HTTP port."""
     codecs = [_ExplainedCodec(codec) for codec in google_protobuf_codecs()]
     apps = [
-        SessionServiceASGIApplication(ConnectSessionService(core, gate), codecs=codecs),
+        SessionServiceASGIApplication(
+            ConnectSessionService(core, gate), codecs=codecs, read_max_bytes=MAX_REQUEST_BYTES
+        ),
         WorkspaceServiceASGIApplication(
-            ConnectWorkspaceService(WorkspaceCore(sessions=core), gate), codecs=codecs
+            ConnectWorkspaceService(WorkspaceCore(sessions=core), gate),
+            codecs=codecs,
+            read_max_bytes=MAX_REQUEST_BYTES,
         ),
     ]
     return HttpApp(apps, gate, compress_streams=compress_streams)

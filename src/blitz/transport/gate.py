@@ -19,7 +19,11 @@ from contextlib import contextmanager
 
 from blitz.errors import BlitzError, Reason
 
-__all__ = ["CallGate"]
+__all__ = ["MAX_REQUEST_BYTES", "CallGate"]
+
+# The largest request either port reads: an uploaded image (5 MiB in the core) and its
+# envelope fit; anything larger is refused by the transport before the core sees it.
+MAX_REQUEST_BYTES = 8 * 1024 * 1024
 
 
 def _shutting_down() -> BlitzError:

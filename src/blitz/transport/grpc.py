@@ -24,12 +24,18 @@ from grpc_reflection.v1alpha import reflection
 
 from blitz.core import CallContext, SessionCore, WorkspaceCore
 from blitz.errors import BlitzError, Status
-from blitz.transport.gate import CallGate
+from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.undecodable import undecodable
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import session_pb2, session_pb2_grpc, turn_pb2, workspace_pb2, workspace_pb2_grpc
 
-__all__ = ["GRPC_CODES", "GrpcSessionService", "bind_grpc_server", "build_grpc_server"]
+__all__ = [
+    "GRPC_CODES",
+    "GatedHealthServicer",
+    "GrpcSessionService",
+    "bind_grpc_server",
+    "build_grpc_server",
+]
 
 _REQ = TypeVar("_REQ")
 _RES = TypeVar("_RES")
@@ -206,13 +212,38 @@ class GrpcWorkspaceService(_Adapter, workspace_pb2_grpc.WorkspaceServiceServicer
         return await self._unary("ReadFile", self._core.read_file, request, context)
 
 
+class GatedHealthServicer(health.aio.HealthServicer):
+    """The standard health service, whose Watch streams end when the server drains.
+
+    Clients doing gRPC's client-side health checking hold one open; left to grpcio it
+    would hold every shutdown to its full drain timeout.
+    """
+
+    def __init__(self, gate: CallGate) -> None:
+        super().__init__()
+        self._gate = gate
+
+    async def Watch(self, request: Any, context: Any) -> None:
+        try:
+            with self._gate.stream():
+                await super().Watch(request, context)
+        except BlitzError:
+            return  # ended by the drain, after NOT_SERVING went out
+
+
 def build_grpc_server(
     core: SessionCore, gate: CallGate, health_servicer: health.aio.HealthServicer
 ) -> grpc.aio.Server:
     """A `grpc.aio` server with SessionService, health and reflection; not yet bound."""
-    # SO_REUSEPORT is on by default in gRPC: a second server could silently share the port.
     server = grpc.aio.server(
-        interceptors=[_DecodeFailuresAsInvalidArgument()], options=[("grpc.so_reuseport", 0)]
+        interceptors=[_DecodeFailuresAsInvalidArgument()],
+        options=[
+            # SO_REUSEPORT is on by default in gRPC: a second server could share the port.
+            ("grpc.so_reuseport", 0),
+            # Room for the largest request the core takes (an image), which then applies
+            # its own limits with an ErrorInfo.
+            ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+        ],
     )
     session_pb2_grpc.add_SessionServiceServicer_to_server(GrpcSessionService(core, gate), server)
     workspace_pb2_grpc.add_WorkspaceServiceServicer_to_server(

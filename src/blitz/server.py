@@ -125,6 +125,7 @@ async def running_server(
             core = await stack.enter_async_context(open_core(settings))
         gate = CallGate()
         health_servicer = GatedHealthServicer(gate)
+        await health_servicer.serving()
         grpc_server = build_grpc_server(core, gate, health_servicer)
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port)
         http = HttpServer(

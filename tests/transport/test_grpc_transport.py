@@ -135,6 +135,9 @@ async def test_health_reports_serving(grpc_channel: grpc.aio.Channel) -> None:
     health = health_pb2_grpc.HealthStub(grpc_channel)
     reply = await health.Check(health_pb2.HealthCheckRequest())
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    for service in ("blitz.v1.SessionService", "blitz.v1.WorkspaceService"):
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
 async def test_reflection_lists_every_service(grpc_channel: grpc.aio.Channel) -> None:

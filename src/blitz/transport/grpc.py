@@ -19,7 +19,7 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import status_pb2
-from grpc_health.v1 import health, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from blitz.core import CallContext, SessionCore, WorkspaceCore
@@ -222,6 +222,11 @@ class GatedHealthServicer(health.aio.HealthServicer):
     def __init__(self, gate: CallGate) -> None:
         super().__init__()
         self._gate = gate
+
+    async def serving(self) -> None:
+        """Report Blitz's services serving by name too, as well as the server ("")."""
+        for name in (_SERVICE_NAME, _WORKSPACE_NAME):
+            await self.set(name, health_pb2.HealthCheckResponse.SERVING)
 
     async def Watch(self, request: Any, context: Any) -> None:
         try:

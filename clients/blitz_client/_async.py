@@ -18,7 +18,7 @@ import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from datetime import timedelta
 from types import TracebackType
-from typing import Self, Unpack
+from typing import Any, Self, Unpack
 
 from blitz.v1 import session_pb2, turn_pb2
 from blitz_client._errors import BlitzError
@@ -86,6 +86,8 @@ class AsyncBlitz:
         self._token = token
         self._reconnect_timeout = reconnect_timeout
         self._transport: Transport | None = None
+        # Whether a call has reached the server: from then on, streams ride out outages.
+        self._reached = False
 
     async def __aenter__(self) -> Self:
         return self
@@ -111,6 +113,11 @@ class AsyncBlitz:
             self._transport = open_transport(self.url, token=self._token)
         return self._transport
 
+    async def _unary(self, method: str, request: Any) -> Any:
+        result = await self._t.unary(method, request)
+        self._reached = True
+        return result
+
     # Sessions
 
     async def create_session(
@@ -128,13 +135,13 @@ class AsyncBlitz:
         )
         if approval_timeout is not None:
             request.approval_timeout.CopyFrom(duration(approval_timeout))
-        result: session_pb2.Session = await self._t.unary("CreateSession", request)
+        result: session_pb2.Session = await self._unary("CreateSession", request)
         return result
 
     async def session(self, session_id: str) -> session_pb2.Session:
         """One session, with its state, usage and open requests (`pending`)."""
         request = session_pb2.GetSessionRequest(session_id=session_id)
-        result: session_pb2.Session = await self._t.unary("GetSession", request)
+        result: session_pb2.Session = await self._unary("GetSession", request)
         return result
 
     async def sessions(
@@ -157,7 +164,7 @@ class AsyncBlitz:
                 state=state_value,  # type: ignore[arg-type]  # an int is a valid enum value
                 labels=dict(labels or {}),
             )
-            page: session_pb2.ListSessionsResponse = await self._t.unary("ListSessions", request)
+            page: session_pb2.ListSessionsResponse = await self._unary("ListSessions", request)
             for session in page.sessions:
                 yield session
             token = page.next_page_token
@@ -167,7 +174,7 @@ class AsyncBlitz:
     async def close_session(self, session_id: str) -> session_pb2.Session:
         """Close a session: its running turn is cancelled and later turns fail."""
         request = session_pb2.CloseSessionRequest(session_id=session_id)
-        result: session_pb2.Session = await self._t.unary("CloseSession", request)
+        result: session_pb2.Session = await self._unary("CloseSession", request)
         return result
 
     # Turns
@@ -254,18 +261,18 @@ class AsyncBlitz:
 
         Retrying lasts up to `reconnect_timeout` from the start of each outage: a stream
         that delivered an event or stayed open a while was connected, so its failure starts
-        a new one. A stream that never reached the server fails at once, as a call would.
+        a new one. A client that has never reached the server (a wrong address, say) fails
+        at once, as a call would.
         """
         last_seq = after_seq
         failing_since: float | None = None
-        reached = False
         delay = 0.05
         while True:
             opened = time.monotonic()
             stream = open_stream(last_seq)
             try:
                 async for event in stream:
-                    reached = True
+                    self._reached = True
                     failing_since, delay = None, 0.05
                     if event.seq:
                         if event.seq <= last_seq:
@@ -287,8 +294,8 @@ class AsyncBlitz:
                 await stream.aclose()
             now = time.monotonic()
             if now - opened >= _CONNECTED_S:
-                reached, failing_since, delay = True, None, 0.05
-            if not reached:
+                self._reached, failing_since, delay = True, None, 0.05
+            if not self._reached:
                 raise error
             failing_since = failing_since or now
             if now - failing_since > self._reconnect_timeout:
@@ -318,7 +325,7 @@ class AsyncBlitz:
             reason=reason,
             command=command,
         )
-        await self._t.unary("Decide", request)
+        await self._unary("Decide", request)
 
     async def answer(self, session_id: str, request_id: str, answers: str | Sequence[str]) -> None:
         """Answer a question: one answer, or several where it is multi-select."""
@@ -326,33 +333,33 @@ class AsyncBlitz:
         request = session_pb2.AnswerRequest(
             session_id=session_id, request_id=request_id, answers=chosen
         )
-        await self._t.unary("Answer", request)
+        await self._unary("Answer", request)
 
     async def cancel(self, session_id: str, turn_id: str = "") -> str:
         """Cancel the running turn (only if it is `turn_id`, when given); returns its id."""
         request = session_pb2.CancelRequest(session_id=session_id, turn_id=turn_id)
-        response: session_pb2.CancelResponse = await self._t.unary("Cancel", request)
+        response: session_pb2.CancelResponse = await self._unary("Cancel", request)
         return response.turn_id
 
     async def steer(self, session_id: str, text: str) -> str:
         """Queue `text` for the running turn's next model call; returns the turn's id."""
         request = session_pb2.SteerRequest(session_id=session_id, text=text)
-        response: session_pb2.SteerResponse = await self._t.unary("Steer", request)
+        response: session_pb2.SteerResponse = await self._unary("Steer", request)
         return response.turn_id
 
     async def usage(self, session_id: str) -> session_pb2.UsageReport:
         """The session's ledger: `total` and one entry per model call."""
         request = session_pb2.GetUsageRequest(session_id=session_id)
-        result: session_pb2.UsageReport = await self._t.unary("GetUsage", request)
+        result: session_pb2.UsageReport = await self._unary("GetUsage", request)
         return result
 
     async def rules(self, session_id: str) -> list[session_pb2.Rule]:
         """The approval rules that apply in the session (SESSION and ALWAYS)."""
         request = session_pb2.ListRulesRequest(session_id=session_id)
-        response: session_pb2.ListRulesResponse = await self._t.unary("ListRules", request)
+        response: session_pb2.ListRulesResponse = await self._unary("ListRules", request)
         return list(response.rules)
 
     async def revoke_rule(self, session_id: str, rule_id: str) -> None:
         """Remove a rule; the actions it covered ask for approval again."""
         request = session_pb2.RevokeRuleRequest(session_id=session_id, rule_id=rule_id)
-        await self._t.unary("RevokeRule", request)
+        await self._unary("RevokeRule", request)

@@ -290,6 +290,23 @@ async def test_a_quiet_stream_outlives_restarts_further_apart_than_its_timeout(
         watcher.cancel()
 
 
+async def test_a_turn_started_while_the_server_restarts_waits_for_it(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data", grpc_port=free_port(), http_port=free_port())
+    async with AsyncBlitz(f"127.0.0.1:{settings.grpc_port}") as client:
+        async with running_server(settings):
+            session = await client.create_session()  # this client has reached the server
+        running = asyncio.create_task(_events(client.run(session.id, "hello again")))
+        await asyncio.sleep(0.5)
+        assert not running.done()
+        async with running_server(settings):
+            events = await asyncio.wait_for(running, 20)
+    assert kinds(events)[-1] == "finished" and not events[-1].finished.HasField("error")
+
+
+async def _events(stream: AsyncIterator[turn_pb2.TurnEvent]) -> list[turn_pb2.TurnEvent]:
+    return [event async for event in stream]
+
+
 async def test_a_stream_to_where_no_server_listens_fails_at_once() -> None:
     started = time.monotonic()
     async with AsyncBlitz(f"127.0.0.1:{free_port()}", reconnect_timeout=30) as client:

@@ -80,10 +80,10 @@ async def test_a_command_is_done_when_its_shell_exits(workspace: Path, job: str)
         f"{job} & echo $! > child.pid; echo started",
         cwd=workspace,
         env=ENV,
-        time_limit=20,
+        time_limit=60,
         output_cap=100,
     )
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # far from the limit, even on a loaded machine
     assert (outcome.exit_code, outcome.output, outcome.timed_out) == (0, "started\n", False)
     assert_gone(int((workspace / "child.pid").read_text()))
 

@@ -258,7 +258,7 @@ async def test_a_quiet_stream_outlives_restarts_further_apart_than_its_timeout(
     async with AsyncExitStack() as stack:
         server = await stack.enter_async_context(AsyncExitStack())
         await server.enter_async_context(running_server(settings))
-        client = await stack.enter_async_context(AsyncBlitz(url, reconnect_timeout=1.0))
+        client = await stack.enter_async_context(AsyncBlitz(url, reconnect_timeout=2.0))
         session = await client.create_session()
 
         async def watch() -> None:
@@ -267,7 +267,7 @@ async def test_a_quiet_stream_outlives_restarts_further_apart_than_its_timeout(
 
         watcher = asyncio.create_task(watch())
         for _ in range(2):  # nothing happens, and each restart is long after the last
-            await asyncio.sleep(1.5)
+            await asyncio.sleep(2.5)
             await server.aclose()
             await asyncio.sleep(0.2)
             server = await stack.enter_async_context(AsyncExitStack())

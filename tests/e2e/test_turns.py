@@ -339,9 +339,9 @@ async def test_steer_not_consumed_comes_back_as_leftover(wire):
     assert list(events[-1].finished.leftover) == ["too late"]
 
 
-async def test_steer_arriving_as_the_turn_ends_is_refused_not_lost(wire, monkeypatch):
-    # The session is marked idle 0.3 s after `finished` goes out, so the Steer sent on
-    # seeing `finished` reaches a turn that is ending.
+async def test_every_steer_that_succeeds_is_seen_or_comes_back(wire, monkeypatch):
+    # The turn's end is made slow (marking the session idle takes 0.3 s), and Steers keep
+    # coming until one is refused: none may be accepted and then lost.
     mark = SqliteStore.set_session_state
 
     async def slow_mark(self: SqliteStore, session_id: str, **kw: Any) -> None:
@@ -351,11 +351,31 @@ async def test_steer_arriving_as_the_turn_ends_is_refused_not_lost(wire, monkeyp
 
     monkeypatch.setattr(SqliteStore, "set_session_state", slow_mark)
     session = await wire.create_session()
-    async for event in wire.run(session.id, "hello"):
-        if event.HasField("finished"):
-            with pytest.raises(WireError) as late:
-                await wire.call("Steer", s.SteerRequest(session_id=session.id, text="too late"))
-            assert late.value.info.reason == "NO_RUNNING_TURN"
+    started = asyncio.Event()
+    accepted: list[str] = []
+
+    async def steer_until_refused() -> None:
+        await started.wait()
+        while True:
+            text = f"note {len(accepted)}"
+            try:
+                await wire.call("Steer", s.SteerRequest(session_id=session.id, text=text))
+            except WireError as refused:
+                assert refused.info.reason == "NO_RUNNING_TURN"
+                return
+            accepted.append(text)
+            await asyncio.sleep(0.01)
+
+    steering = asyncio.create_task(steer_until_refused())
+    events = []
+    async for event in wire.run(session.id, "stream: 200"):
+        events.append(event)
+        started.set()
+    await asyncio.wait_for(steering, 10)
+    seen = "".join(e.text.text for e in events if e.HasField("text"))
+    leftover = set(events[-1].finished.leftover)
+    assert accepted
+    assert [t for t in accepted if t not in leftover and t not in seen] == []
 
 
 async def test_steer_without_a_running_turn_is_refused(wire):

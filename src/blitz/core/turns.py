@@ -343,9 +343,7 @@ class TurnRunner:
             if active.aside:
                 await self.finish(active, error=_aside_cannot_wait())
             else:
-                # Shielded: a Cancel landing halfway must not leave a request sent out but
-                # never stored, which no one could answer and `finished` would not withdraw.
-                await asyncio.shield(self._park(active, outcome))
+                await self._park(active, outcome)
         elif isinstance(outcome, str):
             await self.finish(active, output=outcome)
         else:
@@ -426,8 +424,7 @@ class TurnRunner:
             rec.history = parked.history
             if len(settled) == len(pending):
                 await self.store.update_turn(rec)
-                if active.cancel_reason is None:  # else the cancelled task finishes the turn
-                    self._drive(active, settled)
+                self._drive(active, settled)
                 return
             rec.state = PARKED
             await self.store.update_turn(rec)
@@ -435,8 +432,7 @@ class TurnRunner:
                 sid, state=s.SESSION_STATE_PARKED, turn_id=rec.turn_id, now=time.time()
             )
             log.info("turn_parked", requests=len(pending) - len(settled))
-            if active.cancel_reason is None:
-                self._arm(active)
+            self._arm(active)
 
     def _arm(self, active: ActiveTurn) -> None:
         """Start the timer that ends or nudges a parked turn at its next deadline."""

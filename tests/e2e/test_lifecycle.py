@@ -300,6 +300,20 @@ async def _replay(settings, session_id: str) -> tuple[list[t.TurnEvent], s.Sessi
     return events, got
 
 
+async def _parked_turn(settings, command: str) -> tuple[s.Session, t.TurnEvent]:
+    """A session whose turn is parked on approving `command`, the server stopped since."""
+    async with running_server(settings) as server:
+        wire = open_wire("grpc", server)
+        try:
+            session = await wire.create_session()
+            async for event in wire.run(session.id, f"$ {command}"):
+                if event.HasField("approval_request"):
+                    return session, event
+        finally:
+            await wire.close()
+    raise AssertionError("the turn never asked for approval")
+
+
 async def test_a_turn_the_process_died_starting_gets_accepted_then_finished(tmp_path):
     settings = make_settings(tmp_path / "data")
     async with running_server(settings) as server:
@@ -343,14 +357,8 @@ async def test_a_turn_the_process_died_finishing_is_not_finished_twice(tmp_path)
 
 async def test_an_answer_the_process_stored_but_did_not_act_on_resumes_the_turn(tmp_path):
     settings = make_settings(tmp_path / "data")
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        session = await wire.create_session()
-        async for event in wire.run(session.id, "$ echo answered"):
-            if event.HasField("approval_request"):
-                request_id = event.approval_request.request_id
-                break
-        await wire.close()
+    session, event = await _parked_turn(settings, "echo answered")
+    request_id = event.approval_request.request_id
     async with open_store(settings.database) as store:
         # Killed after storing the decision, before announcing it and resuming the turn.
         outcome = Outcome.approval(request_id, t.DECISION_ONCE)
@@ -365,14 +373,8 @@ async def test_an_answer_the_process_stored_but_did_not_act_on_resumes_the_turn(
 
 async def test_a_request_the_process_died_announcing_is_withdrawn(tmp_path):
     settings = make_settings(tmp_path / "data")
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        session = await wire.create_session()
-        async for event in wire.run(session.id, "$ echo never"):
-            if event.HasField("approval_request"):
-                request_id = event.approval_request.request_id
-                break
-        await wire.close()
+    session, event = await _parked_turn(settings, "echo never")
+    request_id = event.approval_request.request_id
     turn_id = event.turn_id
     async with open_store(settings.database) as store:
         # Killed after storing and announcing the request, before the turn was marked parked.
@@ -388,13 +390,7 @@ async def test_a_request_the_process_died_announcing_is_withdrawn(tmp_path):
 
 async def test_a_parked_turn_the_process_died_ending_is_ended(tmp_path):
     settings = make_settings(tmp_path / "data")
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        session = await wire.create_session()
-        async for event in wire.run(session.id, "$ echo never"):
-            if event.HasField("approval_request"):
-                break
-        await wire.close()
+    session, event = await _parked_turn(settings, "echo never")
     async with open_store(settings.database) as store:
         # Killed ending the parked turn (a Cancel, a deadline): the session was let go,
         # the `finished` event not yet written.
@@ -408,13 +404,7 @@ async def test_a_parked_turn_the_process_died_ending_is_ended(tmp_path):
 
 async def test_a_parked_turn_of_a_session_the_process_died_closing_is_cancelled(tmp_path):
     settings = make_settings(tmp_path / "data")
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        session = await wire.create_session()
-        async for event in wire.run(session.id, "$ echo never"):
-            if event.HasField("approval_request"):
-                break
-        await wire.close()
+    session, event = await _parked_turn(settings, "echo never")
     async with open_store(settings.database) as store:
         # Killed after marking the session closed, before cancelling its turn.
         await store.set_session_state(

@@ -143,6 +143,12 @@ async def test_uploaded_images_reach_the_model_and_bad_uploads_are_refused(wire)
             with pytest.raises(WireError) as err:
                 await wire.call("UploadImage", request)
             assert err.value.info.metadata["field"] == "data"
+    # Past what either port reads at all (8 MiB), the transport refuses it.
+    huge = w.UploadImageRequest(session_id=session.id, data=PNG + b"\0" * 9_000_000)
+    with pytest.raises(WireError) as err:
+        await wire.call("UploadImage", huge)
+    assert err.value.code == "resource_exhausted"
+    assert (await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))).id
 
 
 async def test_server_commands(wire):

@@ -215,30 +215,14 @@ async def test_second_answer_gets_already_resolved(wire):
     await drive(wire, session.id, "$ true", twice)
 
 
-async def test_cancel_while_parked_ends_with_cancelled_and_withdraws_the_request(wire):
-    session = await wire.create_session()
-    request_ids = []
-
-    async def cancel(event: t.TurnEvent) -> None:
-        request_ids.append(event.approval_request.request_id)
-        await wire.call("Cancel", s.CancelRequest(session_id=session.id))
-
-    events = await drive(wire, session.id, "$ echo never", cancel)
-    assert events[-1].finished.error.reason == "CANCELLED"
-    with pytest.raises(WireError) as late:
-        await wire.call(
-            "Decide",
-            s.DecideRequest(
-                session_id=session.id, request_id=request_ids[0], decision=t.DECISION_ONCE
-            ),
-        )
-    assert late.value.info.reason == "ALREADY_RESOLVED"
-    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
-    assert got.state == s.SESSION_STATE_IDLE and not got.pending
-
-
-@pytest.mark.usefixtures("slow_parking")
-async def test_cancel_while_the_turn_parks_withdraws_the_request_it_sent(wire):
+@pytest.mark.parametrize("when", ["parked", "while parking"])
+async def test_cancel_while_parked_ends_with_cancelled_and_withdraws_the_request(
+    wire, when, request
+):
+    if when == "while parking":
+        # The Cancel lands while the turn parks: what it sent out must be stored to be
+        # withdrawn (parking once announced its requests before storing them).
+        request.getfixturevalue("slow_parking")
     session = await wire.create_session()
     request_ids = []
 
@@ -250,6 +234,14 @@ async def test_cancel_while_the_turn_parks_withdraws_the_request_it_sent(wire):
     assert events[-1].finished.error.reason == "CANCELLED"
     [withdrawn] = [e.resolution for e in events if e.HasField("resolution")]
     assert (withdrawn.request_id, withdrawn.via) == (request_ids[0], "withdrawn")
+    with pytest.raises(WireError) as late:
+        await wire.call(
+            "Decide",
+            s.DecideRequest(
+                session_id=session.id, request_id=request_ids[0], decision=t.DECISION_ONCE
+            ),
+        )
+    assert late.value.info.reason == "ALREADY_RESOLVED"
     got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
     assert got.state == s.SESSION_STATE_IDLE and not got.pending
 

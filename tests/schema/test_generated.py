@@ -15,7 +15,7 @@ def test_generated_code_matches_the_proto_files(tmp_path: Path) -> None:
     work = tmp_path / "tree"
     shutil.copytree(ROOT / "proto", work / "proto")
     shutil.copy(ROOT / "Makefile", work / "Makefile")
-    (work / "src").mkdir()
+    (work / "server").mkdir()
     venv = ROOT / ".venv"
     # Run the real target, with this interpreter's venv standing in for `make install`.
     (work / ".venv").symlink_to(venv if venv.exists() else Path(sys.prefix))
@@ -25,7 +25,7 @@ def test_generated_code_matches_the_proto_files(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    fresh, committed = work / "src/blitz/v1", ROOT / "src/blitz/v1"
+    fresh, committed = work / "server/blitz/v1", ROOT / "server/blitz/v1"
     names = sorted(p.name for p in fresh.iterdir() if p.is_file())
     assert names == sorted(
         p.name for p in committed.iterdir() if p.is_file() and p.suffix in {".py", ".pyi"}

@@ -1,8 +1,10 @@
-"""A stand-in for SessionCore with just enough behaviour to exercise the transports.
+"""A test double of the session and workspace ports, to exercise the transports alone.
 
 It is not a fake of anything we test here: the transports are. Its calls fail on cue
 (by the session title or turn text) so that each wire's error mapping can be checked,
-and it records what it was handed.
+and it records what it was handed. Calls the transport tests do not make answer
+UNIMPLEMENTED-like INTERNAL errors; it implements `SessionPort` and `WorkspacePort` whole,
+so it is served as it is (`FakeCore.ports`).
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 
-from blitz.core import CallContext
 from blitz.errors import BlitzError, Reason
+from blitz.ports import CallContext, SessionPort, WorkspacePort
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz.v1 import workspace_pb2 as w
 
 SECRET = "the database password is hunter2"
 
@@ -72,3 +75,54 @@ class FakeCore:
                 await asyncio.Event().wait()
         finally:
             await self._count("closed_streams")
+
+    # The rest of both ports: the transport tests never call them.
+
+    async def list_sessions(
+        self, req: s.ListSessionsRequest, ctx: CallContext
+    ) -> s.ListSessionsResponse:
+        raise _unused()
+
+    async def close_session(self, req: s.CloseSessionRequest, ctx: CallContext) -> s.Session:
+        raise _unused()
+
+    async def decide(self, req: s.DecideRequest, ctx: CallContext) -> s.DecideResponse:
+        raise _unused()
+
+    async def answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:
+        raise _unused()
+
+    async def cancel(self, req: s.CancelRequest, ctx: CallContext) -> s.CancelResponse:
+        raise _unused()
+
+    async def steer(self, req: s.SteerRequest, ctx: CallContext) -> s.SteerResponse:
+        raise _unused()
+
+    async def get_usage(self, req: s.GetUsageRequest, ctx: CallContext) -> s.UsageReport:
+        raise _unused()
+
+    async def list_rules(self, req: s.ListRulesRequest, ctx: CallContext) -> s.ListRulesResponse:
+        raise _unused()
+
+    async def revoke_rule(self, req: s.RevokeRuleRequest, ctx: CallContext) -> s.RevokeRuleResponse:
+        raise _unused()
+
+    async def upload_image(
+        self, req: w.UploadImageRequest, ctx: CallContext
+    ) -> w.UploadImageResponse:
+        raise _unused()
+
+    async def list_files(self, req: w.ListFilesRequest, ctx: CallContext) -> w.ListFilesResponse:
+        raise _unused()
+
+    async def read_file(self, req: w.ReadFileRequest, ctx: CallContext) -> w.ReadFileResponse:
+        raise _unused()
+
+    @property
+    def ports(self) -> tuple[SessionPort, WorkspacePort]:
+        """What `running_server(ports=...)` serves: this double, as both ports."""
+        return self, self
+
+
+def _unused() -> BlitzError:
+    return BlitzError(Reason.INTERNAL, "not part of the transport tests")

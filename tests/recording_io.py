@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from blitz.agent import ModelCallUsage
+from blitz.ports import ModelCallUsage
 from blitz.v1 import turn_pb2
 
 

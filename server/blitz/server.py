@@ -9,7 +9,10 @@ block drains, in this order:
 3. open streams end with UNAVAILABLE (SHUTTING_DOWN): clients resume with `Watch`;
 4. the core closes (it drains its turns), then the store.
 
-This module wires things together; it must hold no business rule and read no environment.
+This module is the one place that knows the concrete parts: the store, the agent (behind
+`blitz.ports.AgentPort`), the core (behind `blitz.ports.SessionPort` and `WorkspacePort`)
+and the transports. It wires them together; it must hold no business rule and read no
+environment.
 """
 
 from __future__ import annotations
@@ -29,15 +32,17 @@ from grpc_health.v1 import health
 
 from blitz.agent import Agent, FetchLimits, ModelAccess, RetryPolicy, load_mcp_config
 from blitz.config import Settings
-from blitz.core import SessionCore
+from blitz.core import SessionCore, WorkspaceCore
+from blitz.ports import SessionPort, WorkspacePort
 from blitz.store import open_store
 from blitz.transport import (
     CallGate,
     GatedHealthServicer,
+    HttpApp,
     HttpServer,
     bind_grpc_server,
+    build_connect_apps,
     build_grpc_server,
-    build_http_app,
 )
 
 __all__ = ["RunningServer", "open_core", "running_server", "serve"]
@@ -47,10 +52,11 @@ log = structlog.get_logger(__name__)
 
 @dataclass(frozen=True)
 class RunningServer:
-    """A started server: where it listens and the core it serves."""
+    """A started server: where it listens and the ports it serves."""
 
     settings: Settings
-    core: SessionCore
+    sessions: SessionPort
+    workspaces: WorkspacePort
     gate: CallGate
     grpc_port: int
     http_port: int
@@ -112,24 +118,29 @@ async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
 
 @asynccontextmanager
 async def running_server(
-    settings: Settings, *, core: SessionCore | None = None
+    settings: Settings, *, ports: tuple[SessionPort, WorkspacePort] | None = None
 ) -> AsyncIterator[RunningServer]:
     """Start both ports; on exit, drain (see the module doc) and close everything.
 
-    With `core`, serve that core and leave closing it to the caller; otherwise open the
+    With `ports`, serve those and leave closing them to the caller; otherwise open the
     store, agent and core from `settings` (`open_core`). Raises OSError when a port cannot
     be bound.
     """
     async with AsyncExitStack() as stack:
-        if core is None:
+        if ports is None:
             core = await stack.enter_async_context(open_core(settings))
+            ports = (core, WorkspaceCore(sessions=core))
+        sessions, workspaces = ports
         gate = CallGate()
         health_servicer = GatedHealthServicer(gate)
         await health_servicer.serving()
-        grpc_server = build_grpc_server(core, gate, health_servicer)
+        grpc_server = build_grpc_server(sessions, workspaces, gate, health_servicer)
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port)
+        connect_apps = build_connect_apps(
+            sessions, workspaces, gate, compress_streams=settings.compress_streams
+        )
         http = HttpServer(
-            build_http_app(core, gate, compress_streams=settings.compress_streams),
+            HttpApp(connect_apps, gate),
             host=settings.http_host,
             port=settings.http_port,
             shutdown_timeout=settings.drain_timeout,
@@ -140,7 +151,12 @@ async def running_server(
         await http.start()
         stack.push_async_callback(http.shutdown, force=True)
         server = RunningServer(
-            settings=settings, core=core, gate=gate, grpc_port=grpc_port, http_port=http.port
+            settings=settings,
+            sessions=sessions,
+            workspaces=workspaces,
+            gate=gate,
+            grpc_port=grpc_port,
+            http_port=http.port,
         )
         try:
             yield server

@@ -9,14 +9,8 @@ from typing import Any
 import pytest
 from recording_io import RecordingIO
 
-from blitz.agent import (
-    Agent,
-    AnswerResult,
-    ApprovalResult,
-    Completed,
-    Parked,
-    Resolution,
-)
+from blitz.agent import Agent
+from blitz.ports import AnswerResult, ApprovalResult, Completed, Parked, Resolution
 from blitz.v1 import turn_pb2
 
 __all__ = ["Decide", "Driver", "RecordingIO", "approve"]

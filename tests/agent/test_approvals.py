@@ -17,9 +17,10 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from blitz.agent import Agent, AnswerResult, ApprovalResult, Completed, Parked, Resolution
+from blitz.agent import Agent
 from blitz.agent.parking import pending_calls
 from blitz.errors import BlitzError, Reason
+from blitz.ports import AnswerResult, ApprovalResult, Completed, Parked, Resolution
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from blitz.agent.commands import run_shell
+from blitz.agent.shell import run_shell
 
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 

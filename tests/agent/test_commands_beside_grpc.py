@@ -21,7 +21,7 @@ SCRIPT = textwrap.dedent(
     import grpc, uvloop
     from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-    from blitz.agent.commands import run_shell
+    from blitz.agent.shell import run_shell
 
     async def main():
         server = grpc.aio.server()

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from google.protobuf import json_format
 
-from blitz.agent import Agent, Completed, FetchLimits, TurnPolicy
+from blitz.agent import Agent, FetchLimits
+from blitz.ports import Completed, TurnPolicy
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 from google.protobuf import json_format
 
-from blitz.agent import Agent, Completed, TurnPolicy, load_mcp_config
+from blitz.agent import Agent, load_mcp_config
+from blitz.ports import Completed, TurnPolicy
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:

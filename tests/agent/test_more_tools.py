@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from google.protobuf import json_format
 
-from blitz.agent import Agent, ImageInput, TurnPolicy
+from blitz.agent import Agent
+from blitz.ports import ImageInput, TurnPolicy
 
 if TYPE_CHECKING:
     from conftest import Driver, RecordingIO

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from google.protobuf import json_format
 
-from blitz.agent import Agent, AnswerResult, Completed, Parked
+from blitz.agent import Agent
+from blitz.ports import AnswerResult, Completed, Parked
 
 if TYPE_CHECKING:
     from conftest import RecordingIO

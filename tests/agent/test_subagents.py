@@ -15,17 +15,9 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 
-from blitz.agent import (
-    Agent,
-    AnswerResult,
-    ApprovalResult,
-    Completed,
-    DemoModel,
-    Parked,
-    Resolution,
-    TurnPolicy,
-)
+from blitz.agent import Agent, DemoModel
 from blitz.errors import BlitzError, Reason
+from blitz.ports import AnswerResult, ApprovalResult, Completed, Parked, Resolution, TurnPolicy
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:

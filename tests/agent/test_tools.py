@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 from google.protobuf import json_format
 
-from blitz.agent import Completed
+from blitz.ports import Completed
 
 if TYPE_CHECKING:
     from conftest import Driver, RecordingIO

@@ -11,17 +11,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from blitz.agent import (
-    Agent,
-    ApprovalResult,
-    Completed,
-    ModelCallUsage,
-    Parked,
-    resolve_model,
-    validate_model,
-)
+from blitz.agent import Agent, resolve_model, validate_model
 from blitz.agent.demo import DemoModel
 from blitz.errors import BlitzError, Reason
+from blitz.ports import ApprovalResult, Completed, ModelCallUsage, Parked
 
 if TYPE_CHECKING:
     from conftest import Driver, RecordingIO

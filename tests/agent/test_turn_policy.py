@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 from google.protobuf import json_format
 
-from blitz.agent import Agent, Completed, Parked, TurnPolicy
+from blitz.agent import Agent
+from blitz.ports import Completed, Parked, TurnPolicy
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:

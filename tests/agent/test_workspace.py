@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from blitz.agent.workspace import PathRefused, Workspace
+from blitz.paths import PathRefused, Workspace
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from blitz.core.log import EventLog
+from blitz.core.event_log import EventLog
 from blitz.errors import BlitzError
 from blitz.store import Store, open_store
 from blitz.v1 import turn_pb2 as t

@@ -12,8 +12,9 @@ from genai_prices import Usage, calc_price
 from google.protobuf import json_format
 from recording_io import RecordingIO
 
-from blitz.agent import Agent, Completed
+from blitz.agent import Agent
 from blitz.errors import BlitzError, Reason
+from blitz.ports import Completed
 
 MODEL = "anthropic:claude-sonnet-4-6"
 

@@ -10,8 +10,9 @@ from fake_provider import FakeProvider, openai_error, openai_text
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from recording_io import RecordingIO
 
-from blitz.agent import Agent, Completed
+from blitz.agent import Agent
 from blitz.errors import BlitzError, Reason
+from blitz.ports import Completed
 
 MODEL = "openai-compatible:small"
 

@@ -10,9 +10,10 @@ import structlog
 from fake_provider import KEY, FakeProvider, openai_error, openai_text
 from recording_io import RecordingIO
 
-from blitz.agent import Agent, ImageInput, ModelAccess, TurnPolicy, validate_model
+from blitz.agent import Agent, ModelAccess, validate_model
 from blitz.config import load_settings
 from blitz.errors import BlitzError, Reason
+from blitz.ports import ImageInput, TurnPolicy
 
 PNG = bytes.fromhex("89504e470d0a1a0a") + b"\x00" * 60
 

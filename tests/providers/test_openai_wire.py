@@ -11,8 +11,9 @@ from genai_prices import Usage, calc_price
 from google.protobuf import json_format
 from recording_io import RecordingIO
 
-from blitz.agent import Agent, Completed
+from blitz.agent import Agent
 from blitz.errors import BlitzError, Reason
+from blitz.ports import Completed
 
 
 async def test_text_streams_in_chunks_and_the_final_text_repeats_it(

@@ -34,7 +34,7 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 async def server(settings: Settings, core: FakeCore) -> AsyncIterator[RunningServer]:
-    async with running_server(settings, core=core) as running:  # type: ignore[arg-type]
+    async with running_server(settings, ports=core.ports) as running:
         yield running
 
 

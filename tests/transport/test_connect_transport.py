@@ -172,7 +172,7 @@ async def test_streamed_messages_are_gzipped_when_configured(
 ) -> None:
     from dataclasses import replace
 
-    async with running_server(replace(settings, compress_streams=True), core=core) as server:  # type: ignore[arg-type]
+    async with running_server(replace(settings, compress_streams=True), ports=core.ports) as server:
         reply = await run_turn_raw(server, "application/connect+proto", "connect-accept-encoding")
 
     assert reply.headers["connect-content-encoding"] == "gzip"

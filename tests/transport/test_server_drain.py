@@ -46,7 +46,7 @@ async def test_shutdown_ends_open_streams_with_shutting_down_on_both_wires(
     async with AsyncExitStack() as clients:
         server_stack = AsyncExitStack()
         server: RunningServer = await server_stack.enter_async_context(
-            running_server(settings, core=core)  # type: ignore[arg-type]
+            running_server(settings, ports=core.ports)
         )
         channel = await clients.enter_async_context(grpc.aio.insecure_channel(server.grpc_target))
         connect = await clients.enter_async_context(SessionServiceClient(server.http_url))
@@ -80,7 +80,7 @@ async def test_shutdown_lets_in_flight_unary_calls_finish(
     async with AsyncExitStack() as clients:
         server_stack = AsyncExitStack()
         server: RunningServer = await server_stack.enter_async_context(
-            running_server(settings, core=core)  # type: ignore[arg-type]
+            running_server(settings, ports=core.ports)
         )
         channel = await clients.enter_async_context(grpc.aio.insecure_channel(server.grpc_target))
         connect = await clients.enter_async_context(SessionServiceClient(server.http_url))
@@ -107,11 +107,10 @@ async def test_shutdown_lets_in_flight_unary_calls_finish(
 
 async def test_healthz_says_so_while_shutting_down(settings: Settings, core: FakeCore) -> None:
     """Between the gate closing and the port closing, /healthz answers 503."""
-    from blitz.transport.connect import build_http_app
-    from blitz.transport.gate import CallGate
+    from blitz.transport import CallGate, HttpApp
 
     gate = CallGate()
-    app = build_http_app(core, gate)  # type: ignore[arg-type]
+    app = HttpApp([], gate)
     gate.close()
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app),
@@ -128,7 +127,7 @@ async def test_a_drain_delay_keeps_the_ports_open_answering_503(
     settings = replace(settings, drain_delay=0.5)
     server_stack = AsyncExitStack()
     server: RunningServer = await server_stack.enter_async_context(
-        running_server(settings, core=core)  # type: ignore[arg-type]
+        running_server(settings, ports=core.ports)
     )
     async with httpx.AsyncClient(base_url=server.http_url) as http:
         assert (await http.get("/healthz")).status_code == 200
@@ -143,7 +142,7 @@ async def test_a_drain_delay_keeps_the_ports_open_answering_503(
 async def test_a_health_watcher_does_not_hold_the_drain(settings: Settings, core: FakeCore) -> None:
     server_stack = AsyncExitStack()
     server: RunningServer = await server_stack.enter_async_context(
-        running_server(settings, core=core)  # type: ignore[arg-type]
+        running_server(settings, ports=core.ports)
     )
     async with grpc.aio.insecure_channel(server.grpc_target) as channel:
         watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
@@ -162,16 +161,16 @@ async def test_a_health_watcher_does_not_hold_the_drain(settings: Settings, core
 async def test_a_busy_port_is_an_os_error(settings: Settings, core: FakeCore) -> None:
     from dataclasses import replace
 
-    async with running_server(settings, core=core) as first:  # type: ignore[arg-type]
+    async with running_server(settings, ports=core.ports) as first:
         with pytest.raises(OSError, match="cannot listen for HTTP"):
             async with running_server(
                 replace(settings, http_port=first.http_port),
-                core=core,  # type: ignore[arg-type]
+                ports=core.ports,
             ):
                 pass
         with pytest.raises(OSError, match="cannot listen for gRPC"):
             async with running_server(
                 replace(settings, grpc_port=first.grpc_port),
-                core=core,  # type: ignore[arg-type]
+                ports=core.ports,
             ):
                 pass

@@ -26,14 +26,14 @@ from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired
 from pydantic_ai.toolsets import FunctionToolset
 
-from blitz.agent.contract import (
+from blitz.agent.deps import ToolDeps
+from blitz.ports.agent import (
     Completed,
     ModelCallUsage,
     Parked,
     Resolution,
     TurnIO,
 )
-from blitz.agent.deps import ToolDeps
 from blitz.v1 import turn_pb2
 
 __all__ = [

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from blitz.agent.contract import TurnIO, TurnPolicy
 from blitz.agent.tasks import TaskList
-from blitz.agent.workspace import Workspace
+from blitz.paths import Workspace
+from blitz.ports.agent import TurnIO, TurnPolicy
 
 if TYPE_CHECKING:
     from blitz.agent.delegation import SubAgents

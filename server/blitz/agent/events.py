@@ -36,7 +36,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
-from blitz.agent.contract import TurnIO
+from blitz.ports.agent import TurnIO
 from blitz.v1 import turn_pb2
 
 __all__ = ["EventMapper", "result_struct", "to_struct"]

@@ -22,8 +22,8 @@ from pydantic_ai import RunContext
 from pydantic_ai._ssrf import safe_download, validate_and_resolve_url
 
 from blitz.agent.deps import ToolDeps
-from blitz.agent.html_text import html_to_text
 from blitz.agent.policy import Action, gate
+from blitz.html_text import html_to_text
 from blitz.v1 import turn_pb2
 
 __all__ = ["fetch_url", "normalize_host"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic_ai.messages import ModelResponse
 
-from blitz.agent.contract import ModelCallUsage
+from blitz.ports.agent import ModelCallUsage
 
 __all__ = ["usage_entry"]
 

@@ -28,10 +28,10 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 
-from blitz.agent.contract import AnswerResult, ApprovalResult, Resolution
 from blitz.agent.delegation import DELEGATE_TOOL, ID_SEPARATOR, Delegation
 from blitz.agent.tools import QUESTION_TOOL
 from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.ports.agent import AnswerResult, ApprovalResult, Resolution
 from blitz.v1 import turn_pb2
 
 __all__ = [

@@ -47,7 +47,6 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
 from blitz.agent.compaction import compacted_history, summarise
-from blitz.agent.contract import Completed, Parked, Resolution, TurnIO, TurnPolicy
 from blitz.agent.delegation import SubAgentIO, SubAgents, SubResume, delegation_toolset
 from blitz.agent.deps import DEFAULT_COMMAND_ENV, FetchLimits, ToolDeps
 from blitz.agent.events import EventMapper
@@ -72,8 +71,9 @@ from blitz.agent.retrying import (
 from blitz.agent.tasks import TaskList
 from blitz.agent.tools import workspace_toolset
 from blitz.agent.window import window_processor
-from blitz.agent.workspace import Workspace
 from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.paths import Workspace
+from blitz.ports.agent import Completed, Parked, Resolution, TurnIO, TurnPolicy
 from blitz.v1 import turn_pb2
 
 __all__ = [

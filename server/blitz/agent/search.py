@@ -17,7 +17,7 @@ from typing import Any
 from pydantic_ai import RunContext
 
 from blitz.agent.deps import ToolDeps
-from blitz.agent.workspace import PathRefused, Workspace
+from blitz.paths import PathRefused, Workspace
 
 __all__ = ["search"]
 

@@ -28,14 +28,14 @@ from pydantic_ai import RunContext
 from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai.toolsets import FunctionToolset
 
-from blitz.agent.commands import run_shell
 from blitz.agent.deps import ToolDeps
 from blitz.agent.diffs import unified_diff
 from blitz.agent.fetch import fetch_url
 from blitz.agent.policy import PLAN_TOOLS, Action, gate
 from blitz.agent.search import search
+from blitz.agent.shell import run_shell
 from blitz.agent.tasks import TodoItem
-from blitz.agent.workspace import PathRefused
+from blitz.paths import PathRefused
 from blitz.v1 import turn_pb2
 
 __all__ = [

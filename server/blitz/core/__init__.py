@@ -1,7 +1,10 @@
-"""The transport-free core: sessions, turns, the event log, parking, the ledger."""
+"""The transport-free core: sessions, turns, the event log, parking, the ledger.
 
-from blitz.core.context import CallContext
+It implements the session port (`blitz.ports.session`) and drives turns through the agent
+port (`blitz.ports.agent`); it imports nothing from `blitz.agent` or `blitz.transport`.
+"""
+
 from blitz.core.service import SessionCore
-from blitz.core.workspace import WorkspaceCore
+from blitz.core.workspace_service import WorkspaceCore
 
-__all__ = ["CallContext", "SessionCore", "WorkspaceCore"]
+__all__ = ["SessionCore", "WorkspaceCore"]

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from blitz.agent.contract import AnswerResult, ApprovalResult, Resolution
 from blitz.errors import invalid_argument
+from blitz.ports.agent import AnswerResult, ApprovalResult, Resolution
 from blitz.redact import MASK, redact_text
 from blitz.store import RuleRecord
 from blitz.v1 import turn_pb2 as t

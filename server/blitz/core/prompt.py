@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blitz.agent.html_text import html_to_text
+from blitz.html_text import html_to_text
 from blitz.v1.turn_pb2 import Turn
 
 __all__ = ["model_prompt"]

@@ -18,18 +18,17 @@ from types import TracebackType
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from blitz.agent.contract import ImageInput
-from blitz.agent.workspace import too_long
-from blitz.core.agent_port import AgentPort
 from blitz.core.approvals import Outcome, rule_label
 from blitz.core.coalesce import coalesce
-from blitz.core.commands import parse_command, plan_text
-from blitz.core.context import CallContext
-from blitz.core.log import EventLog
+from blitz.core.event_log import EventLog
 from blitz.core.prompt import model_prompt
+from blitz.core.slash_commands import parse_command, plan_text
 from blitz.core.turns import ActiveTurn, TurnRunner, new_turn_id
 from blitz.core.usage import ledger_entry, session_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.paths import too_long
+from blitz.ports.agent import AgentPort, ImageInput
+from blitz.ports.session import CallContext
 from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

@@ -23,7 +23,13 @@ from pathlib import Path
 
 import structlog
 
-from blitz.agent.contract import (
+from blitz.core.approvals import Outcome, covering_rule, outcome_from_json, result_of
+from blitz.core.event_log import EventLog
+from blitz.core.slash_commands import CommandContext, parse_command, plan_record, run_command
+from blitz.core.usage import session_usage
+from blitz.errors import BlitzError, Reason, internal_error
+from blitz.ports.agent import (
+    AgentPort,
     Completed,
     ImageInput,
     ModelCallUsage,
@@ -31,12 +37,6 @@ from blitz.agent.contract import (
     Resolution,
     TurnPolicy,
 )
-from blitz.core.agent_port import AgentPort
-from blitz.core.approvals import Outcome, covering_rule, outcome_from_json, result_of
-from blitz.core.commands import CommandContext, parse_command, plan_record, run_command
-from blitz.core.log import EventLog
-from blitz.core.usage import session_usage
-from blitz.errors import BlitzError, Reason, internal_error
 from blitz.redact import redact_event
 from blitz.store import LedgerRow, PendingRecord, RuleRecord, SessionRecord, Store, TurnRecord
 from blitz.v1 import session_pb2 as s
@@ -88,7 +88,7 @@ class ActiveTurn:
 
 
 class _TurnIO:
-    """The agent's view of one turn run (blitz.agent.contract.TurnIO)."""
+    """The agent's view of one turn run (blitz.ports.agent.TurnIO)."""
 
     def __init__(self, runner: TurnRunner, active: ActiveTurn) -> None:
         self._runner = runner

@@ -1,28 +1,23 @@
-"""Transports: thin adapters from the wire to the transport-free core.
+"""Transports: thin adapters from the wire to the session and workspace ports.
 
-`grpc` serves `grpc.aio`; `connect` serves Connect and gRPC-Web over ASGI, run by `http`
-under uvicorn; `gate` admits calls and drains them at shutdown; `unexpected` turns any
-other exception than a `BlitzError` into INTERNAL for both. None of them holds a business
-rule: they build a `CallContext`, call the core and map its errors.
+`grpc` serves `grpc.aio`; `connect` serves Connect and gRPC-Web as ASGI apps, which
+`http` routes and runs under uvicorn; `gate` admits calls and drains them at shutdown;
+`unexpected` turns any other exception than a `BlitzError` into INTERNAL for both. None of
+them holds a business rule or knows the core: they build a `CallContext`, call a port and
+map its errors.
 """
 
-from blitz.transport.connect import ConnectSessionService, build_http_app
+from blitz.transport.connect import build_connect_apps
 from blitz.transport.gate import CallGate
-from blitz.transport.grpc import (
-    GatedHealthServicer,
-    GrpcSessionService,
-    bind_grpc_server,
-    build_grpc_server,
-)
-from blitz.transport.http import HttpServer
+from blitz.transport.grpc import GatedHealthServicer, bind_grpc_server, build_grpc_server
+from blitz.transport.http import HttpApp, HttpServer
 
 __all__ = [
     "CallGate",
-    "ConnectSessionService",
     "GatedHealthServicer",
-    "GrpcSessionService",
+    "HttpApp",
     "HttpServer",
     "bind_grpc_server",
+    "build_connect_apps",
     "build_grpc_server",
-    "build_http_app",
 ]

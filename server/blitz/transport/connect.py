@@ -1,20 +1,20 @@
-"""The Connect transport: Connect, gRPC-Web (and gRPC, where the HTTP server allows) over
-ASGI through `connectrpc`, plus `GET /healthz`, in one tiny ASGI router.
+"""The Connect transport: Connect and gRPC-Web over ASGI through `connectrpc`.
 
-`ConnectSessionService` implements the generated `SessionService` protocol: it builds a
-`CallContext`, calls the core and maps failures with one table. A `BlitzError` becomes a
-`ConnectError` whose detail is the `ErrorInfo`; any other exception is logged with its
-traceback and becomes INTERNAL with a generic message (`unexpected`). Its text never
-reaches the client.
+`ConnectSessionService` and `ConnectWorkspaceService` implement the generated service
+protocols over the session and workspace ports: each call builds a `CallContext`, calls
+the port and maps failures with one table. A `BlitzError` becomes a `ConnectError` whose
+detail is the `ErrorInfo`; any other exception is logged with its traceback and becomes
+INTERNAL with a generic message (`unexpected`). Its text never reaches the client. The
+apps are mounted on the HTTP port's router (`blitz.transport.http`).
 
 Compression: connectrpc compresses a stream's every message with what the client accepts,
 however small, and has no size threshold; on small events gzip doubles the server's CPU.
-So, unless `compress_streams` is set, the router drops the client's accept-encoding for
+So, unless `compress_streams` is set, the client's accept-encoding is dropped for
 server-streaming calls and connectrpc answers them uncompressed, which every client must
 accept. Requests may still arrive gzip-compressed, and unary responses are compressed as
 negotiated.
 
-No business logic here, and no web framework: the router only dispatches by path.
+No business logic here.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from connectrpc.compat import google_protobuf_codecs
 from connectrpc.errors import ConnectError
 from protobuf.wkt import Any as AnyDetail
 
-from blitz.core import CallContext, SessionCore, WorkspaceCore
 from blitz.errors import BlitzError, Status
+from blitz.ports import CallContext, SessionPort, WorkspacePort
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
+from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.transport.undecodable import undecodable
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import session_pb2, turn_pb2
@@ -44,8 +45,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CONNECT_CODES",
     "ConnectSessionService",
-    "HttpApp",
-    "build_http_app",
+    "ConnectWorkspaceService",
+    "build_connect_apps",
 ]
 
 _REQ = TypeVar("_REQ")
@@ -83,7 +84,7 @@ def _to_connect_error(error: BlitzError) -> ConnectError:
 
 
 class _Adapter:
-    """Runs a core method for a Connect call: gate, call context, error mapping."""
+    """Runs a port method for a Connect call: gate, call context, error mapping."""
 
     def __init__(self, gate: CallGate) -> None:
         self._gate = gate
@@ -125,67 +126,67 @@ class _Adapter:
 
 
 class ConnectSessionService(_Adapter):
-    """The generated `SessionService` protocol, delegating every call to the core."""
+    """The generated `SessionService` protocol, delegating every call to its port."""
 
-    def __init__(self, core: SessionCore, gate: CallGate) -> None:
+    def __init__(self, port: SessionPort, gate: CallGate) -> None:
         super().__init__(gate)
-        self._core = core
+        self._port = port
 
     async def create_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("CreateSession", self._core.create_session, request, ctx)
+        return await self._unary("CreateSession", self._port.create_session, request, ctx)
 
     async def get_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("GetSession", self._core.get_session, request, ctx)
+        return await self._unary("GetSession", self._port.get_session, request, ctx)
 
     async def list_sessions(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ListSessions", self._core.list_sessions, request, ctx)
+        return await self._unary("ListSessions", self._port.list_sessions, request, ctx)
 
     async def close_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("CloseSession", self._core.close_session, request, ctx)
+        return await self._unary("CloseSession", self._port.close_session, request, ctx)
 
     def run_turn(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
-        return self._stream("RunTurn", self._core.run_turn, request, ctx)
+        return self._stream("RunTurn", self._port.run_turn, request, ctx)
 
     def watch(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
-        return self._stream("Watch", self._core.watch, request, ctx)
+        return self._stream("Watch", self._port.watch, request, ctx)
 
     async def decide(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Decide", self._core.decide, request, ctx)
+        return await self._unary("Decide", self._port.decide, request, ctx)
 
     async def answer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Answer", self._core.answer, request, ctx)
+        return await self._unary("Answer", self._port.answer, request, ctx)
 
     async def cancel(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Cancel", self._core.cancel, request, ctx)
+        return await self._unary("Cancel", self._port.cancel, request, ctx)
 
     async def steer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Steer", self._core.steer, request, ctx)
+        return await self._unary("Steer", self._port.steer, request, ctx)
 
     async def get_usage(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("GetUsage", self._core.get_usage, request, ctx)
+        return await self._unary("GetUsage", self._port.get_usage, request, ctx)
 
     async def list_rules(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ListRules", self._core.list_rules, request, ctx)
+        return await self._unary("ListRules", self._port.list_rules, request, ctx)
 
     async def revoke_rule(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("RevokeRule", self._core.revoke_rule, request, ctx)
+        return await self._unary("RevokeRule", self._port.revoke_rule, request, ctx)
 
 
 class ConnectWorkspaceService(_Adapter):
-    """The generated `WorkspaceService` protocol, delegating every call to the core."""
+    """The generated `WorkspaceService` protocol, delegating every call to its port."""
 
-    def __init__(self, core: WorkspaceCore, gate: CallGate) -> None:
+    def __init__(self, port: WorkspacePort, gate: CallGate) -> None:
         super().__init__(gate)
-        self._core = core
+        self._port = port
 
     async def upload_image(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("UploadImage", self._core.upload_image, request, ctx)
+        return await self._unary("UploadImage", self._port.upload_image, request, ctx)
 
     async def list_files(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ListFiles", self._core.list_files, request, ctx)
+        return await self._unary("ListFiles", self._port.list_files, request, ctx)
 
     async def read_file(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ReadFile", self._core.read_file, request, ctx)
+        return await self._unary("ReadFile", self._port.read_file, request, ctx)
 
 
 def _call_context(ctx: RequestContext[Any, Any]) -> CallContext:
@@ -195,53 +196,6 @@ def _call_context(ctx: RequestContext[Any, Any]) -> CallContext:
         metadata=dict(ctx.request_headers.items()),
         peer=ctx.client_address or "",
     )
-
-
-_Scope = dict[str, Any]
-_Receive = Callable[[], Awaitable[dict[str, Any]]]
-_Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-
-class HttpApp:
-    """The HTTP port's ASGI app: the services over connectrpc, and `GET /healthz`."""
-
-    def __init__(
-        self,
-        connect_apps: list[Any],
-        gate: CallGate,
-        *,
-        compress_streams: bool = False,
-    ) -> None:
-        self._routes = [(app.path + "/", app) for app in connect_apps]
-        self._gate = gate
-        self._compress_streams = compress_streams
-
-    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
-        if scope["type"] != "http":
-            # lifespan is off and websockets are not served.
-            if scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 1008})
-            return
-        path: str = scope["path"]
-        app = next((app for prefix, app in self._routes if path.startswith(prefix)), None)
-        if app is not None:
-            if not self._compress_streams and path in _STREAM_PATHS:
-                scope = {
-                    **scope,
-                    "headers": [
-                        (name, value)
-                        for name, value in scope["headers"]
-                        if name.lower() not in _STREAM_ACCEPT_ENCODING
-                    ],
-                }
-            await app(scope, receive, send)
-        elif path == "/healthz" and scope["method"] in {"GET", "HEAD"}:
-            if self._gate.serving:
-                await _respond(send, 200, b"ok\n", head=scope["method"] == "HEAD")
-            else:
-                await _respond(send, 503, b"shutting down\n", head=scope["method"] == "HEAD")
-        else:
-            await _respond(send, 404, b"not found\n")
 
 
 class _ExplainedCodec:
@@ -264,31 +218,38 @@ class _ExplainedCodec:
             raise _to_connect_error(undecodable(name, exc)) from None
 
 
-def build_http_app(core: SessionCore, gate: CallGate, *, compress_streams: bool = False) -> HttpApp:
-    """The ASGI app of the HTTP port."""
+def build_connect_apps(
+    sessions: SessionPort, workspaces: WorkspacePort, gate: CallGate, *, compress_streams: bool
+) -> list[MountedApp]:
+    """The Connect (and gRPC-Web) ASGI apps of both services, for the HTTP port's router."""
     codecs = [_ExplainedCodec(codec) for codec in google_protobuf_codecs()]
-    apps = [
-        SessionServiceASGIApplication(
-            ConnectSessionService(core, gate), codecs=codecs, read_max_bytes=MAX_REQUEST_BYTES
-        ),
-        WorkspaceServiceASGIApplication(
-            ConnectWorkspaceService(WorkspaceCore(sessions=core), gate),
-            codecs=codecs,
-            read_max_bytes=MAX_REQUEST_BYTES,
-        ),
-    ]
-    return HttpApp(apps, gate, compress_streams=compress_streams)
-
-
-async def _respond(send: _Send, status: int, body: bytes, *, head: bool = False) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
+    session_app = SessionServiceASGIApplication(
+        ConnectSessionService(sessions, gate), codecs=codecs, read_max_bytes=MAX_REQUEST_BYTES
     )
-    await send({"type": "http.response.body", "body": b"" if head else body})
+    workspace_app = WorkspaceServiceASGIApplication(
+        ConnectWorkspaceService(workspaces, gate), codecs=codecs, read_max_bytes=MAX_REQUEST_BYTES
+    )
+    return [
+        session_app if compress_streams else _UncompressedStreams(session_app),
+        workspace_app,
+    ]
+
+
+class _UncompressedStreams:
+    """A Connect app whose server streams are answered uncompressed (see the module doc)."""
+
+    def __init__(self, app: MountedApp) -> None:
+        self._app = app
+        self.path: str = app.path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("path") in _STREAM_PATHS:
+            scope = {
+                **scope,
+                "headers": [
+                    (name, value)
+                    for name, value in scope["headers"]
+                    if name.lower() not in _STREAM_ACCEPT_ENCODING
+                ],
+            }
+        await self._app(scope, receive, send)

@@ -1,10 +1,10 @@
-"""The gRPC transport: a `grpc.aio` servicer over the transport-free core.
+"""The gRPC transport: `grpc.aio` servicers over the session and workspace ports.
 
-It builds a `CallContext` from the call (deadline, metadata, peer), calls the core and
-maps failures to the wire: a `BlitzError` aborts with the status of its reason and a
+Each call builds a `CallContext` (deadline, metadata, peer), calls the port and maps
+failures to the wire: a `BlitzError` aborts with the status of its reason and a
 `google.rpc.Status` carrying the `ErrorInfo` in `grpc-status-details-bin`; any other
 exception is logged with its traceback and becomes INTERNAL with a generic message
-(`unexpected`). Its text never reaches the client. Streams close the core's iterator
+(`unexpected`). Its text never reaches the client. Streams close the port's iterator
 whatever way they end.
 
 No business logic here: a rule about sessions or turns belongs to the core.
@@ -22,8 +22,8 @@ from google.rpc import status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from blitz.core import CallContext, SessionCore, WorkspaceCore
 from blitz.errors import BlitzError, Status
+from blitz.ports import CallContext, SessionPort, WorkspacePort
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.undecodable import undecodable
 from blitz.transport.unexpected import unexpected_as_internal
@@ -96,9 +96,9 @@ class _DecodeFailuresAsInvalidArgument(grpc.aio.ServerInterceptor):
 
 
 def _stream_handler(
-    rpc: str, core_method: str
+    rpc: str, port_method: str
 ) -> Callable[[GrpcSessionService, Any, Any], AsyncIterator[turn_pb2.TurnEvent]]:
-    """A server-streaming handler over `core.<core_method>`.
+    """A server-streaming handler over `port.<port_method>`.
 
     grpc.aio recognises a streaming handler by it being an async generator function, so
     each stream gets its own, rather than a method returning a generator.
@@ -112,7 +112,7 @@ def _stream_handler(
             with unexpected_as_internal("stream", rpc=rpc, transport="grpc"), self._gate.stream():
                 if isinstance(request, _Undecodable):
                     raise request.error
-                events = getattr(self._core, core_method)(request, _call_context(context))
+                events = getattr(self._port, port_method)(request, _call_context(context))
                 async for event in events:
                     yield event
                 return
@@ -128,7 +128,7 @@ def _stream_handler(
 
 
 class _Adapter:
-    """Runs a core method for a unary gRPC call: gate, call context, error mapping."""
+    """Runs a port method for a unary gRPC call: gate, call context, error mapping."""
 
     def __init__(self, gate: CallGate) -> None:
         self._gate = gate
@@ -152,64 +152,64 @@ class _Adapter:
 
 
 class GrpcSessionService(_Adapter, session_pb2_grpc.SessionServiceServicer):
-    """`blitz.v1.SessionService` on `grpc.aio`, delegating every call to the core."""
+    """`blitz.v1.SessionService` on `grpc.aio`, delegating every call to its port."""
 
-    def __init__(self, core: SessionCore, gate: CallGate) -> None:
+    def __init__(self, port: SessionPort, gate: CallGate) -> None:
         super().__init__(gate)
-        self._core = core
+        self._port = port
 
     async def CreateSession(self, request: Any, context: Any) -> session_pb2.Session:
-        return await self._unary("CreateSession", self._core.create_session, request, context)
+        return await self._unary("CreateSession", self._port.create_session, request, context)
 
     async def GetSession(self, request: Any, context: Any) -> session_pb2.Session:
-        return await self._unary("GetSession", self._core.get_session, request, context)
+        return await self._unary("GetSession", self._port.get_session, request, context)
 
     async def ListSessions(self, request: Any, context: Any) -> session_pb2.ListSessionsResponse:
-        return await self._unary("ListSessions", self._core.list_sessions, request, context)
+        return await self._unary("ListSessions", self._port.list_sessions, request, context)
 
     async def CloseSession(self, request: Any, context: Any) -> session_pb2.Session:
-        return await self._unary("CloseSession", self._core.close_session, request, context)
+        return await self._unary("CloseSession", self._port.close_session, request, context)
 
     RunTurn = _stream_handler("RunTurn", "run_turn")
     Watch = _stream_handler("Watch", "watch")
 
     async def Decide(self, request: Any, context: Any) -> session_pb2.DecideResponse:
-        return await self._unary("Decide", self._core.decide, request, context)
+        return await self._unary("Decide", self._port.decide, request, context)
 
     async def Answer(self, request: Any, context: Any) -> session_pb2.AnswerResponse:
-        return await self._unary("Answer", self._core.answer, request, context)
+        return await self._unary("Answer", self._port.answer, request, context)
 
     async def Cancel(self, request: Any, context: Any) -> session_pb2.CancelResponse:
-        return await self._unary("Cancel", self._core.cancel, request, context)
+        return await self._unary("Cancel", self._port.cancel, request, context)
 
     async def Steer(self, request: Any, context: Any) -> session_pb2.SteerResponse:
-        return await self._unary("Steer", self._core.steer, request, context)
+        return await self._unary("Steer", self._port.steer, request, context)
 
     async def GetUsage(self, request: Any, context: Any) -> session_pb2.UsageReport:
-        return await self._unary("GetUsage", self._core.get_usage, request, context)
+        return await self._unary("GetUsage", self._port.get_usage, request, context)
 
     async def ListRules(self, request: Any, context: Any) -> session_pb2.ListRulesResponse:
-        return await self._unary("ListRules", self._core.list_rules, request, context)
+        return await self._unary("ListRules", self._port.list_rules, request, context)
 
     async def RevokeRule(self, request: Any, context: Any) -> session_pb2.RevokeRuleResponse:
-        return await self._unary("RevokeRule", self._core.revoke_rule, request, context)
+        return await self._unary("RevokeRule", self._port.revoke_rule, request, context)
 
 
 class GrpcWorkspaceService(_Adapter, workspace_pb2_grpc.WorkspaceServiceServicer):
-    """`blitz.v1.WorkspaceService` on `grpc.aio`, delegating every call to the core."""
+    """`blitz.v1.WorkspaceService` on `grpc.aio`, delegating every call to its port."""
 
-    def __init__(self, core: WorkspaceCore, gate: CallGate) -> None:
+    def __init__(self, port: WorkspacePort, gate: CallGate) -> None:
         super().__init__(gate)
-        self._core = core
+        self._port = port
 
     async def UploadImage(self, request: Any, context: Any) -> workspace_pb2.UploadImageResponse:
-        return await self._unary("UploadImage", self._core.upload_image, request, context)
+        return await self._unary("UploadImage", self._port.upload_image, request, context)
 
     async def ListFiles(self, request: Any, context: Any) -> workspace_pb2.ListFilesResponse:
-        return await self._unary("ListFiles", self._core.list_files, request, context)
+        return await self._unary("ListFiles", self._port.list_files, request, context)
 
     async def ReadFile(self, request: Any, context: Any) -> workspace_pb2.ReadFileResponse:
-        return await self._unary("ReadFile", self._core.read_file, request, context)
+        return await self._unary("ReadFile", self._port.read_file, request, context)
 
 
 class GatedHealthServicer(health.aio.HealthServicer):
@@ -237,9 +237,12 @@ class GatedHealthServicer(health.aio.HealthServicer):
 
 
 def build_grpc_server(
-    core: SessionCore, gate: CallGate, health_servicer: health.aio.HealthServicer
+    sessions: SessionPort,
+    workspaces: WorkspacePort,
+    gate: CallGate,
+    health_servicer: health.aio.HealthServicer,
 ) -> grpc.aio.Server:
-    """A `grpc.aio` server with SessionService, health and reflection; not yet bound."""
+    """A `grpc.aio` server with Blitz's services, health and reflection; not yet bound."""
     server = grpc.aio.server(
         interceptors=[_DecodeFailuresAsInvalidArgument()],
         options=[
@@ -250,9 +253,11 @@ def build_grpc_server(
             ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
         ],
     )
-    session_pb2_grpc.add_SessionServiceServicer_to_server(GrpcSessionService(core, gate), server)
+    session_pb2_grpc.add_SessionServiceServicer_to_server(
+        GrpcSessionService(sessions, gate), server
+    )
     workspace_pb2_grpc.add_WorkspaceServiceServicer_to_server(
-        GrpcWorkspaceService(WorkspaceCore(sessions=core), gate), server
+        GrpcWorkspaceService(workspaces, gate), server
     )
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

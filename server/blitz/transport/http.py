@@ -1,4 +1,8 @@
-"""The HTTP port: uvicorn serving an ASGI app inside the caller's event loop.
+"""The HTTP port: a tiny ASGI router, and uvicorn serving it inside the caller's event loop.
+
+`HttpApp` routes by path prefix to the apps mounted on it (the Connect services, each
+under `/<service name>/`) and answers `GET /healthz` itself from the call gate: 200 while
+serving, 503 once a shutdown began. No web framework, and no business rule.
 
 `HttpServer` binds its own socket (so port 0 works and a busy port is a plain OSError,
 where uvicorn would call `sys.exit`), starts uvicorn's protocol servers on it and leaves
@@ -12,11 +16,53 @@ It must never pick the event loop (the entry point does) nor touch the process's
 from __future__ import annotations
 
 import socket
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import uvicorn
 
-__all__ = ["HttpServer"]
+from blitz.transport.gate import CallGate
+
+__all__ = ["HttpApp", "HttpServer", "MountedApp", "Receive", "Scope", "Send"]
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class MountedApp(Protocol):
+    """An ASGI app that serves every path under its `path` (a Connect service's name)."""
+
+    path: str
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
+
+
+class HttpApp:
+    """The HTTP port's ASGI app: the mounted apps by path prefix, and `GET /healthz`."""
+
+    def __init__(self, apps: list[MountedApp], gate: CallGate) -> None:
+        self._routes = [(app.path + "/", app) for app in apps]
+        self._gate = gate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            # lifespan is off and websockets are not served.
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            return
+        path: str = scope["path"]
+        app = next((app for prefix, app in self._routes if path.startswith(prefix)), None)
+        head = scope["method"] == "HEAD"
+        if app is not None:
+            await app(scope, receive, send)
+        elif path == "/healthz" and scope["method"] in {"GET", "HEAD"}:
+            if self._gate.serving:
+                await _respond(send, 200, b"ok\n", head=head)
+            else:
+                await _respond(send, 503, b"shutting down\n", head=head)
+        else:
+            await _respond(send, 404, b"not found\n")
 
 
 class HttpServer:
@@ -87,3 +133,17 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise OSError(f"cannot listen for HTTP on {host}:{port}: {exc}") from None
     return sock
+
+
+async def _respond(send: Send, status: int, body: bytes, *, head: bool = False) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"" if head else body})

@@ -12,9 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from blitz.core.agent_port import AgentPort
 from blitz.core.usage import session_usage
 from blitz.errors import invalid_argument
+from blitz.ports.agent import AgentPort
 from blitz.store import Store
 from blitz.v1 import turn_pb2 as t
 

@@ -1,6 +1,6 @@
 """WorkspaceService, transport-free: image uploads for turns and read-only workspace views.
 
-Reads go through the same path gate as the agent's tools (`blitz.agent.workspace`), so a
+Reads go through the same path gate as the agent's tools (`blitz.paths`), so a
 client sees exactly what the agent may see, and nothing outside it. Nothing here writes to
 a workspace.
 """
@@ -11,10 +11,10 @@ import time
 import uuid
 from pathlib import Path
 
-from blitz.agent.workspace import PathRefused, Workspace
-from blitz.core.context import CallContext
 from blitz.core.service import SessionCore
 from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.paths import PathRefused, Workspace
+from blitz.ports.session import CallContext
 from blitz.store import ImageRecord
 from blitz.v1 import workspace_pb2 as w
 

@@ -1,20 +1,25 @@
-"""What the core and the agent say to each other for one turn.
+"""The agent port: what the core and the agent say to each other for one turn.
 
-The core owns the turn (its log, its state, its deadline, cancellation); the agent owns the
-conversation with the model and the tools. The core hands the agent a `TurnIO` and gets back
-`Completed` or `Parked`. A parked turn is pure data — the serialized message history plus
-the open requests — so any process can resume it later with `Agent.resume`, after a restart
-included. Nothing here may hold a live coroutine across a park.
+It belongs to neither side. The core drives turns through `AgentPort` and implements
+`TurnIO`; `blitz.agent` implements `AgentPort` and talks back through `TurnIO`; only
+`blitz.server` knows both. The core owns the turn (its log, its state, its deadline,
+cancellation); the agent owns the conversation with the model and the tools. The core hands
+the agent a `TurnIO` and gets back `Completed` or `Parked`. A parked turn is pure data — the
+serialized message history plus the open requests — so any process can resume it later
+with `AgentPort.resume`, after a restart included. Nothing here may hold a live coroutine
+across a park.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from blitz.v1 import turn_pb2
 
 __all__ = [
+    "AgentPort",
     "AnswerResult",
     "ApprovalResult",
     "Completed",
@@ -142,8 +147,46 @@ class Parked:
     """The agent run stopped on requests that need a person.
 
     `requests` holds one `TurnEvent` per open request, with `approval_request` or
-    `question` set; its request_id is what `Agent.resume` expects back in `results`.
+    `question` set; its request_id is what `AgentPort.resume` expects back in `results`.
     """
 
     history: bytes
     requests: list[turn_pb2.TurnEvent] = field(default_factory=list)
+
+
+class AgentPort(Protocol):
+    """What the core asks of an agent (implemented by `blitz.agent.Agent`)."""
+
+    def validate_model(self, name: str) -> None:
+        """Raise BlitzError(INVALID_ARGUMENT, field `model`) unless the model can be served."""
+        ...
+
+    async def start(
+        self,
+        *,
+        io: TurnIO,
+        model: str,
+        workspace: Path,
+        history: bytes | None,
+        prompt: str,
+        policy: TurnPolicy = ...,
+    ) -> Completed | Parked:
+        """Run a turn from `prompt`, after the session's `history` (None: the first turn)."""
+        ...
+
+    async def resume(
+        self,
+        *,
+        io: TurnIO,
+        model: str,
+        workspace: Path,
+        history: bytes,
+        results: dict[str, Resolution],
+        policy: TurnPolicy = ...,
+    ) -> Completed | Parked:
+        """Continue a parked turn with the resolutions of its requests, by request id."""
+        ...
+
+    async def compact(self, *, io: TurnIO, model: str, history: bytes) -> tuple[bytes, str]:
+        """Summarise the history with one model call: (shorter history, summary)."""
+        ...

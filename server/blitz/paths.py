@@ -1,9 +1,11 @@
-"""The session's workspace folder, and the one gate every tool path goes through.
+"""The path gate: the one check every path into a session's workspace goes through.
 
-`Workspace.resolve` turns a path the model wrote into a real path inside the workspace, or
-refuses it: `..` components, absolute paths outside the root and symlinks that lead out are
-all refused with `PathRefused`, which tools report back to the model as an error result.
-Nothing here may touch a file; it only decides where a tool may touch one.
+`Workspace.resolve` turns a path the model or a client wrote into a real path inside the
+workspace, or refuses it: `..` components, absolute paths outside the root and symlinks
+that lead out are all refused with `PathRefused`. The agent's tools report a refusal back
+to the model as an error result; the core's workspace views answer INVALID_ARGUMENT. Both
+use this gate, so a client sees exactly what the agent may see. Nothing here may touch a
+file; it only decides where a caller may touch one.
 """
 
 from __future__ import annotations

@@ -1,0 +1,35 @@
+"""The ports: the contracts between the layers, owned by none of them.
+
+`agent` is what the core and an agent say to each other for one turn; `session` is what
+the transports ask of the core. Adapters implement them; `blitz.server` wires them up.
+"""
+
+from blitz.ports.agent import (
+    AgentPort,
+    AnswerResult,
+    ApprovalResult,
+    Completed,
+    ImageInput,
+    ModelCallUsage,
+    Parked,
+    Resolution,
+    TurnIO,
+    TurnPolicy,
+)
+from blitz.ports.session import CallContext, SessionPort, WorkspacePort
+
+__all__ = [
+    "AgentPort",
+    "AnswerResult",
+    "ApprovalResult",
+    "CallContext",
+    "Completed",
+    "ImageInput",
+    "ModelCallUsage",
+    "Parked",
+    "Resolution",
+    "SessionPort",
+    "TurnIO",
+    "TurnPolicy",
+    "WorkspacePort",
+]

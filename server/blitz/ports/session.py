@@ -1,0 +1,77 @@
+"""The session port: what the transports ask of the core, and the context of each call.
+
+Both transports depend on `SessionPort` and `WorkspacePort` only, never on the core's
+classes, so that a test double needs no `type: ignore`, and a layer that wraps every call
+(authentication, say) has one place to sit. Every method takes a request message and a
+`CallContext`, and returns a response message or, for streams, an async iterator of
+events; failures are `blitz.errors.BlitzError`. Nothing here knows a wire format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+from blitz.v1 import workspace_pb2 as w
+
+__all__ = ["CallContext", "SessionPort", "WorkspacePort"]
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is calling and how, as the transport saw it.
+
+    `caller` is the authenticated principal ("" when the server runs without auth);
+    `deadline` is the call's absolute deadline on `time.monotonic()`'s clock, if any;
+    `metadata` holds the request headers (lower-case keys).
+    """
+
+    caller: str = ""
+    deadline: float | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    peer: str = ""
+
+
+class SessionPort(Protocol):
+    """`blitz.v1.SessionService`, transport-free (implemented by `blitz.core.SessionCore`)."""
+
+    async def create_session(self, req: s.CreateSessionRequest, ctx: CallContext) -> s.Session: ...
+    async def get_session(self, req: s.GetSessionRequest, ctx: CallContext) -> s.Session: ...
+    async def list_sessions(
+        self, req: s.ListSessionsRequest, ctx: CallContext
+    ) -> s.ListSessionsResponse: ...
+    async def close_session(self, req: s.CloseSessionRequest, ctx: CallContext) -> s.Session: ...
+    def run_turn(self, req: s.RunTurnRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
+        """The turn's events, `accepted` first and `finished` last."""
+        ...
+
+    def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
+        """The session's events after `after_seq`, then (with `follow`) live ones."""
+        ...
+
+    async def decide(self, req: s.DecideRequest, ctx: CallContext) -> s.DecideResponse: ...
+    async def answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse: ...
+    async def cancel(self, req: s.CancelRequest, ctx: CallContext) -> s.CancelResponse: ...
+    async def steer(self, req: s.SteerRequest, ctx: CallContext) -> s.SteerResponse: ...
+    async def get_usage(self, req: s.GetUsageRequest, ctx: CallContext) -> s.UsageReport: ...
+    async def list_rules(
+        self, req: s.ListRulesRequest, ctx: CallContext
+    ) -> s.ListRulesResponse: ...
+    async def revoke_rule(
+        self, req: s.RevokeRuleRequest, ctx: CallContext
+    ) -> s.RevokeRuleResponse: ...
+
+
+class WorkspacePort(Protocol):
+    """`blitz.v1.WorkspaceService`, transport-free (implemented by `blitz.core.WorkspaceCore`)."""
+
+    async def upload_image(
+        self, req: w.UploadImageRequest, ctx: CallContext
+    ) -> w.UploadImageResponse: ...
+    async def list_files(
+        self, req: w.ListFilesRequest, ctx: CallContext
+    ) -> w.ListFilesResponse: ...
+    async def read_file(self, req: w.ReadFileRequest, ctx: CallContext) -> w.ReadFileResponse: ...

@@ -1,9 +1,13 @@
 """Masking secrets in what clients and logs see: tokens, keys, passwords, URL credentials.
 
 The agent keeps the raw values (a command still runs with its real token); only copies shown
-to people are masked: approval details and diffs, tool arguments and results, log lines.
-Masking is by shape and by name, so it errs toward hiding: a value that merely looks like a
-key is hidden too. It must never change an event's meaning beyond the masked value.
+to people are masked: tool arguments and results, a command's live output, approval
+details and diffs, decisions' edited commands, notices, errors, log lines. The event log
+applies `redact_event` to every event it stores, whatever its kind. The model's own words
+(its text and thoughts, a question it asks, a turn's output) are not tool output and are
+shown as written. Masking is by shape and by name, so it errs toward hiding: a value that
+merely looks like a key is hidden too. It is idempotent, and must never change an event's
+meaning beyond the masked value.
 """
 
 from __future__ import annotations
@@ -13,9 +17,9 @@ from collections.abc import Callable
 
 from google.protobuf.struct_pb2 import Struct, Value
 
-from blitz.v1.turn_pb2 import TurnEvent
+from blitz.v1.turn_pb2 import ErrorInfo, TurnEvent
 
-__all__ = ["MASK", "is_secret_name", "redact_event", "redact_text"]
+__all__ = ["MASK", "TOOL_AUTHORS", "is_secret_name", "redact_event", "redact_text"]
 
 MASK = "***"
 
@@ -91,15 +95,49 @@ def _approval(event: TurnEvent) -> None:
     request.scope_label = redact_text(request.scope_label)
 
 
+def _text(event: TurnEvent) -> None:
+    if event.author in TOOL_AUTHORS:
+        event.text.text = redact_text(event.text.text)
+
+
+def _notice(event: TurnEvent) -> None:
+    event.notice.text = redact_text(event.notice.text)
+
+
+def _resolution(event: TurnEvent) -> None:
+    resolution = event.resolution
+    resolution.command = redact_text(resolution.command)
+    resolution.reason = redact_text(resolution.reason)
+
+
+def _finished(event: TurnEvent) -> None:
+    if event.finished.HasField("error"):
+        _error(event.finished.error)
+
+
+def _error(error: ErrorInfo) -> None:
+    error.message = redact_text(error.message)
+    for key, value in error.metadata.items():
+        error.metadata[key] = MASK if is_secret_name(key) and value else redact_text(value)
+
+
+# Authors of text events that a tool writes, rather than a model (live command output).
+TOOL_AUTHORS = frozenset({"run_command"})
+
 _BY_KIND: dict[str, Callable[[TurnEvent], None]] = {
+    "text": _text,
     "tool_call": lambda e: _redact_struct(e.tool_call.args),
     "tool_result": lambda e: _redact_struct(e.tool_result.result),
     "approval_request": _approval,
+    "notice": _notice,
+    "resolution": _resolution,
+    "finished": _finished,
 }
 
 
 def redact_event(event: TurnEvent) -> TurnEvent:
-    """Mask secrets in place in the parts of `event` that carry tool input or output."""
+    """Mask secrets in place in whatever `event` carries of tool input or output, notices
+    and errors (see the module doc); returns it."""
     mask = _BY_KIND.get(event.WhichOneof("kind") or "")
     if mask is not None:
         mask(event)

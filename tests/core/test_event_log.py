@@ -1,4 +1,4 @@
-"""The event log on a real SQLite file: numbering, merging, and readers that fall behind."""
+"""The event log on a real SQLite file: one pipeline for every event, numbered by the store."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from blitz.store import Store, open_store
 from blitz.v1 import turn_pb2 as t
 
 
-def chunk(text: str, *, thought: bool = False) -> t.TurnEvent:
-    return t.TurnEvent(turn_id="t1", text=t.Text(text=text, partial=True, thought=thought))
+def chunk(text: str, *, thought: bool = False, author: str = "") -> t.TurnEvent:
+    return t.TurnEvent(author=author, text=t.Text(text=text, partial=True, thought=thought))
 
 
 @pytest.fixture
@@ -23,17 +23,19 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
         yield opened
 
 
+async def stored(store: Store, session_id: str = "s1") -> list[t.TurnEvent]:
+    rows = await store.read_events(session_id, after_seq=0, limit=10_000)
+    return [t.TurnEvent.FromString(r.data) for r in rows]
+
+
 async def test_events_are_numbered_from_one_and_merged_while_the_writer_is_behind(store):
     async with EventLog(store) as log:
         for i in range(100):
-            log.emit("s1", chunk(f"{i} "))
-        log.emit("s1", chunk("mind ", thought=True))
-        final = await log.commit(
-            "s1", t.TurnEvent(turn_id="t1", text=t.Text(text="x", repeat=True))
-        )
-    rows = await store.read_events("s1", after_seq=0, limit=1000)
-    events = [t.TurnEvent.FromString(r.data) for r in rows]
-    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+            log.emit("s1", "t1", chunk(f"{i} "))
+        log.emit("s1", "t1", chunk("mind ", thought=True))
+        final = await log.commit("s1", "t1", t.TurnEvent(text=t.Text(text="x", repeat=True)))
+    events = await stored(store)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1)), "no gap"
     assert final.seq == events[-1].seq
     answer = "".join(e.text.text for e in events if e.text.partial and not e.text.thought)
     assert answer == "".join(f"{i} " for i in range(100)), "merging keeps every chunk, in order"
@@ -41,12 +43,51 @@ async def test_events_are_numbered_from_one_and_merged_while_the_writer_is_behin
     assert [e.text.thought for e in events if e.text.partial][-1], "answer and thought never merge"
 
 
+async def test_interleaved_sessions_merge_each_their_own_chunks(store):
+    async with EventLog(store) as log:
+        for i in range(50):
+            log.emit("s1", "t1", chunk(f"a{i} "))
+            log.emit("s2", "t2", chunk(f"b{i} "))
+        await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text="end")))
+    first, second = await stored(store, "s1"), await stored(store, "s2")
+    assert "".join(e.text.text for e in first if e.HasField("text")) == "".join(
+        f"a{i} " for i in range(50)
+    )
+    assert len(first) < 20 and len(second) < 20, (
+        "another session between chunks merges nothing less"
+    )
+    assert [e.seq for e in second] == list(range(1, len(second) + 1))
+
+
+async def test_every_event_is_stamped_and_masked_whoever_made_it(store):
+    secret = "token=abcdef1234567890"
+    async with EventLog(store) as log:
+        log.emit("s1", "t1", chunk(f"export {secret}\n", author="run_command"))
+        log.emit("s1", "t1", chunk(f"the model says {secret}"))
+        await log.commit(
+            "s1",
+            "t1",
+            t.TurnEvent(
+                finished=t.TurnFinished(
+                    error=t.ErrorInfo(reason="MODEL_ERROR", message=f"failed with {secret}")
+                )
+            ),
+        )
+    command, model, finished = await stored(store)
+    assert all(
+        (e.session_id, e.turn_id) == ("s1", "t1") and e.HasField("time") for e in (command, model)
+    )
+    assert "abcdef" not in command.text.text, "a tool's live output is masked"
+    assert secret in model.text.text, "the model's own words are shown as written"
+    assert "abcdef" not in finished.finished.error.message, "an error is masked"
+
+
 async def test_numbering_continues_after_a_restart(store):
     async with EventLog(store) as log:
-        await log.commit("s1", t.TurnEvent(turn_id="t1", accepted=t.Accepted()))
+        await log.commit("s1", "t1", t.TurnEvent(accepted=t.Accepted()))
     async with EventLog(store) as log:
-        again = await log.commit("s1", t.TurnEvent(turn_id="t2", accepted=t.Accepted()))
-        other = await log.commit("s2", t.TurnEvent(turn_id="t3", accepted=t.Accepted()))
+        again = await log.commit("s1", "t2", t.TurnEvent(accepted=t.Accepted()))
+        other = await log.commit("s2", "t3", t.TurnEvent(accepted=t.Accepted()))
     assert (again.seq, other.seq) == (2, 1)
 
 
@@ -54,7 +95,7 @@ async def test_a_reader_that_falls_behind_is_told_where_to_resume(store):
     async with EventLog(store, buffer=10) as log:
         sub = log.subscribe("s1")
         for i in range(25):
-            await log.commit("s1", t.TurnEvent(turn_id="t1", notice=t.Notice(text=str(i))))
+            await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text=str(i))))
         got: list[t.TurnEvent] = []
         with pytest.raises(BlitzError) as err:
             async for batch in sub.batches():
@@ -64,12 +105,13 @@ async def test_a_reader_that_falls_behind_is_told_where_to_resume(store):
     assert err.value.metadata["after_seq"] == "10", "resume from the last event delivered"
 
 
-async def test_live_readers_skip_what_they_already_read(store):
+async def test_a_replay_then_follow_has_no_gap_and_no_duplicate(store):
     async with EventLog(store) as log:
-        sub = log.subscribe("s1")
         for text in ("a", "b", "c"):
-            await log.commit("s1", chunk(text))
-        batches = sub.batches(after_seq=2)
-        (event,) = await anext(batches)
-        await batches.aclose()
-    assert (event.seq, event.text.text) == (3, "c"), "merged events never repeat seen text"
+            await log.commit("s1", "t1", chunk(text))
+        reader = log.read("s1", after_seq=1, follow=True)
+        replayed = [await anext(reader), await anext(reader)]
+        await log.commit("s1", "t1", chunk("d"))
+        live = await anext(reader)
+        await reader.aclose()
+    assert [(e.seq, e.text.text) for e in [*replayed, live]] == [(2, "b"), (3, "c"), (4, "d")]

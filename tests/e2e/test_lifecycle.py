@@ -10,7 +10,7 @@ from wire import WireError, decide, drive, kinds, make_settings, open_wire
 
 from blitz.core.approvals import Outcome
 from blitz.server import running_server
-from blitz.store import TurnRecord, open_store
+from blitz.store import SessionChange, Store, TurnRecord, TurnState, open_store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -300,6 +300,15 @@ async def _replay(settings, session_id: str) -> tuple[list[t.TurnEvent], s.Sessi
     return events, got
 
 
+async def _move_turn(
+    store: Store, session_id: str, turn_id: str, old: TurnState, new: TurnState
+) -> bool:
+    rec = await store.get_turn(session_id, turn_id)
+    assert rec is not None
+    rec.state = new
+    return await store.update_turn(rec, expect=old)
+
+
 async def _parked_turn(settings, command: str) -> tuple[s.Session, t.TurnEvent]:
     """A session whose turn is parked on approving `command`, the server stopped since."""
     async with running_server(settings) as server:
@@ -323,10 +332,17 @@ async def test_a_turn_the_process_died_starting_gets_accepted_then_finished(tmp_
     async with open_store(settings.database) as store:
         # Killed after recording the turn, before its `accepted` reached the log.
         await store.create_turn(
-            TurnRecord(session.id, "t_dying", "running", t.Turn(text="hi").SerializeToString(), 1.0)
+            TurnRecord(
+                session.id,
+                "t_dying",
+                TurnState.RUNNING,
+                t.Turn(text="hi").SerializeToString(),
+                1.0,
+            )
         )
-        await store.set_session_state(
-            session.id, state=s.SESSION_STATE_RUNNING, turn_id="t_dying", now=1.0
+        await store.update_session(
+            session.id,
+            SessionChange(update_time=1.0, state=s.SESSION_STATE_RUNNING, turn_id="t_dying"),
         )
     events, got = await _replay(settings, session.id)
     dying = [e for e in events if e.turn_id == "t_dying"]
@@ -345,9 +361,10 @@ async def test_a_turn_the_process_died_finishing_is_not_finished_twice(tmp_path)
     turn_id = first[-1].turn_id
     async with open_store(settings.database) as store:
         # Killed after `finished` reached the log, before the records followed it.
-        assert await store.set_turn_state(session.id, turn_id, state="running", expect="finished")
-        await store.set_session_state(
-            session.id, state=s.SESSION_STATE_RUNNING, turn_id=turn_id, now=1.0
+        assert await _move_turn(store, session.id, turn_id, TurnState.FINISHED, TurnState.RUNNING)
+        await store.update_session(
+            session.id,
+            SessionChange(update_time=1.0, state=s.SESSION_STATE_RUNNING, turn_id=turn_id),
         )
     events, got = await _replay(settings, session.id)
     finished = [e.finished for e in events if e.turn_id == turn_id and e.HasField("finished")]
@@ -378,7 +395,7 @@ async def test_a_request_the_process_died_announcing_is_withdrawn(tmp_path):
     turn_id = event.turn_id
     async with open_store(settings.database) as store:
         # Killed after storing and announcing the request, before the turn was marked parked.
-        assert await store.set_turn_state(session.id, turn_id, state="running", expect="parked")
+        assert await _move_turn(store, session.id, turn_id, TurnState.PARKED, TurnState.RUNNING)
     events, got = await _replay(settings, session.id)
     mine = [e for e in events if e.turn_id == turn_id]
     assert [(e.resolution.request_id, e.resolution.via) for e in mine[-2:-1]] == [
@@ -394,7 +411,9 @@ async def test_a_parked_turn_the_process_died_ending_is_ended(tmp_path):
     async with open_store(settings.database) as store:
         # Killed ending the parked turn (a Cancel, a deadline): the session was let go,
         # the `finished` event not yet written.
-        await store.set_session_state(session.id, state=s.SESSION_STATE_IDLE, turn_id="", now=1.0)
+        await store.update_session(
+            session.id, SessionChange(update_time=1.0, state=s.SESSION_STATE_IDLE, turn_id="")
+        )
     events, got = await _replay(settings, session.id)
     mine = [e for e in events if e.turn_id == event.turn_id]
     assert mine[-2].resolution.via == "withdrawn"
@@ -407,8 +426,9 @@ async def test_a_parked_turn_of_a_session_the_process_died_closing_is_cancelled(
     session, event = await _parked_turn(settings, "echo never")
     async with open_store(settings.database) as store:
         # Killed after marking the session closed, before cancelling its turn.
-        await store.set_session_state(
-            session.id, state=s.SESSION_STATE_CLOSED, turn_id=event.turn_id, now=1.0
+        await store.update_session(
+            session.id,
+            SessionChange(update_time=1.0, state=s.SESSION_STATE_CLOSED, turn_id=event.turn_id),
         )
     async with running_server(settings) as server:
         wire = open_wire("grpc", server)

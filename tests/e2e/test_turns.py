@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from wire import WireError, decide, drive, kinds, shape
 
-from blitz.store import PendingRecord, SqliteStore
+from blitz.store import PendingRecord, SessionChange, SqliteStore
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -130,13 +130,13 @@ async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, serve
 def slow_parking(monkeypatch: pytest.MonkeyPatch) -> None:
     """Storing a turn's open requests takes 0.3 s, so that a client acting the moment the
     requests arrive reaches the server while the turn is still parking."""
-    stored = SqliteStore.add_pending
+    stored = SqliteStore.put_pending
 
-    async def slow_add_pending(self: SqliteStore, recs: Sequence[PendingRecord]) -> None:
+    async def slow_put_pending(self: SqliteStore, recs: Sequence[PendingRecord]) -> None:
         await asyncio.sleep(0.3)
         await stored(self, recs)
 
-    monkeypatch.setattr(SqliteStore, "add_pending", slow_add_pending)
+    monkeypatch.setattr(SqliteStore, "put_pending", slow_put_pending)
 
 
 @pytest.mark.usefixtures("slow_parking")
@@ -334,14 +334,14 @@ async def test_steer_not_consumed_comes_back_as_leftover(wire):
 async def test_every_steer_that_succeeds_is_seen_or_comes_back(wire, monkeypatch):
     # The turn's end is made slow (marking the session idle takes 0.3 s), and Steers keep
     # coming until one is refused: none may be accepted and then lost.
-    mark = SqliteStore.set_session_state
+    mark = SqliteStore.update_session
 
-    async def slow_mark(self: SqliteStore, session_id: str, **kw: Any) -> None:
-        if kw["state"] == s.SESSION_STATE_IDLE:
+    async def slow_mark(self: SqliteStore, session_id: str, change: SessionChange) -> None:
+        if change.state == s.SESSION_STATE_IDLE:
             await asyncio.sleep(0.3)
-        await mark(self, session_id, **kw)
+        await mark(self, session_id, change)
 
-    monkeypatch.setattr(SqliteStore, "set_session_state", slow_mark)
+    monkeypatch.setattr(SqliteStore, "update_session", slow_mark)
     session = await wire.create_session()
     started = asyncio.Event()
     accepted: list[str] = []

@@ -1,29 +1,39 @@
-"""The event log: every session's events, numbered, persisted, then fanned out live.
+"""The event log: every session's events, through one pipeline, then replayed and followed.
 
-One writer task per process drains a queue of appended events in batches: it merges
-adjacent partial text (the log stays short when producers outrun the disk), numbers each
-event with its session's next `seq`, writes the batch in one transaction, and only then
-hands the events to live subscribers. So an event is visible only once it is in the log,
-and a reader that replays from the store and then follows the live feed, skipping what it
-has seen by seq, sees no gap and no duplicate.
+Whoever produces an event — the agent through `TurnIO`, a parking turn, a resolution, a
+turn's `finished` — hands it to `emit` (streamed, not waited for) or `commit` (returned
+once durable). One writer task drains what is queued in batches, and every event passes
+the same steps in the same order, written once in `_write`:
 
-A subscriber's buffer is bounded. When a reader falls that far behind, it is told so
-(SLOW_CONSUMER, with the last seq it got) instead of being dropped silently; it resumes
-with Watch(after_seq).
+1. merge: a run of streamed text chunks of one turn and author is joined into one event
+   (the log stays short when producers outrun the disk), never across a committed event;
+2. stamp: session, turn and time;
+3. redact: secrets masked in whatever kind of event it is (`blitz.redact.redact_event`),
+   so no kind can reach a client or the disk unmasked;
+4. persist: the store numbers the events with their session's next seqs and writes the
+   batch in one transaction;
+5. fan out: live readers of each session get the events, and committers are released.
+
+So an event is visible only once it is in the log, and its seq is final: seqs a client
+sees are contiguous, live and in replay alike, and a gap means a loss. `read` replays a
+session from the store and then follows it live, skipping by seq what it has yielded, so
+the hand-over has no gap and no duplicate. A live reader's buffer is bounded: one that
+falls that far behind is told so (SLOW_CONSUMER, with the last seq it got) instead of being
+dropped silently, and resumes with Watch(after_seq).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import AsyncIterator
 
 import structlog
 
-from blitz.core.coalesce import coalesce, mergeable
 from blitz.errors import BlitzError, Reason
-from blitz.store import EventRow, Store
+from blitz.redact import redact_event
+from blitz.store import Store
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["EventLog", "Subscription"]
@@ -32,8 +42,8 @@ log = structlog.get_logger(__name__)
 
 # Events a live reader may lag behind before it is told to resume from the store.
 DEFAULT_BUFFER = 50_000
-# Sessions whose last seq is kept in memory; others are read from the store when needed.
-SEQ_CACHE = 10_000
+# Events read from the store per query while replaying.
+_REPLAY_PAGE = 1000
 
 
 class Subscription:
@@ -64,11 +74,7 @@ class Subscription:
         self._wake.set()
 
     async def batches(self, *, after_seq: int = 0) -> AsyncIterator[list[TurnEvent]]:
-        """Yield what has arrived since the last batch, adjacent partial text merged.
-
-        Events at or before `after_seq` (already read from the store) are skipped first, so
-        a merge never carries text the reader has seen.
-        """
+        """Yield what has arrived since the last batch, skipping seqs up to `after_seq`."""
         try:
             while True:
                 if not self._queue:
@@ -91,7 +97,7 @@ class Subscription:
                 self._queue.clear()
                 if batch:
                     after_seq = batch[-1].seq
-                    yield coalesce(batch)
+                    yield batch
         finally:
             self.close()
 
@@ -99,15 +105,38 @@ class Subscription:
         self._owner._unsubscribe(self)
 
 
-class _Pending:
-    __slots__ = ("done", "event", "session_id")
+class _Queued:
+    """An event waiting for the writer, with where it belongs and who waits for it."""
+
+    __slots__ = ("done", "event", "session_id", "texts", "turn_id")
 
     def __init__(
-        self, session_id: str, event: TurnEvent, done: asyncio.Future[None] | None
+        self,
+        session_id: str,
+        turn_id: str,
+        event: TurnEvent,
+        done: asyncio.Future[None] | None,
     ) -> None:
         self.session_id = session_id
+        self.turn_id = turn_id
         self.event = event
         self.done = done
+        # Text of later chunks merged into this one, joined once (step 1).
+        self.texts: list[str] | None = None
+
+    def absorbs(self, other: _Queued) -> bool:
+        """Whether `other` may be merged into this event without changing its meaning."""
+        if self.done is not None or other.done is not None or self.turn_id != other.turn_id:
+            return False
+        a, b = self.event, other.event
+        if a.WhichOneof("kind") != "text" or b.WhichOneof("kind") != "text":
+            return False
+        return (
+            a.text.partial
+            and b.text.partial
+            and a.text.thought == b.text.thought
+            and a.author == b.author
+        )
 
 
 class EventLog:
@@ -116,10 +145,8 @@ class EventLog:
     def __init__(self, store: Store, *, buffer: int = DEFAULT_BUFFER) -> None:
         self._store = store
         self._buffer = buffer
-        self._queue: list[_Pending] = []
+        self._queue: list[_Queued] = []
         self._wake = asyncio.Event()
-        # The last seq handed out per session: a bounded cache, filled from the store.
-        self._next_seq: OrderedDict[str, int] = OrderedDict()
         self._subscribers: dict[str, set[Subscription]] = {}
         self._writer: asyncio.Task[None] | None = None
         self._closing = False
@@ -141,34 +168,22 @@ class EventLog:
             for sub in list(subs):
                 sub._end()
 
-    def emit(self, session_id: str, event: TurnEvent) -> None:
-        """Queue an event; it is numbered and persisted in the next batch."""
-        self._queue.append(_Pending(session_id, event, None))
+    # Appending
+
+    def emit(self, session_id: str, turn_id: str, event: TurnEvent) -> None:
+        """Queue an event of the turn; it is stored and sent out with the next batch."""
+        self._queue.append(_Queued(session_id, turn_id, event, None))
         self._wake.set()
 
-    async def commit(self, session_id: str, event: TurnEvent) -> TurnEvent:
-        """Append an event and return it, numbered, once it is durable."""
+    async def commit(self, session_id: str, turn_id: str, event: TurnEvent) -> TurnEvent:
+        """Append an event of the turn; returns it, numbered and masked, once durable."""
         if self._closing and self._writer is None:
             raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Pending(session_id, event, done))
+        self._queue.append(_Queued(session_id, turn_id, event, done))
         self._wake.set()
         await done
         return event
-
-    def subscribe(self, session_id: str) -> Subscription:
-        sub = Subscription(self, session_id, self._buffer)
-        self._subscribers.setdefault(session_id, set()).add(sub)
-        if self._closing:
-            sub._end()
-        return sub
-
-    def _unsubscribe(self, sub: Subscription) -> None:
-        subs = self._subscribers.get(sub.session_id)
-        if subs is not None:
-            subs.discard(sub)
-            if not subs:
-                del self._subscribers[sub.session_id]
 
     async def _write_loop(self) -> None:
         while True:
@@ -189,55 +204,89 @@ class EventLog:
                             BlitzError(Reason.INTERNAL, "the event could not be stored")
                         )
 
-    async def _write(self, batch: list[_Pending]) -> None:
-        # Merge runs of streamed text per session; waiters' events are never merged away.
-        merged: list[_Pending] = []
-        pieces: dict[int, list[str]] = {}  # index in merged -> text chunks to join
+    async def _write(self, batch: list[_Queued]) -> None:
+        """The pipeline (see the module doc): merge, stamp, redact, persist, fan out."""
+        # 1. merge, into the session's previous event when nothing of the session lies
+        # between: other sessions' events in between do not change this session's order.
+        kept: list[_Queued] = []
+        last: dict[str, _Queued] = {}
         for item in batch:
-            if merged and item.done is None:
-                prev = merged[-1]
-                if (
-                    prev.done is None
-                    and prev.session_id == item.session_id
-                    and mergeable(prev.event, item.event)
-                ):
-                    pieces.setdefault(len(merged) - 1, [prev.event.text.text]).append(
-                        item.event.text.text
-                    )
-                    continue
-            merged.append(item)
-        for index, texts in pieces.items():
-            merged[index].event.text.text = "".join(texts)
-
+            prev = last.get(item.session_id)
+            if prev is not None and prev.absorbs(item):
+                if prev.texts is None:
+                    prev.texts = [prev.event.text.text]
+                prev.texts.append(item.event.text.text)
+                continue
+            kept.append(item)
+            last[item.session_id] = item
         now_ns = time.time_ns()
-        rows: list[EventRow] = []
-        by_session: dict[str, list[TurnEvent]] = {}
-        for item in merged:
-            sid = item.session_id
-            seq = self._next_seq.get(sid)
-            if seq is None:
-                seq = await self._store.last_seq(sid)
-            seq += 1
-            self._next_seq[sid] = seq
-            self._next_seq.move_to_end(sid)
-            if len(self._next_seq) > SEQ_CACHE:
-                self._next_seq.popitem(last=False)
+        events: list[TurnEvent] = []
+        for item in kept:
             event = item.event
-            event.seq = seq
-            event.session_id = sid
+            if item.texts is not None:
+                event.text.text = "".join(item.texts)
+            # 2. stamp
+            event.session_id = item.session_id
+            event.turn_id = item.turn_id
             event.time.FromNanoseconds(now_ns)
-            rows.append(EventRow(sid, seq, event.turn_id, event.SerializeToString()))
-            by_session.setdefault(sid, []).append(event)
-        try:
-            await self._store.append_events(rows)
-        except BaseException:
-            # Nothing was written: forget the numbers handed out, so seq stays gap-free.
-            for sid in by_session:
-                self._next_seq.pop(sid, None)
-            raise
-        for sid, events in by_session.items():
+            # 3. redact
+            redact_event(event)
+            events.append(event)
+        # 4. persist: the store sets each event's seq
+        await self._store.append_events(events)
+        # 5. fan out
+        by_session: dict[str, list[TurnEvent]] = {}
+        for event in events:
+            by_session.setdefault(event.session_id, []).append(event)
+        for sid, session_events in by_session.items():
             for sub in list(self._subscribers.get(sid, ())):
-                sub._push(events)
-        for item in merged:
+                sub._push(session_events)
+        for item in kept:
             if item.done is not None and not item.done.done():
                 item.done.set_result(None)
+
+    # Reading
+
+    def subscribe(self, session_id: str) -> Subscription:
+        """Live events of the session from now on (see `read` for replay first)."""
+        sub = Subscription(self, session_id, self._buffer)
+        self._subscribers.setdefault(session_id, set()).add(sub)
+        if self._closing:
+            sub._end()
+        return sub
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        subs = self._subscribers.get(sub.session_id)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                del self._subscribers[sub.session_id]
+
+    async def read(
+        self, session_id: str, *, after_seq: int, follow: bool
+    ) -> AsyncIterator[TurnEvent]:
+        """The session's events after `after_seq` from the store, then (with `follow`) live.
+
+        Subscribing before reading the store and skipping seqs already yielded is what
+        makes the hand-over free of gaps and duplicates.
+        """
+        sub = self.subscribe(session_id) if follow else None
+        try:
+            last = after_seq
+            while True:
+                rows = await self._store.read_events(session_id, after_seq=last, limit=_REPLAY_PAGE)
+                for row in rows:
+                    yield TurnEvent.FromString(row.data)
+                if len(rows) < _REPLAY_PAGE:
+                    if rows:
+                        last = rows[-1].seq
+                    break
+                last = rows[-1].seq
+            if sub is None:
+                return
+            async for batch in sub.batches(after_seq=last):
+                for event in batch:
+                    yield event
+        finally:
+            if sub is not None:
+                sub.close()

@@ -9,13 +9,13 @@ ledger like any other.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
-from typing import Any
 
-from blitz.core.usage import session_usage
+from blitz.core.views import session_usage
 from blitz.errors import invalid_argument
-from blitz.ports.agent import AgentPort
-from blitz.store import Store
+from blitz.ports import AgentPort, TurnIO
+from blitz.store import SessionChange, Store
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["COMMANDS", "CommandContext", "parse_command", "plan_record", "plan_text", "run_command"]
@@ -47,7 +47,7 @@ class CommandContext:
     store: Store
     session_id: str
     model: str
-    io: Any
+    io: TurnIO
     agent: AgentPort
 
 
@@ -69,7 +69,8 @@ async def run_command(name: str, arg: str, ctx: CommandContext) -> str:
             f"{u.cache_write} cache write, {u.output} output; cost {cost}"
         )
     if name == "tasks":
-        raw = await store.get_tasks(ctx.session_id)
+        session = await store.get_session(ctx.session_id)
+        raw = session.tasks if session is not None else None
         tasks = t.Tasks.FromString(raw) if raw else t.Tasks()
         if not tasks.items:
             return "No tasks."
@@ -77,7 +78,7 @@ async def run_command(name: str, arg: str, ctx: CommandContext) -> str:
         return _tasks_text(tasks)
     if name == "clear":
         await store.set_history(ctx.session_id, b"")
-        await store.set_plan(ctx.session_id, None)
+        await store.update_session(ctx.session_id, SessionChange(update_time=time.time(), plan=b""))
         return "Conversation cleared: the next turn starts afresh."
     if name == "compact":
         history = await store.get_history(ctx.session_id)
@@ -90,7 +91,7 @@ async def run_command(name: str, arg: str, ctx: CommandContext) -> str:
     if not arg:
         return f"Model: {ctx.model}"
     ctx.agent.validate_model(arg)
-    await store.set_session_model(ctx.session_id, arg)
+    await store.update_session(ctx.session_id, SessionChange(update_time=time.time(), model=arg))
     return f"Model switched from {ctx.model} to {arg}."
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from blitz.core.service import SessionCore
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.paths import PathRefused, Workspace
-from blitz.ports.session import CallContext
+from blitz.ports import CallContext
 from blitz.store import ImageRecord
 from blitz.v1 import workspace_pb2 as w
 

@@ -11,8 +11,11 @@ from blitz.store.records import (
     LedgerRow,
     PendingRecord,
     RuleRecord,
+    SessionChange,
+    SessionQuery,
     SessionRecord,
     TurnRecord,
+    TurnState,
     UsageTotals,
 )
 from blitz.store.sqlite import SqliteStore
@@ -23,10 +26,13 @@ __all__ = [
     "LedgerRow",
     "PendingRecord",
     "RuleRecord",
+    "SessionChange",
+    "SessionQuery",
     "SessionRecord",
     "SqliteStore",
     "Store",
     "TurnRecord",
+    "TurnState",
     "UsageTotals",
     "open_store",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -10,9 +11,21 @@ __all__ = [
     "LedgerRow",
     "PendingRecord",
     "RuleRecord",
+    "SessionChange",
+    "SessionQuery",
     "SessionRecord",
     "TurnRecord",
+    "TurnState",
+    "UsageTotals",
 ]
+
+
+class TurnState(enum.StrEnum):
+    """Where a turn is in its life; stored as the value."""
+
+    RUNNING = "running"
+    PARKED = "parked"
+    FINISHED = "finished"
 
 
 @dataclass
@@ -31,14 +44,48 @@ class SessionRecord:
     turn_id: str = ""
     # Seconds an approval or question may wait; None: the server's default.
     approval_timeout: float | None = None
+    # The seq of the session's newest event (0: none yet); kept by the store, read only.
+    last_seq: int = 0
+    # The task list as the last finished turn left it (a serialized blitz.v1.Tasks).
+    tasks: bytes | None = None
+    # The plan the last plan-mode turn proposed, until a turn accepts or supersedes it.
+    plan: bytes | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionQuery:
+    """Which sessions `list_sessions` returns: newest first, a page at a time."""
+
+    owner: str
+    limit: int
+    # A blitz.v1.SessionState value; 0: any.
+    state: int = 0
+    # Every one of these labels, with these values.
+    labels: dict[str, str] = field(default_factory=dict)
+    # (create_time, id) of the last session of the previous page.
+    before: tuple[float, str] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionChange:
+    """What `update_session` changes; a field left None stays as it is."""
+
+    update_time: float
+    # A blitz.v1.SessionState value.
+    state: int | None = None
+    # The running or parked turn ("": none).
+    turn_id: str | None = None
+    model: str | None = None
+    tasks: bytes | None = None
+    # b"": no plan any more.
+    plan: bytes | None = None
 
 
 @dataclass
 class TurnRecord:
     session_id: str
     turn_id: str
-    # "running", "parked" or "finished".
-    state: str
+    state: TurnState
     # The serialized blitz.v1.Turn as the client sent it.
     turn: bytes
     create_time: float

@@ -1,0 +1,302 @@
+"""Pending requests: parking a turn on them, their deadlines, and how each one ends.
+
+When a run stops on approvals or questions, its turn parks: each request is stored, then
+announced (committed to the log), so whatever a client has seen can be answered, even
+after a restart. A request ends exactly once, whoever gets there first: a decision or an
+answer (`resolve`), a stored rule (when the request is asked, or when the turn parks), its
+approval timeout, or the end of its turn (withdrawn). Each ending is stored with the
+request and announced as a `resolution` event. Once none of a parked turn's requests is
+open, the turn's listener (the turn driver) is told, under the session's lock, and resumes
+the turn. A parked turn's deadlines — its own, and its requests' expiries — wait in one
+`Deadlines` for all parked turns. Nothing here drives a turn.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Protocol
+
+import structlog
+
+from blitz.core.active_turn import ActiveTurn
+from blitz.core.approvals import Outcome, covering_rule, outcome_from_json, result_of
+from blitz.core.deadlines import Deadlines
+from blitz.core.event_log import EventLog
+from blitz.core.locks import SessionLocks
+from blitz.ports import Parked, Resolution
+from blitz.redact import redact_event
+from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store, TurnState
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+__all__ = ["PendingRequests", "TurnListener"]
+
+log = structlog.get_logger(__name__)
+
+# How many of a session's last events `settle` reads to find the resolutions a parked turn
+# already announced: its requests and their answers are the session's last events.
+_SETTLE_SCAN = 1000
+
+
+class TurnListener(Protocol):
+    """What the turn driver hears from here."""
+
+    async def answered(self, session_id: str, turn_id: str) -> None:
+        """None of the parked turn's requests is open any more: resume it.
+
+        Called with the session's lock held.
+        """
+        ...
+
+    async def expired(self, session_id: str, turn_id: str) -> None:
+        """The parked turn's deadline passed: end it."""
+        ...
+
+
+class PendingRequests:
+    """The open requests of parked turns, and every way they end."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        log: EventLog,
+        locks: SessionLocks,
+        deadlines: Deadlines,
+        approval_timeout: timedelta | None,
+    ) -> None:
+        self._store = store
+        self._log = log
+        self._locks = locks
+        self._deadlines = deadlines
+        self._approval_timeout = approval_timeout
+        self._listener: TurnListener | None = None
+
+    def listen(self, listener: TurnListener) -> None:
+        self._listener = listener
+
+    @property
+    def listener(self) -> TurnListener:
+        if self._listener is None:  # pragma: no cover - the driver listens at once
+            raise RuntimeError("no turn driver listens to the pending requests")
+        return self._listener
+
+    # Rules
+
+    async def rules_of(self, session: SessionRecord) -> list[RuleRecord]:
+        """The session's own rules and its caller's ALWAYS rules for its workspace."""
+        return await self._store.rules_for(
+            session_id=session.id, workspace=session.workspace, caller=session.owner
+        )
+
+    async def approve_by_rule(self, active: ActiveTurn, approval: t.ApprovalRequest) -> bool:
+        """Whether a rule covers the action (as clients would see it); if so, say so."""
+        shown = redact_event(t.TurnEvent(approval_request=approval)).approval_request
+        rule = covering_rule(await self.rules_of(active.session), shown)
+        if rule is None:
+            return False
+        await self._announce_rule(active, approval.request_id, rule)
+        return True
+
+    async def _announce_rule(
+        self, active: ActiveTurn, request_id: str, rule: RuleRecord
+    ) -> Outcome:
+        decision = t.DECISION_ALWAYS if rule.scope == s.RULE_SCOPE_ALWAYS else t.DECISION_SESSION
+        outcome = Outcome.approval(request_id, decision, via="rule", rule_id=rule.id)
+        sid, tid = active.session_id, active.turn_id
+        notice = t.Notice(text=f"Approved by rule {rule.scope_label!r}.")
+        self._log.emit(sid, tid, t.TurnEvent(notice=notice))
+        await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
+        return outcome
+
+    # Parking
+
+    async def park(self, active: ActiveTurn, parked: Parked) -> tuple[dict[str, Resolution], int]:
+        """Store and announce the run's requests; a rule approves those it covers at once.
+
+        Returns the results of the requests rules approved, and how many are left open.
+        Call with the session's lock held.
+        """
+        sid, tid = active.session_id, active.turn_id
+        rules = await self.rules_of(active.session)
+        wait = active.session.approval_timeout
+        if wait is None and self._approval_timeout:
+            wait = self._approval_timeout.total_seconds()
+        expires = time.time() + wait if wait else None
+        records: dict[str, PendingRecord] = {}
+        settled: dict[str, Resolution] = {}
+        to_announce: list[t.TurnEvent] = []
+        for event in parked.requests:
+            # As clients will see it: a rule covers what the user saw, and the stored copy
+            # is what GetSession shows until the log's (the same, numbered) is stored.
+            redact_event(event)
+            request_id = _request_id(event)
+            record = PendingRecord(
+                session_id=sid,
+                request_id=request_id,
+                turn_id=tid,
+                event=event.SerializeToString(),
+                expires=expires,
+            )
+            rule = (
+                covering_rule(rules, event.approval_request)
+                if event.HasField("approval_request")
+                else None
+            )
+            if rule is not None:
+                outcome = await self._announce_rule(active, request_id, rule)
+                assert outcome.result is not None
+                record.resolution = outcome.to_json()
+                settled[request_id] = outcome.result
+            else:
+                to_announce.append(event)
+            records[request_id] = record
+        # Stored before anyone hears of them, so that whatever a client has seen can be
+        # answered, and a process that dies now leaves requests its turn's end withdraws.
+        await self._store.put_pending(list(records.values()))
+        for event in to_announce:
+            await self._log.commit(sid, tid, event)
+            record = records[_request_id(event)]
+            record.event = event.SerializeToString()
+            await self._store.put_pending([record])
+        return settled, len(records) - len(settled)
+
+    async def results(self, session_id: str, turn_id: str) -> dict[str, Resolution]:
+        """What the agent is told of the turn's resolved requests, by request id."""
+        results: dict[str, Resolution] = {}
+        for p in await self._store.list_pending(session_id, turn_id=turn_id, open_only=False):
+            result = result_of(p.request_id, p.resolution) if p.resolution else None
+            if result is not None:
+                results[p.request_id] = result
+        return results
+
+    # Deadlines of parked turns
+
+    async def arm(self, active: ActiveTurn) -> None:
+        """File the parked turn's next deadline: its own, or its first request's expiry."""
+        rec = active.rec
+        pending = await self._store.list_pending(rec.session_id, turn_id=rec.turn_id)
+        times = [p.expires for p in pending if p.expires is not None]
+        if rec.deadline is not None:
+            times.append(rec.deadline)
+        key = _key(rec.session_id, rec.turn_id)
+        if times:
+            self._deadlines.set(key, min(times), lambda: self._on_deadline(active))
+        else:
+            self._deadlines.clear(key)
+
+    def disarm(self, session_id: str, turn_id: str) -> None:
+        self._deadlines.clear(_key(session_id, turn_id))
+
+    async def _on_deadline(self, active: ActiveTurn) -> None:
+        rec = active.rec
+        try:
+            if rec.deadline is not None and time.time() >= rec.deadline:
+                await self.listener.expired(rec.session_id, rec.turn_id)
+                return
+            for p in await self._store.list_pending(rec.session_id, turn_id=rec.turn_id):
+                if p.expires is not None and p.expires <= time.time():
+                    await self._expire(p)
+        except Exception:
+            # The turn stays parked and answerable; its deadline is filed again on restart.
+            log.exception("parked_deadline_failed", turn_id=rec.turn_id)
+            return
+        if (
+            rec.state == TurnState.PARKED
+            and _key(rec.session_id, rec.turn_id) not in self._deadlines
+        ):
+            await self.arm(active)
+
+    async def _expire(self, pending: PendingRecord) -> None:
+        event = t.TurnEvent.FromString(pending.event)
+        if event.HasField("approval_request"):
+            outcome = Outcome.approval(
+                pending.request_id,
+                t.DECISION_DENY,
+                reason="the approval request timed out",
+                via="timeout",
+            )
+            text = f"Approval for {event.approval_request.detail!r} timed out: denied."
+        else:
+            outcome = Outcome.answer(pending.request_id, (), via="timeout")
+            text = "The question timed out with no answer."
+        if await self.resolve(pending, outcome, notice=text):
+            log.info("request_timed_out", request_id=pending.request_id)
+
+    # Ending requests
+
+    async def resolve(
+        self,
+        pending: PendingRecord,
+        outcome: Outcome,
+        *,
+        notice: str = "",
+        rule: RuleRecord | None = None,
+    ) -> bool:
+        """Record the first resolution of a request; resume its turn once none is open.
+
+        False when the request was already resolved (the caller lost the race). A `rule`
+        (from a SESSION or ALWAYS decision) is stored only by the winner.
+        """
+        sid, tid = pending.session_id, pending.turn_id
+        async with self._locks(sid):
+            if not await self._store.resolve_pending(sid, pending.request_id, outcome.to_json()):
+                return False
+            if rule is not None:
+                await self._store.add_rule(rule)
+            if notice:
+                self._log.emit(sid, tid, t.TurnEvent(notice=t.Notice(text=notice)))
+            await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
+            if not await self._store.list_pending(sid, turn_id=tid):
+                await self.listener.answered(sid, tid)
+            return True
+
+    async def withdraw(self, session_id: str, turn_id: str) -> None:
+        """Withdraw the turn's open requests: it is ending. Call with the lock held."""
+        self.disarm(session_id, turn_id)
+        for p in await self._store.list_pending(session_id, turn_id=turn_id):
+            outcome = Outcome.withdrawn(p.request_id)
+            if await self._store.resolve_pending(session_id, p.request_id, outcome.to_json()):
+                await self._log.commit(session_id, turn_id, t.TurnEvent(resolution=outcome.event))
+
+    async def settle(self, active: ActiveTurn) -> None:
+        """Complete the answers a dead process stored for a parked turn.
+
+        It may have died after storing a resolution and before announcing it, or before
+        resuming the turn it answered last: announce what is missing, then have the turn
+        resumed if none of its requests is open.
+        """
+        sid, tid = active.session_id, active.turn_id
+        async with self._locks(sid):
+            rows = await self._store.list_pending(sid, turn_id=tid, open_only=False)
+            resolved = [p for p in rows if p.resolution is not None]
+            if not resolved:
+                return
+            session = await self._store.get_session(sid)
+            last = session.last_seq if session is not None else 0
+            since = await self._store.read_events(
+                sid, after_seq=max(0, last - _SETTLE_SCAN), limit=_SETTLE_SCAN
+            )
+            announced = {
+                event.resolution.request_id
+                for event in (t.TurnEvent.FromString(row.data) for row in since)
+                if event.HasField("resolution")
+            }
+            for p in resolved:
+                if p.request_id not in announced:
+                    assert p.resolution is not None
+                    outcome = outcome_from_json(p.request_id, p.resolution)
+                    await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
+            if len(resolved) == len(rows):
+                await self.listener.answered(sid, tid)
+
+
+def _request_id(event: t.TurnEvent) -> str:
+    if event.HasField("approval_request"):
+        return event.approval_request.request_id
+    return event.question.request_id
+
+
+def _key(session_id: str, turn_id: str) -> str:
+    return f"{session_id}/{turn_id}"

@@ -1,0 +1,93 @@
+"""The agent's view of one turn run: `blitz.ports.TurnIO`, implemented by the core.
+
+Events go to the event log (which stamps, masks, stores and sends them); every model call
+is checked against the turn's limits first (MAX_TURNS, BUDGET_EXCEEDED) and hands over
+queued steer text, and is recorded in the usage ledger after; an approval a stored rule
+covers goes ahead at once. It must never make a decision of its own beyond the turn's
+limits: rules belong to `pending.py`, the event pipeline to `event_log.py`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from blitz.core.active_turn import ActiveTurn
+from blitz.core.event_log import EventLog
+from blitz.core.pending import PendingRequests
+from blitz.errors import BlitzError, Reason
+from blitz.ports import ModelCallUsage
+from blitz.store import LedgerRow, Store
+from blitz.v1 import turn_pb2 as t
+
+__all__ = ["TurnChannel"]
+
+
+class TurnChannel:
+    """`TurnIO` for one run of one turn."""
+
+    def __init__(
+        self,
+        active: ActiveTurn,
+        *,
+        log: EventLog,
+        store: Store,
+        pending: PendingRequests,
+        default_max_turns: int,
+    ) -> None:
+        self._active = active
+        self._sid = active.session_id
+        self._tid = active.turn_id
+        self._log = log
+        self._store = store
+        self._pending = pending
+        self._default_max_turns = default_max_turns
+
+    def emit(self, event: t.TurnEvent) -> None:
+        if event.HasField("tasks") and not event.author:  # a sub-agent's list is its own
+            self._active.todo = t.Tasks(items=event.tasks.items)
+        self._log.emit(self._sid, self._tid, event)
+
+    async def commit(self, event: t.TurnEvent) -> None:
+        await self._log.commit(self._sid, self._tid, event)
+
+    async def rule_approves(self, approval: t.ApprovalRequest) -> bool:
+        return await self._pending.approve_by_rule(self._active, approval)
+
+    async def before_model_call(self) -> list[str]:
+        rec, turn = self._active.rec, self._active.turn
+        limit = turn.max_turns or self._default_max_turns
+        if rec.model_calls >= limit:
+            raise BlitzError(
+                Reason.MAX_TURNS,
+                f"the turn reached its limit of {limit} model calls",
+                {"max_turns": str(limit)},
+            )
+        cap = turn.max_cost_usd
+        if cap > 0 and rec.cost_usd >= cap:
+            raise BlitzError(
+                Reason.BUDGET_EXCEEDED,
+                f"the turn reached its cost cap of ${cap:.4f}",
+                {"max_cost_usd": repr(cap), "cost_usd": repr(rec.cost_usd)},
+            )
+        rec.model_calls += 1
+        steer, rec.steer = rec.steer, []
+        return steer
+
+    async def record_model_call(self, usage: ModelCallUsage) -> None:
+        self._active.rec.cost_usd += usage.cost_usd
+        await self._store.add_ledger(
+            LedgerRow(
+                session_id=self._sid,
+                turn_id=self._tid,
+                model=usage.model,
+                input=usage.input,
+                cached=usage.cached,
+                cache_write=usage.cache_write,
+                output=usage.output,
+                cost_usd=usage.cost_usd,
+                priced=usage.priced,
+                search_queries=usage.search_queries,
+                search_cost_usd=usage.search_cost_usd,
+                time=time.time(),
+            )
+        )

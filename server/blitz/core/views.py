@@ -1,0 +1,105 @@
+"""What clients see of stored records: the protobuf views of sessions, rules and usage.
+
+Pure functions from records to messages; nothing here reads the store or decides
+anything. `session_usage` is the one exception that reads: the summed ledger, as `Usage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from blitz.store import LedgerRow, PendingRecord, RuleRecord, SessionRecord, Store, UsageTotals
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+__all__ = [
+    "ledger_entry",
+    "rule_view",
+    "session_usage",
+    "session_view",
+    "timestamp",
+    "usage_view",
+]
+
+
+def timestamp(seconds: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromNanoseconds(int(seconds * 1e9))
+    return stamp
+
+
+def session_view(
+    rec: SessionRecord, *, usage: t.Usage, pending: Iterable[PendingRecord]
+) -> s.Session:
+    """The session as GetSession, ListSessions and CloseSession return it."""
+    session = s.Session(
+        id=rec.id,
+        title=rec.title,
+        workspace=rec.workspace,
+        model=rec.model,
+        labels=rec.labels,
+        state=rec.state,  # type: ignore[arg-type]
+        create_time=timestamp(rec.create_time),
+        update_time=timestamp(rec.update_time),
+        turn_id=rec.turn_id,
+        last_seq=rec.last_seq,
+        usage=usage,
+        pending=[t.TurnEvent.FromString(p.event) for p in pending if p.event],
+    )
+    if rec.approval_timeout is not None:
+        session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))
+    return session
+
+
+def rule_view(rule: RuleRecord) -> s.Rule:
+    return s.Rule(
+        id=rule.id,
+        scope=rule.scope,  # type: ignore[arg-type]
+        kind=rule.kind,  # type: ignore[arg-type]
+        scope_label=rule.scope_label,
+        session_id=rule.session_id if rule.scope == s.RULE_SCOPE_SESSION else "",
+        workspace=rule.workspace,
+        caller=rule.caller,
+        create_time=timestamp(rule.create_time),
+        request_id=rule.request_id,
+    )
+
+
+def usage_view(totals: UsageTotals) -> t.Usage:
+    """A session's summed ledger as the protocol's `Usage`."""
+    return t.Usage(
+        calls=totals.calls,
+        input=totals.input,
+        cached=totals.cached,
+        cache_write=totals.cache_write,
+        output=totals.output,
+        cost_usd=totals.cost_usd,
+        priced=totals.priced,
+        search_queries=totals.search_queries,
+        search_cost_usd=totals.search_cost_usd,
+        last_prompt=totals.last_prompt,
+    )
+
+
+async def session_usage(store: Store, session_id: str) -> t.Usage:
+    """The session's cumulative usage, summed by the store."""
+    return usage_view(await store.usage_totals(session_id))
+
+
+def ledger_entry(row: LedgerRow) -> s.LedgerEntry:
+    return s.LedgerEntry(
+        turn_id=row.turn_id,
+        model=row.model,
+        input=row.input,
+        cached=row.cached,
+        cache_write=row.cache_write,
+        output=row.output,
+        cost_usd=row.cost_usd,
+        priced=row.priced,
+        search_queries=row.search_queries,
+        search_cost_usd=row.search_cost_usd,
+        time=timestamp(row.time),
+    )

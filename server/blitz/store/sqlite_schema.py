@@ -1,0 +1,115 @@
+"""The SQLite engine's schema, as the list of migrations that builds it.
+
+The file's `user_version` is how many entries have run; opening a file runs the rest, each
+in one transaction. Never edit a released entry: append one.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        title TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        model TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        state INTEGER NOT NULL,
+        create_time REAL NOT NULL,
+        update_time REAL NOT NULL,
+        turn_id TEXT NOT NULL DEFAULT '',
+        history BLOB
+    );
+    CREATE INDEX sessions_by_owner ON sessions (owner, create_time DESC, id DESC);
+    CREATE TABLE turns (
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        turn BLOB NOT NULL,
+        create_time REAL NOT NULL,
+        deadline REAL,
+        first_seq INTEGER NOT NULL,
+        model_calls INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        steer TEXT NOT NULL,
+        history BLOB,
+        usage_before BLOB NOT NULL,
+        PRIMARY KEY (session_id, turn_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX turns_by_state ON turns (state);
+    CREATE TABLE events (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        turn_id TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE pending (
+        session_id TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        event BLOB NOT NULL,
+        expires REAL,
+        resolution TEXT,
+        PRIMARY KEY (session_id, request_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE ledger (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input INTEGER NOT NULL,
+        cached INTEGER NOT NULL,
+        cache_write INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        priced INTEGER NOT NULL,
+        search_queries INTEGER NOT NULL,
+        search_cost_usd REAL NOT NULL,
+        time REAL NOT NULL
+    );
+    CREATE INDEX ledger_by_session ON ledger (session_id, id);
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN approval_timeout REAL;
+    CREATE TABLE rules (
+        id TEXT PRIMARY KEY,
+        scope INTEGER NOT NULL,
+        kind INTEGER NOT NULL,
+        scope_label TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        caller TEXT NOT NULL,
+        create_time REAL NOT NULL,
+        request_id TEXT NOT NULL
+    );
+    CREATE INDEX rules_by_session ON rules (session_id);
+    CREATE INDEX rules_by_workspace ON rules (caller, workspace);
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN tasks BLOB;
+    ALTER TABLE sessions ADD COLUMN plan BLOB;
+    CREATE TABLE images (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        media_type TEXT NOT NULL,
+        data BLOB NOT NULL,
+        create_time REAL NOT NULL
+    );
+    CREATE INDEX images_by_session ON images (session_id);
+    """,
+    """
+    -- The message history gets a table of its own: a session's row is updated at every
+    -- turn's start and end, and SQLite rewrites a whole row, blob included, each time.
+    CREATE TABLE histories (
+        session_id TEXT PRIMARY KEY,
+        history BLOB NOT NULL
+    );
+    INSERT INTO histories (session_id, history)
+        SELECT id, history FROM sessions WHERE history IS NOT NULL;
+    ALTER TABLE sessions DROP COLUMN history;
+    """,
+]

@@ -1,22 +1,17 @@
-"""The SQLite engine: one file, WAL, a versioned schema (`sqlite_schema.py`). The default.
+"""The SQLite engine: the store's contract in SQL over one file. The default.
 
-One connection serves the whole process, on a thread of its own: every method hands that
-thread one function — a statement, or a whole transaction — and awaits it, so each method
-is one atomic step, commits before it returns, and costs one hop between threads. No
-transaction ever spans an await, so no other caller's statement can land inside one.
-One process owns the file: several replicas need a server database.
+One connection serves the whole process, on a thread of its own (`sqlite_connection.py`):
+each method is one statement or one transaction there, so it is one atomic step and has
+committed when it returns. The schema is `sqlite_schema.py`, WAL its journal. One process
+owns the file: several replicas need a server database.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Sequence
+from dataclasses import astuple
 from pathlib import Path
-from typing import Any, TypeVar
 
 from blitz.store.records import (
     EventRow,
@@ -31,15 +26,16 @@ from blitz.store.records import (
     TurnState,
     UsageTotals,
 )
-from blitz.store.sqlite_schema import MIGRATIONS
+from blitz.store.sqlite_connection import Row, SqliteConnection, transaction
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["SqliteStore"]
 
 _SESSION_COLUMNS = (
     "id, owner, title, workspace, model, labels, state, create_time, update_time, turn_id,"
-    " approval_timeout, tasks, plan,"
-    " (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = sessions.id)"
+    " approval_timeout,"
+    " (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = sessions.id),"
+    " tasks, plan"
 )
 _RULE_COLUMNS = (
     "id, scope, kind, scope_label, session_id, workspace, caller, create_time, request_id"
@@ -48,6 +44,8 @@ _TURN_COLUMNS = (
     "session_id, turn_id, state, turn, create_time, deadline, first_seq, model_calls,"
     " cost_usd, steer, history, usage_before"
 )
+_IMAGE_COLUMNS = "id, session_id, media_type, data, create_time"
+# The columns of each record, in the order of its fields.
 _PENDING_COLUMNS = "session_id, request_id, turn_id, event, expires, resolution"
 _LEDGER_COLUMNS = (
     "session_id, turn_id, model, input, cached, cache_write, output, cost_usd, priced,"
@@ -57,104 +55,37 @@ _LEDGER_COLUMNS = (
 _CHANGEABLE = ("state", "turn_id", "model", "tasks", "plan")
 
 
-_T = TypeVar("_T")
-Row = tuple[Any, ...]
-
-
-@contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction, rolled back if anything in it fails."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def _migrate(db: sqlite3.Connection) -> None:
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(MIGRATIONS):
-        raise RuntimeError(
-            f"database schema version {version} is newer than this server knows "
-            f"({len(MIGRATIONS)}); upgrade the server"
-        )
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        db.executescript(f"BEGIN; {script}; PRAGMA user_version = {number}; COMMIT;")
-
-
 def _session(row: Row) -> SessionRecord:
-    return SessionRecord(
-        id=row[0],
-        owner=row[1],
-        title=row[2],
-        workspace=row[3],
-        model=row[4],
-        labels=json.loads(row[5]),
-        state=row[6],
-        create_time=row[7],
-        update_time=row[8],
-        turn_id=row[9],
-        approval_timeout=row[10],
-        tasks=row[11],
-        plan=row[12],
-        last_seq=row[13],
-    )
+    values = list(row)
+    values[5] = json.loads(values[5])  # labels
+    return SessionRecord(*values)
 
 
 def _turn(row: Row) -> TurnRecord:
-    return TurnRecord(
-        session_id=row[0],
-        turn_id=row[1],
-        state=TurnState(row[2]),
-        turn=row[3],
-        create_time=row[4],
-        deadline=row[5],
-        first_seq=row[6],
-        model_calls=row[7],
-        cost_usd=row[8],
-        steer=json.loads(row[9]),
-        history=row[10],
-        usage_before=row[11],
-    )
+    values = list(row)
+    values[2] = TurnState(values[2])
+    values[9] = json.loads(values[9])  # steer
+    return TurnRecord(*values)
 
 
 def _pending(row: Row) -> PendingRecord:
-    return PendingRecord(
-        session_id=row[0],
-        request_id=row[1],
-        turn_id=row[2],
-        event=row[3],
-        expires=row[4],
-        resolution=row[5],
-    )
+    return PendingRecord(*row)
 
 
 def _ledger(row: Row) -> LedgerRow:
-    return LedgerRow(
-        session_id=row[0],
-        turn_id=row[1],
-        model=row[2],
-        input=row[3],
-        cached=row[4],
-        cache_write=row[5],
-        output=row[6],
-        cost_usd=row[7],
-        priced=bool(row[8]),
-        search_queries=row[9],
-        search_cost_usd=row[10],
-        time=row[11],
-    )
+    values = list(row)
+    values[8] = bool(values[8])  # priced
+    return LedgerRow(*values)
 
 
 class SqliteStore:
     """`async with SqliteStore(path) as store:` — opens, migrates, closes."""
 
     def __init__(self, path: str | Path) -> None:
-        self._path = str(path)
-        self._thread: ThreadPoolExecutor | None = None
-        self._db: sqlite3.Connection | None = None
+        self._sql = SqliteConnection(path)
+        self._execute = self._sql.execute
+        self._execute_many = self._sql.execute_many
+        self._fetch = self._sql.fetch
 
     async def __aenter__(self) -> SqliteStore:
         await self.open()
@@ -164,65 +95,10 @@ class SqliteStore:
         await self.close()
 
     async def open(self) -> None:
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="blitz-sqlite")
-        try:
-            await self._call(self._connect)
-        except BaseException:
-            self._thread.shutdown(wait=False)
-            self._thread = None
-            raise
+        await self._sql.open()
 
     async def close(self) -> None:
-        if self._thread is not None:
-            if self._db is not None:
-                await self._call(self._db.close)
-                self._db = None
-            thread, self._thread = self._thread, None
-            thread.shutdown(wait=True)
-
-    async def _call(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """Run `fn(*args)` on the connection's thread."""
-        if self._thread is None:
-            raise RuntimeError("store is not open")
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
-            raise RuntimeError("store is not open")
-        return self._db
-
-    def _connect(self) -> None:
-        db = sqlite3.connect(self._path, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode loses no committed transaction on a process crash (only
-            # on power loss), and is several times faster than FULL.
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA busy_timeout=5000")
-            _migrate(db)
-        except BaseException:
-            db.close()
-            raise
-        self._db = db
-
-    async def _execute(self, sql: str, params: Sequence[object] = ()) -> int:
-        """One statement; the number of rows it changed."""
-        return await self._call(lambda: self._conn.execute(sql, params).rowcount)
-
-    async def _execute_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
-        """One statement for each of `rows`, as one transaction."""
-
-        def run() -> None:
-            with _transaction(self._conn):
-                self._conn.executemany(sql, rows)
-
-        await self._call(run)
-
-    async def _fetch(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
-        return await self._call(lambda: self._conn.execute(sql, params).fetchall())
+        await self._sql.close()
 
     # Sessions
 
@@ -343,12 +219,12 @@ class SqliteStore:
 
     async def append_events(self, events: Sequence[TurnEvent]) -> None:
         if events:
-            await self._call(self._append, events)
+            await self._sql.call(self._append, events)
 
     def _append(self, events: Sequence[TurnEvent]) -> None:
-        db = self._conn
+        db = self._sql.db
         try:
-            with _transaction(db):
+            with transaction(db):
                 sessions = sorted({e.session_id for e in events})
                 marks = ",".join("?" * len(sessions))
                 last: dict[str, int] = dict(
@@ -400,10 +276,7 @@ class SqliteStore:
             " ON CONFLICT (session_id, request_id) DO UPDATE SET turn_id = excluded.turn_id,"
             " event = excluded.event, expires = excluded.expires,"
             " resolution = excluded.resolution",
-            [
-                (r.session_id, r.request_id, r.turn_id, r.event, r.expires, r.resolution)
-                for r in recs
-            ],
+            [astuple(r) for r in recs],
         )
 
     async def list_pending(
@@ -439,20 +312,7 @@ class SqliteStore:
     async def add_ledger(self, row: LedgerRow) -> None:
         await self._execute(
             f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                row.session_id,
-                row.turn_id,
-                row.model,
-                row.input,
-                row.cached,
-                row.cache_write,
-                row.output,
-                row.cost_usd,
-                int(row.priced),
-                row.search_queries,
-                row.search_cost_usd,
-                row.time,
-            ),
+            astuple(row),
         )
 
     async def ledger(self, session_id: str) -> list[LedgerRow]:
@@ -490,18 +350,7 @@ class SqliteStore:
 
     async def add_rule(self, rule: RuleRecord) -> None:
         await self._execute(
-            f"INSERT INTO rules ({_RULE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                rule.id,
-                rule.scope,
-                rule.kind,
-                rule.scope_label,
-                rule.session_id,
-                rule.workspace,
-                rule.caller,
-                rule.create_time,
-                rule.request_id,
-            ),
+            f"INSERT INTO rules ({_RULE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)", astuple(rule)
         )
 
     async def rules_for(self, *, session_id: str, workspace: str, caller: str) -> list[RuleRecord]:
@@ -519,14 +368,12 @@ class SqliteStore:
 
     async def add_image(self, image: ImageRecord) -> None:
         await self._execute(
-            "INSERT INTO images (id, session_id, media_type, data, create_time) VALUES (?,?,?,?,?)",
-            (image.id, image.session_id, image.media_type, image.data, image.create_time),
+            f"INSERT INTO images ({_IMAGE_COLUMNS}) VALUES (?,?,?,?,?)", astuple(image)
         )
 
     async def get_image(self, session_id: str, image_id: str) -> ImageRecord | None:
         rows = await self._fetch(
-            "SELECT id, session_id, media_type, data, create_time FROM images"
-            " WHERE session_id = ? AND id = ?",
+            f"SELECT {_IMAGE_COLUMNS} FROM images WHERE session_id = ? AND id = ?",
             (session_id, image_id),
         )
         return ImageRecord(*rows[0]) if rows else None

@@ -1,0 +1,36 @@
+"""Secrets are masked in every event a tool's input or output reaches, live and stored."""
+
+from __future__ import annotations
+
+from direct import Direct
+from wire import decide, drive
+
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+SECRET = "sk-live1234567890abcdefXYZ"
+
+
+def tool_side(events: list[t.TurnEvent]) -> list[t.TurnEvent]:
+    """Every event but the model's own words (its text, and the turn's output)."""
+    return [
+        e
+        for e in events
+        if not (e.HasField("text") and e.author != "run_command") and not e.HasField("finished")
+    ]
+
+
+async def test_a_commands_live_output_and_result_are_masked_live_and_in_replay(direct: Direct):
+    session = await direct.create_session()
+    events = await drive(
+        direct,
+        session.id,
+        f"$ echo API_TOKEN={SECRET}",
+        decide(direct, session.id, t.DECISION_ONCE),
+    )
+    replay = [e async for e in direct.stream("Watch", s.WatchRequest(session_id=session.id))]
+    output = [e.text.text for e in events if e.author == "run_command"]
+    assert output == ["API_TOKEN=***\n"], "the live output arrives masked, whole line by line"
+    for delivered in (events, replay):
+        assert all(SECRET not in str(e) for e in tool_side(delivered))
+    assert [e.seq for e in replay] == list(range(1, len(replay) + 1)), "no seq is skipped"

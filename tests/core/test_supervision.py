@@ -1,0 +1,127 @@
+"""Background work the core owns: parked turns hold no task, failures are never silent."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import timedelta
+
+import pytest
+from direct import Direct, OpenCore
+from structlog.testing import capture_logs
+
+from blitz.core.deadlines import Deadlines
+from blitz.core.supervisor import Supervisor
+from blitz.store import SqliteStore, TurnRecord, TurnState
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+
+async def park(client: Direct, session_id: str, text: str) -> t.TurnEvent:
+    async for event in client.run(session_id, text):
+        if event.HasField("approval_request") or event.HasField("question"):
+            return event
+    raise AssertionError("the turn never parked")
+
+
+def tasks_named(prefix: str) -> list[asyncio.Task[object]]:
+    return [task for task in asyncio.all_tasks() if task.get_name().startswith(prefix)]
+
+
+async def test_parked_turns_hold_no_task_and_share_one_timer(opened: OpenCore):
+    async with opened(turn_timeout=600.0, approval_timeout=300.0) as client:
+        sessions = [await client.create_session() for _ in range(20)]
+        parked = [await park(client, x.id, f"$ echo {i}") for i, x in enumerate(sessions)]
+        # No coroutine waits for an answer: none is left once they have parked (the last
+        # may still be storing what it parked on).
+        async with asyncio.timeout(10):
+            while tasks_named("turn-"):  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
+        assert len(tasks_named("deadlines")) == 1
+        # Each still ends at its own time: the first one's answer resumes only that one.
+        await client.call(
+            "Decide",
+            s.DecideRequest(
+                session_id=sessions[0].id,
+                request_id=parked[0].approval_request.request_id,
+                decision=t.DECISION_ONCE,
+            ),
+        )
+        replay = client.stream("Watch", s.WatchRequest(session_id=sessions[0].id, follow=True))
+        async for event in replay:
+            if event.HasField("finished"):
+                break
+        states = [
+            (await client.call("GetSession", s.GetSessionRequest(session_id=x.id))).state
+            for x in sessions
+        ]
+    assert states == [s.SESSION_STATE_IDLE] + [s.SESSION_STATE_PARKED] * 19
+
+
+async def test_deadlines_run_in_order_and_a_cleared_one_never_runs():
+    ran: list[str] = []
+    supervisor = Supervisor("test")
+    deadlines = Deadlines(supervisor)
+
+    async def mark(name: str) -> None:
+        ran.append(name)
+
+    start = time.time()
+    deadlines.set("late", start + 0.2, lambda: mark("late"))
+    deadlines.set("early", start + 0.05, lambda: mark("early"))
+    deadlines.set("cleared", start + 0.1, lambda: mark("cleared"))
+    deadlines.clear("cleared")
+    deadlines.set("moved", start + 0.01, lambda: mark("moved"))
+    deadlines.set("moved", start + 0.15, lambda: mark("moved"))
+    await asyncio.sleep(0.4)
+    await supervisor.aclose()
+    assert ran == ["early", "moved", "late"]
+
+
+async def test_a_failing_task_is_logged_with_its_traceback():
+    supervisor = Supervisor("test")
+
+    async def fail() -> None:
+        raise RuntimeError("boom")
+
+    with capture_logs() as lines:
+        task = supervisor.spawn(fail(), name="doomed")
+        with pytest.raises(RuntimeError):
+            await task
+        await asyncio.sleep(0)
+    (line,) = [x for x in lines if x["event"] == "task_failed"]
+    assert line["task"] == "doomed" and line["exc_info"][1].args == ("boom",)
+
+
+async def test_a_turn_whose_end_fails_to_be_recorded_is_logged_and_others_go_on(
+    opened: OpenCore, monkeypatch: pytest.MonkeyPatch
+):
+    update = SqliteStore.update_turn
+
+    async def failing(self: SqliteStore, rec: TurnRecord, **kw: object) -> bool:
+        if rec.state == TurnState.FINISHED and rec.turn_id == "t-doomed":
+            raise RuntimeError("disk gone")
+        return await update(self, rec, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SqliteStore, "update_turn", failing)
+    async with opened() as client:
+        doomed, other = await client.create_session(), await client.create_session()
+        with capture_logs() as lines:
+            request = s.RunTurnRequest(
+                session_id=doomed.id, turn_id="t-doomed", turn=t.Turn(text="hello")
+            )
+            events = [e async for e in client.stream("RunTurn", request)]
+            await asyncio.sleep(0.05)
+        assert events[-1].HasField("finished"), "the end is in the log before it is recorded"
+        fine = await client.run_all(other.id, "still here")
+    failures = [x for x in lines if x["event"] == "task_failed"]
+    assert failures and all(x["exc_info"][1].args == ("disk gone",) for x in failures)
+    assert "still here" in fine[-1].finished.output
+
+
+async def test_a_parked_turns_deadline_ends_it_and_withdraws_its_request(opened: OpenCore):
+    async with opened() as client:
+        session = await client.create_session()
+        events = await client.run_all(session.id, "$ true", timeout=timedelta(seconds=0.3))
+    assert events[-2].resolution.via == "withdrawn"
+    assert events[-1].finished.error.reason == "TURN_TIMEOUT"

@@ -89,7 +89,7 @@ class _DecodeFailuresAsInvalidArgument(grpc.aio.ServerInterceptor):
             try:
                 return decode(data)
             except Exception as exc:
-                name = handler_call_details.method.rsplit("/", 1)[-1] + "Request"
+                name = "blitz.v1." + handler_call_details.method.rsplit("/", 1)[-1] + "Request"
                 return _Undecodable(undecodable(name, exc))
 
         return handler._replace(request_deserializer=tolerant)  # type: ignore[attr-defined]

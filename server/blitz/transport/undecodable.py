@@ -4,16 +4,21 @@ grpcio and connectrpc decode a request before a handler sees it, and each report
 its own way: gRPC as UNKNOWN with the exception's text, Connect as INVALID_ARGUMENT without
 an ErrorInfo. Both transports hand the failure to `undecodable` instead, so the client gets
 INVALID_ARGUMENT with an ErrorInfo whose `field` is the field the decoder named (JSON says
-which), or `request` when it named none (a corrupt binary message).
+which), or `request` when it named none (a corrupt binary message). The message is ours:
+the decoder's own text goes to the log, never to the client.
 """
 
 from __future__ import annotations
 
 import re
 
+import structlog
+
 from blitz.errors import BlitzError, invalid_argument
 
 __all__ = ["undecodable"]
+
+log = structlog.get_logger(__name__)
 
 # How protobuf's JSON parser names the field it failed on, outermost first.
 _JSON_FIELD = re.compile(r"Failed to parse (\w+) field")
@@ -23,6 +28,7 @@ _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 def undecodable(message_name: str, exc: Exception) -> BlitzError:
     """INVALID_ARGUMENT for a request of type `message_name` that failed to decode."""
     path = [_CAMEL_HUMP.sub("_", name).lower() for name in _JSON_FIELD.findall(str(exc))]
-    return invalid_argument(
-        ".".join(path) or "request", f"the request is not a valid {message_name}: {exc}"
-    )
+    field = ".".join(path) or "request"
+    log.info("request_undecodable", message=message_name, field=field, error=str(exc))
+    why = f"{field} has a value of the wrong type or form" if path else "it does not decode"
+    return invalid_argument(field, f"the request is not a valid {message_name}: {why}")

@@ -9,11 +9,12 @@ single values it needs) as keyword arguments.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
+
+from blitz import setting_values as values
 
 __all__ = ["SETTINGS", "SettingSpec", "Settings", "SettingsError", "load_settings"]
 
@@ -99,89 +100,6 @@ class SettingSpec:
         return "--" + self.name.replace("_", "-")
 
 
-def _port(text: str) -> int:
-    port = _int(text)
-    if not 0 <= port <= 65535:
-        raise ValueError("must be a port number from 0 to 65535")
-    return port
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise ValueError("must be a whole number") from None
-
-
-def _positive_int(text: str) -> int:
-    value = _int(text)
-    if value < 1:
-        raise ValueError("must be at least 1")
-    return value
-
-
-def _seconds(text: str) -> float:
-    """A number of seconds, optionally suffixed `s`, `m` or `h`."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*", text)
-    if not match:
-        raise ValueError("must be a number of seconds (e.g. 30, 1.5, 10m, 1h)")
-    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
-
-
-def _positive_seconds(text: str) -> float:
-    value = _seconds(text)
-    if value <= 0:
-        raise ValueError("must be more than 0 seconds")
-    return value
-
-
-def _bytes(text: str) -> int:
-    """A size in bytes, optionally suffixed KiB or MiB (or K, M)."""
-    match = re.fullmatch(r"\s*(\d+)\s*(|k|kib|m|mib)\s*", text.lower())
-    if not match:
-        raise ValueError("must be a size in bytes (e.g. 65536, 64KiB, 1MiB)")
-    value = (
-        int(match.group(1))
-        * {"": 1, "k": 1024, "kib": 1024, "m": 2**20, "mib": 2**20}[match.group(2)]
-    )
-    if value < 1:
-        raise ValueError("must be at least 1 byte")
-    return value
-
-
-def _bool(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off", ""}:
-        return False
-    raise ValueError("must be true or false")
-
-
-def _non_negative_int(text: str) -> int:
-    value = _int(text)
-    if value < 0:
-        raise ValueError("must be 0 or more")
-    return value
-
-
-def _text(text: str) -> str:
-    return text.strip()
-
-
-def _url(text: str) -> str:
-    text = text.strip()
-    if text and not re.match(r"^https?://[^/\s]+", text):
-        raise ValueError("must be an http:// or https:// URL")
-    return text
-
-
-def _nonempty(text: str) -> str:
-    if not text.strip():
-        raise ValueError("must not be empty")
-    return text.strip()
-
-
 def _choice(name: str, env: str, choices: tuple[str, ...], help: str) -> SettingSpec:
     """A setting that takes one of `choices` (case-insensitive from the environment)."""
 
@@ -196,76 +114,78 @@ def _choice(name: str, env: str, choices: tuple[str, ...], help: str) -> Setting
 
 # The one table of settings: the CLI's flags, the environment and the README come from it.
 SETTINGS: tuple[SettingSpec, ...] = (
-    SettingSpec("grpc_host", "BLITZ_GRPC_HOST", _nonempty, "gRPC listen address", "HOST"),
-    SettingSpec("grpc_port", "BLITZ_GRPC_PORT", _port, "gRPC port (0: any free port)", "PORT"),
+    SettingSpec("grpc_host", "BLITZ_GRPC_HOST", values.nonempty, "gRPC listen address", "HOST"),
+    SettingSpec(
+        "grpc_port", "BLITZ_GRPC_PORT", values.port, "gRPC port (0: any free port)", "PORT"
+    ),
     SettingSpec(
         "http_host",
         "BLITZ_HTTP_HOST",
-        _nonempty,
+        values.nonempty,
         "Connect / gRPC-Web / health listen address",
         "HOST",
     ),
     SettingSpec(
         "http_port",
         "BLITZ_HTTP_PORT",
-        _port,
+        values.port,
         "Connect / gRPC-Web / health port (0: any free port)",
         "PORT",
     ),
     SettingSpec(
         "data_dir",
         "BLITZ_DATA_DIR",
-        _nonempty,
+        values.nonempty,
         "folder of the database and the workspaces",
         "DIR",
     ),
     SettingSpec(
         "database",
         "BLITZ_DATABASE",
-        _nonempty,
+        values.nonempty,
         "SQLite file or database URL (default: <data-dir>/blitz.db)",
         "PATH_OR_URL",
     ),
     SettingSpec(
         "workspace_root",
         "BLITZ_WORKSPACE_ROOT",
-        _nonempty,
+        values.nonempty,
         "folder holding the sessions' workspaces (default: <data-dir>/workspaces)",
         "DIR",
     ),
-    SettingSpec("model", "BLITZ_MODEL", _nonempty, "default model of new sessions", "MODEL"),
+    SettingSpec("model", "BLITZ_MODEL", values.nonempty, "default model of new sessions", "MODEL"),
     SettingSpec(
         "max_turns",
         "BLITZ_MAX_TURNS",
-        _positive_int,
+        values.positive_int,
         "default limit of model calls per turn",
         "N",
     ),
     SettingSpec(
         "turn_timeout",
         "BLITZ_TURN_TIMEOUT",
-        _seconds,
+        values.seconds,
         "default wall-clock limit of a turn in seconds (0: none)",
         "SECONDS",
     ),
     SettingSpec(
         "approval_timeout",
         "BLITZ_APPROVAL_TIMEOUT",
-        _seconds,
+        values.seconds,
         "seconds an approval or question waits before it is denied (0: until the turn's deadline)",
         "SECONDS",
     ),
     SettingSpec(
         "command_timeout",
         "BLITZ_COMMAND_TIMEOUT",
-        _positive_seconds,
+        values.positive_seconds,
         "limit of one command run by the agent, in seconds",
         "SECONDS",
     ),
     SettingSpec(
         "output_cap",
         "BLITZ_OUTPUT_CAP",
-        _bytes,
+        values.bytes_,
         "bytes of a command's output kept (e.g. 64KiB)",
         "BYTES",
     ),
@@ -279,28 +199,28 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "drain_timeout",
         "BLITZ_DRAIN_TIMEOUT",
-        _seconds,
+        values.seconds,
         "seconds a shutdown waits for in-flight calls and running turns",
         "SECONDS",
     ),
     SettingSpec(
         "drain_delay",
         "BLITZ_DRAIN_DELAY",
-        _seconds,
+        values.seconds,
         "seconds a shutdown keeps the ports open, failing health checks, before closing them",
         "SECONDS",
     ),
     SettingSpec(
         "compress_streams",
         "BLITZ_COMPRESS_STREAMS",
-        _bool,
+        values.bool_,
         "gzip streamed messages on the Connect port when the client accepts it",
         "BOOL",
     ),
     SettingSpec(
         "openai_api_key",
         "BLITZ_OPENAI_API_KEY",
-        _text,
+        values.stripped,
         "API key for openai: models (else OPENAI_API_KEY)",
         "KEY",
         fallback_env=("OPENAI_API_KEY",),
@@ -309,14 +229,14 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "openai_base_url",
         "BLITZ_OPENAI_BASE_URL",
-        _url,
+        values.url,
         "base URL for openai: models, e.g. a proxy (default: OpenAI's API)",
         "URL",
     ),
     SettingSpec(
         "anthropic_api_key",
         "BLITZ_ANTHROPIC_API_KEY",
-        _text,
+        values.stripped,
         "API key for anthropic: models (else ANTHROPIC_API_KEY)",
         "KEY",
         fallback_env=("ANTHROPIC_API_KEY",),
@@ -325,21 +245,21 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "anthropic_base_url",
         "BLITZ_ANTHROPIC_BASE_URL",
-        _url,
+        values.url,
         "base URL for anthropic: models (default: Anthropic's API)",
         "URL",
     ),
     SettingSpec(
         "base_url",
         "BLITZ_BASE_URL",
-        _url,
+        values.url,
         "the OpenAI-compatible server of openai-compatible:NAME models (vLLM, Ollama, ...)",
         "URL",
     ),
     SettingSpec(
         "compatible_api_key",
         "BLITZ_COMPATIBLE_API_KEY",
-        _text,
+        values.stripped,
         "API key for the OpenAI-compatible server, if it needs one",
         "KEY",
         secret=True,
@@ -347,49 +267,49 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "compatible_images",
         "BLITZ_COMPATIBLE_IMAGES",
-        _bool,
+        values.bool_,
         "whether the OpenAI-compatible server's models accept images",
         "BOOL",
     ),
     SettingSpec(
         "context_window",
         "BLITZ_CONTEXT_WINDOW",
-        _non_negative_int,
+        values.non_negative_int,
         "tokens assumed for a model whose context window is unknown (0: no trimming)",
         "TOKENS",
     ),
     SettingSpec(
         "model_retries",
         "BLITZ_MODEL_RETRIES",
-        _non_negative_int,
+        values.non_negative_int,
         "retries of a model call after a rate limit, a 5xx or a broken stream",
         "N",
     ),
     SettingSpec(
         "retry_delay",
         "BLITZ_RETRY_DELAY",
-        _seconds,
+        values.seconds,
         "first backoff before a model call is retried, doubling each time",
         "SECONDS",
     ),
     SettingSpec(
         "fetch_allow_local",
         "BLITZ_FETCH_ALLOW_LOCAL",
-        _bool,
+        values.bool_,
         "let fetch_url reach loopback, private and link-local addresses",
         "BOOL",
     ),
     SettingSpec(
         "fetch_max_bytes",
         "BLITZ_FETCH_MAX_BYTES",
-        _bytes,
+        values.bytes_,
         "largest response fetch_url downloads (e.g. 2MiB)",
         "BYTES",
     ),
     SettingSpec(
         "mcp_config",
         "BLITZ_MCP_CONFIG",
-        _text,
+        values.stripped,
         "JSON file of MCP servers whose tools the agent may use",
         "PATH",
     ),

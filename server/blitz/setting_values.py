@@ -1,0 +1,107 @@
+"""Setting values from text: what a flag or a `BLITZ_*` variable may hold, parsed.
+
+Each parser takes the text as given and returns the typed value, or raises `ValueError`
+with the rule the text broke ("must be a port number from 0 to 65535"); `blitz.config` adds
+which flag or variable it came from. Pure functions: nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "bool_",
+    "bytes_",
+    "int_",
+    "non_negative_int",
+    "nonempty",
+    "port",
+    "positive_int",
+    "positive_seconds",
+    "seconds",
+    "stripped",
+    "url",
+]
+
+
+def port(text: str) -> int:
+    value = int_(text)
+    if not 0 <= value <= 65535:
+        raise ValueError("must be a port number from 0 to 65535")
+    return value
+
+
+def int_(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError("must be a whole number") from None
+
+
+def positive_int(text: str) -> int:
+    value = int_(text)
+    if value < 1:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A number of seconds, optionally suffixed `s`, `m` or `h`."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*", text)
+    if not match:
+        raise ValueError("must be a number of seconds (e.g. 30, 1.5, 10m, 1h)")
+    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def positive_seconds(text: str) -> float:
+    value = seconds(text)
+    if value <= 0:
+        raise ValueError("must be more than 0 seconds")
+    return value
+
+
+def bytes_(text: str) -> int:
+    """A size in bytes, optionally suffixed KiB or MiB (or K, M)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(|k|kib|m|mib)\s*", text.lower())
+    if not match:
+        raise ValueError("must be a size in bytes (e.g. 65536, 64KiB, 1MiB)")
+    value = (
+        int(match.group(1))
+        * {"": 1, "k": 1024, "kib": 1024, "m": 2**20, "mib": 2**20}[match.group(2)]
+    )
+    if value < 1:
+        raise ValueError("must be at least 1 byte")
+    return value
+
+
+def bool_(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError("must be true or false")
+
+
+def non_negative_int(text: str) -> int:
+    value = int_(text)
+    if value < 0:
+        raise ValueError("must be 0 or more")
+    return value
+
+
+def stripped(text: str) -> str:
+    return text.strip()
+
+
+def url(text: str) -> str:
+    text = text.strip()
+    if text and not re.match(r"^https?://[^/\s]+", text):
+        raise ValueError("must be an http:// or https:// URL")
+    return text
+
+
+def nonempty(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty")
+    return text.strip()

@@ -1,8 +1,10 @@
-"""A turn that has not finished, as this process holds it while it runs or waits.
+"""A turn that has not finished, as this process holds it, and the set of them.
 
 Its `rec` is the durable part (the store's `TurnRecord`); the rest lives only here: the task
 driving the agent, why it is being cancelled, the task list the agent set, the prompt of
-its first run. Nothing here acts; `turns.py` drives it.
+its first run. `LiveTurns` finds a session's turn, loading a parked one from the store when
+this process does not hold it (another process parked it, or this one restarted). Nothing
+here acts; `turns.py` drives them.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from dataclasses import dataclass
 
 from blitz.errors import BlitzError
 from blitz.ports import ImageInput, TurnPolicy
-from blitz.store import SessionRecord, TurnRecord
+from blitz.store import SessionRecord, Store, TurnRecord, TurnState
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["ActiveTurn"]
+__all__ = ["ActiveTurn", "LiveTurns"]
 
 
 @dataclass
@@ -57,3 +59,50 @@ class ActiveTurn:
             fetch_grants=tuple(turn.fetch_grants),
             images=self.images if first else (),
         )
+
+
+class LiveTurns:
+    """The unfinished turns this process holds: main turns by session, asides by turn."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._main: dict[str, ActiveTurn] = {}
+        self._asides: dict[str, ActiveTurn] = {}
+
+    def add(self, active: ActiveTurn) -> None:
+        if active.aside:
+            self._asides[active.turn_id] = active
+        else:
+            self._main[active.session_id] = active
+
+    def discard(self, active: ActiveTurn) -> None:
+        if active.aside:
+            self._asides.pop(active.turn_id, None)
+        elif self._main.get(active.session_id) is active:
+            del self._main[active.session_id]
+
+    def all(self) -> list[ActiveTurn]:
+        return [*self._main.values(), *self._asides.values()]
+
+    def asides_of(self, session_id: str) -> list[ActiveTurn]:
+        """The session's aside turns running in this process."""
+        return [a for a in self._asides.values() if a.session_id == session_id]
+
+    def aside(self, session_id: str, turn_id: str) -> ActiveTurn | None:
+        """An aside turn of this process by id (main turns: `main_turn`)."""
+        active = self._asides.get(turn_id)
+        return active if active is not None and active.session_id == session_id else None
+
+    async def main_turn(self, session: SessionRecord) -> ActiveTurn | None:
+        """The session's unfinished main turn, loaded from the store if not held here."""
+        if not session.turn_id:
+            return None
+        active = self._main.get(session.id)
+        if active is not None and active.turn_id == session.turn_id:
+            return active
+        rec = await self._store.get_turn(session.id, session.turn_id)
+        if rec is None or rec.state == TurnState.FINISHED:
+            return None
+        active = ActiveTurn(rec=rec, turn=t.Turn.FromString(rec.turn), session=session)
+        self._main[session.id] = active
+        return active

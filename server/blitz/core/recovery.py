@@ -52,6 +52,6 @@ async def recover(*, store: Store, log: EventLog, turns: Turns, pending: Pending
                 await turns.finish(
                     active, error=BlitzError(Reason.CANCELLED, "the session was closed")
                 )
-            elif (parked := await turns.active_turn(session)) is not None:
+            elif (parked := await turns.live.main_turn(session)) is not None:
                 await pending.arm(parked)
                 await pending.settle(parked)

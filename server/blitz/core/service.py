@@ -199,9 +199,9 @@ class SessionCore:
                 await self._store.update_session(
                     rec.id, SessionChange(update_time=time.time(), state=s.SESSION_STATE_CLOSED)
                 )
-                active = await self._turns.active_turn(rec)
+                active = await self._turns.live.main_turn(rec)
             closing = [active] if active is not None else []
-            for turn in [*closing, *self._turns.asides_of(rec.id)]:
+            for turn in [*closing, *self._turns.live.asides_of(rec.id)]:
                 await self._turns.cancel(
                     turn, BlitzError(Reason.CANCELLED, "the session was closed")
                 )
@@ -360,10 +360,10 @@ class SessionCore:
     # Running turns
 
     async def _running(self, session: SessionRecord, turn_id: str) -> ActiveTurn:
-        active = self._turns.find_aside(session.id, turn_id) if turn_id else None
+        active = self._turns.live.aside(session.id, turn_id) if turn_id else None
         if active is not None:
             return active
-        active = await self._turns.active_turn(session)
+        active = await self._turns.live.main_turn(session)
         if active is None or (turn_id and active.turn_id != turn_id):
             raise BlitzError(
                 Reason.NO_RUNNING_TURN,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import structlog
 
-from blitz.core.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.event_log import EventLog
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
@@ -66,8 +66,7 @@ class Turns:
         self._default_max_turns = default_max_turns
         self._default_timeout = default_timeout
         self._tasks = Supervisor("turns")
-        self._main: dict[str, ActiveTurn] = {}  # main turns, by session id
-        self._asides: dict[str, ActiveTurn] = {}  # aside turns, by turn id
+        self.live = LiveTurns(store)
         pending.listen(self)
 
     # Starting
@@ -112,44 +111,9 @@ class Turns:
         rec.first_seq = accepted.seq
         await self._store.update_turn(rec)
         active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
-        self._remember(active)
+        self.live.add(active)
         self._launch(active, None)
         return rec
-
-    def _remember(self, active: ActiveTurn) -> None:
-        if active.aside:
-            self._asides[active.turn_id] = active
-        else:
-            self._main[active.session_id] = active
-
-    def _forget(self, active: ActiveTurn) -> None:
-        if active.aside:
-            self._asides.pop(active.turn_id, None)
-        elif self._main.get(active.session_id) is active:
-            del self._main[active.session_id]
-
-    def asides_of(self, session_id: str) -> list[ActiveTurn]:
-        """The session's aside turns running in this process."""
-        return [a for a in self._asides.values() if a.session_id == session_id]
-
-    def find_aside(self, session_id: str, turn_id: str) -> ActiveTurn | None:
-        """An aside turn of this process by id (main turns: `active_turn`)."""
-        active = self._asides.get(turn_id)
-        return active if active is not None and active.session_id == session_id else None
-
-    async def active_turn(self, session: SessionRecord) -> ActiveTurn | None:
-        """The session's unfinished main turn, loaded from the store if this process lacks it."""
-        if not session.turn_id:
-            return None
-        active = self._main.get(session.id)
-        if active is not None and active.turn_id == session.turn_id:
-            return active
-        rec = await self._store.get_turn(session.id, session.turn_id)
-        if rec is None or rec.state == TurnState.FINISHED:
-            return None
-        active = ActiveTurn(rec=rec, turn=t.Turn.FromString(rec.turn), session=session)
-        self._main[session.id] = active
-        return active
 
     # Driving
 
@@ -285,7 +249,7 @@ class Turns:
         session = await self._store.get_session(session_id)
         if session is None or session.turn_id != turn_id:
             return
-        active = await self.active_turn(session)
+        active = await self.live.main_turn(session)
         if active is None or active.cancel_reason is not None:
             return  # being cancelled: the cancel ends it
         rec = active.rec
@@ -303,7 +267,7 @@ class Turns:
     async def expired(self, session_id: str, turn_id: str) -> None:
         """End a parked turn whose deadline passed."""
         session = await self._store.get_session(session_id)
-        active = await self.active_turn(session) if session is not None else None
+        active = await self.live.main_turn(session) if session is not None else None
         if active is not None and active.turn_id == turn_id:
             await self.finish(active, error=_timed_out(active.rec))
 
@@ -382,7 +346,7 @@ class Turns:
                 error=error.reason.wire if error else None,
             )
             await self.record_finished(active)
-            self._forget(active)
+            self.live.discard(active)
 
     async def release_session(self, active: ActiveTurn) -> None:
         """Save the turn's task list and mark its session idle (or leave it closed)."""
@@ -412,11 +376,10 @@ class Turns:
 
     async def drain(self, grace: float) -> None:
         """Let running turns finish for up to `grace` s, then stop them; stop the timers."""
-        running = [*self._main.values(), *self._asides.values()]
-        tasks = {a.task for a in running if a.task is not None}
+        tasks = {a.task for a in self.live.all() if a.task is not None}
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
-        for active in [*self._main.values(), *self._asides.values()]:
+        for active in self.live.all():
             if active.task is not None:
                 await self.cancel(
                     active,

@@ -62,22 +62,23 @@ class ActiveTurn:
 
 
 class LiveTurns:
-    """The unfinished turns this process holds: main turns by session, asides by turn."""
+    """The unfinished turns this process holds: main turns by session, asides by both ids
+    (a client may choose an aside's turn id, so two sessions may use the same one)."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
         self._main: dict[str, ActiveTurn] = {}
-        self._asides: dict[str, ActiveTurn] = {}
+        self._asides: dict[tuple[str, str], ActiveTurn] = {}
 
     def add(self, active: ActiveTurn) -> None:
         if active.aside:
-            self._asides[active.turn_id] = active
+            self._asides[active.session_id, active.turn_id] = active
         else:
             self._main[active.session_id] = active
 
     def discard(self, active: ActiveTurn) -> None:
         if active.aside:
-            self._asides.pop(active.turn_id, None)
+            self._asides.pop((active.session_id, active.turn_id), None)
         elif self._main.get(active.session_id) is active:
             del self._main[active.session_id]
 
@@ -90,8 +91,7 @@ class LiveTurns:
 
     def aside(self, session_id: str, turn_id: str) -> ActiveTurn | None:
         """An aside turn of this process by id (main turns: `main_turn`)."""
-        active = self._asides.get(turn_id)
-        return active if active is not None and active.session_id == session_id else None
+        return self._asides.get((session_id, turn_id))
 
     async def main_turn(self, session: SessionRecord) -> ActiveTurn | None:
         """The session's unfinished main turn, loaded from the store if not held here."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -13,7 +12,9 @@ from pathlib import Path
 
 import grpc
 import pytest
-from wire import make_settings, shape
+from support.events import kinds, shape
+from support.servers import client_url, free_port, restartable_settings
+from support.waiting import until_reachable, wait_until
 
 from blitz.server import RunningServer, running_server
 from blitz.transport import HttpServer
@@ -30,17 +31,6 @@ def url(request: pytest.FixtureRequest, server: RunningServer) -> str:
 async def client(url: str) -> AsyncIterator[AsyncBlitz]:
     async with AsyncBlitz(url) as blitz:
         yield blitz
-
-
-def free_port() -> int:
-    """A TCP port free right now on 127.0.0.1 (for a server restarted on the same port)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def kinds(events: list[turn_pb2.TurnEvent]) -> list[str]:
-    return [e.WhichOneof("kind") or "" for e in events]
 
 
 async def test_run_streams_a_turn_that_waits_on_an_approval_and_a_question(client):
@@ -199,12 +189,8 @@ async def test_run_resumes_across_a_server_restart_without_loss_or_duplicates(
     kind: str, tmp_path: Path
 ):
     """The stream drops while the turn is parked; the SDK resumes it on the new server."""
-    settings = make_settings(tmp_path / "data", grpc_port=free_port(), http_port=free_port())
-    url = (
-        f"127.0.0.1:{settings.grpc_port}"
-        if kind == "grpc"
-        else (f"http://127.0.0.1:{settings.http_port}")
-    )
+    settings = restartable_settings(tmp_path / "data")
+    url = client_url(settings, kind)
     events: list[turn_pb2.TurnEvent] = []
     parked = asyncio.Event()
     async with AsyncExitStack() as stack:
@@ -228,7 +214,8 @@ async def test_run_resumes_across_a_server_restart_without_loss_or_duplicates(
             await stack.enter_async_context(running_server(settings))
             parked_on = next(e for e in events if e.HasField("approval_request"))
             async with AsyncBlitz(url) as other:
-                await decide_when_reachable(other, session.id, parked_on.approval_request)
+                request_id = parked_on.approval_request.request_id
+                await until_reachable(lambda: other.decide(session.id, request_id, "once"))
             await asyncio.wait_for(consumer, 30)
 
         replayed = [e async for e in client.watch(session.id, follow=False)]
@@ -248,12 +235,8 @@ async def test_run_resumes_across_a_server_restart_without_loss_or_duplicates(
 async def test_a_quiet_stream_outlives_restarts_further_apart_than_its_timeout(
     tmp_path: Path, kind: str
 ) -> None:
-    settings = make_settings(tmp_path / "data", grpc_port=free_port(), http_port=free_port())
-    url = (
-        f"127.0.0.1:{settings.grpc_port}"
-        if kind == "grpc"
-        else f"http://127.0.0.1:{settings.http_port}"
-    )
+    settings = restartable_settings(tmp_path / "data")
+    url = client_url(settings, kind)
     seen: list[turn_pb2.TurnEvent] = []
     async with AsyncExitStack() as stack:
         server = await stack.enter_async_context(AsyncExitStack())
@@ -273,26 +256,16 @@ async def test_a_quiet_stream_outlives_restarts_further_apart_than_its_timeout(
             server = await stack.enter_async_context(AsyncExitStack())
             await server.enter_async_context(running_server(settings))
         async with AsyncBlitz(url) as other:
-            for _ in range(100):
-                try:
-                    [_ async for _ in other.run(session.id, "still watched")]
-                    break
-                except BlitzError as exc:
-                    if exc.code != "unavailable":
-                        raise
-                    await asyncio.sleep(0.1)
-        for _ in range(100):
-            if watcher.done() or kinds(seen)[-1:] == ["finished"]:
-                break
-            await asyncio.sleep(0.05)
+            await until_reachable(lambda: _events(other.run(session.id, "still watched")))
+        await wait_until(lambda: watcher.done() or kinds(seen)[-1:] == ["finished"], within=5)
         assert not watcher.done(), watcher.exception()
         assert kinds(seen)[-1] == "finished"
         watcher.cancel()
 
 
 async def test_a_turn_started_while_the_server_restarts_waits_for_it(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path / "data", grpc_port=free_port(), http_port=free_port())
-    async with AsyncBlitz(f"127.0.0.1:{settings.grpc_port}") as client:
+    settings = restartable_settings(tmp_path / "data")
+    async with AsyncBlitz(client_url(settings, "grpc")) as client:
         async with running_server(settings):
             session = await client.create_session()  # this client has reached the server
         running = asyncio.create_task(_events(client.run(session.id, "hello again")))
@@ -314,25 +287,6 @@ async def test_a_stream_to_where_no_server_listens_fails_at_once() -> None:
             [_ async for _ in client.watch("s_1")]
     assert caught.value.code == "unavailable"
     assert time.monotonic() - started < 5
-
-
-async def decide_when_reachable(
-    client: AsyncBlitz, session_id: str, request: turn_pb2.ApprovalRequest
-) -> None:
-    """Decide, retrying while the restarted server is not reachable yet.
-
-    grpc shares one connection per address between channels, and it may still be backing
-    off from the failures during the restart; a unary call fails fast meanwhile.
-    """
-    for _ in range(100):
-        try:
-            await client.decide(session_id, request.request_id, "once")
-            return
-        except BlitzError as exc:
-            if exc.code != "unavailable":
-                raise
-            await asyncio.sleep(0.1)
-    raise AssertionError("the restarted server stayed unreachable")
 
 
 class _GrpcEcho(session_pb2_grpc.SessionServiceServicer):

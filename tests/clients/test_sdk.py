@@ -13,6 +13,7 @@ from pathlib import Path
 import grpc
 import pytest
 from support.events import kinds, shape
+from support.images import PNG
 from support.servers import client_url, free_port, restartable_settings
 from support.waiting import until_reachable, wait_until
 
@@ -20,6 +21,7 @@ from blitz.server import RunningServer, running_server
 from blitz.transport import HttpServer
 from blitz.v1 import session_connect, session_pb2, session_pb2_grpc, turn_pb2
 from blitz_client import AsyncBlitz, Blitz, BlitzError
+from blitz_client._transport import open_transport
 
 
 @pytest.fixture(params=["grpc", "connect"])
@@ -153,6 +155,63 @@ async def test_usage_and_rules(client):
     assert closed.state == session_pb2.SESSION_STATE_CLOSED
 
 
+async def test_an_uploaded_image_reaches_the_model_and_workspace_files_are_listed_and_read(
+    client, server
+):
+    session = await client.create_session()
+    root = server.settings.workspace_root / session.workspace
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    (root / "big.log").write_bytes(b"x" * (2 * 1024 * 1024))
+
+    uploaded = await client.upload_image(session.id, PNG, "image/png")
+    assert uploaded.image_id and uploaded.size == len(PNG)
+    events = [
+        e async for e in client.run(session.id, "what is this?", image_ids=[uploaded.image_id])
+    ]
+    assert "image/png" in events[-1].finished.output
+
+    top = await client.list_files(session.id)
+    assert [(e.path, e.directory) for e in top] == [("big.log", False), ("src", True)]
+    inner = await client.list_files(session.id, "src")
+    assert [(e.path, e.directory, e.size) for e in inner] == [("src/app.py", False, 12)]
+    read = await client.read_file(session.id, "src/app.py")
+    assert (read.content, read.size, read.truncated) == (b"print('hi')\n", 12, False)
+    big = await client.read_file(session.id, "big.log")
+    assert big.truncated and big.size == 2 * 1024 * 1024 and 0 < len(big.content) < big.size
+
+
+async def test_workspace_refusals_are_blitz_errors_naming_what_was_wrong(client):
+    session = await client.create_session()
+    with pytest.raises(BlitzError) as raised:
+        await client.upload_image(session.id, PNG, "image/tiff")
+    error = raised.value
+    assert (error.code, error.reason) == ("invalid_argument", "INVALID_ARGUMENT")
+    assert error.metadata["field"] == "media_type"
+
+    with pytest.raises(BlitzError) as raised:
+        await client.read_file(session.id, "../secret")
+    assert (raised.value.reason, raised.value.metadata["field"]) == ("INVALID_ARGUMENT", "path")
+
+    with pytest.raises(BlitzError) as raised:
+        await client.read_file(session.id, "missing.txt")
+    assert (raised.value.code, raised.value.reason) == ("not_found", "FILE_NOT_FOUND")
+    assert raised.value.metadata["path"] == "missing.txt"
+
+    with pytest.raises(BlitzError) as raised:
+        await client.list_files("s_missing")
+    assert (raised.value.code, raised.value.reason) == ("not_found", "SESSION_NOT_FOUND")
+
+
+async def test_a_method_no_service_has_is_a_value_error_on_both_transports(url):
+    transport = open_transport(url)
+    try:
+        with pytest.raises(ValueError, match="no Blitz service has a method 'Frobnicate'"):
+            await transport.unary("Frobnicate", session_pb2.GetSessionRequest())
+    finally:
+        await transport.close()
+
+
 async def test_the_sync_client_does_the_same_without_await(url):
     def script() -> list[str]:
         with Blitz(url) as blitz:
@@ -169,6 +228,19 @@ async def test_the_sync_client_does_the_same_without_await(url):
     seen = await asyncio.to_thread(script)
     assert seen[0] == "accepted" and seen[-1] == "finished"
     assert "approval_request" in seen and "tool_result" in seen
+
+
+async def test_the_sync_client_uploads_lists_and_reads_too(url, server):
+    def script() -> tuple[int, list[str], bytes]:
+        with Blitz(url) as blitz:
+            session = blitz.create_session()
+            root = server.settings.workspace_root / session.workspace
+            (root / "notes.txt").write_text("in sync\n")
+            uploaded = blitz.upload_image(session.id, PNG, "image/png")
+            listed = [e.path for e in blitz.list_files(session.id)]
+            return uploaded.size, listed, blitz.read_file(session.id, "notes.txt").content
+
+    assert await asyncio.to_thread(script) == (len(PNG), ["notes.txt"], b"in sync\n")
 
 
 async def test_a_sync_client_refuses_other_threads_and_closes_once(url):

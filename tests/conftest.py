@@ -1,18 +1,20 @@
 """Shared fixtures: real Blitz servers on 127.0.0.1 and real clients for each transport.
 
-`wire` is parametrized over gRPC (grpcio) and Connect (connectrpc): a test written once
-against it runs through both real clients (see wire.py).
+`wire` is parametrized over gRPC and Connect: a test written once against it runs through
+both of blitz_client's transports (see wire.py); `settings` are those of `server`, a real
+server on a SQLite file under the test's folder (see support/servers.py).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from recording_io import RecordingIO
-from wire import Wire, make_settings, open_wire
+from support.servers import make_settings
+from wire import Wire, open_wire
 
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
@@ -50,11 +52,6 @@ async def wire(request: pytest.FixtureRequest, server: RunningServer) -> AsyncIt
         yield client
     finally:
         await client.close()
-
-
-@pytest.fixture
-def wire_factory() -> Callable[[str, RunningServer], Wire]:
-    return open_wire
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

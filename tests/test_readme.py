@@ -10,6 +10,7 @@ import sys
 from asyncio.subprocess import PIPE
 from pathlib import Path
 
+from support.events import kinds
 from wire import drive, open_wire
 
 from blitz.v1 import session_pb2 as s
@@ -78,8 +79,8 @@ async def test_demo_example_prompt_does_what_the_table_says(server):
         events = await drive(wire, session.id, prompt, on_request)
     finally:
         await wire.close()
-    kinds = {e.WhichOneof("kind") for e in events}
-    assert {"tasks", "approval_request", "question", "tool_result", "finished"} <= kinds
+    seen = set(kinds(events))
+    assert {"tasks", "approval_request", "question", "tool_result", "finished"} <= seen
     assert any(e.HasField("text") and e.text.thought for e in events)
     notes = server.settings.workspace_root / session.workspace / "notes.txt"
     assert notes.read_text() == "hello from the agent\n"

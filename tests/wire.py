@@ -1,173 +1,88 @@
-"""Test support: one interface over the real grpcio and connectrpc clients, and settings.
+"""The client that end-to-end tests talk through, and how they drive turns with it.
 
-`Wire` only smooths call names and error shapes; every byte goes over a socket to a real
-server.
+`Wire` is one connection to a running server over gRPC or Connect, made of blitz_client's
+own transports, so every test also exercises the SDK's encoding and error decoding: a
+failed call raises the SDK's `BlitzError` (code in Connect's spelling, reason, metadata,
+message, and the ErrorInfo as sent). `Wire` adds only what tests share on top: methods
+called by their proto names, and `create_session`, `run`, `run_all`. Every byte goes over
+a socket to a real server; nothing here fakes one.
+
+The helpers below drive a turn to its end (`drive`), answer its approvals (`decide`), read
+up to one event (`until`), follow a session until a turn finishes (`follow_until_finished`)
+and check a refusal (`expect_error`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import grpc
-from connectrpc.errors import ConnectError
-from grpc_status import rpc_status
+import pytest
 
-from blitz.config import Settings
-from blitz.v1 import session_connect, session_pb2_grpc, workspace_connect, workspace_pb2_grpc
+from blitz.server import RunningServer
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz_client import BlitzError
+from blitz_client._connect import ConnectTransport
+from blitz_client._grpc import GrpcTransport
+from blitz_client._transport import Transport
 
-
-class WireError(Exception):
-    """A failed call as either transport reports it: canonical code and ErrorInfo."""
-
-    def __init__(self, code: str, info: t.ErrorInfo | None, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.info = info
-
-
-def _grpc_error(exc: grpc.aio.AioRpcError) -> WireError:
-    info = None
-    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
-    if status is not None:
-        for detail in status.details:
-            if detail.Is(t.ErrorInfo.DESCRIPTOR):
-                info = t.ErrorInfo()
-                detail.Unpack(info)
-    return WireError(exc.code().name.lower(), info, exc.details() or "")
-
-
-def _connect_error(exc: ConnectError) -> WireError:
-    info = None
-    for detail in exc.details:
-        if detail.type_name == "blitz.v1.ErrorInfo":
-            info = t.ErrorInfo.FromString(detail.message_bytes)
-    return WireError(exc.code.value, info, exc.message)
-
-
-# Methods of WorkspaceService; every other name is a SessionService method.
-WORKSPACE_METHODS = frozenset({"UploadImage", "ListFiles", "ReadFile"})
+__all__ = [
+    "OnRequest",
+    "Wire",
+    "decide",
+    "drive",
+    "expect_error",
+    "follow_until_finished",
+    "open_wire",
+    "until",
+]
 
 
 class Wire:
-    """One client of a running server; methods named as in SessionService."""
+    """One client of a running server; methods named as in SessionService and WorkspaceService.
 
-    name = ""
+    `transport` is the SDK's own, for a test that wants it directly.
+    """
+
+    def __init__(self, name: str, transport: Transport) -> None:
+        self.name = name
+        self.transport = transport
 
     async def call(self, method: str, request: Any) -> Any:
-        raise NotImplementedError
+        """A unary call ("GetSession", "ReadFile", ...); raises BlitzError."""
+        return await self.transport.unary(method, request)
 
-    def stream(self, method: str, request: Any) -> AsyncIterator[t.TurnEvent]:
-        raise NotImplementedError
+    def stream(self, method: str, request: Any) -> AsyncGenerator[t.TurnEvent, None]:
+        """A server stream ("RunTurn", "Watch"); raises BlitzError. Close it with aclose()."""
+        return self.transport.stream(method, request)
 
     async def close(self) -> None:
-        raise NotImplementedError
+        await self.transport.close()
 
     # Conveniences used across tests
+
     async def create_session(self, **fields: Any) -> s.Session:
         return await self.call("CreateSession", s.CreateSessionRequest(**fields))
 
-    def run(self, session_id: str, text: str = "", turn_id: str = "", **turn: Any):
-        return self.stream(
-            "RunTurn",
-            s.RunTurnRequest(
-                session_id=session_id, turn=t.Turn(text=text, **turn), turn_id=turn_id
-            ),
+    def run(
+        self, session_id: str, text: str = "", turn_id: str = "", **turn: Any
+    ) -> AsyncGenerator[t.TurnEvent, None]:
+        """RunTurn with a Turn of `text` and the given Turn fields, as proto values."""
+        request = s.RunTurnRequest(
+            session_id=session_id, turn=t.Turn(text=text, **turn), turn_id=turn_id
         )
+        return self.stream("RunTurn", request)
 
     async def run_all(self, session_id: str, text: str, **turn: Any) -> list[t.TurnEvent]:
         return [e async for e in self.run(session_id, text, **turn)]
 
 
-class GrpcWire(Wire):
-    name = "grpc"
-
-    def __init__(self, target: str) -> None:
-        self.channel = grpc.aio.insecure_channel(target)
-        self.stub = session_pb2_grpc.SessionServiceStub(self.channel)
-        self.workspace = workspace_pb2_grpc.WorkspaceServiceStub(self.channel)
-
-    async def call(self, method: str, request: Any) -> Any:
-        stub = self.workspace if method in WORKSPACE_METHODS else self.stub
-        try:
-            return await getattr(stub, method)(request)
-        except grpc.aio.AioRpcError as exc:
-            raise _grpc_error(exc) from None
-
-    async def stream(self, method: str, request: Any) -> AsyncIterator[t.TurnEvent]:
-        call = getattr(self.stub, method)(request)
-        try:
-            async for event in call:
-                yield event
-        except grpc.aio.AioRpcError as exc:
-            raise _grpc_error(exc) from None
-        finally:
-            call.cancel()
-
-    async def close(self) -> None:
-        await self.channel.close()
-
-
-def _snake(method: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in method).lstrip("_")
-
-
-class ConnectWire(Wire):
-    name = "connect"
-
-    def __init__(self, url: str) -> None:
-        self.client = session_connect.SessionServiceClient(url)
-        self.workspace = workspace_connect.WorkspaceServiceClient(url)
-
-    async def call(self, method: str, request: Any) -> Any:
-        client = self.workspace if method in WORKSPACE_METHODS else self.client
-        try:
-            return await getattr(client, _snake(method))(request)
-        except ConnectError as exc:
-            raise _connect_error(exc) from None
-
-    async def stream(self, method: str, request: Any) -> AsyncIterator[t.TurnEvent]:
-        events = getattr(self.client, _snake(method))(request)
-        try:
-            async for event in events:
-                yield event
-        except ConnectError as exc:
-            raise _connect_error(exc) from None
-        finally:
-            with contextlib.suppress(Exception):
-                await events.aclose()
-
-    async def close(self) -> None:
-        await self.client.close()
-        await self.workspace.close()
-        # Let pyqwest's threads drop their connections before the test process may exit
-        # (see blitz_client's ConnectTransport.close).
-        await asyncio.sleep(0.05)
-
-
-def open_wire(kind: str, server: Any) -> Wire:
-    """A client of `server` (a RunningServer) over "grpc" or "connect"."""
-    return GrpcWire(server.grpc_target) if kind == "grpc" else ConnectWire(server.http_url)
-
-
-def make_settings(data_dir: Path, **overrides: Any) -> Settings:
-    base = Settings(
-        grpc_port=0,
-        http_port=0,
-        data_dir=data_dir,
-        database=str(data_dir / "blitz.db"),
-        workspace_root=data_dir / "workspaces",
-        log_format="console",
-        drain_timeout=2.0,
-        command_timeout=20.0,
-    )
-    return replace(base, **overrides)
+def open_wire(kind: str, server: RunningServer) -> Wire:
+    """A client of `server` over "grpc" (its gRPC port) or "connect" (its HTTP port)."""
+    if kind == "grpc":
+        return Wire(kind, GrpcTransport(server.grpc_target, headers={}, tls=False))
+    return Wire(kind, ConnectTransport(server.http_url, headers={}))
 
 
 # Driving turns
@@ -187,30 +102,9 @@ async def drive(
     return events
 
 
-def shape(events: list[t.TurnEvent]) -> tuple[str, str, list[t.TurnEvent]]:
-    """What a reader must get whatever the coalescing: all streamed text, every other event.
+def decide(wire: Wire, session_id: str, decision: int, **extra: Any) -> OnRequest:
+    """An `on_request` that answers every approval request with `decision` (and `extra`)."""
 
-    Partial chunks may arrive merged (a merged event carries its last chunk's seq), so two
-    deliveries of the same log compare equal by this, not event by event.
-    """
-
-    def streamed(thought: bool) -> str:
-        return "".join(
-            e.text.text
-            for e in events
-            if e.HasField("text") and e.text.partial and e.text.thought == thought
-        )
-
-    # Compared as messages: serialized Structs (maps) have no fixed byte order.
-    others = [e for e in events if not (e.HasField("text") and e.text.partial)]
-    return streamed(False), streamed(True), others
-
-
-def kinds(events: list[t.TurnEvent]) -> list[str]:
-    return [e.WhichOneof("kind") or "" for e in events]
-
-
-def decide(wire: Any, session_id: str, decision: int, **extra: Any) -> OnRequest:
     async def on_request(event: t.TurnEvent) -> None:
         await wire.call(
             "Decide",
@@ -223,3 +117,47 @@ def decide(wire: Any, session_id: str, decision: int, **extra: Any) -> OnRequest
         )
 
     return on_request
+
+
+async def until(stream: AsyncIterator[t.TurnEvent], kind: str) -> t.TurnEvent:
+    """Read `stream` up to its first event of `kind` ("approval_request", ...); that event.
+
+    The stream stays open: read on, or close it.
+    """
+    async for event in stream:
+        if event.HasField(kind):
+            return event
+    raise AssertionError(f"the stream ended without a {kind} event")
+
+
+async def follow_until_finished(
+    wire: Wire, session_id: str, after_seq: int = 0, on_request: OnRequest | None = None
+) -> list[t.TurnEvent]:
+    """Watch the session live from `after_seq` up to the next `finished` event, answering
+    each approval or question with `on_request`."""
+    events = []
+    watch = wire.stream(
+        "Watch", s.WatchRequest(session_id=session_id, after_seq=after_seq, follow=True)
+    )
+    try:
+        async for event in watch:
+            events.append(event)
+            if on_request and event.WhichOneof("kind") in ("approval_request", "question"):
+                await on_request(event)
+            if event.HasField("finished"):
+                break
+    finally:
+        await watch.aclose()
+    return events
+
+
+async def expect_error(call: Awaitable[Any], code: str, reason: str) -> BlitzError:
+    """Await `call`, which must fail with `code` and an ErrorInfo of `reason` and a message."""
+    with pytest.raises(BlitzError) as raised:
+        await call
+    error = raised.value
+    assert error.code == code, error
+    assert error.info is not None and error.info.reason, "every failed call carries an ErrorInfo"
+    assert error.reason == reason, error
+    assert error.info.message, error
+    return error

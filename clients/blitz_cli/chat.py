@@ -10,6 +10,7 @@ are replayed, and a turn still parked on a request is picked up where it waits.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import time
 import uuid
@@ -23,7 +24,7 @@ from blitz_cli.prompts import ask_approval, ask_question
 from blitz_cli.render import Renderer, error_line
 from blitz_client import Blitz, BlitzError, Stream, TurnOptions
 
-__all__ = ["ChatOptions", "chat"]
+__all__ = ["ChatOptions", "chat", "chat_command"]
 
 _DOUBLE_PRESS = 2.0  # seconds within which a second Ctrl-C leaves
 _HELP = (
@@ -238,3 +239,15 @@ def chat(options: ChatOptions, *, server: str, token: str | None = None) -> int:
                 state.reattach()
             state.loop()
     return 0
+
+
+def chat_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+    """`blitz chat [--session ID]`: a terminal conversation with one session."""
+    options = ChatOptions(
+        session_id=args.session or "",
+        model=args.model,
+        title=args.title,
+        plan=args.plan,
+        read_only=args.read_only,
+    )
+    return chat(options, server=server, token=token)

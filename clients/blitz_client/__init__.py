@@ -14,6 +14,8 @@ server's HTTP port, `host:port` (or `grpc://…`, `grpcs://…`) speak gRPC.
             elif event.HasField("finished"):
                 print(event.finished.output)
 
+Besides sessions, turns and their approvals, the clients upload images for a turn's
+`image_ids` (`upload_image`) and show the session's workspace (`list_files`, `read_file`).
 Events are `blitz.v1.turn_pb2.TurnEvent` messages. A dropped stream is resumed from the
 last `seq` seen, without duplicates; every failed call is a `BlitzError` (an argument
 the client cannot encode, such as an unknown decision word, is a `ValueError`).
@@ -22,8 +24,8 @@ the client cannot encode, such as an unknown decision word, is a `ValueError`).
 from blitz.v1.turn_pb2 import TurnEvent
 from blitz_client._async import DEFAULT_URL, AsyncBlitz
 from blitz_client._errors import BlitzError
+from blitz_client._requests import ContextLike, DecisionLike, TurnOptions
 from blitz_client._sync import Blitz, Stream
-from blitz_client._turns import ContextLike, DecisionLike, TurnOptions
 
 __all__ = [
     "DEFAULT_URL",

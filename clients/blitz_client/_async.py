@@ -20,10 +20,17 @@ from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self, Unpack
 
-from blitz.v1 import session_pb2, turn_pb2
+from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
 from blitz_client._errors import BlitzError
+from blitz_client._requests import (
+    DecisionLike,
+    TurnOptions,
+    build_turn,
+    decision_value,
+    duration,
+    state_value,
+)
 from blitz_client._transport import Transport, open_transport
-from blitz_client._turns import DecisionLike, TurnOptions, build_turn, decision_value, duration
 
 __all__ = ["DEFAULT_URL", "AsyncBlitz"]
 
@@ -37,24 +44,6 @@ _TOKEN = re.compile(r"[!-~]+")
 
 # A stream that failed after staying open this long (s) had reached the server.
 _CONNECTED_S = 1.0
-
-_STATES = {
-    "idle": session_pb2.SESSION_STATE_IDLE,
-    "running": session_pb2.SESSION_STATE_RUNNING,
-    "parked": session_pb2.SESSION_STATE_PARKED,
-    "closed": session_pb2.SESSION_STATE_CLOSED,
-}
-
-
-def _state_value(state: str | int | None) -> int:
-    if state is None:
-        return 0
-    if isinstance(state, str):
-        word = state.lower().removeprefix("session_state_")
-        if word not in _STATES:
-            raise ValueError(f"state must be one of {', '.join(_STATES)}; got {state!r}")
-        return _STATES[word]
-    return int(state)
 
 
 class AsyncBlitz:
@@ -155,13 +144,13 @@ class AsyncBlitz:
 
         `state`: "idle", "running", "parked", "closed" or a SessionState value.
         """
-        state_value = _state_value(state)
+        wanted = state_value(state)
         token = ""
         while True:
             request = session_pb2.ListSessionsRequest(
                 page_size=page_size,
                 page_token=token,
-                state=state_value,  # type: ignore[arg-type]  # an int is a valid enum value
+                state=wanted,  # type: ignore[arg-type]  # an int is a valid enum value
                 labels=dict(labels or {}),
             )
             page: session_pb2.ListSessionsResponse = await self._unary("ListSessions", request)
@@ -363,3 +352,35 @@ class AsyncBlitz:
         """Remove a rule; the actions it covered ask for approval again."""
         request = session_pb2.RevokeRuleRequest(session_id=session_id, rule_id=rule_id)
         await self._unary("RevokeRule", request)
+
+    # Workspace
+
+    async def upload_image(
+        self, session_id: str, data: bytes, media_type: str
+    ) -> workspace_pb2.UploadImageResponse:
+        """Store an image for a later turn's `image_ids`; the reply has its `image_id` and `size`.
+
+        `media_type` is "image/png", "image/jpeg", "image/gif" or "image/webp", and `data`
+        must be such an image (the server checks the content) of at most 5 MiB; otherwise
+        INVALID_ARGUMENT names the field (`media_type` or `data`).
+        """
+        request = workspace_pb2.UploadImageRequest(
+            session_id=session_id, data=data, media_type=media_type
+        )
+        result: workspace_pb2.UploadImageResponse = await self._unary("UploadImage", request)
+        return result
+
+    async def list_files(self, session_id: str, path: str = "") -> list[workspace_pb2.FileEntry]:
+        """The entries of one folder of the session's workspace (`path` relative to it; "":
+        its root). Each entry's `path` is relative to the workspace."""
+        request = workspace_pb2.ListFilesRequest(session_id=session_id, path=path)
+        response: workspace_pb2.ListFilesResponse = await self._unary("ListFiles", request)
+        return list(response.entries)
+
+    async def read_file(self, session_id: str, path: str) -> workspace_pb2.ReadFileResponse:
+        """One file of the session's workspace: its `content`, `size`, and whether it was
+        `truncated` at the server's read cap. A path that leaves the workspace is
+        INVALID_ARGUMENT on `path`; a missing file is FILE_NOT_FOUND."""
+        request = workspace_pb2.ReadFileRequest(session_id=session_id, path=path)
+        result: workspace_pb2.ReadFileResponse = await self._unary("ReadFile", request)
+        return result

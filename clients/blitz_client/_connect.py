@@ -13,8 +13,9 @@ from typing import Any
 
 from connectrpc.errors import ConnectError
 
-from blitz.v1 import session_connect, turn_pb2
+from blitz.v1 import session_connect, turn_pb2, workspace_connect
 from blitz_client._errors import BlitzError
+from blitz_client._transport import service_of
 
 __all__ = ["ConnectTransport"]
 
@@ -42,20 +43,28 @@ CLOSE_SETTLE_SECONDS = 0.05
 
 
 class ConnectTransport:
-    """SessionService over Connect (HTTP/1.1 or HTTP/2, binary protobuf)."""
+    """SessionService and WorkspaceService over Connect (HTTP/1.1 or HTTP/2, binary protobuf)."""
 
     def __init__(self, url: str, *, headers: Mapping[str, str]) -> None:
-        self._client = session_connect.SessionServiceClient(url)
+        # Neither makes its own connections: both use pyqwest's shared default transport.
+        self._clients: dict[str, Any] = {
+            "SessionService": session_connect.SessionServiceClient(url),
+            "WorkspaceService": workspace_connect.WorkspaceServiceClient(url),
+        }
         self._headers = dict(headers)
 
+    def _callable(self, method: str) -> Any:
+        return getattr(self._clients[service_of(method)], _snake(method))
+
     async def unary(self, method: str, request: Any) -> Any:
+        call = self._callable(method)
         try:
-            return await getattr(self._client, _snake(method))(request, headers=self._headers)
+            return await call(request, headers=self._headers)
         except ConnectError as exc:
             raise _error(exc) from None
 
     async def stream(self, method: str, request: Any) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
-        events = getattr(self._client, _snake(method))(request, headers=self._headers)
+        events = self._callable(method)(request, headers=self._headers)
         try:
             async for event in events:
                 yield event
@@ -65,7 +74,8 @@ class ConnectTransport:
             await events.aclose()
 
     async def close(self) -> None:
-        await self._client.close()
+        for client in self._clients.values():
+            await client.close()
         # pyqwest's runtime threads finish dropping the connection a moment after close();
         # if the interpreter is already finalizing then, the process aborts (a PyO3 thread
         # cannot take the GIL at exit). A short settle here keeps short scripts safe.

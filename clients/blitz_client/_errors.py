@@ -29,6 +29,8 @@ class BlitzError(Exception):
             (the connection failed, say), the code in upper case.
         metadata: what was wrong: the field, the limit, the id.
         message: an English description.
+        info: the ErrorInfo detail as the server sent it; None when the failure carried
+            none (the connection failed, or the server is not a Blitz server).
     """
 
     def __init__(
@@ -37,19 +39,22 @@ class BlitzError(Exception):
         reason: str,
         message: str,
         metadata: Mapping[str, str] | None = None,
+        *,
+        info: turn_pb2.ErrorInfo | None = None,
     ) -> None:
         super().__init__(f"{reason}: {message}" if message else reason)
         self.code = code
         self.reason = reason
         self.message = message
         self.metadata: dict[str, str] = dict(metadata or {})
+        self.info = info
 
     @classmethod
     def from_info(cls, code: str, info: turn_pb2.ErrorInfo | None, message: str) -> BlitzError:
         """From a wire status and the ErrorInfo detail it carried, if any."""
         if info is None or not info.reason:
-            return cls(code, code.upper(), message)
-        return cls(code, info.reason, info.message or message, dict(info.metadata))
+            return cls(code, code.upper(), message, info=info)
+        return cls(code, info.reason, info.message or message, dict(info.metadata), info=info)
 
     @property
     def resumable(self) -> bool:

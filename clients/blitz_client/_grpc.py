@@ -12,8 +12,9 @@ from typing import Any
 import grpc
 from grpc_status import rpc_status
 
-from blitz.v1 import session_pb2_grpc, turn_pb2
+from blitz.v1 import session_pb2_grpc, turn_pb2, workspace_pb2_grpc
 from blitz_client._errors import BlitzError
+from blitz_client._transport import service_of
 
 __all__ = ["GrpcTransport"]
 
@@ -44,7 +45,7 @@ def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
 
 
 class GrpcTransport:
-    """SessionService over one grpc.aio channel."""
+    """SessionService and WorkspaceService over one grpc.aio channel."""
 
     def __init__(self, target: str, *, headers: Mapping[str, str], tls: bool) -> None:
         if tls:
@@ -52,17 +53,24 @@ class GrpcTransport:
             self._channel = grpc.aio.secure_channel(target, credentials, options=_OPTIONS)
         else:
             self._channel = grpc.aio.insecure_channel(target, options=_OPTIONS)
-        self._stub = session_pb2_grpc.SessionServiceStub(self._channel)
+        self._stubs: dict[str, Any] = {
+            "SessionService": session_pb2_grpc.SessionServiceStub(self._channel),
+            "WorkspaceService": workspace_pb2_grpc.WorkspaceServiceStub(self._channel),
+        }
         self._metadata = tuple(headers.items())
 
+    def _callable(self, method: str) -> Any:
+        return getattr(self._stubs[service_of(method)], method)
+
     async def unary(self, method: str, request: Any) -> Any:
+        call = self._callable(method)
         try:
-            return await getattr(self._stub, method)(request, metadata=self._metadata)
+            return await call(request, metadata=self._metadata)
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from None
 
     async def stream(self, method: str, request: Any) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
-        call = getattr(self._stub, method)(request, metadata=self._metadata)
+        call = self._callable(method)(request, metadata=self._metadata)
         try:
             async for event in call:
                 yield event

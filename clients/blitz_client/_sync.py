@@ -17,9 +17,9 @@ from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self, TypeVar, Unpack
 
-from blitz.v1 import session_pb2, turn_pb2
+from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
 from blitz_client._async import DEFAULT_URL, AsyncBlitz
-from blitz_client._turns import DecisionLike, TurnOptions
+from blitz_client._requests import DecisionLike, TurnOptions
 
 __all__ = ["Blitz", "Stream"]
 
@@ -237,3 +237,19 @@ class Blitz:
     def revoke_rule(self, session_id: str, rule_id: str) -> None:
         """Remove a rule."""
         self._runner.run(self._client.revoke_rule(session_id, rule_id))
+
+    # Workspace
+
+    def upload_image(
+        self, session_id: str, data: bytes, media_type: str
+    ) -> workspace_pb2.UploadImageResponse:
+        """Store an image for a turn's `image_ids`; see `AsyncBlitz.upload_image`."""
+        return self._runner.run(self._client.upload_image(session_id, data, media_type))
+
+    def list_files(self, session_id: str, path: str = "") -> list[workspace_pb2.FileEntry]:
+        """The entries of one folder of the session's workspace ("": its root)."""
+        return self._runner.run(self._client.list_files(session_id, path))
+
+    def read_file(self, session_id: str, path: str) -> workspace_pb2.ReadFileResponse:
+        """One file of the session's workspace; see `AsyncBlitz.read_file`."""
+        return self._runner.run(self._client.read_file(session_id, path))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -13,12 +12,16 @@ from pathlib import Path
 
 import grpc
 import pytest
-from wire import make_settings, shape
+from support.events import kinds, shape
+from support.images import PNG
+from support.servers import client_url, free_port, restartable_settings
+from support.waiting import until_reachable, wait_until
 
 from blitz.server import RunningServer, running_server
 from blitz.transport import HttpServer
 from blitz.v1 import session_connect, session_pb2, session_pb2_grpc, turn_pb2
 from blitz_client import AsyncBlitz, Blitz, BlitzError
+from blitz_client._transport import open_transport
 
 
 @pytest.fixture(params=["grpc", "connect"])
@@ -30,17 +33,6 @@ def url(request: pytest.FixtureRequest, server: RunningServer) -> str:
 async def client(url: str) -> AsyncIterator[AsyncBlitz]:
     async with AsyncBlitz(url) as blitz:
         yield blitz
-
-
-def free_port() -> int:
-    """A TCP port free right now on 127.0.0.1 (for a server restarted on the same port)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def kinds(events: list[turn_pb2.TurnEvent]) -> list[str]:
-    return [e.WhichOneof("kind") or "" for e in events]
 
 
 async def test_run_streams_a_turn_that_waits_on_an_approval_and_a_question(client):
@@ -163,6 +155,63 @@ async def test_usage_and_rules(client):
     assert closed.state == session_pb2.SESSION_STATE_CLOSED
 
 
+async def test_an_uploaded_image_reaches_the_model_and_workspace_files_are_listed_and_read(
+    client, server
+):
+    session = await client.create_session()
+    root = server.settings.workspace_root / session.workspace
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    (root / "big.log").write_bytes(b"x" * (2 * 1024 * 1024))
+
+    uploaded = await client.upload_image(session.id, PNG, "image/png")
+    assert uploaded.image_id and uploaded.size == len(PNG)
+    events = [
+        e async for e in client.run(session.id, "what is this?", image_ids=[uploaded.image_id])
+    ]
+    assert "image/png" in events[-1].finished.output
+
+    top = await client.list_files(session.id)
+    assert [(e.path, e.directory) for e in top] == [("big.log", False), ("src", True)]
+    inner = await client.list_files(session.id, "src")
+    assert [(e.path, e.directory, e.size) for e in inner] == [("src/app.py", False, 12)]
+    read = await client.read_file(session.id, "src/app.py")
+    assert (read.content, read.size, read.truncated) == (b"print('hi')\n", 12, False)
+    big = await client.read_file(session.id, "big.log")
+    assert big.truncated and big.size == 2 * 1024 * 1024 and 0 < len(big.content) < big.size
+
+
+async def test_workspace_refusals_are_blitz_errors_naming_what_was_wrong(client):
+    session = await client.create_session()
+    with pytest.raises(BlitzError) as raised:
+        await client.upload_image(session.id, PNG, "image/tiff")
+    error = raised.value
+    assert (error.code, error.reason) == ("invalid_argument", "INVALID_ARGUMENT")
+    assert error.metadata["field"] == "media_type"
+
+    with pytest.raises(BlitzError) as raised:
+        await client.read_file(session.id, "../secret")
+    assert (raised.value.reason, raised.value.metadata["field"]) == ("INVALID_ARGUMENT", "path")
+
+    with pytest.raises(BlitzError) as raised:
+        await client.read_file(session.id, "missing.txt")
+    assert (raised.value.code, raised.value.reason) == ("not_found", "FILE_NOT_FOUND")
+    assert raised.value.metadata["path"] == "missing.txt"
+
+    with pytest.raises(BlitzError) as raised:
+        await client.list_files("s_missing")
+    assert (raised.value.code, raised.value.reason) == ("not_found", "SESSION_NOT_FOUND")
+
+
+async def test_a_method_no_service_has_is_a_value_error_on_both_transports(url):
+    transport = open_transport(url)
+    try:
+        with pytest.raises(ValueError, match="no Blitz service has a method 'Frobnicate'"):
+            await transport.unary("Frobnicate", session_pb2.GetSessionRequest())
+    finally:
+        await transport.close()
+
+
 async def test_the_sync_client_does_the_same_without_await(url):
     def script() -> list[str]:
         with Blitz(url) as blitz:
@@ -179,6 +228,19 @@ async def test_the_sync_client_does_the_same_without_await(url):
     seen = await asyncio.to_thread(script)
     assert seen[0] == "accepted" and seen[-1] == "finished"
     assert "approval_request" in seen and "tool_result" in seen
+
+
+async def test_the_sync_client_uploads_lists_and_reads_too(url, server):
+    def script() -> tuple[int, list[str], bytes]:
+        with Blitz(url) as blitz:
+            session = blitz.create_session()
+            root = server.settings.workspace_root / session.workspace
+            (root / "notes.txt").write_text("in sync\n")
+            uploaded = blitz.upload_image(session.id, PNG, "image/png")
+            listed = [e.path for e in blitz.list_files(session.id)]
+            return uploaded.size, listed, blitz.read_file(session.id, "notes.txt").content
+
+    assert await asyncio.to_thread(script) == (len(PNG), ["notes.txt"], b"in sync\n")
 
 
 async def test_a_sync_client_refuses_other_threads_and_closes_once(url):
@@ -199,12 +261,8 @@ async def test_run_resumes_across_a_server_restart_without_loss_or_duplicates(
     kind: str, tmp_path: Path
 ):
     """The stream drops while the turn is parked; the SDK resumes it on the new server."""
-    settings = make_settings(tmp_path / "data", grpc_port=free_port(), http_port=free_port())
-    url = (
-        f"127.0.0.1:{settings.grpc_port}"
-        if kind == "grpc"
-        else (f"http://127.0.0.1:{settings.http_port}")
-    )
+    settings = restartable_settings(tmp_path / "data")
+    url = client_url(settings, kind)
     events: list[turn_pb2.TurnEvent] = []
     parked = asyncio.Event()
     async with AsyncExitStack() as stack:
@@ -228,7 +286,8 @@ async def test_run_resumes_across_a_server_restart_without_loss_or_duplicates(
             await stack.enter_async_context(running_server(settings))
             parked_on = next(e for e in events if e.HasField("approval_request"))
             async with AsyncBlitz(url) as other:
-                await decide_when_reachable(other, session.id, parked_on.approval_request)
+                request_id = parked_on.approval_request.request_id
+                await until_reachable(lambda: other.decide(session.id, request_id, "once"))
             await asyncio.wait_for(consumer, 30)
 
         replayed = [e async for e in client.watch(session.id, follow=False)]
@@ -248,12 +307,8 @@ async def test_run_resumes_across_a_server_restart_without_loss_or_duplicates(
 async def test_a_quiet_stream_outlives_restarts_further_apart_than_its_timeout(
     tmp_path: Path, kind: str
 ) -> None:
-    settings = make_settings(tmp_path / "data", grpc_port=free_port(), http_port=free_port())
-    url = (
-        f"127.0.0.1:{settings.grpc_port}"
-        if kind == "grpc"
-        else f"http://127.0.0.1:{settings.http_port}"
-    )
+    settings = restartable_settings(tmp_path / "data")
+    url = client_url(settings, kind)
     seen: list[turn_pb2.TurnEvent] = []
     async with AsyncExitStack() as stack:
         server = await stack.enter_async_context(AsyncExitStack())
@@ -273,26 +328,16 @@ async def test_a_quiet_stream_outlives_restarts_further_apart_than_its_timeout(
             server = await stack.enter_async_context(AsyncExitStack())
             await server.enter_async_context(running_server(settings))
         async with AsyncBlitz(url) as other:
-            for _ in range(100):
-                try:
-                    [_ async for _ in other.run(session.id, "still watched")]
-                    break
-                except BlitzError as exc:
-                    if exc.code != "unavailable":
-                        raise
-                    await asyncio.sleep(0.1)
-        for _ in range(100):
-            if watcher.done() or kinds(seen)[-1:] == ["finished"]:
-                break
-            await asyncio.sleep(0.05)
+            await until_reachable(lambda: _events(other.run(session.id, "still watched")))
+        await wait_until(lambda: watcher.done() or kinds(seen)[-1:] == ["finished"], within=5)
         assert not watcher.done(), watcher.exception()
         assert kinds(seen)[-1] == "finished"
         watcher.cancel()
 
 
 async def test_a_turn_started_while_the_server_restarts_waits_for_it(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path / "data", grpc_port=free_port(), http_port=free_port())
-    async with AsyncBlitz(f"127.0.0.1:{settings.grpc_port}") as client:
+    settings = restartable_settings(tmp_path / "data")
+    async with AsyncBlitz(client_url(settings, "grpc")) as client:
         async with running_server(settings):
             session = await client.create_session()  # this client has reached the server
         running = asyncio.create_task(_events(client.run(session.id, "hello again")))
@@ -314,25 +359,6 @@ async def test_a_stream_to_where_no_server_listens_fails_at_once() -> None:
             [_ async for _ in client.watch("s_1")]
     assert caught.value.code == "unavailable"
     assert time.monotonic() - started < 5
-
-
-async def decide_when_reachable(
-    client: AsyncBlitz, session_id: str, request: turn_pb2.ApprovalRequest
-) -> None:
-    """Decide, retrying while the restarted server is not reachable yet.
-
-    grpc shares one connection per address between channels, and it may still be backing
-    off from the failures during the restart; a unary call fails fast meanwhile.
-    """
-    for _ in range(100):
-        try:
-            await client.decide(session_id, request.request_id, "once")
-            return
-        except BlitzError as exc:
-            if exc.code != "unavailable":
-                raise
-            await asyncio.sleep(0.1)
-    raise AssertionError("the restarted server stayed unreachable")
 
 
 class _GrpcEcho(session_pb2_grpc.SessionServiceServicer):

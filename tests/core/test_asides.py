@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
-from direct import Direct
+from wire import Wire
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
 
-async def test_two_sessions_asides_with_the_same_turn_id_are_told_apart(direct: Direct):
+async def test_two_sessions_asides_with_the_same_turn_id_are_told_apart(direct: Wire):
     first, second = await direct.create_session(), await direct.create_session()
 
     async def aside(session_id: str, text: str) -> list[t.TurnEvent]:

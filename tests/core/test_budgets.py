@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from direct import OpenCore
 from fake_provider import KEY, FakeProvider, openai_text, openai_tool_call
+from support.in_process import OpenCore
 
 from blitz.v1 import session_pb2 as s
 

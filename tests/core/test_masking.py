@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from direct import Direct
-from wire import decide, drive
+from wire import Wire, decide, drive
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -20,7 +19,7 @@ def tool_side(events: list[t.TurnEvent]) -> list[t.TurnEvent]:
     ]
 
 
-async def test_a_commands_live_output_and_result_are_masked_live_and_in_replay(direct: Direct):
+async def test_a_commands_live_output_and_result_are_masked_live_and_in_replay(direct: Wire):
     session = await direct.create_session()
     events = await drive(
         direct,

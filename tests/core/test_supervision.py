@@ -7,8 +7,9 @@ import time
 from datetime import timedelta
 
 import pytest
-from direct import Direct, OpenCore
 from structlog.testing import capture_logs
+from support.in_process import OpenCore
+from wire import Wire
 
 from blitz.core.deadlines import Deadlines
 from blitz.core.supervisor import Supervisor
@@ -17,7 +18,7 @@ from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
 
-async def park(client: Direct, session_id: str, text: str) -> t.TurnEvent:
+async def park(client: Wire, session_id: str, text: str) -> t.TurnEvent:
     async for event in client.run(session_id, text):
         if event.HasField("approval_request") or event.HasField("question"):
             return event

@@ -8,12 +8,13 @@ import json
 from typing import Any
 
 import pytest
-from wire import Wire, WireError, decide, drive, make_settings, open_wire
+from support.servers import serving
+from wire import Wire, decide, drive, expect_error, follow_until_finished, open_wire, until
 
 from blitz.logs import configure_logging
-from blitz.server import running_server
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz_client import BlitzError
 
 
 def resolutions(events: list[t.TurnEvent]) -> list[t.Resolution]:
@@ -24,25 +25,12 @@ def approvals(events: list[t.TurnEvent]) -> list[t.ApprovalRequest]:
     return [e.approval_request for e in events if e.HasField("approval_request")]
 
 
-async def follow_until_finished(wire: Wire, session_id: str, after: int) -> list[t.TurnEvent]:
-    events = []
-    request = s.WatchRequest(session_id=session_id, after_seq=after, follow=True)
-    async for event in wire.stream("Watch", request):
-        events.append(event)
-        if event.HasField("finished"):
-            break
-    return events
-
-
 async def test_two_clients_race_to_answer_and_both_see_the_one_resolution(server):
     grpc_wire, connect_wire = open_wire("grpc", server), open_wire("connect", server)
     try:
         session = await grpc_wire.create_session()
         stream = grpc_wire.run(session.id, "$ echo raced")
-        async for event in stream:
-            if event.HasField("approval_request"):
-                parked = event
-                break
+        parked = await until(stream, "approval_request")
         watchers = [
             asyncio.create_task(follow_until_finished(w, session.id, parked.seq))
             for w in (grpc_wire, connect_wire)
@@ -54,9 +42,9 @@ async def test_two_clients_race_to_answer_and_both_see_the_one_resolution(server
             try:
                 await wire.call("Decide", req)
                 return "won"
-            except WireError as exc:
+            except BlitzError as exc:
                 assert exc.info is not None
-                return exc.info.reason
+                return exc.reason
 
         outcomes = await asyncio.gather(
             answer(grpc_wire, t.DECISION_ONCE), answer(connect_wire, t.DECISION_DENY)
@@ -122,10 +110,10 @@ async def test_no_rule_is_made_from_an_action_holding_a_secret(wire):
             decision = s.DecideRequest(
                 session_id=session.id, request_id=request.request_id, decision=t.DECISION_SESSION
             )
-            with pytest.raises(WireError) as refused:
+            with pytest.raises(BlitzError) as refused:
                 await wire.call("Decide", decision)
-            assert refused.value.info.metadata["field"] == "decision"
-            assert "approve it ONCE" in refused.value.info.message
+            assert refused.value.metadata["field"] == "decision"
+            assert "approve it ONCE" in refused.value.message
             await wire.call("Decide", s.DecideRequest(
                 session_id=session.id, request_id=request.request_id, decision=t.DECISION_ONCE
             ))  # fmt: skip
@@ -152,44 +140,35 @@ async def test_a_rule_from_an_edited_command_covers_the_edit(wire, server):
     assert approvals(await wire.run_all(session.id, "$ echo safe")) == []
 
 
-async def test_an_always_rule_outlives_the_session_and_the_server(tmp_path):
-    settings = make_settings(tmp_path / "data")
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        try:
-            first = await wire.create_session(workspace="shared-ws")
-            await drive(
-                wire,
-                first.id,
-                "write notes.txt\n```\nv1\n```",
-                decide(wire, first.id, t.DECISION_ALWAYS),
-            )
-        finally:
-            await wire.close()
-    async with running_server(settings) as server:
-        wire = open_wire("connect", server)
-        try:
-            later = await wire.create_session(workspace="shared-ws")
-            events = await wire.run_all(later.id, "write notes.txt\n```\nv2\n```")
-            assert approvals(events) == []
-            assert resolutions(events)[0].decision == t.DECISION_ALWAYS
-            assert (settings.workspace_root / "shared-ws" / "notes.txt").read_text() == "v2\n"
+async def test_an_always_rule_outlives_the_session_and_the_server(settings):
+    async with serving(settings) as wire:
+        first = await wire.create_session(workspace="shared-ws")
+        await drive(
+            wire,
+            first.id,
+            "write notes.txt\n```\nv1\n```",
+            decide(wire, first.id, t.DECISION_ALWAYS),
+        )
+    async with serving(settings, "connect") as wire:
+        later = await wire.create_session(workspace="shared-ws")
+        events = await wire.run_all(later.id, "write notes.txt\n```\nv2\n```")
+        assert approvals(events) == []
+        assert resolutions(events)[0].decision == t.DECISION_ALWAYS
+        assert (settings.workspace_root / "shared-ws" / "notes.txt").read_text() == "v2\n"
 
-            rules = await wire.call("ListRules", s.ListRulesRequest(session_id=later.id))
-            (rule,) = rules.rules
-            assert (rule.scope, rule.kind) == (s.RULE_SCOPE_ALWAYS, t.ACTION_KIND_WRITE)
-            assert rule.workspace == "shared-ws"
+        rules = await wire.call("ListRules", s.ListRulesRequest(session_id=later.id))
+        (rule,) = rules.rules
+        assert (rule.scope, rule.kind) == (s.RULE_SCOPE_ALWAYS, t.ACTION_KIND_WRITE)
+        assert rule.workspace == "shared-ws"
 
-            other = await wire.create_session(workspace="other-ws")
-            events = await drive(
-                wire,
-                other.id,
-                "write notes.txt\n```\nx\n```",
-                decide(wire, other.id, t.DECISION_DENY),
-            )
-            assert len(approvals(events)) == 1, "an ALWAYS rule covers its own workspace only"
-        finally:
-            await wire.close()
+        other = await wire.create_session(workspace="other-ws")
+        events = await drive(
+            wire,
+            other.id,
+            "write notes.txt\n```\nx\n```",
+            decide(wire, other.id, t.DECISION_DENY),
+        )
+        assert len(approvals(events)) == 1, "an ALWAYS rule covers its own workspace only"
 
 
 async def test_a_revoked_rule_asks_again(wire):
@@ -201,9 +180,11 @@ async def test_a_revoked_rule_asks_again(wire):
     assert not (await wire.call("ListRules", s.ListRulesRequest(session_id=session.id))).rules
     events = await drive(wire, session.id, "$ true", decide(wire, session.id, t.DECISION_ONCE))
     assert len(approvals(events)) == 1
-    with pytest.raises(WireError) as err:
-        await wire.call("RevokeRule", s.RevokeRuleRequest(session_id=session.id, rule_id=rule.id))
-    assert err.value.code == "not_found" and err.value.info.reason == "RULE_NOT_FOUND"
+    await expect_error(
+        wire.call("RevokeRule", s.RevokeRuleRequest(session_id=session.id, rule_id=rule.id)),
+        "not_found",
+        "RULE_NOT_FOUND",
+    )
 
 
 async def test_a_timed_out_question_tells_the_agent_there_was_no_answer(wire):
@@ -241,10 +222,7 @@ async def test_a_cancelled_turn_withdraws_its_requests_for_every_watcher(wire):
 async def test_a_late_client_finds_the_open_request_in_the_session_and_the_replay(wire):
     session = await wire.create_session()
     stream = wire.run(session.id, "ask: colour? [red|green]")
-    async for event in stream:
-        if event.HasField("question"):
-            asked = event
-            break
+    asked = await until(stream, "question")
     await stream.aclose()
     got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
     assert [e.question.request_id for e in got.pending] == [asked.question.request_id]

@@ -5,85 +5,75 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-import pytest
-from wire import WireError, decide, drive, kinds, make_settings, open_wire
+from support.events import kinds
+from support.servers import make_settings, parked_turn, serving
+from wire import decide, drive, expect_error, follow_until_finished, until
 
 from blitz.core.approvals import Outcome
-from blitz.server import running_server
 from blitz.store import SessionChange, Store, TurnRecord, TurnState, open_store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
 
-async def expect_error(call, code: str, reason: str) -> t.ErrorInfo:
-    with pytest.raises(WireError) as err:
-        await call
-    assert err.value.code == code
-    assert err.value.info is not None, "every failed call carries an ErrorInfo"
-    assert err.value.info.reason == reason
-    assert err.value.info.message
-    return err.value.info
-
-
 async def test_unknown_session_is_not_found_with_error_info(wire):
-    info = await expect_error(
+    error = await expect_error(
         wire.call("GetSession", s.GetSessionRequest(session_id="s_nope")),
         "not_found",
         "SESSION_NOT_FOUND",
     )
-    assert info.metadata["session_id"] == "s_nope"
+    assert error.metadata["session_id"] == "s_nope"
 
 
 async def test_bad_input_names_the_field(wire):
-    info = await expect_error(
+    error = await expect_error(
         wire.call("GetSession", s.GetSessionRequest()), "invalid_argument", "INVALID_ARGUMENT"
     )
-    assert info.metadata["field"] == "session_id"
-    info = await expect_error(
+    assert error.metadata["field"] == "session_id"
+    error = await expect_error(
         wire.create_session(model="no-such-provider:x"), "invalid_argument", "INVALID_ARGUMENT"
     )
-    assert info.metadata["field"] == "model"
-    info = await expect_error(
+    assert error.metadata["field"] == "model"
+    error = await expect_error(
         wire.create_session(labels={'team"': "x"}), "invalid_argument", "INVALID_ARGUMENT"
     )
-    assert info.metadata["field"] == "labels"
-    info = await expect_error(
+    assert error.metadata["field"] == "labels"
+    error = await expect_error(
         wire.call("ListSessions", s.ListSessionsRequest(labels={'a"]': "x"})),
         "invalid_argument",
         "INVALID_ARGUMENT",
     )
-    assert info.metadata["field"] == "labels"
-    info = await expect_error(
+    assert error.metadata["field"] == "labels"
+    error = await expect_error(
         wire.call("ListSessions", s.ListSessionsRequest(state=99)),  # type: ignore[arg-type]
         "invalid_argument",
         "INVALID_ARGUMENT",
     )
-    assert info.metadata["field"] == "state"
+    assert error.metadata["field"] == "state"
     idle = await wire.create_session()
-    info = await expect_error(
+    error = await expect_error(
         anext(wire.stream("Watch", s.WatchRequest(session_id=idle.id, after_seq=5))),
         "invalid_argument",
         "INVALID_ARGUMENT",
     )
-    assert (info.metadata["field"], info.metadata["last_seq"]) == ("after_seq", "0")
+    assert (error.metadata["field"], error.metadata["last_seq"]) == ("after_seq", "0")
     for workspace in ("../escape", "w" * 300):
-        info = await expect_error(
+        error = await expect_error(
             wire.create_session(workspace=workspace), "invalid_argument", "INVALID_ARGUMENT"
         )
-        assert info.metadata["field"] == "workspace"
+        assert error.metadata["field"] == "workspace"
     session = await wire.create_session()
-    info = await expect_error(wire.run_all(session.id, ""), "invalid_argument", "INVALID_ARGUMENT")
-    assert info.metadata["field"] == "turn.text"
-    info = await expect_error(
+    error = await expect_error(wire.run_all(session.id, ""), "invalid_argument", "INVALID_ARGUMENT")
+    assert error.metadata["field"] == "turn.text"
+    error = await expect_error(
         wire.run_all(session.id, "x", max_turns=-1), "invalid_argument", "INVALID_ARGUMENT"
     )
-    assert info.metadata["field"] == "turn.max_turns"
-    info = await expect_error(
+    assert error.metadata["field"] == "turn.max_turns"
+    error = await expect_error(
         wire.call("Decide", s.DecideRequest(session_id=session.id, request_id="r")),
         "invalid_argument",
         "INVALID_ARGUMENT",
     )
-    assert info.metadata["field"] == "decision"
+    assert error.metadata["field"] == "decision"
     await expect_error(
         wire.call(
             "Decide",
@@ -163,13 +153,9 @@ async def test_a_running_turn_times_out(wire):
 
 async def test_an_approval_that_times_out_is_a_deny_announced_by_a_notice(tmp_path):
     settings = make_settings(tmp_path / "data", approval_timeout=0.5)
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        try:
-            session = await wire.create_session()
-            events = await drive(wire, session.id, "$ touch nope")
-        finally:
-            await wire.close()
+    async with serving(settings) as wire:
+        session = await wire.create_session()
+        events = await drive(wire, session.id, "$ touch nope")
         notices = [e.notice for e in events if e.HasField("notice")]
         assert notices and "timed out" in notices[0].text
         assert not (settings.workspace_root / session.workspace / "nope").exists()
@@ -177,67 +163,31 @@ async def test_an_approval_that_times_out_is_a_deny_announced_by_a_notice(tmp_pa
         assert "timed out" in events[-1].finished.output
 
 
-async def test_a_parked_turn_survives_a_restart_and_finishes_after_it(tmp_path, wire_factory):
-    settings = make_settings(tmp_path / "data")
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        session = await wire.create_session()
-        parked = None
-        async for event in wire.run(session.id, "$ echo survived > proof.txt"):
-            if event.HasField("approval_request"):
-                parked = event
-                break
-        await wire.close()
-    assert parked is not None
+async def test_a_parked_turn_survives_a_restart_and_finishes_after_it(settings):
+    session, parked = await parked_turn(settings, "$ echo survived > proof.txt")
 
     # A new process on the same database: ports are new, the turn is still waiting.
-    async with running_server(replace(settings)) as server:
-        wire = open_wire("connect", server)
-        try:
-            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
-            assert got.state == s.SESSION_STATE_PARKED
-            assert [e.approval_request.request_id for e in got.pending] == [
-                parked.approval_request.request_id
-            ]
-            follow = wire.stream(
-                "Watch", s.WatchRequest(session_id=session.id, after_seq=parked.seq, follow=True)
-            )
-            await wire.call(
-                "Decide",
-                s.DecideRequest(
-                    session_id=session.id,
-                    request_id=parked.approval_request.request_id,
-                    decision=t.DECISION_ONCE,
-                ),
-            )
-            rest = []
-            async for event in follow:
-                rest.append(event)
-                if event.HasField("finished"):
-                    break
-            await follow.aclose()
-        finally:
-            await wire.close()
+    async with serving(replace(settings), "connect") as wire:
+        got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+        assert got.state == s.SESSION_STATE_PARKED
+        assert [e.approval_request.request_id for e in got.pending] == [
+            parked.approval_request.request_id
+        ]
+        await decide(wire, session.id, t.DECISION_ONCE)(parked)
+        rest = await follow_until_finished(wire, session.id, after_seq=parked.seq)
     assert rest[0].seq == parked.seq + 1
     assert not rest[-1].finished.HasField("error")
     assert (settings.workspace_root / session.workspace / "proof.txt").read_text() == "survived\n"
 
 
-async def test_events_and_usage_survive_a_restart(tmp_path):
-    settings = make_settings(tmp_path / "data")
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
+async def test_events_and_usage_survive_a_restart(settings):
+    async with serving(settings) as wire:
         session = await wire.create_session(title="kept")
         first = await wire.run_all(session.id, "remember me")
-        await wire.close()
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        try:
-            replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]
-            usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
-            second = await wire.run_all(session.id, "and again")
-        finally:
-            await wire.close()
+    async with serving(settings) as wire:
+        replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]
+        usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
+        second = await wire.run_all(session.id, "and again")
     assert replay[-1] == first[-1]
     assert usage.total == first[-1].finished.after
     assert second[0].seq == first[-1].seq + 1
@@ -246,30 +196,14 @@ async def test_events_and_usage_survive_a_restart(tmp_path):
 
 async def test_a_turn_running_at_shutdown_finishes_with_server_restarted(tmp_path):
     settings = make_settings(tmp_path / "data", drain_timeout=0.2)
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
+    async with serving(settings) as wire:
         session = await wire.create_session()
         stream = wire.run(session.id, "$ sleep 30")
-        async for event in stream:
-            if event.HasField("approval_request"):
-                await wire.call(
-                    "Decide",
-                    s.DecideRequest(
-                        session_id=session.id,
-                        request_id=event.approval_request.request_id,
-                        decision=t.DECISION_ONCE,
-                    ),
-                )
-                break
+        await decide(wire, session.id, t.DECISION_ONCE)(await until(stream, "approval_request"))
         await stream.aclose()
-        await wire.close()
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        try:
-            replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]
-            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
-        finally:
-            await wire.close()
+    async with serving(settings) as wire:
+        replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]
+        got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
     assert replay[-1].finished.error.reason == "SERVER_RESTARTED"
     assert got.state == s.SESSION_STATE_IDLE
 
@@ -279,23 +213,19 @@ async def test_a_turn_running_at_shutdown_finishes_with_server_restarted(tmp_pat
 
 
 async def _replay(settings, session_id: str) -> tuple[list[t.TurnEvent], s.Session]:
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        try:
-            events: list[t.TurnEvent] = []
-            # Up to the end of the last turn: recovery may have resumed one.
-            watch = s.WatchRequest(session_id=session_id, follow=True)
-            async with asyncio.timeout(20):
-                async for event in wire.stream("Watch", watch):
-                    events.append(event)
-                    if event.HasField("finished") and kinds(events).count("accepted") == kinds(
-                        events
-                    ).count("finished"):
-                        break
-            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session_id))
-            again = await wire.run_all(session_id, "still usable")
-        finally:
-            await wire.close()
+    async with serving(settings) as wire:
+        events: list[t.TurnEvent] = []
+        # Up to the end of the last turn: recovery may have resumed one.
+        watch = s.WatchRequest(session_id=session_id, follow=True)
+        async with asyncio.timeout(20):
+            async for event in wire.stream("Watch", watch):
+                events.append(event)
+                if event.HasField("finished") and kinds(events).count("accepted") == kinds(
+                    events
+                ).count("finished"):
+                    break
+        got = await wire.call("GetSession", s.GetSessionRequest(session_id=session_id))
+        again = await wire.run_all(session_id, "still usable")
     assert not again[-1].finished.HasField("error")
     return events, got
 
@@ -309,26 +239,9 @@ async def _move_turn(
     return await store.update_turn(rec, expect=old)
 
 
-async def _parked_turn(settings, command: str) -> tuple[s.Session, t.TurnEvent]:
-    """A session whose turn is parked on approving `command`, the server stopped since."""
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        try:
-            session = await wire.create_session()
-            async for event in wire.run(session.id, f"$ {command}"):
-                if event.HasField("approval_request"):
-                    return session, event
-        finally:
-            await wire.close()
-    raise AssertionError("the turn never asked for approval")
-
-
-async def test_a_turn_the_process_died_starting_gets_accepted_then_finished(tmp_path):
-    settings = make_settings(tmp_path / "data")
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
+async def test_a_turn_the_process_died_starting_gets_accepted_then_finished(settings):
+    async with serving(settings) as wire:
         session = await wire.create_session()
-        await wire.close()
     async with open_store(settings.database) as store:
         # Killed after recording the turn, before its `accepted` reached the log.
         await store.create_turn(
@@ -351,13 +264,10 @@ async def test_a_turn_the_process_died_starting_gets_accepted_then_finished(tmp_
     assert got.state == s.SESSION_STATE_IDLE
 
 
-async def test_a_turn_the_process_died_finishing_is_not_finished_twice(tmp_path):
-    settings = make_settings(tmp_path / "data")
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
+async def test_a_turn_the_process_died_finishing_is_not_finished_twice(settings):
+    async with serving(settings) as wire:
         session = await wire.create_session()
         first = await wire.run_all(session.id, "hello")
-        await wire.close()
     turn_id = first[-1].turn_id
     async with open_store(settings.database) as store:
         # Killed after `finished` reached the log, before the records followed it.
@@ -372,9 +282,8 @@ async def test_a_turn_the_process_died_finishing_is_not_finished_twice(tmp_path)
     assert got.state == s.SESSION_STATE_IDLE
 
 
-async def test_an_answer_the_process_stored_but_did_not_act_on_resumes_the_turn(tmp_path):
-    settings = make_settings(tmp_path / "data")
-    session, event = await _parked_turn(settings, "echo answered")
+async def test_an_answer_the_process_stored_but_did_not_act_on_resumes_the_turn(settings):
+    session, event = await parked_turn(settings, "$ echo answered")
     request_id = event.approval_request.request_id
     async with open_store(settings.database) as store:
         # Killed after storing the decision, before announcing it and resuming the turn.
@@ -388,9 +297,8 @@ async def test_an_answer_the_process_stored_but_did_not_act_on_resumes_the_turn(
     assert not got.pending
 
 
-async def test_a_request_the_process_died_announcing_is_withdrawn(tmp_path):
-    settings = make_settings(tmp_path / "data")
-    session, event = await _parked_turn(settings, "echo never")
+async def test_a_request_the_process_died_announcing_is_withdrawn(settings):
+    session, event = await parked_turn(settings, "$ echo never")
     request_id = event.approval_request.request_id
     turn_id = event.turn_id
     async with open_store(settings.database) as store:
@@ -405,9 +313,8 @@ async def test_a_request_the_process_died_announcing_is_withdrawn(tmp_path):
     assert not got.pending
 
 
-async def test_a_parked_turn_the_process_died_ending_is_ended(tmp_path):
-    settings = make_settings(tmp_path / "data")
-    session, event = await _parked_turn(settings, "echo never")
+async def test_a_parked_turn_the_process_died_ending_is_ended(settings):
+    session, event = await parked_turn(settings, "$ echo never")
     async with open_store(settings.database) as store:
         # Killed ending the parked turn (a Cancel, a deadline): the session was let go,
         # the `finished` event not yet written.
@@ -421,23 +328,18 @@ async def test_a_parked_turn_the_process_died_ending_is_ended(tmp_path):
     assert not got.pending
 
 
-async def test_a_parked_turn_of_a_session_the_process_died_closing_is_cancelled(tmp_path):
-    settings = make_settings(tmp_path / "data")
-    session, event = await _parked_turn(settings, "echo never")
+async def test_a_parked_turn_of_a_session_the_process_died_closing_is_cancelled(settings):
+    session, event = await parked_turn(settings, "$ echo never")
     async with open_store(settings.database) as store:
         # Killed after marking the session closed, before cancelling its turn.
         await store.update_session(
             session.id,
             SessionChange(update_time=1.0, state=s.SESSION_STATE_CLOSED, turn_id=event.turn_id),
         )
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        try:
-            watch = s.WatchRequest(session_id=session.id)
-            events = [e async for e in wire.stream("Watch", watch)]
-            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
-        finally:
-            await wire.close()
+    async with serving(settings) as wire:
+        watch = s.WatchRequest(session_id=session.id)
+        events = [e async for e in wire.stream("Watch", watch)]
+        got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
     assert events[-1].finished.error.reason == "CANCELLED"
     assert events[-2].resolution.via == "withdrawn"
     assert got.state == s.SESSION_STATE_CLOSED and not got.pending
@@ -447,9 +349,7 @@ async def test_a_slow_session_does_not_hold_up_another(wire):
     slow = await wire.create_session()
     fast = await wire.create_session()
     stream = wire.run(slow.id, "$ true")
-    async for event in stream:
-        if event.HasField("approval_request"):
-            break
+    await until(stream, "approval_request")
     events = await wire.run_all(fast.id, "quick one")
     assert not events[-1].finished.HasField("error")
     await stream.aclose()

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from google.protobuf import json_format
-from wire import Wire, decide, drive, make_settings, open_wire
+from support.servers import parked_turn, serving
+from wire import Wire, decide, drive, follow_until_finished
 
-from blitz.server import running_server
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -96,46 +96,22 @@ async def test_a_sub_agents_question_is_answered_over_the_wire(wire: Wire):
     assert events[-1].finished.output == "painter: answer: blue"
 
 
-async def test_a_delegated_approval_survives_a_restart_and_the_turn_finishes_after_it(tmp_path):
+async def test_a_delegated_approval_survives_a_restart_and_the_turn_finishes_after_it(settings):
     """The sub-agent parks twice; the server restarts at the first park."""
-    settings = make_settings(tmp_path / "data")
     prompt = "delegate builder:\n~~~\n$ echo one > a.txt\n$ echo two > b.txt\n~~~\ndone"
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        session = await wire.create_session()
-        parked = None
-        async for event in wire.run(session.id, prompt):
-            if event.HasField("approval_request"):
-                parked = event
-                break
-        await wire.close()
-    assert parked is not None
+    session, parked = await parked_turn(settings, prompt)
     assert parked.approval_request.agent == "builder"
 
     # A new process on the same database: only the stored bytes remain.
-    async with running_server(replace(settings)) as server:
-        wire = open_wire("connect", server)
-        try:
-            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
-            assert got.state == s.SESSION_STATE_PARKED
-            assert [e.approval_request.request_id for e in got.pending] == [
-                parked.approval_request.request_id
-            ]
-            follow = wire.stream(
-                "Watch", s.WatchRequest(session_id=session.id, after_seq=parked.seq, follow=True)
-            )
-            approve = decide(wire, session.id, t.DECISION_ONCE)
-            await approve(parked)
-            rest = []
-            async for event in follow:
-                rest.append(event)
-                if event.HasField("approval_request"):
-                    await approve(event)
-                if event.HasField("finished"):
-                    break
-            await follow.aclose()
-        finally:
-            await wire.close()
+    async with serving(replace(settings), "connect") as wire:
+        got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+        assert got.state == s.SESSION_STATE_PARKED
+        assert [e.approval_request.request_id for e in got.pending] == [
+            parked.approval_request.request_id
+        ]
+        approve = decide(wire, session.id, t.DECISION_ONCE)
+        await approve(parked)
+        rest = await follow_until_finished(wire, session.id, parked.seq, approve)
     [second] = [e for e in rest if e.HasField("approval_request")]
     assert (second.author, second.approval_request.agent) == ("builder", "builder")
     assert second.approval_request.request_id != parked.approval_request.request_id

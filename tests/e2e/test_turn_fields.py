@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 
 import pytest
-from wire import WireError, decide, drive
+from support.events import kinds
+from support.images import PNG
+from wire import decide, drive, expect_error, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workspace_pb2 as w
-
-# The smallest valid PNG: one transparent pixel.
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
-)
-
-
-def kinds(events: list[t.TurnEvent]) -> set[str]:
-    return {e.WhichOneof("kind") or "" for e in events}
+from blitz_client import BlitzError
 
 
 async def test_a_plan_is_proposed_without_acting_then_carried_out_when_accepted(wire, server):
@@ -40,9 +33,9 @@ async def test_a_plan_is_proposed_without_acting_then_carried_out_when_accepted(
     assert "approval_request" in kinds(done)
     assert (workspace / "planned.txt").exists()
 
-    with pytest.raises(WireError) as err:
-        await wire.run_all(session.id, "", accepted=True)
-    assert err.value.code == "failed_precondition" and err.value.info.reason == "NO_PENDING_PLAN"
+    await expect_error(
+        wire.run_all(session.id, "", accepted=True), "failed_precondition", "NO_PENDING_PLAN"
+    )
 
 
 async def test_read_only_refuses_without_asking_and_gives_the_reason(wire, server):
@@ -58,10 +51,7 @@ async def test_read_only_refuses_without_asking_and_gives_the_reason(wire, serve
 async def test_an_aside_runs_beside_a_parked_turn_and_is_not_recorded(wire):
     session = await wire.create_session()
     main = wire.run(session.id, "$ echo main")
-    async for event in main:
-        if event.HasField("approval_request"):
-            parked = event
-            break
+    parked = await until(main, "approval_request")
     aside = await wire.run_all(session.id, "what is going on?", aside=True)
     assert not aside[-1].finished.HasField("error")
     assert aside[0].turn_id != parked.turn_id
@@ -125,12 +115,12 @@ async def test_uploaded_images_reach_the_model_and_bad_uploads_are_refused(wire)
         ),
         (w.UploadImageRequest(session_id=session.id, data=b"", media_type="image/png"), "data"),
     ]:
-        with pytest.raises(WireError) as err:
+        with pytest.raises(BlitzError) as err:
             await wire.call("UploadImage", request)
-        assert err.value.code == "invalid_argument" and err.value.info.metadata["field"] == field
-    with pytest.raises(WireError) as err:
+        assert err.value.code == "invalid_argument" and err.value.metadata["field"] == field
+    with pytest.raises(BlitzError) as err:
         await wire.run_all(session.id, "look", image_ids=["img_nope"])
-    assert err.value.info.metadata["field"] == "turn.image_ids"
+    assert err.value.metadata["field"] == "turn.image_ids"
 
     # Up to the core's 5 MiB limit, past both transports' 4 MiB defaults; beyond it, the
     # core's own error.
@@ -140,12 +130,12 @@ async def test_uploaded_images_reach_the_model_and_bad_uploads_are_refused(wire)
         if accepted:
             assert (await wire.call("UploadImage", request)).size == size
         else:
-            with pytest.raises(WireError) as err:
+            with pytest.raises(BlitzError) as err:
                 await wire.call("UploadImage", request)
-            assert err.value.info.metadata["field"] == "data"
+            assert err.value.metadata["field"] == "data"
     # Past what either port reads at all (8 MiB), the transport refuses it.
     huge = w.UploadImageRequest(session_id=session.id, data=PNG + b"\0" * 9_000_000)
-    with pytest.raises(WireError) as err:
+    with pytest.raises(BlitzError) as err:
         await wire.call("UploadImage", huge)
     assert err.value.code == "resource_exhausted"
     assert (await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))).id
@@ -170,9 +160,9 @@ async def test_server_commands(wire):
     assert "Summary" in await command("/compact")
     assert "cleared" in await command("/clear")
     assert await command("/compact") == "Nothing to compact yet."
-    with pytest.raises(WireError) as err:
+    with pytest.raises(BlitzError) as err:
         await wire.run_all(session.id, "/frobnicate", command=True)
-    assert err.value.info.metadata["field"] == "turn.text"
+    assert err.value.metadata["field"] == "turn.text"
     refused = await wire.run_all(session.id, "/model nosuch:model", command=True)
     assert refused[-1].finished.error.reason == "INVALID_ARGUMENT"
     assert refused[-1].finished.error.metadata["field"] == "model"
@@ -191,12 +181,14 @@ async def test_workspace_files_can_be_listed_and_read_but_not_outside(wire, serv
     read = await wire.call("ReadFile", w.ReadFileRequest(session_id=session.id, path="src/app.py"))
     assert read.content == b"print('hi')\n" and not read.truncated
     for path in ("../secret", "/etc/passwd", "a" * 300, "a/" * 2100):
-        with pytest.raises(WireError) as err:
+        with pytest.raises(BlitzError) as err:
             await wire.call("ReadFile", w.ReadFileRequest(session_id=session.id, path=path))
-        assert err.value.info.metadata["field"] == "path"
-    with pytest.raises(WireError) as err:
-        await wire.call("ReadFile", w.ReadFileRequest(session_id=session.id, path="missing.txt"))
-    assert err.value.code == "not_found" and err.value.info.reason == "FILE_NOT_FOUND"
+        assert err.value.metadata["field"] == "path"
+    await expect_error(
+        wire.call("ReadFile", w.ReadFileRequest(session_id=session.id, path="missing.txt")),
+        "not_found",
+        "FILE_NOT_FOUND",
+    )
 
 
 async def test_prompt_replaces_text_and_context_html_is_reduced_to_text(wire):

@@ -7,11 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from wire import WireError, decide, drive, kinds, shape
+from support.events import kinds, shape
+from support.waiting import wait_until
+from wire import decide, drive, expect_error, follow_until_finished, until
 
 from blitz.store import PendingRecord, SessionChange, SqliteStore
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz_client import BlitzError
 
 
 async def test_a_plain_turn_streams_text_then_finishes(wire):
@@ -163,14 +166,15 @@ async def test_question_single_and_multi_select_and_invalid_option_rejected(wire
     async def answer_multi(event: t.TurnEvent) -> None:
         q = event.question
         assert q.multi_select and list(q.options) == ["a", "b", "c"]
-        with pytest.raises(WireError) as bad:
-            await wire.call(
+        bad = await expect_error(
+            wire.call(
                 "Answer",
                 s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["z"]),
-            )
-        assert bad.value.code == "invalid_argument"
-        assert bad.value.info.reason == "INVALID_ARGUMENT"
-        assert bad.value.info.metadata["field"] == "answers"
+            ),
+            "invalid_argument",
+            "INVALID_ARGUMENT",
+        )
+        assert bad.metadata["field"] == "answers"
         await wire.call(
             "Answer",
             s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["a", "c"]),
@@ -182,12 +186,12 @@ async def test_question_single_and_multi_select_and_invalid_option_rejected(wire
     async def answer_single(event: t.TurnEvent) -> None:
         q = event.question
         assert not q.multi_select
-        with pytest.raises(WireError) as two:
+        with pytest.raises(BlitzError) as two:
             await wire.call(
                 "Answer",
                 s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["x", "y"]),
             )
-        assert two.value.info.metadata["field"] == "answers"
+        assert two.value.metadata["field"] == "answers"
         await wire.call(
             "Answer", s.AnswerRequest(session_id=session.id, request_id=q.request_id, answers=["x"])
         )
@@ -206,11 +210,10 @@ async def test_second_answer_gets_already_resolved(wire):
             decision=t.DECISION_ONCE,
         )
         await wire.call("Decide", req)
-        with pytest.raises(WireError) as late:
-            await wire.call("Decide", req)
-        assert late.value.code == "failed_precondition"
-        assert late.value.info.reason == "ALREADY_RESOLVED"
-        assert late.value.info.metadata["request_id"] == req.request_id
+        late = await expect_error(
+            wire.call("Decide", req), "failed_precondition", "ALREADY_RESOLVED"
+        )
+        assert late.metadata["request_id"] == req.request_id
 
     await drive(wire, session.id, "$ true", twice)
 
@@ -234,14 +237,14 @@ async def test_cancel_while_parked_ends_with_cancelled_and_withdraws_the_request
     assert events[-1].finished.error.reason == "CANCELLED"
     [withdrawn] = [e.resolution for e in events if e.HasField("resolution")]
     assert (withdrawn.request_id, withdrawn.via) == (request_ids[0], "withdrawn")
-    with pytest.raises(WireError) as late:
+    with pytest.raises(BlitzError) as late:
         await wire.call(
             "Decide",
             s.DecideRequest(
                 session_id=session.id, request_id=request_ids[0], decision=t.DECISION_ONCE
             ),
         )
-    assert late.value.info.reason == "ALREADY_RESOLVED"
+    assert late.value.reason == "ALREADY_RESOLVED"
     got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
     assert got.state == s.SESSION_STATE_IDLE and not got.pending
 
@@ -256,9 +259,8 @@ async def test_a_cancel_racing_a_decision_leaves_nothing_after_finished(wire, mo
 
     monkeypatch.setattr(SqliteStore, "resolve_pending", slow_resolve)
     session = await wire.create_session()
-    async for event in wire.run(session.id, "$ sleep 1; echo ran"):
-        if event.HasField("approval_request"):
-            break
+    stream = wire.run(session.id, "$ sleep 1; echo ran")
+    event = await until(stream, "approval_request")
     decision = s.DecideRequest(
         session_id=session.id,
         request_id=event.approval_request.request_id,
@@ -273,6 +275,7 @@ async def test_a_cancel_racing_a_decision_leaves_nothing_after_finished(wire, mo
     events = [e async for e in wire.stream("Watch", watch) if e.turn_id == event.turn_id]
     assert events[-1].finished.error.reason == "CANCELLED"
     assert kinds(events).count("finished") == 1
+    await stream.aclose()
 
 
 async def test_cancel_while_streaming(wire):
@@ -292,11 +295,7 @@ async def test_cancel_while_a_command_runs(wire, server):
 
     async def approve_then_cancel(event: t.TurnEvent) -> None:
         await decide(wire, session.id, t.DECISION_ONCE)(event)
-        for _ in range(200):  # the command marks that it runs
-            if started.exists():
-                break
-            await asyncio.sleep(0.05)
-        assert started.exists()
+        assert await wait_until(started.exists, within=10)  # the command marks that it runs
         await wire.call("Cancel", s.CancelRequest(session_id=session.id))
 
     began = asyncio.get_running_loop().time()
@@ -352,8 +351,8 @@ async def test_every_steer_that_succeeds_is_seen_or_comes_back(wire, monkeypatch
             text = f"note {len(accepted)}"
             try:
                 await wire.call("Steer", s.SteerRequest(session_id=session.id, text=text))
-            except WireError as refused:
-                assert refused.info.reason == "NO_RUNNING_TURN"
+            except BlitzError as refused:
+                assert refused.reason == "NO_RUNNING_TURN"
                 return
             accepted.append(text)
             await asyncio.sleep(0.01)
@@ -372,25 +371,21 @@ async def test_every_steer_that_succeeds_is_seen_or_comes_back(wire, monkeypatch
 
 async def test_steer_without_a_running_turn_is_refused(wire):
     session = await wire.create_session()
-    with pytest.raises(WireError) as err:
-        await wire.call("Steer", s.SteerRequest(session_id=session.id, text="hi"))
-    assert err.value.code == "failed_precondition"
-    assert err.value.info.reason == "NO_RUNNING_TURN"
+    await expect_error(
+        wire.call("Steer", s.SteerRequest(session_id=session.id, text="hi")),
+        "failed_precondition",
+        "NO_RUNNING_TURN",
+    )
 
 
 async def test_second_turn_while_one_runs_is_session_busy(wire):
     session = await wire.create_session()
     stream = wire.run(session.id, "$ true")
-    first = None
-    async for event in stream:
-        if event.HasField("approval_request"):
-            first = event.turn_id
-            break
-    with pytest.raises(WireError) as busy:
-        await wire.run_all(session.id, "another")
-    assert busy.value.code == "failed_precondition"
-    assert busy.value.info.reason == "SESSION_BUSY"
-    assert busy.value.info.metadata["turn_id"] == first
+    first = (await until(stream, "approval_request")).turn_id
+    busy = await expect_error(
+        wire.run_all(session.id, "another"), "failed_precondition", "SESSION_BUSY"
+    )
+    assert busy.metadata["turn_id"] == first
     await stream.aclose()
     await wire.call("Cancel", s.CancelRequest(session_id=session.id))
 
@@ -409,9 +404,9 @@ async def test_same_turn_id_streams_the_same_turn_again(wire):
 async def test_turn_id_reused_for_a_different_turn_is_refused(wire):
     session = await wire.create_session()
     await wire.run_all(session.id, "first", turn_id="k")
-    with pytest.raises(WireError) as err:
+    with pytest.raises(BlitzError) as err:
         await wire.run_all(session.id, "second", turn_id="k")
-    assert err.value.info.reason == "TURN_ID_REUSED"
+    assert err.value.reason == "TURN_ID_REUSED"
 
 
 async def test_disconnecting_does_not_stop_the_turn(wire):
@@ -420,11 +415,7 @@ async def test_disconnecting_does_not_stop_the_turn(wire):
     async for _ in stream:
         break
     await stream.aclose()
-    events = []
-    async for event in wire.stream("Watch", s.WatchRequest(session_id=session.id, follow=True)):
-        events.append(event)
-        if event.HasField("finished"):
-            break
+    events = await follow_until_finished(wire, session.id)
     assert events[-1].finished.output
     assert not events[-1].finished.HasField("error")
 
@@ -439,21 +430,8 @@ async def test_watch_replay_after_a_dropped_stream_equals_the_live_sequence(wire
         if len(live) == 5:
             break
     await stream.aclose()
-    request_id = None
-    async for event in wire.stream(
-        "Watch", s.WatchRequest(session_id=session.id, after_seq=live[-1].seq, follow=True)
-    ):
-        live.append(event)
-        if event.HasField("approval_request"):
-            request_id = event.approval_request.request_id
-            await wire.call(
-                "Decide",
-                s.DecideRequest(
-                    session_id=session.id, request_id=request_id, decision=t.DECISION_ONCE
-                ),
-            )
-        if event.HasField("finished"):
-            break
+    approve = decide(wire, session.id, t.DECISION_ONCE)
+    live += await follow_until_finished(wire, session.id, live[-1].seq, approve)
     replay = [
         e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id, after_seq=0))
     ]

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from fake_provider import FakeProvider, openai_text, openai_tool_call
 from google.protobuf import json_format
-from wire import decide, drive, make_settings, open_wire
+from support.servers import make_settings, serving
+from wire import decide, drive
 
-from blitz.server import running_server
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -32,19 +32,15 @@ async def test_a_multi_step_coding_turn_with_approvals(
     settings = make_settings(
         tmp_path / "data", model=f"openai-compatible:{MODEL}", base_url=fake.url + "/v1"
     )
-    async with running_server(settings) as server:
-        wire = open_wire(transport, server)
-        try:
-            session = await wire.create_session()
-            events = await drive(
-                wire,
-                session.id,
-                "make a hello script and run it",
-                decide(wire, session.id, t.DECISION_ONCE),
-            )
-            usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
-        finally:
-            await wire.close()
+    async with serving(settings, transport) as wire:
+        session = await wire.create_session()
+        events = await drive(
+            wire,
+            session.id,
+            "make a hello script and run it",
+            decide(wire, session.id, t.DECISION_ONCE),
+        )
+        usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
     workspace = settings.workspace_root / session.workspace
     assert (workspace / "hello.py").read_text() == "print('hi')\n"
     approvals = [e.approval_request for e in events if e.HasField("approval_request")]
@@ -81,15 +77,11 @@ async def test_a_server_that_reuses_tool_call_ids_can_be_approved_again(
     settings = make_settings(
         tmp_path / "data", model=f"openai-compatible:{MODEL}", base_url=fake.url + "/v1"
     )
-    async with running_server(settings) as server:
-        wire = open_wire("grpc", server)
-        try:
-            session = await wire.create_session()
-            on_request = decide(wire, session.id, t.DECISION_ONCE)
-            first = await drive(wire, session.id, "run two things", on_request)
-            second = await drive(wire, session.id, "and one more", on_request)
-        finally:
-            await wire.close()
+    async with serving(settings) as wire:
+        session = await wire.create_session()
+        on_request = decide(wire, session.id, t.DECISION_ONCE)
+        first = await drive(wire, session.id, "run two things", on_request)
+        second = await drive(wire, session.id, "and one more", on_request)
     outputs = [e.tool_result.result["output"] for e in first + second if e.HasField("tool_result")]
     assert outputs == ["one\n", "two\n", "three\n"]
     assert second[-1].finished.output == "second turn done"

@@ -8,6 +8,7 @@ from pathlib import Path
 import grpc
 import pytest
 from fake_core import FakeCore
+from support.servers import make_settings
 
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
@@ -22,14 +23,7 @@ def core() -> FakeCore:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(
-        grpc_port=0,
-        http_port=0,
-        data_dir=tmp_path,
-        database=str(tmp_path / "blitz.db"),
-        workspace_root=tmp_path / "workspaces",
-        drain_timeout=5.0,
-    )
+    return make_settings(tmp_path, drain_timeout=5.0)
 
 
 @pytest.fixture

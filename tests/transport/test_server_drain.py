@@ -15,6 +15,7 @@ from connectrpc.errors import ConnectError
 from fake_core import FakeCore
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
+from support.waiting import wait_until
 
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
@@ -25,11 +26,9 @@ from blitz.v1.session_pb2_grpc import SessionServiceStub
 
 
 async def draining(server: RunningServer) -> None:
-    """Wait until the server's gate has closed."""
-    async with asyncio.timeout(5):
-        # The gate offers no event to wait on; a test may poll its flag.
-        while server.gate.serving:  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
+    """Wait until the server's gate has closed (it offers no event to wait on)."""
+    closed = await wait_until(lambda: not server.gate.serving, within=5, every=0.01)
+    assert closed, "the gate stayed open"
 
 
 def grpc_reason(error: grpc.aio.AioRpcError) -> str:

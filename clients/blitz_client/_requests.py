@@ -1,4 +1,5 @@
-"""Requests built from Python values: a `Turn` from keyword arguments, a `Decision` from a word.
+"""Requests built from Python values: a `Turn` from keyword arguments, a `Decision` or a
+`SessionState` from a word, a `Duration` from seconds.
 
 Kept apart from the clients so the async and sync clients build the same messages.
 """
@@ -11,7 +12,7 @@ from typing import Any, TypedDict, Unpack
 
 from google.protobuf import duration_pb2
 
-from blitz.v1 import turn_pb2
+from blitz.v1 import session_pb2, turn_pb2
 
 __all__ = [
     "ContextLike",
@@ -20,6 +21,7 @@ __all__ = [
     "build_turn",
     "decision_value",
     "duration",
+    "state_value",
 ]
 
 DecisionLike = str | int
@@ -46,6 +48,27 @@ def decision_value(decision: DecisionLike) -> int:
     if decision not in _DECISIONS.values():
         raise ValueError(f"not a Decision value: {decision!r}")
     return int(decision)
+
+
+_STATES = {
+    "idle": session_pb2.SESSION_STATE_IDLE,
+    "running": session_pb2.SESSION_STATE_RUNNING,
+    "parked": session_pb2.SESSION_STATE_PARKED,
+    "closed": session_pb2.SESSION_STATE_CLOSED,
+}
+
+
+def state_value(state: str | int | None) -> int:
+    """The `SessionState` value of "idle"/"running"/"parked"/"closed" (any case) or an enum;
+    0 (any state) for None."""
+    if state is None:
+        return 0
+    if isinstance(state, str):
+        word = state.lower().removeprefix("session_state_")
+        if word not in _STATES:
+            raise ValueError(f"state must be one of {', '.join(_STATES)}; got {state!r}")
+        return _STATES[word]
+    return int(state)
 
 
 def duration(value: float | timedelta) -> duration_pb2.Duration:

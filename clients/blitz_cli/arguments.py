@@ -1,0 +1,153 @@
+"""The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage` and `run`.
+
+`add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
+its handler (`client_handler`, from `chat` or `scriptable`). Flag values are checked here,
+so that a bad one is a usage error (exit 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from blitz_cli.chat import chat_command
+from blitz_cli.scriptable import run_command, sessions_command, usage_command, watch_command
+from blitz_client import DEFAULT_URL
+
+__all__ = ["add_arguments"]
+
+_YEAR_S = 365 * 24 * 3600.0
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds, as a flag: finite, not negative, at most a year."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= _YEAR_S:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and {_YEAR_S:.0f} seconds")
+    return value
+
+
+def _bounded(limit: int) -> Callable[[str], int]:
+    """A whole number from 0 to `limit`, as a flag."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not 0 <= value <= limit:
+            raise argparse.ArgumentTypeError(f"{text} is not between 0 and {limit}")
+        return value
+
+    return parse
+
+
+def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add chat, sessions, watch, usage and run to the `blitz` command's subparsers."""
+
+    def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
+        parser.add_argument(
+            "--server",
+            metavar="URL",
+            default=default,
+            help="host:port (gRPC) or http://host:port (Connect) [BLITZ_SERVER;"
+            f" default {DEFAULT_URL}]",
+        )
+        parser.add_argument(
+            "--token", default=default, help="bearer token sent on every call [BLITZ_TOKEN]"
+        )
+
+    chat_parser = commands.add_parser(
+        "chat",
+        help="talk to an agent in the terminal",
+        description="A terminal chat with one session: streaming text, tool calls, one-key"
+        " approvals (o once, s session, a always, d deny, e edit), questions, the task list"
+        " and a usage footer after each turn. Ctrl-C cancels a turn; twice leaves.",
+    )
+    server_flags(chat_parser)
+    chat_parser.add_argument("--session", metavar="ID", help="reattach to this session")
+    chat_parser.add_argument("--model", default="", help="model of a new session")
+    chat_parser.add_argument("--title", default="", help="title of a new session")
+    chat_parser.add_argument("--plan", action="store_true", help="plan mode for every turn")
+    chat_parser.add_argument(
+        "--read-only", metavar="REASON", default="", help="refuse every change, giving REASON"
+    )
+    chat_parser.set_defaults(client_handler=chat_command)
+
+    sessions = commands.add_parser("sessions", help="list, show or close sessions")
+    server_flags(sessions)
+    sessions.add_argument("--json", action="store_true", help="JSON, one session per line")
+    sessions.add_argument(
+        "--state", choices=["idle", "running", "parked", "closed"], help="only in this state"
+    )
+    actions = sessions.add_subparsers(dest="action", metavar="ACTION")
+    actions.add_parser("list", help="the sessions, newest first (the default)")
+    for name, text in (("show", "one session and its open requests"), ("close", "close one")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("session_id", metavar="ID")
+        # SUPPRESS: a sub-action's defaults would overwrite flags given before it.
+        action.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="the session as JSON"
+        )
+        server_flags(action, default=argparse.SUPPRESS)
+    sessions.set_defaults(client_handler=sessions_command)
+
+    watch = commands.add_parser("watch", help="show a session's events, live")
+    server_flags(watch)
+    watch.add_argument("session_id", metavar="ID")
+    watch.add_argument(
+        "--after", type=_bounded(2**63 - 1), default=0, metavar="N", help="start after seq N"
+    )
+    watch.add_argument(
+        "--no-follow", dest="follow", action="store_false", help="stop after the replay"
+    )
+    watch.add_argument("--json", action="store_true", help="events as JSON lines")
+    watch.set_defaults(client_handler=watch_command)
+
+    usage = commands.add_parser("usage", help="a session's model calls, tokens and cost")
+    server_flags(usage)
+    usage.add_argument("session_id", metavar="ID")
+    usage.add_argument("--json", action="store_true", help="the UsageReport as JSON")
+    usage.set_defaults(client_handler=usage_command)
+
+    run = commands.add_parser(
+        "run",
+        help="run one turn, for scripts",
+        description="Run one turn and print its output (or, with --json, every event as a"
+        " JSON line). Approvals are refused unless --approve is given; questions are"
+        " refused (the turn is cancelled) unless --answer is. Exit code 0 when the turn"
+        " succeeds, 1 when it fails, 2 on bad usage.",
+    )
+    server_flags(run)
+    run.add_argument("prompt")
+    run.add_argument("--session", metavar="ID", help="run in this session (default: a new one)")
+    run.add_argument("--model", default="", help="model of a new session")
+    run.add_argument("--json", action="store_true", help="every event as a JSON line")
+    decisions = run.add_mutually_exclusive_group()
+    decisions.add_argument(
+        "--approve",
+        nargs="?",
+        const="once",
+        choices=["once", "session", "always"],
+        help="approve every request (once unless given session or always)",
+    )
+    decisions.add_argument(
+        "--deny", dest="deny_reason", metavar="REASON", help="deny every request, giving REASON"
+    )
+    run.add_argument(
+        "--answer",
+        action="append",
+        metavar="TEXT",
+        help="answer questions with TEXT (an option or its number; repeat for several)",
+    )
+    run.add_argument("--command", action="store_true", help="PROMPT is a /command")
+    run.add_argument("--plan", action="store_true", help="plan mode")
+    run.add_argument("--read-only", metavar="REASON", default="", help="refuse every change")
+    run.add_argument(
+        "--max-turns", type=_bounded(2**31 - 1), default=0, metavar="N", help="model-call limit"
+    )
+    run.add_argument("--timeout", type=_seconds, default=0, metavar="S", help="turn deadline")
+    run.set_defaults(client_handler=run_command)

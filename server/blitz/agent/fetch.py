@@ -43,6 +43,7 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
         url: The absolute http:// or https:// URL.
     """
     deps = ctx.deps
+    limits = deps.settings.fetch
     try:
         parts = urlsplit(url.strip())
         hostname = parts.hostname
@@ -54,7 +55,7 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
     grants = {normalize_host(g) for g in deps.policy.fetch_grants if g.strip()}
     try:
         # Refuse a blocked address before anyone is asked to approve it.
-        await validate_and_resolve_url(url, deps.fetch.allow_local)
+        await validate_and_resolve_url(url, limits.allow_local)
     except ValueError as exc:
         return {"url": url, "error": _address_refusal(exc)}
     if host not in grants:
@@ -65,10 +66,10 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
     try:
         response = await safe_download(
             url,
-            allow_local=deps.fetch.allow_local,
-            timeout=int(deps.fetch.timeout),
+            allow_local=limits.allow_local,
+            timeout=int(limits.timeout),
             allowed_domains=allowed,
-            max_bytes=deps.fetch.max_bytes,
+            max_bytes=limits.max_bytes,
             headers={"User-Agent": "blitz-agent"},
         )
     except httpx2.HTTPStatusError as exc:
@@ -77,7 +78,7 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
         return {"url": url, "error": f"the request failed: {type(exc).__name__}: {exc}"}
     except ValueError as exc:
         return {"url": url, "error": _address_refusal(exc)}
-    return _result(url, response, cap=deps.output_cap)
+    return _result(url, response, cap=deps.settings.output_cap)
 
 
 def _result(url: str, response: httpx2.Response, *, cap: int) -> dict[str, Any]:

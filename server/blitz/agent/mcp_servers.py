@@ -118,6 +118,17 @@ class McpConnections:
     def toolset(self) -> FunctionToolset[ToolDeps]:
         return FunctionToolset[ToolDeps](self.tools)
 
+    def notices(self) -> list[turn_pb2.TurnEvent]:
+        """An error notice for each server that could not be reached."""
+        return [
+            turn_pb2.TurnEvent(
+                notice=turn_pb2.Notice(
+                    text=f"MCP server {server} is unavailable: {why}", error=True
+                )
+            )
+            for server, why in self.failures.items()
+        ]
+
     async def _connect(self, spec: McpServerSpec) -> None:
         from mcp import Client, StdioServerParameters
 

@@ -6,7 +6,7 @@ a context-length rejection is CONTEXT_OVERFLOW; anything else — authentication
 a bad request, an unknown model — fails the turn at once with MODEL_ERROR and the provider's
 status in metadata. `RetryPolicy` says how often and how long to wait: exponential backoff
 from a short first delay, or the provider's own Retry-After when it gives one (capped).
-The runner does the retrying, from the same history, and tells the client in a transient
+loop.py does the retrying, from the same history, and tells the client in a transient
 `notice`; this module decides only and never sleeps or emits.
 """
 
@@ -29,7 +29,14 @@ from pydantic_ai.exceptions import (
 
 from blitz.errors import BlitzError, Reason
 
-__all__ = ["RetryPolicy", "classify", "misbehaviour_error", "model_error", "retry_notice"]
+__all__ = [
+    "RetryPolicy",
+    "classify",
+    "misbehaviour_error",
+    "model_error",
+    "retry_notice",
+    "status_of",
+]
 
 # Phrases of providers that report a too-long prompt as a plain 400.
 _OVERFLOW_HINTS = (
@@ -58,6 +65,7 @@ class RetryPolicy:
 
 
 def status_of(exc: ModelAPIError) -> int | None:
+    """The provider's HTTP status, when the failure has one."""
     return exc.status_code if isinstance(exc, ModelHTTPError) else None
 
 

@@ -10,8 +10,8 @@ call of a compaction alike: retrying.py classifies the failure; a rate limit, a 
 error or a broken stream is retried after a transient `notice` and a backoff, anything else
 — or the last failed try — fails the turn with `BlitzError(MODEL_ERROR)` (a too-long prompt
 `CONTEXT_OVERFLOW`). A retried run restarts from the messages it had sent, so no tool runs
-twice, and `before_model_call` is not asked again for the same call. Cancellation
-propagates untouched.
+twice, and `before_model_call` is not asked again for the same call. Library exceptions end
+here: their text goes to the log, never to the client. Cancellation propagates untouched.
 This module knows nothing of parking, sub-agents or MCP; it must never build a toolset.
 """
 
@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+import structlog
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import ProcessHistory
@@ -43,12 +44,15 @@ from blitz.agent.retrying import (
     misbehaviour_error,
     model_error,
     retry_notice,
+    status_of,
 )
 from blitz.agent.window import window_processor
 from blitz.ports.agent import TurnIO
 from blitz.v1 import turn_pb2
 
 __all__ = ["ModelCalls", "ModelLoop", "RunOutput", "RunStart", "add_user_text"]
+
+log = structlog.get_logger(__name__)
 
 # What a run ends with: the answer, or the calls that need a person.
 RunOutput = str | DeferredToolRequests
@@ -102,6 +106,7 @@ class ModelCalls:
                     before_retry()
                 await asyncio.sleep(delay)
             except UnexpectedModelBehavior as exc:
+                log.warning("model_misbehaved", model=self._model, error=_details(exc))
                 raise misbehaviour_error(exc, model=self._model) from exc
 
     def _delay(self, exc: ModelAPIError) -> float:
@@ -109,8 +114,23 @@ class ModelCalls:
         self._failures += 1
         attempt, retries = self._failures, self._policy.retries
         if classify(exc) != "retry" or attempt > retries:
+            log.warning(
+                "model_call_failed",
+                model=self._model,
+                status=status_of(exc),
+                attempts=attempt,
+                error=_details(exc),
+            )
             raise model_error(exc, model=self._model, attempts=attempt) from exc
         delay = self._policy.delay(attempt, exc.retry_after)
+        log.info(
+            "model_call_retrying",
+            model=self._model,
+            status=status_of(exc),
+            error=type(exc).__name__,
+            retry=attempt,
+            delay=delay,
+        )
         text = retry_notice(exc, delay=delay, attempt=attempt, retries=retries)
         self._io.emit(turn_pb2.TurnEvent(notice=turn_pb2.Notice(text=text, transient=True)))
         return delay
@@ -254,6 +274,18 @@ class _Attempts:
                 self.start = RunStart(messages=sent)
         self.current = None
         self.retrying = True
+
+
+def _details(exc: Exception) -> str:
+    """What the log keeps of a failed call: the provider's status, body and message.
+
+    A field, not a traceback: the trace runs through pydantic-ai's graph and says nothing
+    the operator needs, and rendering its frames costs more than the call did.
+    """
+    text = f"{type(exc).__name__}: {exc}"
+    if exc.__cause__ is not None:
+        text += f" (from {type(exc.__cause__).__name__}: {exc.__cause__})"
+    return text
 
 
 def add_user_text(request: ModelRequest, texts: list[str]) -> None:

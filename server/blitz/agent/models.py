@@ -11,7 +11,8 @@ The SDK clients are built with their own retries off: `loop.py` retries (with a 
 the client sees), and two retry layers would multiply the waits silently. `ModelPool`
 keeps one model (one SDK client) per name, so provider connections are pooled across turns.
 `validate_model` is what the core calls when a session names a model; a name that cannot
-be served is `INVALID_ARGUMENT` on field `model`, and no library exception leaves here.
+be served is `INVALID_ARGUMENT` on field `model` in our own words — no library exception
+and no library text leaves here; the details go to the log.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import structlog
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model
@@ -39,6 +41,8 @@ __all__ = [
     "resolve_model",
     "validate_model",
 ]
+
+log = structlog.get_logger(__name__)
 
 # The provider name of OpenAI-compatible servers, as sessions write it.
 COMPATIBLE_PROVIDER = "openai-compatible"
@@ -87,7 +91,14 @@ def resolve_model(name: str, access: ModelAccess | None = None) -> Model:
         ) from exc
     except (UserError, ValueError) as exc:
         # Unknown names and missing credentials of the providers pydantic-ai builds itself.
-        raise invalid_argument("model", f"model {name!r} is not available: {exc}") from exc
+        # Its text may name environment variables and internals: the log gets it, not the
+        # client.
+        log.warning("model_unavailable", model=name, error=f"{type(exc).__name__}: {exc}")
+        raise invalid_argument(
+            "model",
+            f"model {name!r} is not available: its provider is unknown or not configured "
+            f"on this server ({type(exc).__name__})",
+        ) from exc
 
 
 class ModelPool:

@@ -230,13 +230,13 @@ class Agent:
         """The main agent's run of a turn, with its MCP servers open while it lasts."""
         async with AsyncExitStack() as stack:
             toolsets: list[AbstractToolset[ToolDeps]] = [workspace_toolset(plan=policy.plan)]
-            names: Mapping[str, str] = {}
+            display_names: Mapping[str, str] = {}
             if self._mcp_servers and not policy.plan:
                 mcp = await stack.enter_async_context(
                     McpConnections(self._mcp_servers, cwd=workspace)
                 )
                 toolsets.append(mcp.toolset())
-                names = mcp.display_names
+                display_names = mcp.display_names
                 for notice in mcp.notices():
                     io.emit(notice)
             share = RunShare(
@@ -248,7 +248,7 @@ class Agent:
                 policy=policy,
                 settings=self._settings,
                 toolsets=tuple(toolsets),
-                display_names=names,
+                display_names=display_names,
             )
             messages: list[ModelMessage] = start.messages or []
             deps = share.deps(
@@ -262,11 +262,13 @@ class Agent:
                 model=model,
                 llm=llm,
                 deps=deps,
-                mapper=EventMapper(io, overrides=overrides, resumed=resumed, names=names),
+                mapper=EventMapper(
+                    io, overrides=overrides, resumed=resumed, display_names=display_names
+                ),
                 toolsets=toolsets if policy.plan else [*toolsets, delegation_toolset()],
                 instructions=PLAN_INSTRUCTIONS if policy.plan else None,
             )
-        return run_outcome(result, names)
+        return run_outcome(result, display_names)
 
 
 def check_images(llm: Model, policy: TurnPolicy) -> None:

@@ -77,10 +77,10 @@ def run_outcome(
 
 
 def park_requests(
-    requests: DeferredToolRequests, names: Mapping[str, str] | None = None
+    requests: DeferredToolRequests, display_names: Mapping[str, str] | None = None
 ) -> tuple[list[turn_pb2.TurnEvent], dict[str, Delegation]]:
     """One event per open request, in call order, and the parked sub-agents by call id."""
-    names = names or {}
+    names = display_names or {}
     events: list[turn_pb2.TurnEvent] = []
     delegations: dict[str, Delegation] = {}
     for call in requests.approvals:

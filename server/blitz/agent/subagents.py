@@ -100,7 +100,7 @@ class SubAgentRunner:
         messages: list[ModelMessage] | None = None
         if resume is None:
             start = RunStart(prompt=task)
-            mapper = EventMapper(io, names=share.display_names)
+            mapper = EventMapper(io, display_names=share.display_names)
         else:
             messages = load_history(resume.delegation.history)
             deferred, overrides = deferred_results(resume.results)
@@ -109,7 +109,7 @@ class SubAgentRunner:
                 io,
                 overrides=overrides,
                 resumed=frozenset(resume.results),
-                names=share.display_names,
+                display_names=share.display_names,
             )
         deps = share.deps(
             io,

@@ -120,7 +120,9 @@ class ModelPool:
 
     def get(self, name: str) -> Model:
         """The model `name` stands for; `BlitzError(INVALID_ARGUMENT)` when it cannot be served."""
-        model = self._given.get(name) or self._made.get(name)
+        model = self._given.get(name)
+        if model is None:
+            model = self._made.get(name)
         if model is None:
             model = self._made[name] = resolve_model(name, self._access)
         return model

@@ -1,5 +1,6 @@
-"""A tiny stdio MCP server for the tests: `add` numbers, and `note` text into notes.txt."""
+"""A tiny stdio MCP server for the tests: `add` numbers, `note` text, `crash` mid-call."""
 
+import os
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -19,6 +20,12 @@ def note(text: str) -> str:
     with Path("notes.txt").open("a") as f:
         f.write(text + "\n")
     return f"noted: {text}"
+
+
+@server.tool()
+def crash(why: str) -> str:
+    """End the server mid-call, as a crashing server does (the client sees no answer)."""
+    os._exit(3)
 
 
 if __name__ == "__main__":

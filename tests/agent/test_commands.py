@@ -1,4 +1,5 @@
-"""Commands run bounded: a timeout, an output cap, a scrubbed environment, no leftovers."""
+"""Commands run bounded: a timeout, an output cap, a scrubbed environment, no leftovers;
+their live output comes in whole lines."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from blitz.agent.shell import run_shell
+from blitz.agent.shell import LINE_HOLD, run_shell
 
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
@@ -105,6 +106,109 @@ async def test_cancellation_kills_the_command_and_propagates(workspace: Path) ->
         task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    assert_gone(pid)
+
+
+async def test_live_output_comes_in_whole_lines(workspace: Path) -> None:
+    """A token written in two pieces reaches `on_output` in one (the server masks per event)."""
+    shown: list[str] = []
+    outcome = await run_shell(
+        "printf 'tok'; sleep 0.2; printf 'en\\nnext'; sleep 0.2; printf ' line\\r'; "
+        "sleep 0.2; printf 'tail'",
+        cwd=workspace,
+        env=ENV,
+        time_limit=10,
+        output_cap=1000,
+        on_output=shown.append,
+    )
+    assert outcome.output == "token\nnext line\rtail"
+    assert "".join(shown) == outcome.output
+    # Every piece ends a line (\n or \r) but the last, held until the command ended.
+    assert all(piece.endswith(("\n", "\r")) for piece in shown[:-1])
+    assert shown[-1] == "tail"
+    assert any("token\n" in piece for piece in shown)
+
+
+async def test_a_character_split_between_writes_is_shown_whole(workspace: Path) -> None:
+    shown: list[str] = []
+    await run_shell(
+        "printf '\\303'; sleep 0.2; printf '\\251\\n'",
+        cwd=workspace,
+        env=ENV,
+        time_limit=10,
+        output_cap=1000,
+        on_output=shown.append,
+    )
+    assert shown == ["é\n"]
+
+
+async def test_a_line_longer_than_the_hold_is_shown_in_long_pieces(workspace: Path) -> None:
+    shown: list[str] = []
+    outcome = await run_shell(
+        "head -c 20000 /dev/zero | tr '\\0' x",
+        cwd=workspace,
+        env=ENV,
+        time_limit=10,
+        output_cap=100000,
+        on_output=shown.append,
+    )
+    assert "".join(shown) == outcome.output == "x" * 20000
+    assert all(len(piece) >= LINE_HOLD for piece in shown[:-1])
+
+
+async def test_only_the_kept_output_is_shown(workspace: Path) -> None:
+    shown: list[str] = []
+    outcome = await run_shell(
+        "head -c 100000 /dev/zero | tr '\\0' x",
+        cwd=workspace,
+        env=ENV,
+        time_limit=10,
+        output_cap=100,
+        on_output=shown.append,
+    )
+    assert outcome.truncated
+    assert shown == ["x" * 100]
+
+
+async def test_a_partial_line_is_shown_when_the_command_times_out(workspace: Path) -> None:
+    shown: list[str] = []
+    outcome = await run_shell(
+        "printf 'almost'; sleep 30",
+        cwd=workspace,
+        env=ENV,
+        time_limit=0.5,
+        output_cap=100,
+        on_output=shown.append,
+    )
+    assert outcome.timed_out
+    assert shown == ["almost"]
+
+
+@pytest.mark.parametrize("cancels", [1, 2])
+async def test_a_cancelled_command_leaves_no_task_behind(workspace: Path, cancels: int) -> None:
+    """Cancelled once, or again while it cleans up: every task it made has ended."""
+    before = asyncio.all_tasks()
+    task = asyncio.create_task(
+        run_shell(
+            "echo $$ > pid.txt; echo started; exec sleep 30",
+            cwd=workspace,
+            env=ENV,
+            time_limit=60,
+            output_cap=100,
+            on_output=lambda text: None,
+        )
+    )
+    try:
+        await wait_for_file(workspace / "pid.txt")
+        pid = int((workspace / "pid.txt").read_text())
+    finally:
+        task.cancel()
+    for _ in range(cancels - 1):
+        await asyncio.sleep(0)  # into its cleanup, then cancel that too
+        task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert asyncio.all_tasks() - before == set()
     assert_gone(pid)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blitz.agent.directives import Progress, Say, Stream, Think, ToolStep, parse
+from blitz.agent.demo.directives import Progress, Say, Stream, Think, ToolStep, parse
 
 
 def test_each_directive_parses_to_its_tool_call() -> None:

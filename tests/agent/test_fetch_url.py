@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import structlog
 from google.protobuf import json_format
 
 from blitz.agent import Agent, FetchLimits
@@ -141,6 +142,30 @@ async def test_a_malformed_url_is_an_error_result(workspace: Path, io: Recording
     )
     assert isinstance(done, Completed)
     assert "not a valid URL" in str(result_of(io)["error"])
+
+
+async def test_a_host_that_does_not_answer_is_an_error_result_in_our_words(
+    workspace: Path, io: RecordingIO
+) -> None:
+    async with web({}) as port:
+        pass  # the port is closed again: nothing listens there now
+    with structlog.testing.capture_logs() as logs:
+        done = await local_agent().start(
+            io=io,
+            model="demo",
+            workspace=workspace,
+            history=None,
+            prompt=f"fetch http://127.0.0.1:{port}/",
+            policy=TurnPolicy(fetch_grants=("127.0.0.1",)),
+        )
+    assert isinstance(done, Completed)
+    assert result_of(io)["error"] == (
+        "the request to 127.0.0.1 failed (ConnectError): it could not be sent, "
+        "or its answer broke off"
+    )
+    [logged] = [e for e in logs if e["event"] == "fetch_failed"]
+    assert logged["host"] == "127.0.0.1"
+    assert str(logged["exc_info"]) == "All connection attempts failed"
 
 
 async def test_a_charset_that_is_no_text_encoding_is_read_as_utf8(

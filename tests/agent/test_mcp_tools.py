@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+import structlog
 from google.protobuf import json_format
 
 from blitz.agent import Agent, load_mcp_config
@@ -85,12 +86,44 @@ async def test_an_mcp_server_that_fails_to_start_is_a_notice(
 ) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"gone": {"command": str(tmp_path / "nope")}}}))
-    done = await Agent(mcp_servers=load_mcp_config(config)).start(
-        io=io, model="demo", workspace=workspace, history=None, prompt="hi"
-    )
+    with structlog.testing.capture_logs() as logs:
+        done = await Agent(mcp_servers=load_mcp_config(config)).start(
+            io=io, model="demo", workspace=workspace, history=None, prompt="hi"
+        )
     assert done.output == "You said: hi"
     [notice] = io.of_kind("notice")
     assert notice.notice.error and "MCP server gone is unavailable" in notice.notice.text
+    assert notice.notice.text == (
+        "MCP server gone is unavailable: it could not be started or did not answer "
+        "(FileNotFoundError); the server log has the details"
+    )
+    [logged] = [e for e in logs if e["event"] == "mcp_server_unavailable"]
+    assert logged["server"] == "gone"
+    assert "No such file or directory" in str(logged["exc_info"])
+
+
+async def test_a_failed_mcp_call_is_an_error_result_in_our_words(
+    mcp_config: Path, workspace: Path, io: RecordingIO
+) -> None:
+    """The server dies mid-call: the model and the client learn which call, the log why."""
+    io.rules = {"mcp: notes.crash"}
+    with structlog.testing.capture_logs() as logs:
+        done = await Agent(mcp_servers=load_mcp_config(mcp_config)).start(
+            io=io,
+            model="demo",
+            workspace=workspace,
+            history=None,
+            prompt='call notes.crash {"why": "test"}',
+        )
+    assert isinstance(done, Completed)
+    [result] = io.of_kind("tool_result")
+    error = json_format.MessageToDict(result.tool_result.result)["error"]
+    assert error == (
+        "the MCP call to notes.crash failed (MCPError); the server log has the details"
+    )
+    [logged] = [e for e in logs if e["event"] == "mcp_call_failed"]
+    assert (logged["server"], logged["tool"]) == ("notes", "crash")
+    assert "Connection closed" in str(logged["exc_info"])
 
 
 @pytest.mark.parametrize(

@@ -260,8 +260,7 @@ class _ToolSpy(DemoModel):
 
 async def test_a_sub_agent_is_not_offered_delegate(workspace: Path, io: RecordingIO) -> None:
     spy = _ToolSpy()
-    agent = Agent()
-    agent._models["spy"] = spy  # the cache resolve_model fills; a test model by name
+    agent = Agent(models={"spy": spy})
     await agent.start(
         io=io, model="spy", workspace=workspace, history=None, prompt="delegate t: ls"
     )

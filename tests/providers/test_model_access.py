@@ -42,6 +42,18 @@ def test_models_that_cannot_be_served_are_refused_on_the_model_field(
     assert says in caught.value.message
 
 
+def test_an_unknown_provider_is_refused_in_our_words_and_logged_in_pydantic_ais() -> None:
+    with structlog.testing.capture_logs() as logs, pytest.raises(BlitzError) as caught:
+        validate_model("nonsense-provider:thing")
+    assert caught.value.message == (
+        "model 'nonsense-provider:thing' is not available: its provider is unknown or not "
+        "configured on this server (UserError)"
+    )
+    [logged] = [e for e in logs if e["event"] == "model_unavailable"]
+    assert logged["model"] == "nonsense-provider:thing"
+    assert "Unknown model: nonsense-provider:thing" in logged["error"]
+
+
 def test_configured_providers_validate_without_any_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import structlog
 from fake_provider import KEY, FakeProvider, openai_error, openai_text, openai_tool_call
 from genai_prices import Usage, calc_price
 from google.protobuf import json_format
@@ -143,6 +144,40 @@ async def test_auth_and_other_client_errors_fail_at_once_with_the_status(
     assert caught.value.metadata["status"] == str(status)
     assert len(fake.requests) == 1
     assert io.of_kind("notice") == []
+
+
+async def test_a_failed_call_tells_the_client_the_status_and_the_log_the_providers_text(
+    fake: FakeProvider, make_agent: Callable[..., Agent], io: RecordingIO, workspace: Path
+) -> None:
+    fake.script(openai_error(400, "unsupported parameter: frobnicate", kind="invalid_request"))
+    with structlog.testing.capture_logs() as logs, pytest.raises(BlitzError) as caught:
+        await make_agent().start(
+            io=io, model="openai:gpt-4o", workspace=workspace, history=None, prompt="hi"
+        )
+    assert caught.value.message == "the model call failed: the provider answered HTTP 400"
+    [logged] = [e for e in logs if e["event"] == "model_call_failed"]
+    assert (logged["model"], logged["status"], logged["attempts"]) == ("openai:gpt-4o", 400, 1)
+    assert "unsupported parameter: frobnicate" in logged["error"]
+
+
+async def test_a_model_that_keeps_misusing_tools_fails_in_our_words(
+    fake: FakeProvider, make_agent: Callable[..., Agent], io: RecordingIO, workspace: Path
+) -> None:
+    """pydantic-ai gives up on a tool the model keeps calling wrongly; its text stays in the log."""
+    fake.script(*[openai_tool_call("no_such_tool", {}, call_id=f"call_{n}") for n in range(3)])
+    with structlog.testing.capture_logs() as logs, pytest.raises(BlitzError) as caught:
+        await make_agent().start(
+            io=io, model="openai:gpt-4o", workspace=workspace, history=None, prompt="hi"
+        )
+    assert caught.value.reason is Reason.MODEL_ERROR
+    assert caught.value.message == (
+        "the model 'openai:gpt-4o' gave an answer that could not be used "
+        "(UnexpectedModelBehavior); the server log has the details"
+    )
+    assert "no_such_tool" not in caught.value.message
+    [logged] = [e for e in logs if e["event"] == "model_misbehaved"]
+    assert logged["model"] == "openai:gpt-4o"
+    assert "'no_such_tool' exceeded max retries" in logged["error"]
 
 
 async def test_a_stream_cut_midway_is_retried_and_the_client_sees_the_text_once(

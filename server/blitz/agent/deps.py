@@ -1,24 +1,22 @@
 """What the tools of one agent run act with: pydantic-ai's `deps` for a Blitz run.
 
-Built by the runner for every run from the Agent's settings and the turn's policy; the
-tools read it and nothing else. It holds no connection of its own and must never outlive
-the run it was built for.
+`ToolSettings` are the Agent's settings for its tools, the same for every run; `ToolDeps`
+is built for every run from them and the turn's policy (subagents.py), and the tools read
+it and nothing else. It holds no connection of its own and must never outlive the run it
+was built for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from blitz.agent.handoff import SubAgents
 from blitz.agent.tasks import TaskList
 from blitz.paths import Workspace
 from blitz.ports.agent import TurnIO, TurnPolicy
 
-if TYPE_CHECKING:
-    from blitz.agent.delegation import SubAgents
-
-__all__ = ["DEFAULT_COMMAND_ENV", "FetchLimits", "ToolDeps"]
+__all__ = ["DEFAULT_COMMAND_ENV", "FetchLimits", "ToolDeps", "ToolSettings"]
 
 # What a command sees of the world: a plain PATH and a UTF-8 locale; HOME is the workspace.
 DEFAULT_COMMAND_ENV: Mapping[str, str] = {
@@ -37,17 +35,27 @@ class FetchLimits:
     timeout: float = 30.0
 
 
+@dataclass(frozen=True, kw_only=True)
+class ToolSettings:
+    """What every run's tools act with, from the Agent's settings."""
+
+    # Seconds a `run_command` may take before it is killed.
+    command_timeout: float = 120.0
+    # Bytes of command output (and of a read file or fetched page) kept for the model.
+    output_cap: int = 64 * 1024
+    # The whole environment commands run with (HOME is always the workspace).
+    command_env: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_COMMAND_ENV))
+    fetch: FetchLimits = field(default_factory=FetchLimits)
+
+
 @dataclass
 class ToolDeps:
     """One run's tool context."""
 
     io: TurnIO
     workspace: Workspace
-    command_timeout: float
-    output_cap: int
-    command_env: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_COMMAND_ENV))
+    settings: ToolSettings = field(default_factory=ToolSettings)
     policy: TurnPolicy = field(default_factory=TurnPolicy)
-    fetch: FetchLimits = field(default_factory=FetchLimits)
     # Model-facing tool names that users see differently (MCP: `server__tool` is
     # `server.tool`).
     display_names: Mapping[str, str] = field(default_factory=dict)

@@ -67,13 +67,13 @@ class EventMapper:
         *,
         overrides: Mapping[str, dict[str, Any]] | None = None,
         resumed: frozenset[str] = frozenset(),
-        names: Mapping[str, str] | None = None,
+        display_names: Mapping[str, str] | None = None,
     ) -> None:
         self._emit = io.emit
         self._overrides = dict(overrides or {})
         self._resumed = resumed
         # Model-facing tool names shown otherwise (MCP tools: `server.tool`).
-        self._names = dict(names or {})
+        self._names = dict(display_names or {})
         # Streaming tool calls by part index: [id, name, arguments so far].
         self._calls: dict[int, list[str]] = {}
         # Partial text shown during the current model call, by thought flag, so that a

@@ -9,7 +9,9 @@ directly (so it gets its own approval). The body is capped in bytes, HTML is red
 text, and binary content is described, not returned.
 
 The address checks and the per-hop redirect handling are pydantic-ai's `_ssrf` module
-(pinned with pydantic-ai); this module must never open a connection any other way.
+(pinned with pydantic-ai); this module must never open a connection any other way. Its
+refusals are worded for the model here; a request that fails on the way is reported by the
+exception's type, its text goes to the log.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
+import structlog
 from pydantic_ai import RunContext
 from pydantic_ai._ssrf import safe_download, validate_and_resolve_url
 
@@ -27,6 +30,8 @@ from blitz.html_text import html_to_text
 from blitz.v1 import turn_pb2
 
 __all__ = ["fetch_url", "normalize_host"]
+
+log = structlog.get_logger(__name__)
 
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript")
 
@@ -43,6 +48,7 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
         url: The absolute http:// or https:// URL.
     """
     deps = ctx.deps
+    limits = deps.settings.fetch
     try:
         parts = urlsplit(url.strip())
         hostname = parts.hostname
@@ -54,7 +60,7 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
     grants = {normalize_host(g) for g in deps.policy.fetch_grants if g.strip()}
     try:
         # Refuse a blocked address before anyone is asked to approve it.
-        await validate_and_resolve_url(url, deps.fetch.allow_local)
+        await validate_and_resolve_url(url, limits.allow_local)
     except ValueError as exc:
         return {"url": url, "error": _address_refusal(exc)}
     if host not in grants:
@@ -65,19 +71,20 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
     try:
         response = await safe_download(
             url,
-            allow_local=deps.fetch.allow_local,
-            timeout=int(deps.fetch.timeout),
+            allow_local=limits.allow_local,
+            timeout=int(limits.timeout),
             allowed_domains=allowed,
-            max_bytes=deps.fetch.max_bytes,
+            max_bytes=limits.max_bytes,
             headers={"User-Agent": "blitz-agent"},
         )
     except httpx2.HTTPStatusError as exc:
         return {"url": url, "status": exc.response.status_code, "error": "HTTP error status"}
     except httpx2.RequestError as exc:
-        return {"url": url, "error": f"the request failed: {type(exc).__name__}: {exc}"}
+        log.warning("fetch_failed", host=host, exc_info=exc)
+        return {"url": url, "error": _request_failure(host, exc)}
     except ValueError as exc:
         return {"url": url, "error": _address_refusal(exc)}
-    return _result(url, response, cap=deps.output_cap)
+    return _result(url, response, cap=deps.settings.output_cap)
 
 
 def _result(url: str, response: httpx2.Response, *, cap: int) -> dict[str, Any]:
@@ -97,6 +104,17 @@ def _result(url: str, response: httpx2.Response, *, cap: int) -> dict[str, Any]:
     result["content"] = text[:cap]
     result["truncated"] = len(text) > cap
     return result
+
+
+def _request_failure(host: str, exc: httpx2.RequestError) -> str:
+    """What the model is told of a request that failed on the way: our words, not httpx's."""
+    # pydantic-ai re-raises httpx's error as a compatibility type of its own; the cause is it.
+    cause = exc.__cause__ if isinstance(exc.__cause__, httpx2.RequestError) else exc
+    if isinstance(cause, httpx2.TimeoutException):
+        why = "no answer came in time"
+    else:
+        why = "it could not be sent, or its answer broke off"
+    return f"the request to {host} failed ({type(cause).__name__}): {why}"
 
 
 def _text_encoding(name: str | None) -> str:

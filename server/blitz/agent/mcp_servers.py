@@ -12,7 +12,11 @@ as one `async with` and closes them all after it; its tools are named `server.to
 people (events, approval requests, scope `mcp: server.tool`) and `server__tool` for models,
 since providers accept only letters, digits, `_` and `-` in tool names. Every call passes
 the policy gate as an ACTION_KIND_MCP action: what an MCP tool changes is unknown. A
-server that fails to start is reported to the model and the client, never fatal to a turn.
+server that fails to start is reported to the client in a notice, never fatal to a turn.
+
+What the MCP SDK raises is said in our own words — which server, which tool, the
+exception's type — to the client and the model; its text, which may carry a server's
+internals, goes to the log only.
 """
 
 from __future__ import annotations
@@ -94,7 +98,7 @@ class McpConnections:
         self.tools: list[Tool[ToolDeps]] = []
         # Model-facing name -> `server.tool`.
         self.display_names: dict[str, str] = {}
-        # Servers that could not be reached, with why.
+        # Servers that could not be reached, with why (in our words).
         self.failures: dict[str, str] = {}
 
     async def __aenter__(self) -> McpConnections:
@@ -118,6 +122,17 @@ class McpConnections:
     def toolset(self) -> FunctionToolset[ToolDeps]:
         return FunctionToolset[ToolDeps](self.tools)
 
+    def notices(self) -> list[turn_pb2.TurnEvent]:
+        """An error notice for each server that could not be reached."""
+        return [
+            turn_pb2.TurnEvent(
+                notice=turn_pb2.Notice(
+                    text=f"MCP server {server} is unavailable: {why}", error=True
+                )
+            )
+            for server, why in self.failures.items()
+        ]
+
     async def _connect(self, spec: McpServerSpec) -> None:
         from mcp import Client, StdioServerParameters
 
@@ -135,8 +150,11 @@ class McpConnections:
             listed = await client.list_tools()
         except Exception as exc:
             await inner.aclose()
-            log.warning("mcp_server_unavailable", server=spec.name, error=str(exc))
-            self.failures[spec.name] = str(exc) or type(exc).__name__
+            log.warning("mcp_server_unavailable", server=spec.name, exc_info=exc)
+            how = "could not be started" if spec.command else "could not be reached"
+            self.failures[spec.name] = (
+                f"it {how} or did not answer ({_kind(exc)}); the server log has the details"
+            )
             return
         self._stack.push_async_exit(inner)
         for tool in listed.tools:
@@ -158,7 +176,12 @@ class McpConnections:
             try:
                 result = await client.call_tool(tool.name, args)
             except Exception as exc:
-                return {"tool": shown, "error": f"the MCP call failed: {exc}"}
+                log.warning("mcp_call_failed", server=server, tool=tool.name, exc_info=exc)
+                return {
+                    "tool": shown,
+                    "error": f"the MCP call to {shown} failed ({_kind(exc)}); "
+                    "the server log has the details",
+                }
             return _result(shown, result)
 
         schema = tool.input_schema or {"type": "object", "properties": {}}
@@ -182,3 +205,10 @@ def _result(shown: str, result: Any) -> dict[str, Any]:
     if result.is_error:
         out["error"] = out["content"] or "the MCP tool reported an error"
     return out
+
+
+def _kind(exc: BaseException) -> str:
+    """The exception's type name; of the first one inside, for a group (anyio raises those)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return type(exc).__name__

@@ -7,16 +7,22 @@ name goes to pydantic-ai's `infer_model` (whose providers read their own environ
 Keys and base URLs come only from `ModelAccess`, which the entry point fills from
 settings; this module never reads the environment and never logs a key.
 
-The SDK clients are built with their own retries off: `runner.py` retries (with a notice
-the client sees), and two retry layers would multiply the waits silently.
+The SDK clients are built with their own retries off: `loop.py` retries (with a notice
+the client sees), and two retry layers would multiply the waits silently. `ModelPool`
+keeps one model (one SDK client) per name, so provider connections are pooled across turns.
 `validate_model` is what the core calls when a session names a model; a name that cannot
-be served is `INVALID_ARGUMENT` on field `model`, and no library exception leaves here.
+be served is `INVALID_ARGUMENT` on field `model` in our own words — no library exception
+and no library text leaves here; the details go to the log.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+import structlog
+from pydantic_ai import RunContext
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models._abstract import AbstractModel
@@ -28,12 +34,15 @@ from blitz.errors import invalid_argument
 __all__ = [
     "COMPATIBLE_PROVIDER",
     "ModelAccess",
+    "ModelPool",
     "close_model",
     "context_window",
     "is_free",
     "resolve_model",
     "validate_model",
 ]
+
+log = structlog.get_logger(__name__)
 
 # The provider name of OpenAI-compatible servers, as sessions write it.
 COMPATIBLE_PROVIDER = "openai-compatible"
@@ -82,7 +91,54 @@ def resolve_model(name: str, access: ModelAccess | None = None) -> Model:
         ) from exc
     except (UserError, ValueError) as exc:
         # Unknown names and missing credentials of the providers pydantic-ai builds itself.
-        raise invalid_argument("model", f"model {name!r} is not available: {exc}") from exc
+        # Its text may name environment variables and internals: the log gets it, not the
+        # client.
+        log.warning("model_unavailable", model=name, error=f"{type(exc).__name__}: {exc}")
+        raise invalid_argument(
+            "model",
+            f"model {name!r} is not available: its provider is unknown or not configured "
+            f"on this server ({type(exc).__name__})",
+        ) from exc
+
+
+class ModelPool:
+    """One model per name, made on first use and kept, so its client's connections are
+    pooled across turns; `aclose` closes the clients of those it made."""
+
+    def __init__(self, access: ModelAccess, given: Mapping[str, Model] | None = None) -> None:
+        """
+        Args:
+            access: How to reach the providers.
+            given: Models served by name as they are, before any name is resolved (a
+                pydantic-ai model of the embedder's own); their owner closes them.
+        """
+        self._access = access
+        self._given = dict(given or {})
+        self._made: dict[str, Model] = {}
+        # Context windows by model object (a run's model is one of ours, or a given one).
+        self._windows: dict[int, int | None] = {}
+
+    def get(self, name: str) -> Model:
+        """The model `name` stands for; `BlitzError(INVALID_ARGUMENT)` when it cannot be served."""
+        model = self._given.get(name)
+        if model is None:
+            model = self._made.get(name)
+        if model is None:
+            model = self._made[name] = resolve_model(name, self._access)
+        return model
+
+    def window_of(self, ctx: RunContext[Any]) -> int | None:
+        """The context window of the model a run calls (see window.py)."""
+        key = id(ctx.model)
+        if key not in self._windows:
+            self._windows[key] = context_window(ctx.model, self._access)
+        return self._windows[key]
+
+    async def aclose(self) -> None:
+        """Close the provider clients of every model made so far."""
+        made, self._made = list(self._made.values()), {}
+        for model in made:
+            await close_model(model)
 
 
 def validate_model(name: str, access: ModelAccess | None = None) -> None:

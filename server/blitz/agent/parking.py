@@ -1,7 +1,7 @@
 """Parking and resuming a run: deferred tool calls to requests, and resolutions back.
 
-A run that ends with pydantic-ai's `DeferredToolRequests` becomes `Parked`: one
-`approval_request` or `question` event per open call (`park_requests`). A `delegate` call
+A run that ends with pydantic-ai's `DeferredToolRequests` becomes `Parked` (`run_outcome`):
+one `approval_request` or `question` event per open call (`park_requests`). A `delegate` call
 deferred on a parked sub-agent contributes the sub-agent's requests instead, and its
 `Delegation` is kept in the metadata of the parent's last model response (never sent to a
 model), so the stored history alone is enough to resume (`keep_delegations`).
@@ -26,12 +26,14 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
+from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 
-from blitz.agent.delegation import DELEGATE_TOOL, ID_SEPARATOR, Delegation
+from blitz.agent.handoff import DELEGATE_TOOL, ID_SEPARATOR, Delegation
+from blitz.agent.loop import RunOutput
 from blitz.agent.tools import QUESTION_TOOL
 from blitz.errors import BlitzError, Reason, invalid_argument
-from blitz.ports.agent import AnswerResult, ApprovalResult, Resolution
+from blitz.ports.agent import AnswerResult, ApprovalResult, Completed, Parked, Resolution
 from blitz.v1 import turn_pb2
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "park_requests",
     "pending_calls",
     "route_results",
+    "run_outcome",
     "take_delegations",
 ]
 
@@ -59,11 +62,25 @@ def load_history(data: bytes) -> list[ModelMessage]:
         raise invalid_argument("history", "the stored message history is unreadable") from exc
 
 
+def run_outcome(
+    result: AgentRunResult[RunOutput], display_names: Mapping[str, str]
+) -> Completed | Parked:
+    """How a run ended, as plain data; a parked one keeps its parked sub-agents' runs."""
+    output = result.output
+    if not isinstance(output, DeferredToolRequests):
+        return Completed(output=output, history=result.all_messages_json())
+    requests, delegations = park_requests(output, display_names)
+    messages = result.all_messages()
+    if delegations:
+        keep_delegations(messages, delegations)
+    return Parked(history=ModelMessagesTypeAdapter.dump_json(messages), requests=requests)
+
+
 def park_requests(
-    requests: DeferredToolRequests, names: Mapping[str, str] | None = None
+    requests: DeferredToolRequests, display_names: Mapping[str, str] | None = None
 ) -> tuple[list[turn_pb2.TurnEvent], dict[str, Delegation]]:
     """One event per open request, in call order, and the parked sub-agents by call id."""
-    names = names or {}
+    names = display_names or {}
     events: list[turn_pb2.TurnEvent] = []
     delegations: dict[str, Delegation] = {}
     for call in requests.approvals:

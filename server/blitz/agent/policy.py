@@ -61,7 +61,7 @@ class Action:
     diff: str = ""
 
     def metadata(self) -> dict[str, Any]:
-        """What travels in `ApprovalRequired.metadata`, for the runner to build the request."""
+        """What travels in `ApprovalRequired.metadata`, for parking.py to build the request."""
         return {
             "kind": int(self.kind),
             "detail": self.detail,

@@ -6,8 +6,10 @@ a context-length rejection is CONTEXT_OVERFLOW; anything else — authentication
 a bad request, an unknown model — fails the turn at once with MODEL_ERROR and the provider's
 status in metadata. `RetryPolicy` says how often and how long to wait: exponential backoff
 from a short first delay, or the provider's own Retry-After when it gives one (capped).
-The runner does the retrying, from the same history, and tells the client in a transient
-`notice`; this module decides only and never sleeps or emits.
+loop.py does the retrying, from the same history, and tells the client in a transient
+`notice`; this module decides only and never sleeps or emits. The errors and notices it
+words are seen by clients: they carry the provider's status and our own words, never a
+library's or a provider's text (that goes to the log, in loop.py).
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from pydantic_ai.exceptions import (
 
 from blitz.errors import BlitzError, Reason
 
-__all__ = ["RetryPolicy", "classify", "misbehaviour_error", "model_error", "retry_notice"]
+__all__ = [
+    "RetryPolicy",
+    "classify",
+    "misbehaviour_error",
+    "model_error",
+    "retry_notice",
+    "status_of",
+]
 
 # Phrases of providers that report a too-long prompt as a plain 400.
 _OVERFLOW_HINTS = (
@@ -58,6 +67,7 @@ class RetryPolicy:
 
 
 def status_of(exc: ModelAPIError) -> int | None:
+    """The provider's HTTP status, when the failure has one."""
     return exc.status_code if isinstance(exc, ModelHTTPError) else None
 
 
@@ -100,8 +110,16 @@ def model_error(exc: ModelAPIError, *, model: str, attempts: int = 1) -> BlitzEr
 
 
 def misbehaviour_error(exc: UnexpectedModelBehavior, *, model: str) -> BlitzError:
-    """The BlitzError a turn fails with when the model's answer broke pydantic-ai's rules."""
-    return BlitzError(Reason.MODEL_ERROR, f"the model failed: {exc}", {"model": model})
+    """The BlitzError a turn fails with when the model's answer broke pydantic-ai's rules.
+
+    (An empty response, a tool call retried past its limit, an output that never validated.)
+    """
+    return BlitzError(
+        Reason.MODEL_ERROR,
+        f"the model {model!r} gave an answer that could not be used "
+        f"({type(exc).__name__}); the server log has the details",
+        {"model": model},
+    )
 
 
 def retry_notice(exc: ModelAPIError, *, delay: float, attempt: int, retries: int) -> str:

@@ -1,16 +1,19 @@
 """Running one shell command in the workspace, bounded in time, output and environment.
 
 The command runs in its own process group with a scrubbed environment (only what the caller
-passes), stdout and stderr merged, and its output capped. While it runs, each piece of the
-kept output is handed to `on_output` (whole UTF-8 characters only), so a caller can show it
-live.
+passes), stdout and stderr merged, and its output capped. While it runs, the kept output is
+handed to `on_output` in whole lines (a line ends at `\n` or `\r`, whole UTF-8 characters
+only), so a caller can show it live: the server masks secrets event by event, and a token
+cut in two would slip through. A partial line is held until its end comes, until it holds
+`LINE_HOLD` bytes, or until the command ends.
 
 It is done when its shell exits: output still arriving then is read for a moment, and
 whatever the command left running in the background is killed with the rest of its group
 (it could otherwise hold the output open, and the command, to its timeout). On timeout or
 cancellation the whole group is killed and reaped before returning or re-raising. This
 module must never leave a process running behind it (one that starts a session of its own
-with `setsid` is beyond a group kill), nor read the server's own environment.
+with `setsid` is beyond a group kill), nor a task of its own, nor read the server's own
+environment.
 """
 
 from __future__ import annotations
@@ -20,11 +23,16 @@ import codecs
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["CommandOutcome", "run_shell"]
+__all__ = ["LINE_HOLD", "CommandOutcome", "run_shell"]
+
+# The most of a partial line held back from `on_output` (bytes): a line longer than this
+# is handed over in pieces of at least this size.
+LINE_HOLD = 4096
 
 _READ_SIZE = 65536
 # How long output is still read once the shell has exited (what it left running may write).
@@ -75,8 +83,7 @@ async def run_shell(
     )
     kept = bytearray()
     truncated = False
-    # Chunk boundaries may split a character; the decoder holds the rest for the next one.
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    lines = _Lines(on_output)
 
     async def pump() -> None:
         nonlocal truncated
@@ -87,8 +94,7 @@ async def run_shell(
                 truncated = True
                 chunk = chunk[: max(room, 0)]
             kept.extend(chunk)
-            if on_output is not None and chunk and (text := decoder.decode(chunk)):
-                on_output(text)
+            lines.feed(chunk)
             # Past the cap we keep draining, so a chatty command is not blocked on a full
             # pipe; only its exit or the timeout ends it.
 
@@ -107,7 +113,11 @@ async def run_shell(
         # left holding the group. Reaping must finish even when we are being cancelled.
         _kill_group(proc.pid)
         pumping.cancel()
-        await asyncio.shield(_exit_of(proc))
+        await _to_the_end(_reaped(proc, pumping))
+    if not pumping.cancelled() and (failed := pumping.exception()) is not None:
+        raise failed
+    # The command has ended: what is held of its last line goes out now.
+    lines.flush()
     return CommandOutcome(
         command=command,
         exit_code=None if timed_out else proc.returncode,
@@ -117,6 +127,37 @@ async def run_shell(
     )
 
 
+class _Lines:
+    """Hands output to `on_output` in whole lines of whole characters (see module doc)."""
+
+    def __init__(self, on_output: Callable[[str], None] | None) -> None:
+        self._on_output = on_output
+        # Chunk boundaries may split a character; the decoder holds the rest for the next one.
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._held = ""
+
+    def feed(self, chunk: bytes) -> None:
+        if self._on_output is None or not chunk:
+            return
+        text = self._held + self._decoder.decode(chunk)
+        end = max(text.rfind("\n"), text.rfind("\r")) + 1
+        if end:
+            self._on_output(text[:end])
+            text = text[end:]
+        # Characters are at most four bytes: only a long hold needs measuring.
+        if len(text) * 4 >= LINE_HOLD and len(text.encode()) >= LINE_HOLD:
+            self._on_output(text)
+            text = ""
+        self._held = text
+
+    def flush(self) -> None:
+        if self._on_output is None:
+            return
+        text, self._held = self._held + self._decoder.decode(b"", final=True), ""
+        if text:
+            self._on_output(text)
+
+
 async def _exit_of(proc: asyncio.subprocess.Process) -> None:
     """Until the shell has exited and been reaped.
 
@@ -124,12 +165,42 @@ async def _exit_of(proc: asyncio.subprocess.Process) -> None:
     output pipe to close as well, which a process left in the background can hold open; the
     return code, set on exit, is watched beside it.
     """
-    waiting = asyncio.ensure_future(proc.wait())
+    waiting = asyncio.create_task(proc.wait(), name=f"command-exit-{proc.pid}")
     try:
         while proc.returncode is None and not waiting.done():
             await asyncio.wait({waiting}, timeout=_POLL_S)
     finally:
         waiting.cancel()
+        await _settled(waiting)
+
+
+async def _reaped(proc: asyncio.subprocess.Process, pumping: asyncio.Task[None]) -> None:
+    """Until the killed shell is reaped and its output task has ended."""
+    await _exit_of(proc)
+    await _settled(pumping)
+
+
+async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:
+    """Run `work` to its end even if we are cancelled meanwhile; then re-raise that."""
+    await _settled(asyncio.create_task(work))
+
+
+async def _settled(task: asyncio.Task[Any]) -> None:
+    """Wait until `task` is done, through any cancellation of ours, then re-raise that.
+
+    The task's own outcome is left in it (an exception of its own is not raised here).
+    """
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    if not task.cancelled():
+        # Looked at, so asyncio does not report it as never retrieved.
+        task.exception()
+    if cancelled is not None:
+        raise cancelled
 
 
 def _kill_group(pid: int) -> None:

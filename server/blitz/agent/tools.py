@@ -79,7 +79,8 @@ async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]
     if refused := await gate(ctx, action):
         return {"command": command, "error": refused}
     deps = ctx.deps
-    env = dict(deps.command_env)
+    settings = deps.settings
+    env = dict(settings.command_env)
     # HOME is the workspace, so tools that write dotfiles write them where the session may.
     env["HOME"] = str(deps.workspace.root)
     emit = deps.io.emit
@@ -96,8 +97,8 @@ async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]
             command,
             cwd=deps.workspace.root,
             env=env,
-            time_limit=deps.command_timeout,
-            output_cap=deps.output_cap,
+            time_limit=settings.command_timeout,
+            output_cap=settings.output_cap,
             on_output=show,
         )
     except OSError as exc:
@@ -202,7 +203,7 @@ def read_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
         return {"path": path, "error": str(exc)}
     if not real.is_file():
         return {"path": path, "error": f"no such file: {path}"}
-    cap = ctx.deps.output_cap
+    cap = ctx.deps.settings.output_cap
     try:
         with real.open("rb") as f:
             data = f.read(cap + 1)

@@ -10,7 +10,7 @@ messages are gone from the session's history too: later turns start from what wa
 Token counts are estimates (about four characters a token, a flat amount per image),
 corrected by the provider's own count of the last response where there is one. A model
 with no known window is never trimmed here; its provider's context-length error still
-becomes CONTEXT_OVERFLOW (runner.py). This module only drops messages; it never edits one.
+becomes CONTEXT_OVERFLOW (retrying.py). This module only drops messages; it never edits one.
 """
 
 from __future__ import annotations

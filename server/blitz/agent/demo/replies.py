@@ -1,77 +1,60 @@
-"""`demo`: a deterministic, offline pydantic-ai model driven by directives in the prompt.
+"""What the demo model answers: one reply, decided from the history alone.
 
-It lets every event kind be seen with no key and no network. Each model request looks at the
-history alone: the latest user prompt (its directives, see `directives.py`), how many tool
+`reply_to` reads the latest user prompt (its directives, see directives.py), how many tool
 results came back since (each tool directive is one response with one tool call; a denied
 or failed call counts as done), and any steer text added to the request (acknowledged with
-"Noted: ..."). When the tool directives are used up, the final response streams the plain
-text back ("You said: ..."), any `stream: N` chunks, and a summary of the tool outcomes.
+"Noted: ..."). When the tool directives are used up, the final reply echoes the plain text
+("You said: ..."), any `stream: N` chunks, and a line on each tool outcome.
 
-Plan mode shows in the tools it is offered (no `run_command`): the demo then runs only the
-directives that look around (read, ls, ask), turns the ones that would act (`$`, write,
-delete) and any `todo:` items into one proposed task list (a `todo` call), and ends with
-"Proposed plan:" and the numbered steps. A later prompt that carries a "Proposed plan:"
-(the user accepted it) makes the demo carry out the directives of the prompt it proposed
-that plan for, this time for real. Images attached to the prompt are acknowledged
-("I see 1 image (image/png, 68 bytes)."). A compaction request gets a deterministic summary.
-`doing: N` reads the current task list from the history (the last todo result) when its
-turn comes. A `delegate` directive is one tool call; the sub-agent is the demo model again,
-playing the directives of its task, and its report shows in the final summary.
+Plan mode (the model was offered no `run_command`) runs only the directives that look
+around (read, ls, ask), turns the ones that would act (`$`, write, delete) and any `todo:`
+items into one proposed task list (a `todo` call), and ends with "Proposed plan:" and the
+numbered steps. A later prompt that carries a "Proposed plan:" (the user accepted it)
+carries out the directives of the prompt that plan was proposed for, this time for real.
+Images attached to the prompt are acknowledged ("I see 1 image (image/png, 68 bytes)."), a
+compaction request gets a deterministic summary, and `doing: N` reads the current task list
+from the history (the last todo result) when its turn comes.
 
-It must stay cheap per chunk (it drives the streaming benchmarks: chunks are generated
-lazily, nothing sleeps) and must never do I/O.
+A `Reply` is planned up front and expanded into text chunks lazily (model.py streams it).
+Everything here is a pure function of the messages: no I/O, no clock, no randomness.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
 
-from pydantic_ai import RunContext
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    ModelResponsePart,
-    ModelResponseStreamEvent,
     TextPart,
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
-from pydantic_ai.settings import ModelSettings
-from pydantic_ai.usage import RequestUsage
 
 from blitz.agent.compaction import COMPACT_INSTRUCTION, prompt_text
-from blitz.agent.directives import Directive, Progress, Say, Stream, Think, ToolStep, parse
+from blitz.agent.demo.directives import Directive, Progress, Say, Stream, Think, ToolStep, parse
 from blitz.agent.policy import PLAN_TOOLS
 from blitz.agent.tasks import TaskList
 
-__all__ = ["DEMO_MODEL_NAME", "DemoModel"]
+__all__ = ["WORD", "Reply", "reply_to"]
 
-DEMO_MODEL_NAME = "demo"
-
-_WORD = re.compile(r"\S+\s*|\s+")
-# Part ids for the parts manager: one text part per response, thinking parts numbered.
-_TEXT_PART = "text"
-_CALL_PART = "call"
-# How much of a tool's output the final summary quotes.
+# How text is cut into streamed chunks: a word with the spaces after it.
+WORD = re.compile(r"\S+\s*|\s+")
+# How much of a tool's output the final answer quotes.
 _QUOTE = 2000
 # How a proposed plan opens, in the demo's answer and in the prompt that accepts it.
 _PROPOSAL = "Proposed plan:"
 
 
 @dataclass
-class _Reply:
+class Reply:
     """One demo response, planned up front and expanded into chunks lazily."""
 
     thoughts: list[str] = field(default_factory=list)
@@ -91,7 +74,7 @@ class _Reply:
                 for i in range(block.count):
                     yield f"chunk {i} "
             else:
-                yield from _WORD.findall(block)
+                yield from WORD.findall(block)
 
     def output_tokens(self) -> int:
         words = sum(len(t.split()) for t in self.thoughts)
@@ -102,140 +85,20 @@ class _Reply:
         return words
 
 
-@dataclass(init=False)
-class DemoModel(Model):
-    """The built-in `demo` model. Free: its calls are priced at zero."""
-
-    def __init__(self) -> None:
-        super().__init__()
-
-    @property
-    def model_name(self) -> str:
-        return DEMO_MODEL_NAME
-
-    @property
-    def system(self) -> str:
-        return DEMO_MODEL_NAME
-
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
-        self.prepare_request(model_settings, model_request_parameters)
-        reply = _plan(messages, plan=_plan_mode(model_request_parameters))
-        parts: list[ModelResponsePart] = [ThinkingPart(t) for t in reply.thoughts]
-        if reply.blocks:
-            parts.append(TextPart("".join(reply.text_chunks())))
-        if reply.call is not None:
-            parts.append(
-                ToolCallPart(reply.call.tool, dict(reply.call.args), tool_call_id=_call_id())
-            )
-        return ModelResponse(
-            parts=parts,
-            model_name=DEMO_MODEL_NAME,
-            usage=RequestUsage(
-                input_tokens=reply.input_tokens, output_tokens=reply.output_tokens()
-            ),
-        )
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        _, params = self.prepare_request(model_settings, model_request_parameters)
-        reply = _plan(messages, plan=_plan_mode(model_request_parameters))
-        yield _DemoStream(model_request_parameters=params, reply=reply)
-
-
-@dataclass
-class _DemoStream(StreamedResponse):
-    reply: _Reply = field(default_factory=_Reply)
-    _timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-    async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
-        reply = self.reply
-        manager = self._parts_manager
-        self._usage = RequestUsage(input_tokens=reply.input_tokens)
-        for n, thought in enumerate(reply.thoughts):
-            for word in _WORD.findall(thought):
-                for event in manager.handle_thinking_delta(vendor_part_id=n, content=word):
-                    yield event
-        handle_text = manager.handle_text_delta
-        for chunk in reply.text_chunks():
-            for event in handle_text(vendor_part_id=_TEXT_PART, content=chunk):
-                yield event
-        if reply.call is not None:
-            # Arguments arrive in two pieces, as a real provider streams them, so clients see
-            # a partial tool call before the whole one.
-            args = json.dumps(reply.call.args)
-            half = len(args) // 2
-            for event in manager.handle_tool_call_delta_events(
-                vendor_part_id=_CALL_PART,
-                tool_name=reply.call.tool,
-                args=args[:half],
-                tool_call_id=_call_id(),
-            ):
-                yield event
-            for event in manager.handle_tool_call_delta_events(
-                vendor_part_id=_CALL_PART, args=args[half:]
-            ):
-                yield event
-        self._usage = RequestUsage(
-            input_tokens=reply.input_tokens, output_tokens=reply.output_tokens()
-        )
-
-    async def close_stream(self) -> None:
-        # Nothing to close: there is no connection.
-        return None
-
-    @property
-    def model_name(self) -> str:
-        return DEMO_MODEL_NAME
-
-    @property
-    def provider_name(self) -> None:
-        return None
-
-    @property
-    def provider_url(self) -> None:
-        return None
-
-    @property
-    def timestamp(self) -> datetime:
-        return self._timestamp
-
-
-def _call_id() -> str:
-    # Unique across sessions: the core keys pending requests by it.
-    return f"demo_{uuid.uuid4().hex}"
-
-
-def _plan_mode(params: ModelRequestParameters) -> bool:
-    """Plan mode offers tools, but none that acts."""
-    names = {tool.name for tool in params.function_tools}
-    return bool(names) and "run_command" not in names
-
-
-def _plan(messages: Sequence[ModelMessage], *, plan: bool = False) -> _Reply:
-    """What to answer, from the history alone."""
-    reply = _Reply(input_tokens=sum(_words(m) for m in messages))
+def reply_to(messages: Sequence[ModelMessage], *, plan_mode: bool = False) -> Reply:
+    """What to answer to `messages` (in plan mode: propose, do not act)."""
+    reply = Reply(input_tokens=sum(_words(m) for m in messages))
     found = _turn_prompt(messages)
     if found is None:
         reply.blocks.append("Hello from the demo model. Nothing to do.")
         return reply
     index, prompt = found
     if prompt.startswith(COMPACT_INSTRUCTION):
-        reply.blocks.append(_summary_of(prompt))
+        reply.blocks.append(_compaction_summary(prompt))
         return reply
     directives: list[Directive] = parse(prompt)
     proposed: list[str] = []
-    if plan:
+    if plan_mode:
         directives, proposed = _proposed_plan(directives)
     elif _PROPOSAL in prompt and (planned := _planned_prompt(messages[:index])) is not None:
         directives = [Say("carrying out the accepted plan."), *parse(planned)]
@@ -280,7 +143,7 @@ def _plan(messages: Sequence[ModelMessage], *, plan: bool = False) -> _Reply:
                 reply.blocks.append("You said: " + directive.text)
         elif isinstance(directive, Stream):
             reply.blocks.append(directive)
-    reply.blocks.extend(_summary(part) for part in returns)
+    reply.blocks.extend(_outcome_line(part) for part in returns)
     if not reply.blocks:
         reply.blocks.append("Done.")
     return reply
@@ -308,7 +171,7 @@ def _proposed_plan(directives: list[Directive]) -> tuple[list[Directive], list[s
     for directive in directives:
         # Whatever plan mode does not offer would act: it becomes a step of the plan.
         if isinstance(directive, ToolStep) and directive.tool not in PLAN_TOOLS:
-            steps.append(_describe(directive))
+            steps.append(_plan_step(directive))
         elif isinstance(directive, ToolStep) and directive.tool == "todo":
             steps.extend(str(item["content"]) for item in directive.args["items"])
         else:
@@ -331,7 +194,7 @@ def _planned_prompt(messages: Sequence[ModelMessage]) -> str | None:
     return None
 
 
-def _describe(step: ToolStep) -> str:
+def _plan_step(step: ToolStep) -> str:
     if step.tool == "run_command":
         return f"run `{step.args['command']}`"
     if step.tool == "write_file":
@@ -356,7 +219,7 @@ def _images(message: ModelMessage) -> list[tuple[str, int]]:
     return found
 
 
-def _summary_of(prompt: str) -> str:
+def _compaction_summary(prompt: str) -> str:
     """A compaction summary: what the user asked and how many tools ran."""
     asked = [
         line.removeprefix("User: ") for line in prompt.splitlines() if line.startswith("User: ")
@@ -395,7 +258,7 @@ def _steer(messages: Sequence[ModelMessage], prompt_index: int) -> list[str]:
     return texts
 
 
-def _summary(part: ToolReturnPart) -> str:
+def _outcome_line(part: ToolReturnPart) -> str:
     """One line (or a few) on how a tool call ended, for the final answer."""
     tool, content = part.tool_name, part.content
     if part.outcome == "denied":

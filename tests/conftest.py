@@ -1,8 +1,10 @@
-"""Shared fixtures: real Blitz servers on 127.0.0.1 and real clients for each transport.
+"""Shared fixtures: Blitz on a real SQLite file, and real clients of it.
 
-`wire` is parametrized over gRPC and Connect: a test written once against it runs through
-both of blitz_client's transports (see wire.py); `settings` are those of `server`, a real
-server on a SQLite file under the test's folder (see support/servers.py).
+`wire` is a client of a whole core in this process (see support/in_process.py): most
+behaviour tests run that way, fast and without sockets. A test marked `parity` runs the
+same calls through both of blitz_client's transports too, against `server`, a real server
+on 127.0.0.1 (see wire.py and support/servers.py). `settings` are the data folder's, under
+the test's own folder.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from recording_io import RecordingIO
+from support.in_process import in_process
 from support.servers import make_settings
 from wire import Wire, open_wire
 
@@ -45,13 +48,26 @@ async def server(settings: Settings) -> AsyncIterator[RunningServer]:
         yield running
 
 
-@pytest.fixture(params=["grpc", "connect"])
-async def wire(request: pytest.FixtureRequest, server: RunningServer) -> AsyncIterator[Wire]:
-    client = open_wire(request.param, server)
-    try:
-        yield client
-    finally:
-        await client.close()
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`wire` is in process; for a test marked `parity`, also over gRPC and Connect."""
+    if "wire" in metafunc.fixturenames:
+        parity = metafunc.definition.get_closest_marker("parity") is not None
+        kinds = ["core", "grpc", "connect"] if parity else ["core"]
+        metafunc.parametrize("wire", kinds, indirect=True)
+
+
+@pytest.fixture
+async def wire(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[Wire]:
+    if request.param == "core":
+        async with in_process(settings) as client:
+            yield client
+        return
+    async with running_server(settings) as server:
+        client = open_wire(request.param, server)
+        try:
+            yield client
+        finally:
+            await client.close()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

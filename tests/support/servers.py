@@ -1,7 +1,8 @@
-"""Real test servers: their settings, fixed ports for a restart, a turn parked before a stop.
+"""Test servers: their settings, fixed ports for a restart, a turn parked before a stop.
 
-Every server here is `blitz.server.running_server` on 127.0.0.1 with a real SQLite file in
-the test's folder; a "restart" is a second server on the same data directory.
+Every server here has a real SQLite file in the test's folder: `blitz.server.running_server`
+on 127.0.0.1 for a client over "grpc" or "connect", or the core alone for a client "core"
+in process (`support.in_process`). A "restart" is a second one on the same data directory.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from blitz.config import Settings
 from blitz.server import running_server
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from support.in_process import in_process
 
 __all__ = [
     "client_url",
@@ -65,11 +67,15 @@ def client_url(settings: Settings, kind: str) -> str:
 
 
 @asynccontextmanager
-async def serving(settings: Settings, kind: str = "grpc") -> AsyncIterator[Wire]:
-    """A server with `settings` and one client of it over `kind` ("grpc" or "connect").
+async def serving(settings: Settings, kind: str = "core") -> AsyncIterator[Wire]:
+    """A server with `settings` and one client of it over `kind` ("core", "grpc", "connect").
 
     On exit the client closes first, then the server drains and stops.
     """
+    if kind == "core":
+        async with in_process(settings) as wire:
+            yield wire
+        return
     async with running_server(settings) as server:
         wire = open_wire(kind, server)
         try:
@@ -78,10 +84,12 @@ async def serving(settings: Settings, kind: str = "grpc") -> AsyncIterator[Wire]
             await wire.close()
 
 
-async def parked_turn(settings: Settings, prompt: str) -> tuple[s.Session, t.TurnEvent]:
+async def parked_turn(
+    settings: Settings, prompt: str, kind: str = "core"
+) -> tuple[s.Session, t.TurnEvent]:
     """A new session whose turn on `prompt` is parked on its first approval request, with
     the server that ran it stopped since: the session and that `approval_request` event."""
-    async with serving(settings) as wire:
+    async with serving(settings, kind) as wire:
         session = await wire.create_session()
         stream = wire.run(session.id, prompt)
         try:

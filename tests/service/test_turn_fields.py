@@ -1,4 +1,5 @@
-"""The Turn's fields end to end: plan and accept, read_only, aside, images, commands."""
+"""The Turn's fields through the session service: plan and accept, read_only, aside, images,
+server commands."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 import pytest
 from support.events import kinds
 from support.images import PNG
-from wire import decide, drive, expect_error, until
+from wire import decide, drive, expect_error, open_wire, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -15,9 +16,9 @@ from blitz.v1 import workspace_pb2 as w
 from blitz_client import BlitzError
 
 
-async def test_a_plan_is_proposed_without_acting_then_carried_out_when_accepted(wire, server):
+async def test_a_plan_is_proposed_without_acting_then_carried_out_when_accepted(wire, settings):
     session = await wire.create_session()
-    workspace = server.settings.workspace_root / session.workspace
+    workspace = settings.workspace_root / session.workspace
     proposal = await wire.run_all(
         session.id, "todo: make file; check\n$ touch planned.txt", plan=True
     )
@@ -38,11 +39,11 @@ async def test_a_plan_is_proposed_without_acting_then_carried_out_when_accepted(
     )
 
 
-async def test_read_only_refuses_without_asking_and_gives_the_reason(wire, server):
+async def test_read_only_refuses_without_asking_and_gives_the_reason(wire, settings):
     session = await wire.create_session()
     events = await wire.run_all(session.id, "$ touch nope.txt", read_only="release freeze")
     assert "approval_request" not in kinds(events)
-    assert not (server.settings.workspace_root / session.workspace / "nope.txt").exists()
+    assert not (settings.workspace_root / session.workspace / "nope.txt").exists()
     results = [e.tool_result for e in events if e.HasField("tool_result")]
     assert results and "release freeze" in str(results[0].result)
     assert not events[-1].finished.HasField("error")
@@ -93,6 +94,21 @@ async def test_an_aside_leaves_the_task_list_alone_and_closing_the_session_stops
     assert events[-1].finished.error.reason == "CANCELLED"
 
 
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_a_request_past_what_a_port_reads_is_refused_by_the_transport(server, kind):
+    """Past what either port reads at all (8 MiB), the transport refuses it."""
+    wire = open_wire(kind, server)
+    try:
+        session = await wire.create_session()
+        huge = w.UploadImageRequest(session_id=session.id, data=PNG + b"\0" * 9_000_000)
+        with pytest.raises(BlitzError) as err:
+            await wire.call("UploadImage", huge)
+    finally:
+        await wire.close()
+    assert err.value.code == "resource_exhausted"
+
+
+@pytest.mark.parity
 async def test_uploaded_images_reach_the_model_and_bad_uploads_are_refused(wire):
     session = await wire.create_session()
     uploaded = await wire.call(
@@ -133,11 +149,7 @@ async def test_uploaded_images_reach_the_model_and_bad_uploads_are_refused(wire)
             with pytest.raises(BlitzError) as err:
                 await wire.call("UploadImage", request)
             assert err.value.metadata["field"] == "data"
-    # Past what either port reads at all (8 MiB), the transport refuses it.
-    huge = w.UploadImageRequest(session_id=session.id, data=PNG + b"\0" * 9_000_000)
-    with pytest.raises(BlitzError) as err:
-        await wire.call("UploadImage", huge)
-    assert err.value.code == "resource_exhausted"
+
     assert (await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))).id
 
 
@@ -169,9 +181,10 @@ async def test_server_commands(wire):
     assert await command("/model") == "Model: demo"
 
 
-async def test_workspace_files_can_be_listed_and_read_but_not_outside(wire, server):
+@pytest.mark.parity
+async def test_workspace_files_can_be_listed_and_read_but_not_outside(wire, settings):
     session = await wire.create_session()
-    root = server.settings.workspace_root / session.workspace
+    root = settings.workspace_root / session.workspace
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text("print('hi')\n")
     listed = await wire.call("ListFiles", w.ListFilesRequest(session_id=session.id))

@@ -1,4 +1,4 @@
-"""Delegation through the real server: a sub-agent's approval parks the turn, any client
+"""Delegation through the session service: a sub-agent's approval parks the turn, any client
 answers it, the sub-agent's events carry its name, and a restart mid-park loses nothing."""
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ async def test_two_clients_race_to_answer_and_both_see_the_one_resolution(server
     assert seen[0] == seen[1]
 
 
-async def test_a_session_rule_approves_the_same_action_and_not_another(wire, server):
+async def test_a_session_rule_approves_the_same_action_and_not_another(wire, settings):
     session = await wire.create_session()
     first = await drive(
         wire, session.id, "$ echo same", decide(wire, session.id, t.DECISION_SESSION)
@@ -89,14 +89,14 @@ async def test_a_session_rule_approves_the_same_action_and_not_another(wire, ser
     assert len(approvals(parked)) == 1, "a SESSION rule stays in its session"
 
 
-async def test_a_star_in_an_approved_command_is_no_wildcard(wire, server):
+async def test_a_star_in_an_approved_command_is_no_wildcard(wire, settings):
     session = await wire.create_session()
     await drive(wire, session.id, "$ echo *", decide(wire, session.id, t.DECISION_ALWAYS))
     sneaky = await drive(
         wire, session.id, "$ echo x; touch PWNED; echo *", decide(wire, session.id, t.DECISION_DENY)
     )
     assert len(approvals(sneaky)) == 1, "it asks: the rule covers `echo *` only"
-    assert not (server.settings.workspace_root / session.workspace / "PWNED").exists()
+    assert not (settings.workspace_root / session.workspace / "PWNED").exists()
 
 
 async def test_no_rule_is_made_from_an_action_holding_a_secret(wire):
@@ -122,7 +122,7 @@ async def test_no_rule_is_made_from_an_action_holding_a_secret(wire):
     assert list(rules.rules) == []
 
 
-async def test_a_rule_from_an_edited_command_covers_the_edit(wire, server):
+async def test_a_rule_from_an_edited_command_covers_the_edit(wire, settings):
     session = await wire.create_session()
     await drive(
         wire,
@@ -136,7 +136,7 @@ async def test_a_rule_from_an_edited_command_covers_the_edit(wire, server):
         wire, session.id, "$ touch DANGER", decide(wire, session.id, t.DECISION_DENY)
     )
     assert len(approvals(again)) == 1, "the command the user replaced still asks"
-    assert not (server.settings.workspace_root / session.workspace / "DANGER").exists()
+    assert not (settings.workspace_root / session.workspace / "DANGER").exists()
     assert approvals(await wire.run_all(session.id, "$ echo safe")) == []
 
 
@@ -171,6 +171,7 @@ async def test_an_always_rule_outlives_the_session_and_the_server(settings):
         assert len(approvals(events)) == 1, "an ALWAYS rule covers its own workspace only"
 
 
+@pytest.mark.parity
 async def test_a_revoked_rule_asks_again(wire):
     session = await wire.create_session()
     await drive(wire, session.id, "$ true", decide(wire, session.id, t.DECISION_SESSION))
@@ -198,12 +199,12 @@ async def test_a_timed_out_question_tells_the_agent_there_was_no_answer(wire):
     assert not events[-1].finished.HasField("error")
 
 
-async def test_an_approval_timeout_is_a_deny_never_an_approval(wire, server):
+async def test_an_approval_timeout_is_a_deny_never_an_approval(wire, settings):
     session = await wire.create_session(approval_timeout={"nanos": 300_000_000})
     events = await wire.run_all(session.id, "$ touch should-not-exist")
     (resolution,) = resolutions(events)
     assert resolution.via == "timeout" and resolution.decision == t.DECISION_DENY
-    assert not (server.settings.workspace_root / session.workspace / "should-not-exist").exists()
+    assert not (settings.workspace_root / session.workspace / "should-not-exist").exists()
 
 
 async def test_a_cancelled_turn_withdraws_its_requests_for_every_watcher(wire):
@@ -238,7 +239,7 @@ async def test_a_late_client_finds_the_open_request_in_the_session_and_the_repla
     assert resolutions(rest)[0].answers == ["red"]
 
 
-async def test_secrets_are_masked_for_clients_but_the_command_gets_them(wire, server):
+async def test_secrets_are_masked_for_clients_but_the_command_gets_them(wire, settings):
     session = await wire.create_session()
     command = (
         "echo API_TOKEN=sk-live1234567890abcdefXYZ"
@@ -257,7 +258,7 @@ async def test_secrets_are_masked_for_clients_but_the_command_gets_them(wire, se
     assert "API_TOKEN=***" in approval.detail
     assert "https://bob:***@example.com/x?api_key=***" in approval.detail
     assert approval.scope_label.startswith("command: echo API_TOKEN=***")
-    written = (server.settings.workspace_root / session.workspace / "out.txt").read_text()
+    written = (settings.workspace_root / session.workspace / "out.txt").read_text()
     assert "sk-live1234567890abcdefXYZ" in written and "hunter22" in written
 
 

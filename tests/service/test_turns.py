@@ -1,4 +1,5 @@
-"""A turn end to end through each real client: events, parking, steering, limits."""
+"""A turn through the session service (the parity-marked also over each real client): events,
+parking, steering, limits."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from blitz.v1 import turn_pb2 as t
 from blitz_client import BlitzError
 
 
+@pytest.mark.parity
 async def test_a_plain_turn_streams_text_then_finishes(wire):
     session = await wire.create_session(title="hello")
     events = await drive(wire, session.id, "hello there")
@@ -34,7 +36,8 @@ async def test_a_plain_turn_streams_text_then_finishes(wire):
     assert len({e.turn_id for e in events}) == 1
 
 
-async def test_every_event_kind_appears_as_specified(wire, server):
+@pytest.mark.parity
+async def test_every_event_kind_appears_as_specified(wire, settings):
     session = await wire.create_session()
     prompt = "\n".join(
         [
@@ -93,12 +96,12 @@ async def test_every_event_kind_appears_as_specified(wire, server):
     assert set(results) <= set(calls)
     shell = next(r for r in results.values() if r.name == "run_command")
     assert "hi-from-shell" in shell.result.fields["output"].string_value
-    workspace = server.settings.workspace_root / session.workspace
+    workspace = settings.workspace_root / session.workspace
     assert (workspace / "notes/a.txt").read_text() == "first line\n"
     assert answered and "answer: blue" in events[-1].finished.output
 
 
-async def test_denied_command_is_not_run_and_the_reason_reaches_the_model(wire, server):
+async def test_denied_command_is_not_run_and_the_reason_reaches_the_model(wire, settings):
     session = await wire.create_session()
     events = await drive(
         wire,
@@ -106,13 +109,14 @@ async def test_denied_command_is_not_run_and_the_reason_reaches_the_model(wire, 
         "$ touch should-not-exist",
         decide(wire, session.id, t.DECISION_DENY, reason="not on a Friday"),
     )
-    workspace = server.settings.workspace_root / session.workspace
+    workspace = settings.workspace_root / session.workspace
     assert not (workspace / "should-not-exist").exists()
     assert "not on a Friday" in events[-1].finished.output
     assert not events[-1].finished.HasField("error")
 
 
-async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, server):
+@pytest.mark.parity
+async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, settings):
     session = await wire.create_session()
     events = await drive(
         wire,
@@ -120,7 +124,7 @@ async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, serve
         "$ touch requested.txt",
         decide(wire, session.id, t.DECISION_ONCE, command="touch edited.txt"),
     )
-    workspace = server.settings.workspace_root / session.workspace
+    workspace = settings.workspace_root / session.workspace
     assert (workspace / "edited.txt").exists()
     assert not (workspace / "requested.txt").exists()
     final_calls = [
@@ -160,6 +164,7 @@ async def test_a_request_answered_the_moment_it_arrives_is_found(wire):
     assert not events[-1].finished.HasField("error")
 
 
+@pytest.mark.parity
 async def test_question_single_and_multi_select_and_invalid_option_rejected(wire):
     session = await wire.create_session()
 
@@ -278,6 +283,7 @@ async def test_a_cancel_racing_a_decision_leaves_nothing_after_finished(wire, mo
     await stream.aclose()
 
 
+@pytest.mark.parity
 async def test_cancel_while_streaming(wire):
     session = await wire.create_session()
     events = []
@@ -289,9 +295,9 @@ async def test_cancel_while_streaming(wire):
     assert events[-1].finished.error.message
 
 
-async def test_cancel_while_a_command_runs(wire, server):
+async def test_cancel_while_a_command_runs(wire, settings):
     session = await wire.create_session()
-    started = server.settings.workspace_root / session.workspace / "started"
+    started = settings.workspace_root / session.workspace / "started"
 
     async def approve_then_cancel(event: t.TurnEvent) -> None:
         await decide(wire, session.id, t.DECISION_ONCE)(event)
@@ -304,6 +310,7 @@ async def test_cancel_while_a_command_runs(wire, server):
     assert asyncio.get_running_loop().time() - began < 20
 
 
+@pytest.mark.parity
 async def test_steer_is_seen_by_the_next_model_call(wire):
     session = await wire.create_session()
 
@@ -378,6 +385,7 @@ async def test_steer_without_a_running_turn_is_refused(wire):
     )
 
 
+@pytest.mark.parity
 async def test_second_turn_while_one_runs_is_session_busy(wire):
     session = await wire.create_session()
     stream = wire.run(session.id, "$ true")
@@ -409,6 +417,7 @@ async def test_turn_id_reused_for_a_different_turn_is_refused(wire):
     assert err.value.reason == "TURN_ID_REUSED"
 
 
+@pytest.mark.parity
 async def test_disconnecting_does_not_stop_the_turn(wire):
     session = await wire.create_session()
     stream = wire.run(session.id, "stream: 3000")
@@ -420,6 +429,7 @@ async def test_disconnecting_does_not_stop_the_turn(wire):
     assert not events[-1].finished.HasField("error")
 
 
+@pytest.mark.parity
 async def test_watch_replay_after_a_dropped_stream_equals_the_live_sequence(wire):
     """Resume from the last seq seen: together the pieces hold every event once."""
     session = await wire.create_session()
@@ -457,6 +467,7 @@ async def test_watch_without_follow_ends_after_replay(wire):
     assert later == []
 
 
+@pytest.mark.parity
 async def test_usage_ledger_and_before_after(wire):
     session = await wire.create_session()
     first = await wire.run_all(session.id, "one")

@@ -15,7 +15,7 @@ from connectrpc.errors import ConnectError
 
 from blitz.v1 import session_connect, turn_pb2, workspace_connect
 from blitz_client._errors import BlitzError
-from blitz_client._transport import service_of
+from blitz_client._services import service_of
 
 __all__ = ["ConnectTransport"]
 

@@ -14,7 +14,7 @@ from grpc_status import rpc_status
 
 from blitz.v1 import session_pb2_grpc, turn_pb2, workspace_pb2_grpc
 from blitz_client._errors import BlitzError
-from blitz_client._transport import service_of
+from blitz_client._services import service_of
 
 __all__ = ["GrpcTransport"]
 

@@ -5,36 +5,18 @@ to the server's HTTP port; `grpc://host:port`, `grpcs://host:port` (TLS) and a b
 `host:port` speak gRPC. A transport only moves messages and translates its library's
 errors into `BlitzError`; resuming, paging and argument handling live in the clients.
 
-Methods are named as in the proto files ("GetSession", "RunTurn", "ReadFile"); `SERVICES`
-says which service each belongs to, so that a caller never names the service itself.
+Methods are named as in the proto files ("GetSession", "RunTurn", "ReadFile"); the
+transports find each one's service (`_services.py`), so that a caller never names it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator
 from typing import Any, Protocol
 
-from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
+from blitz.v1 import turn_pb2
 
-__all__ = ["SERVICES", "Transport", "open_transport", "service_of"]
-
-SERVICES: Mapping[str, str] = {
-    method.name: service.name
-    for service in (
-        session_pb2.DESCRIPTOR.services_by_name["SessionService"],
-        workspace_pb2.DESCRIPTOR.services_by_name["WorkspaceService"],
-    )
-    for method in service.methods
-}
-"""Each method's service: "GetSession" -> "SessionService", "ReadFile" -> "WorkspaceService"."""
-
-
-def service_of(method: str) -> str:
-    """The service that serves `method`; ValueError for a name no service has."""
-    try:
-        return SERVICES[method]
-    except KeyError:
-        raise ValueError(f"no Blitz service has a method {method!r}") from None
+__all__ = ["Transport", "open_transport"]
 
 
 class Transport(Protocol):

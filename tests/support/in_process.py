@@ -24,7 +24,7 @@ from blitz.server import open_core
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import turn_pb2
 from blitz_client import BlitzError
-from blitz_client._transport import service_of
+from blitz_client._services import service_of
 
 __all__ = ["InProcess", "OpenCore", "in_process"]
 

@@ -87,3 +87,12 @@ async def test_compact_with_the_demo_model(driver: Driver, io: RecordingIO) -> N
     assert len(history) < len(first.history)
     again = await driver.run("and now?", io=io, history=history)
     assert again.output == "You said: and now?"
+
+
+async def test_a_bad_search_pattern_is_an_error_result_in_our_words(
+    driver: Driver, io: RecordingIO
+) -> None:
+    await driver.run('call search {"pattern": "a(b", "regex": true}', io=io)
+    [result] = io.of_kind("tool_result")
+    error = json_format.MessageToDict(result.tool_result.result)["error"]
+    assert error == "not a valid regular expression (near position 1)"

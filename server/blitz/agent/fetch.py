@@ -52,8 +52,8 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
     try:
         parts = urlsplit(url.strip())
         hostname = parts.hostname
-    except ValueError as exc:  # e.g. "http://[::1": an unclosed bracket
-        return {"url": url, "error": f"not a valid URL: {exc}"}
+    except ValueError:  # e.g. "http://[::1": an unclosed bracket
+        return {"url": url, "error": "not a valid URL: its host or port cannot be read"}
     if parts.scheme not in ("http", "https") or not hostname:
         return {"url": url, "error": "only absolute http:// and https:// URLs can be fetched"}
     host = normalize_host(hostname)

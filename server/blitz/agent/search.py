@@ -55,7 +55,8 @@ def search(
     try:
         matcher = re.compile(pattern if regex else re.escape(pattern), flags)
     except re.error as exc:
-        return {"pattern": pattern, "error": f"invalid regular expression: {exc}"}
+        where = f" (near position {exc.pos})" if exc.pos is not None else ""
+        return {"pattern": pattern, "error": f"not a valid regular expression{where}"}
     matches: list[str] = []
     truncated = False
     for file in _files(ws, real, glob):

@@ -3,8 +3,8 @@
 Every event carries a per-session `seq`. A stream that drops (a network error, a server
 restart or shutdown, SLOW_CONSUMER) is picked up again with `Watch(after_seq=last seq
 seen)`, and events at or below that seq are skipped, so a consumer sees each event once
-and in order. A coalesced text event carries the seq of the last chunk it holds, so the
-same rule covers it. `run` resumes the same turn: before its first event by sending the
+and in order. Seqs are contiguous (a merged text event has a seq of its own), so the
+same rule covers every event. `run` resumes the same turn: before its first event by sending the
 same `RunTurn` again (its client-chosen `turn_id` makes that idempotent), after it by
 watching the session from the last seq and keeping that turn's events until `finished`.
 """

@@ -10,6 +10,7 @@ limits: rules belong to `pending.py`, the event pipeline to `event_log.py`.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.event_log import EventLog
@@ -75,19 +76,5 @@ class TurnChannel:
 
     async def record_model_call(self, usage: ModelCallUsage) -> None:
         self._active.rec.cost_usd += usage.cost_usd
-        await self._store.add_ledger(
-            LedgerRow(
-                session_id=self._sid,
-                turn_id=self._tid,
-                model=usage.model,
-                input=usage.input,
-                cached=usage.cached,
-                cache_write=usage.cache_write,
-                output=usage.output,
-                cost_usd=usage.cost_usd,
-                priced=usage.priced,
-                search_queries=usage.search_queries,
-                search_cost_usd=usage.search_cost_usd,
-                time=time.time(),
-            )
-        )
+        row = LedgerRow(session_id=self._sid, turn_id=self._tid, time=time.time(), **asdict(usage))
+        await self._store.add_ledger(row)

@@ -13,6 +13,7 @@ from pathlib import Path
 from support.events import kinds
 from wire import drive, open_wire
 
+from blitz.config.readme import with_table
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -94,9 +95,14 @@ def test_configuration_table_lists_every_serve_flag():
         text=True,
         check=True,
     )
-    flags = set(re.findall(r"(--[a-z][a-z-]+)", proc.stdout)) - {"--help"}
+    flags = set(re.findall(r"(--[a-z][a-z-]+)", proc.stdout)) - {"--help", "--config"}
     table = README[README.index("## Configuration") : README.index("## Documentation")]
     documented = set(re.findall(r"`(--[a-z][a-z-]+)`", table))
     assert documented == flags
     for variable in re.findall(r"\[(BLITZ_[A-Z_]+)\]", proc.stdout):
         assert f"`{variable}`" in table
+
+
+def test_the_configuration_table_is_the_one_the_settings_make():
+    """The table is generated (`make docs`), so it cannot drift from the code."""
+    assert with_table(README) == README, "run `make docs` and commit the README"

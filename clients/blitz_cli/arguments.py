@@ -59,6 +59,13 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         parser.add_argument(
             "--token", default=default, help="bearer token sent on every call [BLITZ_TOKEN]"
         )
+        parser.add_argument(
+            "--ca-file",
+            metavar="PATH",
+            default=default,
+            help="PEM file of the authorities a TLS server's certificate must chain to"
+            " [BLITZ_CA_FILE; default: the system's]",
+        )
 
     chat_parser = commands.add_parser(
         "chat",

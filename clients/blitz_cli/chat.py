@@ -211,7 +211,9 @@ class _Chat:
         self.drive(events, self.session.turn_id)
 
 
-def chat(options: ChatOptions, *, server: str, token: str | None = None) -> int:
+def chat(
+    options: ChatOptions, *, server: str, token: str | None = None, ca_file: str | None = None
+) -> int:
     """Run the chat until the user leaves; returns the exit code."""
     console = Console(highlight=False)
     try:
@@ -219,7 +221,7 @@ def chat(options: ChatOptions, *, server: str, token: str | None = None) -> int:
         import readline  # noqa: F401
     except ImportError:  # pragma: no cover - readline ships with CPython on POSIX
         pass
-    with Blitz(server, token=token, reconnect_timeout=10.0) as client:
+    with Blitz(server, token=token, ca_file=ca_file, reconnect_timeout=10.0) as client:
         state = _Chat(client, console, options, Renderer(console))
         try:
             if options.session_id:
@@ -241,7 +243,9 @@ def chat(options: ChatOptions, *, server: str, token: str | None = None) -> int:
     return 0
 
 
-def chat_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+def chat_command(
+    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
+) -> int:
     """`blitz chat [--session ID]`: a terminal conversation with one session."""
     options = ChatOptions(
         session_id=args.session or "",
@@ -250,4 +254,4 @@ def chat_command(args: argparse.Namespace, *, server: str, token: str | None) ->
         plan=args.plan,
         read_only=args.read_only,
     )
-    return chat(options, server=server, token=token)
+    return chat(options, server=server, token=token, ca_file=ca_file)

@@ -39,12 +39,14 @@ def _fail(exc: BlitzError) -> int:
 # blitz sessions
 
 
-def sessions_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+def sessions_command(
+    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
+) -> int:
     """`blitz sessions [list | show ID | close ID]`."""
     console = Console(highlight=False)
     action = args.action or "list"
     try:
-        with Blitz(server, token=token) as client:
+        with Blitz(server, token=token, ca_file=ca_file) as client:
             if action == "list":
                 found = list(client.sessions(state=args.state))
                 if args.json:
@@ -94,12 +96,14 @@ def sessions_command(args: argparse.Namespace, *, server: str, token: str | None
 # blitz watch
 
 
-def watch_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+def watch_command(
+    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
+) -> int:
     """`blitz watch ID [--after N] [--no-follow] [--json]`: the session's events."""
     console = Console(highlight=False)
     renderer = Renderer(console)
     try:
-        with Blitz(server, token=token) as client:
+        with Blitz(server, token=token, ca_file=ca_file) as client:
             events = client.watch(args.session_id, after_seq=args.after, follow=args.follow)
             with events:
                 for event in events:
@@ -118,10 +122,12 @@ def watch_command(args: argparse.Namespace, *, server: str, token: str | None) -
 # blitz usage
 
 
-def usage_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+def usage_command(
+    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
+) -> int:
     """`blitz usage ID [--json]`: one row per model call, and the totals."""
     try:
-        with Blitz(server, token=token) as client:
+        with Blitz(server, token=token, ca_file=ca_file) as client:
             report = client.usage(args.session_id)
     except BlitzError as exc:
         return _fail(exc)
@@ -221,7 +227,9 @@ def _answer(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) 
     return None
 
 
-def run_command(args: argparse.Namespace, *, server: str, token: str | None) -> int:
+def run_command(
+    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
+) -> int:
     """`blitz run PROMPT`: one turn for scripts; exit 0 when it succeeds, 1 when it fails."""
     err = Console(stderr=True, highlight=False)
     options: TurnOptions = {"plan": args.plan, "command": args.command}
@@ -235,7 +243,7 @@ def run_command(args: argparse.Namespace, *, server: str, token: str | None) -> 
     finished: turn_pb2.TurnFinished | None = None
     turn_id = ""
     try:
-        with Blitz(server, token=token) as client:
+        with Blitz(server, token=token, ca_file=ca_file) as client:
             session_id = args.session or client.create_session(model=args.model).id
             if not args.json:
                 err.print(f"[dim]session {session_id}[/]")

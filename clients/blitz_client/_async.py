@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from datetime import timedelta
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, Unpack
 
@@ -55,6 +56,8 @@ class AsyncBlitz:
             local server's gRPC port.
         token: sent as `authorization: Bearer TOKEN` on every call (ValueError unless it
             is printable ASCII without spaces).
+        ca_file: a PEM file of the certificate authorities that a TLS server's certificate
+            (`https://`, `grpcs://`) must chain to; default: the system's.
         reconnect_timeout: how long, in seconds, a dropped stream keeps trying to resume
             before the last error is raised.
 
@@ -67,12 +70,14 @@ class AsyncBlitz:
         url: str = DEFAULT_URL,
         *,
         token: str | None = None,
+        ca_file: str | None = None,
         reconnect_timeout: float = 30.0,
     ) -> None:
         if token is not None and not _TOKEN.fullmatch(token):
             raise ValueError("token must be printable ASCII, without spaces")
         self.url = url
         self._token = token
+        self._ca = Path(ca_file).read_bytes() if ca_file else None
         self._reconnect_timeout = reconnect_timeout
         self._transport: Transport | None = None
         # Whether a call has reached the server: from then on, streams ride out outages.
@@ -99,7 +104,7 @@ class AsyncBlitz:
     def _t(self) -> Transport:
         # Opened on first use, so that the channel binds to the loop that uses it.
         if self._transport is None:
-            self._transport = open_transport(self.url, token=self._token)
+            self._transport = open_transport(self.url, token=self._token, ca=self._ca)
         return self._transport
 
     async def _unary(self, method: str, request: Any) -> Any:

@@ -12,6 +12,7 @@ from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from connectrpc.errors import ConnectError
+from pyqwest import Client, HTTPTransport
 
 from blitz.v1 import session_connect, turn_pb2, workspace_connect
 from blitz_client._errors import BlitzError
@@ -45,11 +46,20 @@ CLOSE_SETTLE_SECONDS = 0.05
 class ConnectTransport:
     """SessionService and WorkspaceService over Connect (HTTP/1.1 or HTTP/2, binary protobuf)."""
 
-    def __init__(self, url: str, *, headers: Mapping[str, str]) -> None:
-        # Neither makes its own connections: both use pyqwest's shared default transport.
+    def __init__(self, url: str, *, headers: Mapping[str, str], ca: bytes | None = None) -> None:
+        # Over plain HTTP both clients share pyqwest's default transport; over TLS they
+        # share one of ours that trusts `ca` (else the system's authorities), which pyqwest's
+        # default does not do.
+        self._tls: HTTPTransport | None = None
+        self._http: Client | None = None
+        if url.startswith("https://"):
+            self._tls = HTTPTransport(tls_ca_cert=ca, tls_include_system_certs=ca is None)
+            self._http = Client(self._tls)
         self._clients: dict[str, Any] = {
-            "SessionService": session_connect.SessionServiceClient(url),
-            "WorkspaceService": workspace_connect.WorkspaceServiceClient(url),
+            "SessionService": session_connect.SessionServiceClient(url, http_client=self._http),
+            "WorkspaceService": workspace_connect.WorkspaceServiceClient(
+                url, http_client=self._http
+            ),
         }
         self._headers = dict(headers)
 
@@ -76,6 +86,8 @@ class ConnectTransport:
     async def close(self) -> None:
         for client in self._clients.values():
             await client.close()
+        if self._tls is not None:
+            await self._tls.aclose()
         # pyqwest's runtime threads finish dropping the connection a moment after close();
         # if the interpreter is already finalizing then, the process aborts (a PyO3 thread
         # cannot take the GIL at exit). A short settle here keeps short scripts safe.

@@ -47,9 +47,11 @@ def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
 class GrpcTransport:
     """SessionService and WorkspaceService over one grpc.aio channel."""
 
-    def __init__(self, target: str, *, headers: Mapping[str, str], tls: bool) -> None:
+    def __init__(
+        self, target: str, *, headers: Mapping[str, str], tls: bool, ca: bytes | None = None
+    ) -> None:
         if tls:
-            credentials = grpc.ssl_channel_credentials()
+            credentials = grpc.ssl_channel_credentials(root_certificates=ca)
             self._channel = grpc.aio.secure_channel(target, credentials, options=_OPTIONS)
         else:
             self._channel = grpc.aio.insecure_channel(target, options=_OPTIONS)

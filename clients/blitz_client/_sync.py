@@ -98,11 +98,14 @@ class Blitz:
         url: str = DEFAULT_URL,
         *,
         token: str | None = None,
+        ca_file: str | None = None,
         reconnect_timeout: float = 30.0,
     ) -> None:
         self._runner = _Loop()
         self._closed = False
-        self._client = AsyncBlitz(url, token=token, reconnect_timeout=reconnect_timeout)
+        self._client = AsyncBlitz(
+            url, token=token, ca_file=ca_file, reconnect_timeout=reconnect_timeout
+        )
 
     @property
     def url(self) -> str:

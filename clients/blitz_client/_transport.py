@@ -33,18 +33,19 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
-def open_transport(url: str, *, token: str | None = None) -> Transport:
+def open_transport(url: str, *, token: str | None = None, ca: bytes | None = None) -> Transport:
     """A transport for `url`; `token` is sent as `authorization: Bearer …` on every call.
 
-    Must be called with an event loop running: grpc.aio binds its channel to it.
+    `ca` is PEM of the certificate authorities a TLS server must chain to (None: the
+    system's). Must be called with an event loop running: grpc.aio binds its channel to it.
     """
     headers = {"authorization": f"Bearer {token}"} if token else {}
     if url.startswith(("http://", "https://")):
         from blitz_client._connect import ConnectTransport
 
-        return ConnectTransport(url.rstrip("/"), headers=headers)
+        return ConnectTransport(url.rstrip("/"), headers=headers, ca=ca)
     from blitz_client._grpc import GrpcTransport
 
     if url.startswith("grpcs://"):
-        return GrpcTransport(url.removeprefix("grpcs://"), headers=headers, tls=True)
+        return GrpcTransport(url.removeprefix("grpcs://"), headers=headers, tls=True, ca=ca)
     return GrpcTransport(url.removeprefix("grpc://"), headers=headers, tls=False)

@@ -21,11 +21,14 @@ import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from blitz.config import SETTINGS, SettingsError, load_settings
+if TYPE_CHECKING:
+    from blitz.config import Settings
+
+from blitz.config import CONFIG_ENV, SETTINGS, SettingsError, effective_toml, resolve, values
 
 __all__ = ["build_parser", "main"]
 
@@ -56,28 +59,63 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="run the server (gRPC and Connect/gRPC-Web ports)",
         description="Run the server until SIGTERM or Ctrl-C. Every flag can also be set by"
-        " the BLITZ_* variable named in its help; the flag wins.",
+        " the BLITZ_* variable named in its help, or in the TOML file of --config; a flag"
+        " wins over a variable, which wins over the file.",
+    )
+    _settings_arguments(serve)
+    serve.set_defaults(handler=_serve, subparser=serve)
+    config = commands.add_parser(
+        "config",
+        help="print the effective configuration, secrets masked",
+        description="Print every setting as `blitz serve` would use it with these flags,"
+        " variables and file, with where each value came from. The output is TOML that"
+        " --config reads back (once the masked secrets are filled in).",
+    )
+    _settings_arguments(config)
+    config.set_defaults(handler=_config, subparser=config)
+    _token_commands(commands)
+
+    from blitz_cli import add_arguments
+
+    server_side = set(commands.choices)
+    add_arguments(commands)
+    for name, command in commands.choices.items():
+        if name not in server_side:
+            command.set_defaults(handler=_client, subparser=command)
+    return parser
+
+
+def _settings_arguments(
+    parser: argparse.ArgumentParser, *, only: tuple[str, ...] | None = None
+) -> None:
+    """A flag for every setting (or those named in `only`), and --config for the file."""
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        help=f"TOML file of settings by name (grpc_port = 50051) [{CONFIG_ENV}]",
     )
     for spec in SETTINGS:
+        if only is not None and spec.name not in only:
+            continue
         options: dict[str, Any] = {
             "dest": spec.name,
             "default": None,
-            "help": f"{spec.help} [{spec.env}]",
+            "help": f"{spec.help} [{spec.env}]".replace("%", "%%"),
         }
         if spec.choices:
             options["choices"] = spec.choices
         else:
             options["metavar"] = spec.metavar or None
-        serve.add_argument(spec.flag, **options)
-    serve.set_defaults(handler=_serve, subparser=serve)
+        if spec.parse is values.bool_:
+            # `--insecure` alone says true; `--insecure false` is still understood.
+            options.update(nargs="?", const="true")
+        parser.add_argument(spec.flag, **options)
 
-    from blitz_cli import add_arguments
 
-    add_arguments(commands)
-    for command in commands.choices.values():
-        if command is not serve:
-            command.set_defaults(handler=_client, subparser=command)
-    return parser
+def _token_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from blitz.tokens_cli import add_token_commands
+
+    add_token_commands(commands, settings_arguments=_settings_arguments, handler=_token)
 
 
 def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -86,8 +124,9 @@ def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     server = args.server or os.environ.get("BLITZ_SERVER") or DEFAULT_URL
     token = args.token or os.environ.get("BLITZ_TOKEN") or None
+    ca_file = args.ca_file or os.environ.get("BLITZ_CA_FILE") or None
     try:
-        code: int = args.client_handler(args, server=server, token=token)
+        code: int = args.client_handler(args, server=server, token=token, ca_file=ca_file)
     except ValueError as exc:  # what the client refuses before asking the server
         print(f"blitz: {exc}", file=sys.stderr)
         return 2
@@ -101,16 +140,17 @@ def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     # Imported here so that `blitz --version` and the client commands need not load the
     # server (grpc, uvicorn, the agent).
+    from blitz.auth import ServeRefused
     from blitz.logs import configure_logging
     from blitz.server import serve
 
-    try:
-        settings = load_settings(vars(args), os.environ)
-    except SettingsError as exc:
-        parser.error(str(exc))  # exits with status 2
+    settings = _settings(args, parser)
     configure_logging(log_format=settings.log_format, level=settings.log_level)
     try:
         _run(serve(settings))
+    except ServeRefused as exc:
+        log.error("refusing to start", reason=str(exc))
+        return 2
     except OSError as exc:
         log.error("cannot start", error=str(exc))
         return 1
@@ -120,6 +160,28 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         # A second signal cut the drain short.
         return 1
     return 0
+
+
+def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Settings:
+    try:
+        return resolve(vars(args), os.environ, config=args.config).settings
+    except SettingsError as exc:
+        parser.error(str(exc))  # exits with status 2
+
+
+def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        resolved = resolve(vars(args), os.environ, config=args.config)
+    except SettingsError as exc:
+        parser.error(str(exc))
+    sys.stdout.write(effective_toml(resolved))
+    return 0
+
+
+def _token(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from blitz.tokens_cli import run_token_command
+
+    return run_token_command(args, _settings(args, parser))
 
 
 def _run(coro: Coroutine[Any, Any, None]) -> None:

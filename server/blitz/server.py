@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -31,15 +31,26 @@ import structlog
 from grpc_health.v1 import health
 
 from blitz.agent import Agent, FetchLimits, ModelAccess, RetryPolicy, load_mcp_config
+from blitz.auth import (
+    AuthenticatedSessions,
+    AuthenticatedWorkspaces,
+    Authenticator,
+    ServeRefused,
+    StaticToken,
+    exposed_hosts,
+    parse_tokens,
+    requires_tokens,
+)
 from blitz.config import Settings
 from blitz.core import SessionCore, WorkspaceCore
 from blitz.ports import SessionPort, WorkspacePort
-from blitz.store import open_store
+from blitz.store import Store, open_store
 from blitz.transport import (
     CallGate,
     GatedHealthServicer,
     HttpApp,
     HttpServer,
+    Tls,
     bind_grpc_server,
     build_connect_apps,
     build_grpc_server,
@@ -69,7 +80,8 @@ class RunningServer:
     @property
     def http_url(self) -> str:
         """Base URL for Connect and gRPC-Web clients."""
-        return "http://" + _hostport(self.settings.http_host, self.http_port)
+        scheme = "https://" if self.settings.tls_cert else "http://"
+        return scheme + _hostport(self.settings.http_host, self.http_port)
 
 
 @asynccontextmanager
@@ -127,23 +139,27 @@ async def running_server(
     be bound.
     """
     async with AsyncExitStack() as stack:
+        ready: Callable[[], Awaitable[None]] | None = None
         if ports is None:
             core = await stack.enter_async_context(open_core(settings))
-            ports = (core, WorkspaceCore(sessions=core))
+            ports = await _authenticated(settings, core.store, core, WorkspaceCore(sessions=core))
+            ready = core.store.ping
         sessions, workspaces = ports
+        tls = _tls(settings)
         gate = CallGate()
         health_servicer = GatedHealthServicer(gate)
         await health_servicer.serving()
         grpc_server = build_grpc_server(sessions, workspaces, gate, health_servicer)
-        grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port)
+        grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port, tls=tls)
         connect_apps = build_connect_apps(
             sessions, workspaces, gate, compress_streams=settings.compress_streams
         )
         http = HttpServer(
-            HttpApp(connect_apps, gate),
+            HttpApp(connect_apps, gate, ready=ready),
             host=settings.http_host,
             port=settings.http_port,
             shutdown_timeout=settings.drain_timeout,
+            tls=tls,
         )
         await grpc_server.start()
         # Safety net for a failed start or a cancelled drain: stops at once, no-op after.
@@ -245,6 +261,64 @@ async def serve(settings: Settings) -> None:
         for sig in handled:
             loop.remove_signal_handler(sig)
     log.info("stopped")
+
+
+async def _authenticated(
+    settings: Settings, store: Store, sessions: SessionPort, workspaces: WorkspacePort
+) -> tuple[SessionPort, WorkspacePort]:
+    """The ports behind authentication when tokens are required (see blitz.auth.exposure).
+
+    Raises ServeRefused when the server would be reachable beyond loopback with no token.
+    """
+    static = _static_tokens(settings)
+    stored = [token for token in await store.list_tokens() if token.revoke_time is None]
+    hosts = [settings.grpc_host, settings.http_host]
+    configured = bool(static or stored)
+    if not requires_tokens(hosts=hosts, tokens_configured=configured, insecure=settings.insecure):
+        if exposed := exposed_hosts(hosts):
+            log.warning(
+                "INSECURE: serving beyond loopback with no authentication; anyone who reaches"
+                " a port can read every session and run commands",
+                hosts=exposed,
+            )
+        return sessions, workspaces
+    principals = {t.principal.name for t in static} | {t.name for t in stored}
+    log.info("tokens required", principals=len(principals))
+    authenticator = Authenticator(store, static)
+    return (
+        AuthenticatedSessions(sessions, authenticator),
+        AuthenticatedWorkspaces(workspaces, authenticator),
+    )
+
+
+def _static_tokens(settings: Settings) -> list[StaticToken]:
+    """The tokens given in settings: `--tokens` and the lines of `--tokens-file`."""
+    try:
+        tokens = parse_tokens(settings.tokens, source="--tokens")
+        if settings.tokens_file:
+            try:
+                text = Path(settings.tokens_file).read_text()
+            except OSError as exc:
+                raise ValueError(f"--tokens-file: cannot read it ({exc.strerror})") from None
+            tokens += parse_tokens(text, source=settings.tokens_file)
+    except ValueError as exc:
+        raise ServeRefused(str(exc)) from None
+    return tokens
+
+
+def _tls(settings: Settings) -> Tls | None:
+    """The certificate and key both ports serve, read now so that a bad file stops the start."""
+    if not settings.tls_cert:
+        return None
+    try:
+        return Tls(
+            Path(settings.tls_cert).read_bytes(),
+            Path(settings.tls_key).read_bytes(),
+            cert_file=settings.tls_cert,
+            key_file=settings.tls_key,
+        )
+    except OSError as exc:
+        raise ServeRefused(f"TLS: cannot read {exc.filename} ({exc.strerror})") from None
 
 
 def _timedelta_or_none(seconds: float) -> timedelta | None:

@@ -129,7 +129,8 @@ class SessionCore:
         """The caller's session, or SESSION_NOT_FOUND (for the workspace service too)."""
         check.require(session_id, "session_id")
         rec = await self._store.get_session(session_id)
-        if rec is None or rec.owner != ctx.caller:
+        # Another principal's session is not found: its existence is not revealed.
+        if rec is None or (rec.owner != ctx.caller and not ctx.admin):
             raise BlitzError(
                 Reason.SESSION_NOT_FOUND, f"no session {session_id!r}", {"session_id": session_id}
             )
@@ -179,7 +180,7 @@ class SessionCore:
         size, before = check.session_page(req)
         recs = await self._store.list_sessions(
             SessionQuery(
-                owner=ctx.caller,
+                owner=None if ctx.admin else ctx.caller,
                 state=req.state,
                 labels=dict(req.labels),
                 limit=size + 1,

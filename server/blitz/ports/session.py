@@ -22,14 +22,16 @@ __all__ = ["CallContext", "SessionPort", "WorkspacePort"]
 
 @dataclass(frozen=True)
 class CallContext:
-    """Who is calling and how, as the transport saw it.
+    """Who is calling and how, as the transport saw it (and authentication made it).
 
-    `caller` is the authenticated principal ("" when the server runs without auth);
+    `caller` is the authenticated principal ("" when the server runs without tokens);
+    `admin` whether that principal may see and act on every principal's sessions;
     `deadline` is the call's absolute deadline on `time.monotonic()`'s clock, if any;
     `metadata` holds the request headers (lower-case keys).
     """
 
     caller: str = ""
+    admin: bool = False
     deadline: float | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
     peer: str = ""

@@ -22,6 +22,7 @@ from blitz.store.records import (
     SessionChange,
     SessionQuery,
     SessionRecord,
+    TokenRecord,
     TurnRecord,
     TurnState,
     UsageTotals,
@@ -121,6 +122,26 @@ class Store(Protocol):
     async def add_image(self, image: ImageRecord) -> None: ...
 
     async def get_image(self, session_id: str, image_id: str) -> ImageRecord | None: ...
+
+    # Bearer tokens
+
+    async def add_token(self, token: TokenRecord) -> None: ...
+
+    async def find_token(self, hash: str) -> TokenRecord | None:
+        """The token with this hash, revoked or not; None when there is none."""
+        ...
+
+    async def list_tokens(self) -> list[TokenRecord]:
+        """Every token, revoked ones included, oldest first."""
+        ...
+
+    async def revoke_tokens(self, id_or_name: str, *, now: float) -> int:
+        """Revoke the token with this id, or every token of this name; how many it revoked."""
+        ...
+
+    async def ping(self) -> None:
+        """Return once the store answers a query; raise when it cannot."""
+        ...
 
     # Agent state: the session's message history after its last completed turn
 

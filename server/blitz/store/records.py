@@ -14,6 +14,7 @@ __all__ = [
     "SessionChange",
     "SessionQuery",
     "SessionRecord",
+    "TokenRecord",
     "TurnRecord",
     "TurnState",
     "UsageTotals",
@@ -56,7 +57,8 @@ class SessionRecord:
 class SessionQuery:
     """Which sessions `list_sessions` returns: newest first, a page at a time."""
 
-    owner: str
+    # The principal whose sessions these are; None: everyone's (an admin's view).
+    owner: str | None
     limit: int
     # A blitz.v1.SessionState value; 0: any.
     state: int = 0
@@ -185,3 +187,18 @@ class ImageRecord:
     media_type: str
     data: bytes
     create_time: float
+
+
+@dataclass
+class TokenRecord:
+    """A bearer token: the principal it stands for, and the hash of its secret (never the
+    secret itself)."""
+
+    id: str
+    # The principal's name: every token of one name is the same principal.
+    name: str
+    # SHA-256 of the token, hex.
+    hash: str
+    admin: bool
+    create_time: float
+    revoke_time: float | None = None

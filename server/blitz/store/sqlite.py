@@ -22,6 +22,7 @@ from blitz.store.records import (
     SessionChange,
     SessionQuery,
     SessionRecord,
+    TokenRecord,
     TurnRecord,
     TurnState,
     UsageTotals,
@@ -44,6 +45,7 @@ _TURN_COLUMNS = (
     "session_id, turn_id, state, turn, create_time, deadline, first_seq, model_calls,"
     " cost_usd, steer, history, usage_before"
 )
+_TOKEN_COLUMNS = "id, name, hash, admin, create_time, revoke_time"
 _IMAGE_COLUMNS = "id, session_id, media_type, data, create_time"
 # The columns of each record, in the order of its fields.
 _PENDING_COLUMNS = "session_id, request_id, turn_id, event, expires, resolution"
@@ -70,6 +72,12 @@ def _turn(row: Row) -> TurnRecord:
 
 def _pending(row: Row) -> PendingRecord:
     return PendingRecord(*row)
+
+
+def _token(row: Row) -> TokenRecord:
+    values = list(row)
+    values[3] = bool(values[3])  # admin
+    return TokenRecord(*values)
 
 
 def _ledger(row: Row) -> LedgerRow:
@@ -131,8 +139,11 @@ class SqliteStore:
         return _session(rows[0]) if rows else None
 
     async def list_sessions(self, query: SessionQuery) -> list[SessionRecord]:
-        where = ["owner = ?"]
-        args: list[object] = [query.owner]
+        where = ["1"]
+        args: list[object] = []
+        if query.owner is not None:
+            where.append("owner = ?")
+            args.append(query.owner)
         if query.state:
             where.append("state = ?")
             args.append(query.state)
@@ -377,6 +388,30 @@ class SqliteStore:
             (session_id, image_id),
         )
         return ImageRecord(*rows[0]) if rows else None
+
+    # Bearer tokens
+
+    async def add_token(self, token: TokenRecord) -> None:
+        await self._execute(
+            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES (?,?,?,?,?,?)", astuple(token)
+        )
+
+    async def find_token(self, hash: str) -> TokenRecord | None:
+        rows = await self._fetch(f"SELECT {_TOKEN_COLUMNS} FROM tokens WHERE hash = ?", (hash,))
+        return _token(rows[0]) if rows else None
+
+    async def list_tokens(self) -> list[TokenRecord]:
+        rows = await self._fetch(f"SELECT {_TOKEN_COLUMNS} FROM tokens ORDER BY create_time, id")
+        return [_token(row) for row in rows]
+
+    async def revoke_tokens(self, id_or_name: str, *, now: float) -> int:
+        return await self._execute(
+            "UPDATE tokens SET revoke_time = ? WHERE (id = ? OR name = ?) AND revoke_time IS NULL",
+            (now, id_or_name, id_or_name),
+        )
+
+    async def ping(self) -> None:
+        await self._fetch("SELECT 1")
 
     # Agent state
 

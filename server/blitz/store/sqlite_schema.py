@@ -112,4 +112,15 @@ MIGRATIONS: list[str] = [
         SELECT id, history FROM sessions WHERE history IS NOT NULL;
     ALTER TABLE sessions DROP COLUMN history;
     """,
+    """
+    CREATE TABLE tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        admin INTEGER NOT NULL,
+        create_time REAL NOT NULL,
+        revoke_time REAL
+    );
+    CREATE INDEX tokens_by_name ON tokens (name);
+    """,
 ]

@@ -11,12 +11,14 @@ from blitz.transport.connect import build_connect_apps
 from blitz.transport.gate import CallGate
 from blitz.transport.grpc import GatedHealthServicer, bind_grpc_server, build_grpc_server
 from blitz.transport.http import HttpApp, HttpServer
+from blitz.transport.tls import Tls
 
 __all__ = [
     "CallGate",
     "GatedHealthServicer",
     "HttpApp",
     "HttpServer",
+    "Tls",
     "bind_grpc_server",
     "build_connect_apps",
     "build_grpc_server",

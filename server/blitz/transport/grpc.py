@@ -25,6 +25,7 @@ from grpc_reflection.v1alpha import reflection
 from blitz.errors import BlitzError, Status
 from blitz.ports import CallContext, SessionPort, WorkspacePort
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
+from blitz.transport.tls import Tls
 from blitz.transport.undecodable import undecodable
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import session_pb2, session_pb2_grpc, turn_pb2, workspace_pb2, workspace_pb2_grpc
@@ -266,10 +267,16 @@ def build_grpc_server(
     return server
 
 
-def bind_grpc_server(server: grpc.aio.Server, host: str, port: int) -> int:
-    """Listen on host:port (0: any free port); returns the bound port, or raises OSError."""
+def bind_grpc_server(
+    server: grpc.aio.Server, host: str, port: int, *, tls: Tls | None = None
+) -> int:
+    """Listen on host:port (0: any free port), over TLS when given; returns the bound port,
+    or raises OSError."""
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
+        if tls is not None:
+            credentials = grpc.ssl_server_credentials([(tls.key, tls.cert)])
+            return server.add_secure_port(address, credentials)
         return server.add_insecure_port(address)
     except RuntimeError as exc:
         raise OSError(f"cannot listen for gRPC on {address}: {exc}") from None

@@ -1,8 +1,9 @@
 """The HTTP port: a tiny ASGI router, and uvicorn serving it inside the caller's event loop.
 
 `HttpApp` routes by path prefix to the apps mounted on it (the Connect services, each
-under `/<service name>/`) and answers `GET /healthz` itself from the call gate: 200 while
-serving, 503 once a shutdown began. No web framework, and no business rule.
+under `/<service name>/`) and answers two probes itself: `GET /healthz` (alive: 200 while
+serving, 503 once a shutdown began) and `GET /readyz` (ready for calls: serving, and the
+store answers within a second). No web framework, and no business rule.
 
 `HttpServer` binds its own socket (so port 0 works and a busy port is a plain OSError,
 where uvicorn would call `sys.exit`), starts uvicorn's protocol servers on it and leaves
@@ -15,15 +16,23 @@ It must never pick the event loop (the entry point does) nor touch the process's
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+import structlog
 import uvicorn
 
 from blitz.transport.gate import CallGate
+from blitz.transport.tls import Tls
 
 __all__ = ["HttpApp", "HttpServer", "MountedApp", "Receive", "Scope", "Send"]
+
+log = structlog.get_logger(__name__)
+
+# How long the store may take to answer a readiness probe.
+_READY_WITHIN_S = 1.0
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -39,11 +48,22 @@ class MountedApp(Protocol):
 
 
 class HttpApp:
-    """The HTTP port's ASGI app: the mounted apps by path prefix, and `GET /healthz`."""
+    """The HTTP port's ASGI app: the mounted apps by path prefix, `/healthz` and `/readyz`.
 
-    def __init__(self, apps: list[MountedApp], gate: CallGate) -> None:
+    `ready` raises (or hangs) when what calls need is not there (the store); None: nothing
+    but the gate to check.
+    """
+
+    def __init__(
+        self,
+        apps: list[MountedApp],
+        gate: CallGate,
+        *,
+        ready: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._routes = [(app.path + "/", app) for app in apps]
         self._gate = gate
+        self._ready = ready
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -61,14 +81,39 @@ class HttpApp:
                 await _respond(send, 200, b"ok\n", head=head)
             else:
                 await _respond(send, 503, b"shutting down\n", head=head)
+        elif path == "/readyz" and scope["method"] in {"GET", "HEAD"}:
+            why = await self._not_ready()
+            status, body = (503, why.encode() + b"\n") if why else (200, b"ready\n")
+            await _respond(send, status, body, head=head)
         else:
             await _respond(send, 404, b"not found\n")
+
+    async def _not_ready(self) -> str:
+        """Why the server is not ready for calls; "" when it is."""
+        if not self._gate.serving:
+            return "shutting down"
+        if self._ready is not None:
+            try:
+                async with asyncio.timeout(_READY_WITHIN_S):
+                    await self._ready()
+            except Exception:
+                log.warning("not ready: the store does not answer", exc_info=True)
+                return "the store does not answer"
+        return ""
 
 
 class HttpServer:
     """uvicorn on one listening socket, started and stopped by the caller."""
 
-    def __init__(self, app: Any, *, host: str, port: int, shutdown_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        app: Any,
+        *,
+        host: str,
+        port: int,
+        shutdown_timeout: float = 10.0,
+        tls: Tls | None = None,
+    ) -> None:
         self._host = host
         self._requested_port = port
         self._config = uvicorn.Config(
@@ -86,6 +131,8 @@ class HttpServer:
             date_header=False,
             # uvicorn takes whole seconds; never 0, which would cancel at once.
             timeout_graceful_shutdown=max(1, round(shutdown_timeout)),
+            ssl_certfile=tls.cert_file if tls else None,
+            ssl_keyfile=tls.key_file if tls else None,
         )
         self._server = uvicorn.Server(self._config)
         self._socket: socket.socket | None = None

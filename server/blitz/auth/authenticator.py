@@ -1,0 +1,67 @@
+"""Who a call is from: the bearer token in its `authorization` header, checked.
+
+Tokens are those in the store (`blitz token create`) and those in settings. A store lookup
+is remembered for a second, so a busy client costs no query per call, and a revoked token
+stops working within that second. Every refusal is UNAUTHENTICATED, and says what was
+wrong with the header without ever echoing the token.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+
+from blitz.auth.tokens import Principal, StaticToken, token_hash
+from blitz.errors import BlitzError, Reason
+from blitz.store import Store
+
+__all__ = ["Authenticator"]
+
+# Seconds a store lookup is remembered.
+_REMEMBER_S = 1.0
+# Lookups remembered at most (the oldest go first).
+_REMEMBERED = 10_000
+
+
+class Authenticator:
+    """Checks bearer tokens against the store and the tokens from settings."""
+
+    def __init__(self, store: Store, static: Iterable[StaticToken] = ()) -> None:
+        self._store = store
+        self._static = {token.hash: token.principal for token in static}
+        self._seen: dict[str, tuple[float, Principal | None]] = {}
+
+    async def principal(self, metadata: Mapping[str, str]) -> Principal:
+        """The principal of a call's headers (lower-case keys); UNAUTHENTICATED otherwise."""
+        header = metadata.get("authorization", "")
+        if not header:
+            raise _refused("this server needs a bearer token: `authorization: Bearer TOKEN`")
+        scheme, _, token = header.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token or " " in token:
+            raise _refused("the authorization header must be `Bearer TOKEN`")
+        digest = token_hash(token)
+        principal = self._static.get(digest)
+        if principal is None:
+            principal = await self._stored(digest)
+        if principal is None:
+            raise _refused("the token is unknown or revoked")
+        return principal
+
+    async def _stored(self, digest: str) -> Principal | None:
+        now = time.monotonic()
+        seen = self._seen.get(digest)
+        if seen is not None and seen[0] > now:
+            return seen[1]
+        rec = await self._store.find_token(digest)
+        principal = None
+        if rec is not None and rec.revoke_time is None:
+            principal = Principal(rec.name, admin=rec.admin)
+        if len(self._seen) >= _REMEMBERED:
+            del self._seen[next(iter(self._seen))]
+        self._seen[digest] = (now + _REMEMBER_S, principal)
+        return principal
+
+
+def _refused(message: str) -> BlitzError:
+    return BlitzError(Reason.UNAUTHENTICATED, message, {"header": "authorization"})

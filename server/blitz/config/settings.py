@@ -1,0 +1,79 @@
+"""`Settings`: everything `blitz serve` needs to know, typed, frozen, already validated.
+
+Read once at the entry point (`blitz.config.load_settings`) and passed down as keyword
+arguments; nothing deeper in the code reads the environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["LogFormat", "LogLevel", "Settings"]
+
+LogFormat = Literal["auto", "console", "json"]
+LogLevel = Literal["debug", "info", "warning", "error"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Everything `blitz serve` needs to know, already validated."""
+
+    grpc_host: str = "127.0.0.1"
+    grpc_port: int = 50051
+    http_host: str = "127.0.0.1"
+    http_port: int = 8080
+    data_dir: Path = Path("data")
+    # A path to the SQLite file or a database URL; empty in the table: `<data_dir>/blitz.db`.
+    database: str = "data/blitz.db"
+    workspace_root: Path = Path("data/workspaces")
+    model: str = "demo"
+    max_turns: int = 50
+    # Seconds; 0 means no deadline.
+    turn_timeout: float = 3600.0
+    # Seconds; 0 means an approval waits until the turn's deadline.
+    approval_timeout: float = 0.0
+    command_timeout: float = 120.0
+    # Bytes of command output kept for the model and the client.
+    output_cap: int = 64 * 1024
+    log_format: LogFormat = "auto"
+    log_level: LogLevel = "info"
+    # Seconds a shutdown waits for in-flight calls and running turns.
+    drain_timeout: float = 10.0
+    # Seconds a shutdown keeps the ports open, refusing calls and failing health checks,
+    # before it closes them: time for a load balancer to notice and stop routing here.
+    drain_delay: float = 0.0
+    # Whether streamed messages may be gzip-compressed on the Connect port (see
+    # blitz.transport.connect: connectrpc compresses every message, however small).
+    compress_streams: bool = False
+    # Model providers. Keys are secrets: kept out of repr (and so out of logs).
+    openai_api_key: str = field(default="", repr=False)
+    # For `openai:` models; empty: OpenAI's own API.
+    openai_base_url: str = ""
+    anthropic_api_key: str = field(default="", repr=False)
+    anthropic_base_url: str = ""
+    # The server behind `openai-compatible:NAME` models (vLLM, Ollama, llama.cpp, LM Studio).
+    base_url: str = ""
+    compatible_api_key: str = field(default="", repr=False)
+    # Whether the OpenAI-compatible server's models accept images.
+    compatible_images: bool = True
+    # Tokens assumed for a model whose context window is unknown; 0: never trim for it.
+    context_window: int = 0
+    # Tries after a rate limit, a 5xx or a broken stream, and the first backoff in seconds.
+    model_retries: int = 3
+    retry_delay: float = 1.0
+    # Whether fetch_url may reach loopback, private and link-local addresses.
+    fetch_allow_local: bool = False
+    fetch_max_bytes: int = 2 * 2**20
+    # A JSON file of MCP servers; empty: none.
+    mcp_config: str = ""
+    # Bearer tokens, `NAME:TOKEN[:admin]` comma-separated, beside those in the store.
+    tokens: str = field(default="", repr=False)
+    # A file of the same, one a line.
+    tokens_file: str = ""
+    # Serve beyond loopback with no token required: anyone who reaches a port is trusted.
+    insecure: bool = False
+    # A certificate chain and its private key (PEM): both ports speak TLS.
+    tls_cert: str = ""
+    tls_key: str = ""

@@ -1,0 +1,229 @@
+"""The one table of settings: each one's flag, environment variable, parser and help.
+
+`blitz serve`'s flags, the environment it reads, the TOML file's keys, `blitz config` and
+the README's configuration table all come from `SETTINGS`; a setting exists once, here
+and as a field of `Settings`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+from blitz.config import values
+from blitz.config.settings import LogFormat, LogLevel
+
+__all__ = ["SETTINGS", "SettingSpec"]
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    """One setting: its field, flag, environment variable, parser and help text."""
+
+    name: str
+    env: str
+    parse: Callable[[str], Any]
+    help: str
+    metavar: str = ""
+    choices: tuple[str, ...] = field(default=())
+    # Conventional variables read when the BLITZ_* one is unset (OPENAI_API_KEY, say).
+    fallback_env: tuple[str, ...] = field(default=())
+    # A secret: never echoed in an error message, masked by `blitz config`.
+    secret: bool = False
+    # The default as people read it, when it is not the field's own (`<data-dir>/blitz.db`).
+    default_text: str = ""
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def _choice(name: str, env: str, choices: tuple[str, ...], help: str) -> SettingSpec:
+    """A setting that takes one of `choices` (case-insensitive from the environment)."""
+
+    def parse(text: str) -> str:
+        lowered = text.strip().lower()
+        if lowered not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return lowered
+
+    return SettingSpec(name, env, parse, help, choices=choices)
+
+
+def _spec(
+    name: str, parse: Callable[[str], Any], help: str, metavar: str = "", **more: Any
+) -> SettingSpec:
+    return SettingSpec(name, "BLITZ_" + name.upper(), parse, help, metavar, **more)
+
+
+# The one table of settings, in the order `--help` and the README list them.
+SETTINGS: tuple[SettingSpec, ...] = (
+    _spec("grpc_host", values.nonempty, "gRPC listen address", "HOST"),
+    _spec("grpc_port", values.port, "gRPC port (0: any free port)", "PORT"),
+    _spec("http_host", values.nonempty, "Connect, gRPC-Web and health listen address", "HOST"),
+    _spec("http_port", values.port, "Connect, gRPC-Web and health port (0: any free port)", "PORT"),
+    _spec("data_dir", values.nonempty, "folder of the database and the workspaces", "DIR"),
+    _spec(
+        "database",
+        values.nonempty,
+        "SQLite file path or `sqlite:///PATH`",
+        "PATH_OR_URL",
+        default_text="<data-dir>/blitz.db",
+    ),
+    _spec(
+        "workspace_root",
+        values.nonempty,
+        "parent of every session's workspace folder",
+        "DIR",
+        default_text="<data-dir>/workspaces",
+    ),
+    _spec(
+        "tokens",
+        values.stripped,
+        "bearer tokens beside those of `blitz token create`: `NAME:TOKEN[:admin]`, comma-separated",
+        "TOKENS",
+        secret=True,
+    ),
+    _spec("tokens_file", values.stripped, "a file of such tokens, one a line", "PATH"),
+    _spec(
+        "insecure",
+        values.bool_,
+        "serve beyond loopback with no token required (anyone who reaches a port is trusted)",
+        "BOOL",
+    ),
+    _spec("tls_cert", values.stripped, "certificate chain (PEM): both ports speak TLS", "PATH"),
+    _spec("tls_key", values.stripped, "private key (PEM) of `--tls-cert`", "PATH"),
+    _spec("model", values.nonempty, "default model of new sessions", "MODEL"),
+    _spec("max_turns", values.positive_int, "default limit of model calls in one turn", "N"),
+    _spec(
+        "turn_timeout",
+        values.seconds,
+        "default wall-clock limit of a turn in seconds, time parked included (0: none)",
+        "SECONDS",
+    ),
+    _spec(
+        "approval_timeout",
+        values.seconds,
+        "seconds an approval or question waits; then it is a DENY, or no answer, announced by"
+        " a notice (0: until the turn's deadline)",
+        "SECONDS",
+    ),
+    _spec(
+        "command_timeout",
+        values.positive_seconds,
+        "limit of one command the agent runs, in seconds",
+        "SECONDS",
+    ),
+    _spec("output_cap", values.bytes_, "bytes of command output kept (accepts `64KiB`)", "BYTES"),
+    _choice(
+        "log_format",
+        "BLITZ_LOG_FORMAT",
+        get_args(LogFormat),
+        "`console`, `json`, or `auto` (console on a terminal)",
+    ),
+    _choice("log_level", "BLITZ_LOG_LEVEL", get_args(LogLevel), "lowest level logged"),
+    _spec(
+        "drain_timeout",
+        values.seconds,
+        "seconds a shutdown waits for in-flight calls and running turns",
+        "SECONDS",
+    ),
+    _spec(
+        "drain_delay",
+        values.seconds,
+        "seconds a shutdown keeps the ports open, failing health checks, before closing them",
+        "SECONDS",
+    ),
+    _spec(
+        "compress_streams",
+        values.bool_,
+        "gzip streamed messages on the Connect port when the client accepts it",
+        "BOOL",
+    ),
+    _spec(
+        "openai_api_key",
+        values.stripped,
+        "key for `openai:` models; never logged",
+        "KEY",
+        fallback_env=("OPENAI_API_KEY",),
+        secret=True,
+    ),
+    _spec(
+        "openai_base_url",
+        values.url,
+        "base URL for `openai:` models, a proxy say (default: OpenAI's API)",
+        "URL",
+    ),
+    _spec(
+        "anthropic_api_key",
+        values.stripped,
+        "key for `anthropic:` models; never logged",
+        "KEY",
+        fallback_env=("ANTHROPIC_API_KEY",),
+        secret=True,
+    ),
+    _spec(
+        "anthropic_base_url",
+        values.url,
+        "base URL for `anthropic:` models (default: Anthropic's API)",
+        "URL",
+    ),
+    _spec(
+        "base_url",
+        values.url,
+        "the server of `openai-compatible:NAME` models (vLLM, Ollama, llama.cpp, LM Studio),"
+        " e.g. `http://127.0.0.1:11434/v1`",
+        "URL",
+    ),
+    _spec(
+        "compatible_api_key",
+        values.stripped,
+        "key for that server, if it needs one",
+        "KEY",
+        secret=True,
+    ),
+    _spec(
+        "compatible_images",
+        values.bool_,
+        "whether that server's models accept images",
+        "BOOL",
+    ),
+    _spec(
+        "context_window",
+        values.non_negative_int,
+        "tokens assumed for a model whose context window is unknown (0: never trim its history)",
+        "TOKENS",
+    ),
+    _spec(
+        "model_retries",
+        values.non_negative_int,
+        "retries of a model call after a rate limit, a 5xx or a broken stream",
+        "N",
+    ),
+    _spec(
+        "retry_delay",
+        values.seconds,
+        "first backoff in seconds, doubling each retry (a provider's Retry-After wins)",
+        "SECONDS",
+    ),
+    _spec(
+        "fetch_allow_local",
+        values.bool_,
+        "let `fetch_url` reach loopback, private and link-local addresses",
+        "BOOL",
+    ),
+    _spec(
+        "fetch_max_bytes",
+        values.bytes_,
+        "largest response `fetch_url` downloads (accepts `2MiB`)",
+        "BYTES",
+    ),
+    _spec(
+        "mcp_config",
+        values.stripped,
+        'JSON file of MCP servers (`{"mcpServers": {NAME: {"command": …, "args": […]} or'
+        ' {"url": …}}}`)',
+        "PATH",
+    ),
+)

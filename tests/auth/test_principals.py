@@ -1,0 +1,226 @@
+"""Who may see and do what: every RPC on both wires, for each kind of caller.
+
+A server with tokens configured requires one on every call. Callers with no token, a
+malformed header, an unknown token or a revoked one are refused (UNAUTHENTICATED) by every
+RPC. Another principal is told that alice's session does not exist (SESSION_NOT_FOUND),
+and never sees any of it in a list, a stream or an error. An admin sees and acts on it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from support.images import PNG
+from support.servers import make_settings
+from wire import Wire, until
+
+from blitz.auth import token_hash
+from blitz.config import Settings
+from blitz.server import RunningServer, running_server
+from blitz.store import TokenRecord, open_store
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+from blitz.v1 import workspace_pb2 as w
+from blitz_client import BlitzError
+from blitz_client._connect import ConnectTransport
+from blitz_client._grpc import GrpcTransport
+
+TOKENS = "alice:alice-token-1234,bob:bob-token-5678,root:root-token-9012:admin"
+REVOKED = "carol-token-revoked"
+TITLE = "alice's private session"
+
+
+def client(server: RunningServer, kind: str, authorization: str | None) -> Wire:
+    headers = {"authorization": authorization} if authorization else {}
+    if kind == "grpc":
+        return Wire(kind, GrpcTransport(server.grpc_target, headers=headers, tls=False))
+    return Wire(kind, ConnectTransport(server.http_url, headers=headers))
+
+
+@dataclass
+class Alice:
+    """What alice has on the server: a session with a rule, a file, an image, a parked turn."""
+
+    session: s.Session
+    request_id: str
+    rule_id: str
+    image_id: str
+
+
+@pytest.fixture
+async def server(tmp_path) -> AsyncIterator[RunningServer]:
+    settings: Settings = make_settings(tmp_path / "data", tokens=TOKENS)
+    async with open_store(settings.database) as store:
+        now = time.time()
+        await store.add_token(
+            TokenRecord("tok_carol", "carol", token_hash(REVOKED), False, now, revoke_time=now)
+        )
+    async with running_server(settings) as running:
+        yield running
+
+
+@pytest.fixture
+async def alice(server: RunningServer) -> Alice:
+    wire = client(server, "grpc", "Bearer alice-token-1234")
+    try:
+        session = await wire.create_session(title=TITLE)
+        stream = wire.run(session.id, "$ echo secret > notes.txt")
+        asked = await until(stream, "approval_request")
+        decide = s.DecideRequest(
+            session_id=session.id,
+            request_id=asked.approval_request.request_id,
+            decision=t.DECISION_SESSION,
+        )
+        await wire.call("Decide", decide)
+        [e async for e in stream]
+        stream = wire.run(session.id, "$ echo parked")
+        parked = await until(stream, "approval_request")
+        await stream.aclose()
+        rules = await wire.call("ListRules", s.ListRulesRequest(session_id=session.id))
+        image = await wire.call(
+            "UploadImage",
+            w.UploadImageRequest(session_id=session.id, data=PNG, media_type="image/png"),
+        )
+    finally:
+        await wire.close()
+    return Alice(session, parked.approval_request.request_id, rules.rules[0].id, image.image_id)
+
+
+def calls(a: Alice) -> dict[str, Any]:
+    """One request of every RPC, each about alice's session."""
+    sid = a.session.id
+    return {
+        "CreateSession": s.CreateSessionRequest(title="mine"),
+        "GetSession": s.GetSessionRequest(session_id=sid),
+        "ListSessions": s.ListSessionsRequest(),
+        "CloseSession": s.CloseSessionRequest(session_id=sid),
+        "RunTurn": s.RunTurnRequest(session_id=sid, turn=t.Turn(text="hi")),
+        "Watch": s.WatchRequest(session_id=sid),
+        "Decide": s.DecideRequest(
+            session_id=sid, request_id=a.request_id, decision=t.DECISION_ONCE, command="id"
+        ),
+        "Answer": s.AnswerRequest(session_id=sid, request_id=a.request_id, answers=["x"]),
+        "Cancel": s.CancelRequest(session_id=sid),
+        "Steer": s.SteerRequest(session_id=sid, text="psst"),
+        "GetUsage": s.GetUsageRequest(session_id=sid),
+        "ListRules": s.ListRulesRequest(session_id=sid),
+        "RevokeRule": s.RevokeRuleRequest(session_id=sid, rule_id=a.rule_id),
+        "UploadImage": w.UploadImageRequest(session_id=sid, data=PNG, media_type="image/png"),
+        "ListFiles": w.ListFilesRequest(session_id=sid),
+        "ReadFile": w.ReadFileRequest(session_id=sid, path="notes.txt"),
+    }
+
+
+async def attempt(wire: Wire, method: str, request: Any) -> Any:
+    """The call's answer (a stream's events, read to its end), or the BlitzError it raised."""
+    try:
+        if method in ("RunTurn", "Watch"):
+            return [e async for e in wire.stream(method, request)]
+        return await wire.call(method, request)
+    except BlitzError as exc:
+        return exc
+
+
+BAD = {
+    "no token": None,
+    "a malformed header": "Basic YWxpY2U6aHVudGVyMg==",
+    "an empty bearer": "Bearer",
+    "an unknown token": "Bearer not-a-token-anyone-has",
+    "a revoked token": f"Bearer {REVOKED}",
+}
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+@pytest.mark.parametrize("credential", list(BAD))
+async def test_every_call_without_a_valid_token_is_refused(server, alice, kind, credential):
+    wire = client(server, kind, BAD[credential])
+    try:
+        for method, request in calls(alice).items():
+            got = await attempt(wire, method, request)
+            assert isinstance(got, BlitzError), f"{method} answered {credential}"
+            assert (got.code, got.reason) == ("unauthenticated", "UNAUTHENTICATED"), method
+            assert got.info is not None and got.info.metadata["header"] == "authorization"
+            if BAD[credential]:
+                assert BAD[credential].split()[-1] not in got.message, "no token is echoed"
+    finally:
+        await wire.close()
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_another_principal_is_told_nothing_of_alices_session(server, alice, kind):
+    wire = client(server, kind, "Bearer bob-token-5678")
+    try:
+        for method, request in calls(alice).items():
+            got = await attempt(wire, method, request)
+            if method == "CreateSession":
+                assert got.title == "mine"
+            elif method == "ListSessions":
+                assert alice.session.id not in {x.id for x in got.sessions}
+            else:
+                assert isinstance(got, BlitzError), f"{method} answered bob"
+                assert (got.code, got.reason) == ("not_found", "SESSION_NOT_FOUND"), method
+                assert TITLE not in got.message and alice.request_id not in got.message
+        mine = await attempt(wire, "ListSessions", s.ListSessionsRequest())
+        assert [x.title for x in mine.sessions] == ["mine"], "bob's list holds bob's only"
+    finally:
+        await wire.close()
+    # Alice's session is as she left it: still parked on her request.
+    owner = client(server, kind, "Bearer alice-token-1234")
+    try:
+        got = await owner.call("GetSession", s.GetSessionRequest(session_id=alice.session.id))
+    finally:
+        await owner.close()
+    assert got.state == s.SESSION_STATE_PARKED and len(got.pending) == 1
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_an_admin_sees_and_acts_on_every_session(server, alice, kind):
+    admin = client(server, kind, "Bearer root-token-9012")
+    sid = alice.session.id
+    try:
+        listed = await admin.call("ListSessions", s.ListSessionsRequest())
+        assert sid in {x.id for x in listed.sessions}
+        got = await admin.call("GetSession", s.GetSessionRequest(session_id=sid))
+        assert got.title == TITLE and len(got.pending) == 1
+        replay = [e async for e in admin.stream("Watch", s.WatchRequest(session_id=sid))]
+        assert replay[-1].HasField("approval_request")
+        files = await admin.call("ReadFile", w.ReadFileRequest(session_id=sid, path="notes.txt"))
+        assert files.content == b"secret\n"
+        # The admin approves alice's command: the resolution names who decided.
+        watch = admin.stream(
+            "Watch", s.WatchRequest(session_id=sid, after_seq=got.last_seq, follow=True)
+        )
+        await admin.call(
+            "Decide",
+            s.DecideRequest(session_id=sid, request_id=alice.request_id, decision=t.DECISION_ONCE),
+        )
+        resolution = await until(watch, "resolution")
+        await watch.aclose()
+    finally:
+        await admin.close()
+    assert resolution.resolution.resolved_by == "root"
+
+
+async def test_resolved_by_names_the_principal_who_decided(server):
+    wire = client(server, "connect", "Bearer alice-token-1234")
+    try:
+        session = await wire.create_session()
+        stream = wire.run(session.id, "$ true")
+        asked = await until(stream, "approval_request")
+        await wire.call(
+            "Decide",
+            s.DecideRequest(
+                session_id=session.id,
+                request_id=asked.approval_request.request_id,
+                decision=t.DECISION_ONCE,
+            ),
+        )
+        resolution = await until(stream, "resolution")
+        await stream.aclose()
+    finally:
+        await wire.close()
+    assert resolution.resolution.resolved_by == "alice"

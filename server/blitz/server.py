@@ -143,7 +143,11 @@ async def running_server(
         if ports is None:
             core = await stack.enter_async_context(open_core(settings))
             ports = await _authenticated(settings, core.store, core, WorkspaceCore(sessions=core))
-            ready = core.store.ping
+            store = core.store
+
+            async def ready() -> None:
+                await store.ping()
+
         sessions, workspaces = ports
         tls = _tls(settings)
         gate = CallGate()

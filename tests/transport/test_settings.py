@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from blitz.config import SETTINGS, Settings, SettingsError, load_settings
+from blitz.cli import main
+from blitz.config import SETTINGS, Settings, SettingsError, load_settings, resolve
 
 
 def test_defaults_put_database_and_workspaces_in_the_data_dir() -> None:
@@ -80,3 +83,66 @@ def test_every_setting_has_a_field_and_a_blitz_variable() -> None:
     fields = set(Settings.__dataclass_fields__)
     assert {spec.name for spec in SETTINGS} == fields
     assert all(spec.env == "BLITZ_" + spec.name.upper() for spec in SETTINGS)
+
+
+def test_a_toml_file_is_read_below_the_environment_and_flags(tmp_path: Path) -> None:
+    path = tmp_path / "blitz.toml"
+    path.write_text(
+        'grpc_port = 6001\nhttp_port = 6002\nmodel = "openai:gpt-4.1"\ninsecure = true\n'
+    )
+
+    resolved = resolve({"grpc_port": "7001"}, {"BLITZ_HTTP_PORT": "7002"}, config=str(path))
+
+    assert (resolved.settings.grpc_port, resolved.settings.http_port) == (7001, 7002)
+    assert resolved.settings.model == "openai:gpt-4.1"
+    assert resolved.settings.insecure is True
+    assert resolved.sources["grpc_port"] == "--grpc-port"
+    assert resolved.sources["http_port"] == "BLITZ_HTTP_PORT"
+    assert resolved.sources["model"] == f"{path}: model"
+    assert resolved.sources["max_turns"] == "default"
+    named = load_settings({}, {"BLITZ_CONFIG": str(path)})
+    assert named.grpc_port == 6001, "BLITZ_CONFIG names the file when --config does not"
+
+
+@pytest.mark.parametrize(
+    ("text", "wrong"),
+    [
+        ("grpc_prot = 1\n", "'grpc_prot' is no setting"),
+        ("grpc_port = 70000\n", "grpc_port: must be a port number"),
+        ("grpc_port = [1]\n", "must be a single value"),
+        ("grpc_port = \n", "not valid TOML"),
+    ],
+)
+def test_a_bad_file_is_refused_naming_it_and_the_key(tmp_path: Path, text: str, wrong: str) -> None:
+    path = tmp_path / "blitz.toml"
+    path.write_text(text)
+    with pytest.raises(SettingsError) as refused:
+        load_settings({}, {}, config=str(path))
+    assert str(path) in str(refused.value) and wrong in str(refused.value)
+
+
+def test_blitz_config_prints_every_setting_with_its_source_and_masks_secrets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "blitz.toml"
+    path.write_text('model = "openai:gpt-4.1"\n')
+    for name in [k for k in os.environ if k.startswith("BLITZ_") or k.endswith("_API_KEY")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-from-the-environment")
+
+    assert main(["config", "--config", str(path), "--grpc-port", "7001"]) == 0
+    out = capsys.readouterr().out
+
+    assert "sk-secret" not in out
+    assert 'openai_api_key = "***"  # OPENAI_API_KEY' in out
+    assert "grpc_port = 7001  # --grpc-port" in out
+    assert f'model = "openai:gpt-4.1"  # {path}: model' in out
+    assert "max_turns = 50  # default" in out
+    assert len(out.splitlines()) == len(SETTINGS)
+    reread = tomllib.loads(out.replace('"***"', '""'))
+    assert reread["grpc_port"] == 7001 and reread["model"] == "openai:gpt-4.1"
+
+
+def test_tls_needs_both_files() -> None:
+    with pytest.raises(SettingsError, match="--tls-cert and --tls-key"):
+        load_settings({"tls_cert": "cert.pem"}, {})

@@ -1,0 +1,81 @@
+"""TLS on both ports, from a certificate and key file; the SDK and CLI trust a CA file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import trustme
+from support.servers import make_settings
+
+from blitz.server import RunningServer, running_server
+from blitz_client import AsyncBlitz, BlitzError
+
+
+@dataclass
+class Pki:
+    ca_file: str
+    cert_file: str
+    key_file: str
+
+
+@pytest.fixture
+def pki(tmp_path: Path) -> Pki:
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    paths = Pki(str(tmp_path / "ca.pem"), str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
+    ca.cert_pem.write_to_path(paths.ca_file)
+    Path(paths.cert_file).write_bytes(b"".join(pem.bytes() for pem in cert.cert_chain_pems))
+    cert.private_key_pem.write_to_path(paths.key_file)
+    return paths
+
+
+@pytest.fixture
+async def server(tmp_path: Path, pki: Pki) -> AsyncIterator[RunningServer]:
+    settings = make_settings(tmp_path / "data", tls_cert=pki.cert_file, tls_key=pki.key_file)
+    async with running_server(settings) as running:
+        yield running
+
+
+def urls(server: RunningServer) -> dict[str, str]:
+    return {"grpc": f"grpcs://{server.grpc_target}", "connect": server.http_url}
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_the_sdk_talks_tls_to_both_ports_trusting_the_ca_file(server, pki, kind):
+    assert server.http_url.startswith("https://")
+    async with AsyncBlitz(urls(server)[kind], ca_file=pki.ca_file) as blitz:
+        session = await blitz.create_session(title="over tls")
+        events = [e async for e in blitz.run(session.id, "hello over TLS")]
+    assert "hello over TLS" in events[-1].finished.output
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_a_server_the_client_does_not_trust_is_not_spoken_to(server, kind):
+    async with AsyncBlitz(urls(server)[kind], reconnect_timeout=0.5) as blitz:
+        with pytest.raises(BlitzError) as refused:
+            await asyncio.wait_for(blitz.create_session(), 20)
+    assert refused.value.code == "unavailable"
+
+
+async def test_plain_http_to_a_tls_port_gets_no_answer(server):
+    async with AsyncBlitz(server.http_url.replace("https://", "http://")) as blitz:
+        with pytest.raises(BlitzError):
+            await asyncio.wait_for(blitz.create_session(), 20)
+
+
+async def test_the_cli_uses_the_ca_file(server, pki):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLITZ_")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "blitz.cli", "run", "hi from the cli",
+        "--server", server.http_url, "--ca-file", pki.ca_file,
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    assert "hi from the cli" in out.decode()

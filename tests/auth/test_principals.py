@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+from connectrpc.protocol import ProtocolType
 from support.images import PNG
 from support.servers import make_settings
 from wire import Wire, until
@@ -25,6 +28,7 @@ from blitz.store import TokenRecord, open_store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workspace_pb2 as w
+from blitz.v1.session_connect import SessionServiceClient
 from blitz_client import BlitzError
 from blitz_client._connect import ConnectTransport
 from blitz_client._grpc import GrpcTransport
@@ -224,3 +228,15 @@ async def test_resolved_by_names_the_principal_who_decided(server):
     finally:
         await wire.close()
     assert resolution.resolution.resolved_by == "alice"
+
+
+async def test_grpc_web_carries_the_token_too(server, alice):
+    url = server.http_url
+    async with SessionServiceClient(url, protocol=ProtocolType.GRPC_WEB) as web:
+        with pytest.raises(ConnectError) as refused:
+            await web.list_sessions(s.ListSessionsRequest())
+        mine = await web.list_sessions(
+            s.ListSessionsRequest(), headers={"authorization": "Bearer alice-token-1234"}
+        )
+    assert refused.value.code == Code.UNAUTHENTICATED
+    assert [x.id for x in mine.sessions] == [alice.session.id]

@@ -78,6 +78,9 @@ class Settings:
     fetch_max_bytes: int = 2 * 2**20
     # A JSON file of MCP servers; empty: none.
     mcp_config: str = ""
+    # The Prometheus metrics port; None: no metrics listener.
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = None
 
 
 @dataclass(frozen=True)
@@ -312,6 +315,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
         values.stripped,
         "JSON file of MCP servers whose tools the agent may use",
         "PATH",
+    ),
+    SettingSpec(
+        "metrics_host", "BLITZ_METRICS_HOST", values.nonempty, "metrics listen address", "HOST"
+    ),
+    SettingSpec(
+        "metrics_port",
+        "BLITZ_METRICS_PORT",
+        values.optional_port,
+        "Prometheus metrics port (unset: no metrics port; 0: any free port)",
+        "PORT",
     ),
 )
 

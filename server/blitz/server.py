@@ -1,5 +1,8 @@
 """The server assembled: store, agent and core, with the gRPC and HTTP ports in front.
 
+Beside them, when configured: a third port serving Prometheus metrics (`blitz.metrics`),
+open from before the core starts until after it closes.
+
 `running_server` is the whole server as one `async with` resource (tests use it with port
 0 and read the bound ports from it); `serve` runs it until SIGTERM or SIGINT. Leaving the
 block drains, in this order:
@@ -30,6 +33,7 @@ import grpc
 import structlog
 from grpc_health.v1 import health
 
+from blitz import metrics
 from blitz.agent import Agent, FetchLimits, ModelAccess, RetryPolicy, load_mcp_config
 from blitz.config import Settings
 from blitz.core import SessionCore, WorkspaceCore
@@ -60,6 +64,8 @@ class RunningServer:
     gate: CallGate
     grpc_port: int
     http_port: int
+    # None: no metrics port.
+    metrics_port: int | None = None
 
     @property
     def grpc_target(self) -> str:
@@ -127,6 +133,7 @@ async def running_server(
     be bound.
     """
     async with AsyncExitStack() as stack:
+        metrics_port = await _serve_metrics(stack, settings)
         if ports is None:
             core = await stack.enter_async_context(open_core(settings))
             ports = (core, WorkspaceCore(sessions=core))
@@ -157,6 +164,7 @@ async def running_server(
             gate=gate,
             grpc_port=grpc_port,
             http_port=http.port,
+            metrics_port=metrics_port,
         )
         try:
             yield server
@@ -169,6 +177,21 @@ async def running_server(
                 grace=settings.drain_timeout,
                 delay=settings.drain_delay,
             )
+
+
+async def _serve_metrics(stack: AsyncExitStack, settings: Settings) -> int | None:
+    """Serve the metrics on a port of their own, stopped by `stack`; the port, if any."""
+    if settings.metrics_port is None:
+        return None
+    http = HttpServer(
+        metrics.asgi_app(),
+        host=settings.metrics_host,
+        port=settings.metrics_port,
+        shutdown_timeout=settings.drain_timeout,
+    )
+    await http.start()
+    stack.push_async_callback(http.shutdown)
+    return http.port
 
 
 async def _drain(
@@ -238,6 +261,7 @@ async def serve(settings: Settings) -> None:
                 http=server.http_url,
                 grpc_port=server.grpc_port,
                 http_port=server.http_port,
+                metrics_port=server.metrics_port,
             )
             await stop.wait()
             log.info("shutting down", signal=received[0] if received else None)

@@ -80,3 +80,11 @@ def test_every_setting_has_a_field_and_a_blitz_variable() -> None:
     fields = set(Settings.__dataclass_fields__)
     assert {spec.name for spec in SETTINGS} == fields
     assert all(spec.env == "BLITZ_" + spec.name.upper() for spec in SETTINGS)
+
+
+def test_the_metrics_port_is_off_unless_a_port_is_given() -> None:
+    assert load_settings({}, {}).metrics_port is None
+    assert load_settings({}, {"BLITZ_METRICS_PORT": ""}).metrics_port is None
+    assert load_settings({}, {"BLITZ_METRICS_PORT": "9464"}).metrics_port == 9464
+    with pytest.raises(SettingsError, match="BLITZ_METRICS_PORT"):
+        load_settings({}, {"BLITZ_METRICS_PORT": "metrics"})

@@ -15,6 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 
+from blitz import metrics
 from blitz.core import validation as check
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.approvals import Outcome, rule_label
@@ -37,6 +38,7 @@ from blitz.store import (
     SessionQuery,
     SessionRecord,
     Store,
+    TurnState,
 )
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -89,15 +91,18 @@ class SessionCore:
             default_max_turns=default_max_turns,
             default_timeout=default_timeout,
         )
+        self._uncount = lambda: None
 
     async def __aenter__(self) -> SessionCore:
         self._workspace_root.mkdir(parents=True, exist_ok=True)
         await self._log.__aenter__()
+        self._uncount = metrics.count_live(self._live_counts)
         try:
             await recover(
                 store=self._store, log=self._log, turns=self._turns, pending=self._pending
             )
         except BaseException:
+            self._uncount()
             await self._timers.aclose()
             await self._log.__aexit__(None, None, None)
             raise
@@ -113,7 +118,16 @@ class SessionCore:
             await self._turns.drain(self._drain_timeout)
             await self._timers.aclose()
         finally:
+            self._uncount()
             await self._log.__aexit__(exc_type, exc, tb)
+
+    def _live_counts(self) -> metrics.LiveCounts:
+        live = self._turns.live
+        return metrics.LiveCounts(
+            turns_running=live.count(TurnState.RUNNING),
+            turns_parked=live.count(TurnState.PARKED),
+            watchers=self._log.watchers,
+        )
 
     @property
     def workspace_root(self) -> Path:

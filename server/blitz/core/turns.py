@@ -23,6 +23,7 @@ from pathlib import Path
 
 import structlog
 
+from blitz import metrics
 from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.event_log import EventLog
 from blitz.core.locks import SessionLocks
@@ -112,6 +113,7 @@ class Turns:
         await self._store.update_turn(rec)
         active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
         self.live.add(active)
+        metrics.turn_started(turn_kind(turn))
         self._launch(active, None)
         return rec
 
@@ -339,6 +341,7 @@ class Turns:
             # running or parked in the store, which recovery completes from the log.
             await self.release_session(active)
             await self._log.commit(sid, rec.turn_id, t.TurnEvent(finished=finished))
+            metrics.turn_finished(error.reason.wire if error else None)
             log.info(
                 "turn_finished",
                 session_id=sid,
@@ -404,6 +407,11 @@ def _timed_out(rec: TurnRecord) -> BlitzError:
         "the turn passed its deadline",
         {"deadline": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(rec.deadline or 0))},
     )
+
+
+def turn_kind(turn: t.Turn) -> str:
+    """main, aside or command: how the metrics tell turns apart."""
+    return "command" if turn.command else "aside" if turn.aside else "main"
 
 
 def new_turn_id() -> str:

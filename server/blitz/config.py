@@ -81,6 +81,8 @@ class Settings:
     # The Prometheus metrics port; None: no metrics listener.
     metrics_host: str = "127.0.0.1"
     metrics_port: int | None = None
+    # An OTLP/HTTP collector's base URL to send traces to; empty: no tracing.
+    otlp_endpoint: str = ""
 
 
 @dataclass(frozen=True)
@@ -325,6 +327,14 @@ SETTINGS: tuple[SettingSpec, ...] = (
         values.optional_port,
         "Prometheus metrics port (unset: no metrics port; 0: any free port)",
         "PORT",
+    ),
+    SettingSpec(
+        "otlp_endpoint",
+        "BLITZ_OTLP_ENDPOINT",
+        values.url,
+        "OTLP/HTTP collector to send traces to (else OTEL_EXPORTER_OTLP_ENDPOINT; unset: none)",
+        "URL",
+        fallback_env=("OTEL_EXPORTER_OTLP_ENDPOINT",),
     ),
 )
 

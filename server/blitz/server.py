@@ -1,7 +1,8 @@
 """The server assembled: store, agent and core, with the gRPC and HTTP ports in front.
 
 Beside them, when configured: a third port serving Prometheus metrics (`blitz.metrics`),
-open from before the core starts until after it closes.
+open from before the core starts until after it closes, and tracing (`blitz.tracing`),
+whose spans are flushed last.
 
 `running_server` is the whole server as one `async with` resource (tests use it with port
 0 and read the bound ports from it); `serve` runs it until SIGTERM or SIGINT. Leaving the
@@ -28,6 +29,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 import structlog
@@ -39,6 +41,7 @@ from blitz.config import Settings
 from blitz.core import SessionCore, WorkspaceCore
 from blitz.ports import SessionPort, WorkspacePort
 from blitz.store import open_store
+from blitz.tracing import Tracing, open_tracing
 from blitz.transport import (
     CallGate,
     GatedHealthServicer,
@@ -48,6 +51,9 @@ from blitz.transport import (
     build_connect_apps,
     build_grpc_server,
 )
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 __all__ = ["RunningServer", "open_core", "running_server", "serve"]
 
@@ -79,7 +85,9 @@ class RunningServer:
 
 
 @asynccontextmanager
-async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
+async def open_core(
+    settings: Settings, *, tracing: Tracing | None = None
+) -> AsyncIterator[SessionCore]:
     """The store, the agent and the core, opened in order and closed in reverse."""
     settings.workspace_root.mkdir(parents=True, exist_ok=True)
     if "://" not in settings.database:
@@ -105,6 +113,7 @@ async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
                     allow_local=settings.fetch_allow_local, max_bytes=settings.fetch_max_bytes
                 ),
                 mcp_servers=load_mcp_config(settings.mcp_config) if settings.mcp_config else (),
+                tracer_provider=tracing.provider if tracing else None,
             )
         )
         core = await stack.enter_async_context(
@@ -117,6 +126,7 @@ async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
                 default_timeout=_timedelta_or_none(settings.turn_timeout),
                 approval_timeout=_timedelta_or_none(settings.approval_timeout),
                 drain_timeout=settings.drain_timeout,
+                tracer=tracing.tracer("blitz.core") if tracing else None,
             )
         )
         yield core
@@ -124,30 +134,43 @@ async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
 
 @asynccontextmanager
 async def running_server(
-    settings: Settings, *, ports: tuple[SessionPort, WorkspacePort] | None = None
+    settings: Settings,
+    *,
+    ports: tuple[SessionPort, WorkspacePort] | None = None,
+    span_exporter: SpanExporter | None = None,
 ) -> AsyncIterator[RunningServer]:
     """Start both ports; on exit, drain (see the module doc) and close everything.
 
     With `ports`, serve those and leave closing them to the caller; otherwise open the
-    store, agent and core from `settings` (`open_core`). Raises OSError when a port cannot
-    be bound.
+    store, agent and core from `settings` (`open_core`). With `span_exporter`, trace to it
+    rather than to `settings.otlp_endpoint`. Raises OSError when a port cannot be bound.
     """
     async with AsyncExitStack() as stack:
+        tracing = await stack.enter_async_context(
+            open_tracing(settings.otlp_endpoint, exporter=span_exporter)
+        )
         metrics_port = await _serve_metrics(stack, settings)
         if ports is None:
-            core = await stack.enter_async_context(open_core(settings))
+            core = await stack.enter_async_context(open_core(settings, tracing=tracing))
             ports = (core, WorkspaceCore(sessions=core))
         sessions, workspaces = ports
         gate = CallGate()
         health_servicer = GatedHealthServicer(gate)
         await health_servicer.serving()
-        grpc_server = build_grpc_server(sessions, workspaces, gate, health_servicer)
+        grpc_server = build_grpc_server(
+            sessions,
+            workspaces,
+            gate,
+            health_servicer,
+            interceptors=[tracing.grpc_interceptor()] if tracing else (),
+        )
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port)
         connect_apps = build_connect_apps(
             sessions, workspaces, gate, compress_streams=settings.compress_streams
         )
+        http_app = HttpApp(connect_apps, gate)
         http = HttpServer(
-            HttpApp(connect_apps, gate),
+            tracing.asgi(http_app) if tracing else http_app,
             host=settings.http_host,
             port=settings.http_port,
             shutdown_timeout=settings.drain_timeout,

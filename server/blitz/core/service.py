@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from blitz import metrics
 from blitz.core import validation as check
@@ -43,6 +44,9 @@ from blitz.store import (
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
+
 __all__ = ["SessionCore"]
 
 
@@ -65,7 +69,9 @@ class SessionCore:
         default_timeout: timedelta | None = None,
         approval_timeout: timedelta | None = None,
         drain_timeout: float = 10.0,
+        tracer: Tracer | None = None,
     ) -> None:
+        """`tracer` traces each run of a turn (see turns.py); None: no spans."""
         self._store = store
         self._agent = agent
         self._workspace_root = Path(workspace_root)
@@ -90,6 +96,7 @@ class SessionCore:
             workspace_root=self._workspace_root,
             default_max_turns=default_max_turns,
             default_timeout=default_timeout,
+            tracer=tracer,
         )
         self._uncount = lambda: None
 

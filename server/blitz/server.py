@@ -139,7 +139,7 @@ async def running_server(
     ports: tuple[SessionPort, WorkspacePort] | None = None,
     span_exporter: SpanExporter | None = None,
 ) -> AsyncIterator[RunningServer]:
-    """Start both ports; on exit, drain (see the module doc) and close everything.
+    """Start the ports; on exit, drain (see the module doc) and close everything.
 
     With `ports`, serve those and leave closing them to the caller; otherwise open the
     store, agent and core from `settings` (`open_core`). With `span_exporter`, trace to it

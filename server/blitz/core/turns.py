@@ -124,7 +124,7 @@ class Turns:
         await self._store.update_turn(rec)
         active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
         self.live.add(active)
-        metrics.turn_started(turn_kind(turn))
+        metrics.turn_started(_turn_kind(turn))
         self._launch(active, None)
         return rec
 
@@ -188,7 +188,7 @@ class Turns:
             attributes={
                 "blitz.session_id": active.session_id,
                 "blitz.turn_id": active.turn_id,
-                "blitz.turn.kind": turn_kind(active.turn),
+                "blitz.turn.kind": _turn_kind(active.turn),
                 "blitz.turn.resumed": resumed,
             },
         )
@@ -437,7 +437,7 @@ def _timed_out(rec: TurnRecord) -> BlitzError:
     )
 
 
-def turn_kind(turn: t.Turn) -> str:
+def _turn_kind(turn: t.Turn) -> str:
     """main, aside or command: how metrics and traces tell turns apart."""
     return "command" if turn.command else "aside" if turn.aside else "main"
 

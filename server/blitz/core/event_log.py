@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import structlog
 
@@ -275,7 +275,7 @@ class EventLog:
 
     async def read(
         self, session_id: str, *, after_seq: int, follow: bool
-    ) -> AsyncIterator[TurnEvent]:
+    ) -> AsyncGenerator[TurnEvent, None]:
         """The session's events after `after_seq` from the store, then (with `follow`) live.
 
         Subscribing before reading the store and skipping seqs already yielded is what

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -287,11 +288,14 @@ class SessionCore:
                     prompt="" if req.turn.command else await self._prompt(session, req.turn),
                     images=await self._images(session, req.turn),
                 )
-        async for event in self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True):
-            if event.turn_id == rec.turn_id:
-                yield event
-                if event.HasField("finished"):
-                    return
+        # Closed here, not when collected: its live subscription ends with the stream.
+        events = self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True)
+        async with aclosing(events):
+            async for event in events:
+                if event.turn_id == rec.turn_id:
+                    yield event
+                    if event.HasField("finished"):
+                        return
 
     async def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         if req.after_seq < 0:
@@ -304,8 +308,10 @@ class SessionCore:
                 f"after_seq {req.after_seq} is past the session's last event ({session.last_seq})",
                 last_seq=str(session.last_seq),
             )
-        async for event in self._log.read(session.id, after_seq=req.after_seq, follow=req.follow):
-            yield event
+        events = self._log.read(session.id, after_seq=req.after_seq, follow=req.follow)
+        async with aclosing(events):
+            async for event in events:
+                yield event
 
     # Requests
 

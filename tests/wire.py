@@ -14,7 +14,7 @@ and check a refusal (`expect_error`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
@@ -78,11 +78,12 @@ class Wire:
         return [e async for e in self.run(session_id, text, **turn)]
 
 
-def open_wire(kind: str, server: RunningServer) -> Wire:
-    """A client of `server` over "grpc" (its gRPC port) or "connect" (its HTTP port)."""
+def open_wire(kind: str, server: RunningServer, headers: Mapping[str, str] | None = None) -> Wire:
+    """A client of `server` over "grpc" (its gRPC port) or "connect" (its HTTP port), sending
+    `headers` (gRPC metadata) with every call."""
     if kind == "grpc":
-        return Wire(kind, GrpcTransport(server.grpc_target, headers={}, tls=False))
-    return Wire(kind, ConnectTransport(server.http_url, headers={}))
+        return Wire(kind, GrpcTransport(server.grpc_target, headers=headers or {}, tls=False))
+    return Wire(kind, ConnectTransport(server.http_url, headers=headers or {}))
 
 
 # Driving turns

@@ -1,5 +1,9 @@
 """The server assembled: store, agent and core, with the gRPC and HTTP ports in front.
 
+Beside them, when configured: a third port serving Prometheus metrics (`blitz.metrics`),
+open from before the core starts until after it closes, and tracing (`blitz.tracing`),
+whose spans are flushed last.
+
 `running_server` is the whole server as one `async with` resource (tests use it with port
 0 and read the bound ports from it); `serve` runs it until SIGTERM or SIGINT. Leaving the
 block drains, in this order:
@@ -25,11 +29,13 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 import structlog
 from grpc_health.v1 import health
 
+from blitz import metrics
 from blitz.agent import Agent, FetchLimits, ModelAccess, RetryPolicy, load_mcp_config
 from blitz.auth import (
     AuthenticatedSessions,
@@ -45,6 +51,7 @@ from blitz.config import Settings
 from blitz.core import SessionCore, WorkspaceCore
 from blitz.ports import SessionPort, WorkspacePort
 from blitz.store import Store, open_store
+from blitz.tracing import Tracing, open_tracing
 from blitz.transport import (
     CallGate,
     GatedHealthServicer,
@@ -55,6 +62,9 @@ from blitz.transport import (
     build_connect_apps,
     build_grpc_server,
 )
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 __all__ = ["RunningServer", "open_core", "running_server", "serve"]
 
@@ -71,6 +81,8 @@ class RunningServer:
     gate: CallGate
     grpc_port: int
     http_port: int
+    # None: no metrics port.
+    metrics_port: int | None = None
 
     @property
     def grpc_target(self) -> str:
@@ -85,7 +97,9 @@ class RunningServer:
 
 
 @asynccontextmanager
-async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
+async def open_core(
+    settings: Settings, *, tracing: Tracing | None = None
+) -> AsyncIterator[SessionCore]:
     """The store, the agent and the core, opened in order and closed in reverse."""
     settings.workspace_root.mkdir(parents=True, exist_ok=True)
     if "://" not in settings.database:
@@ -111,6 +125,7 @@ async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
                     allow_local=settings.fetch_allow_local, max_bytes=settings.fetch_max_bytes
                 ),
                 mcp_servers=load_mcp_config(settings.mcp_config) if settings.mcp_config else (),
+                tracer_provider=tracing.provider if tracing else None,
             )
         )
         core = await stack.enter_async_context(
@@ -123,6 +138,7 @@ async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
                 default_timeout=_timedelta_or_none(settings.turn_timeout),
                 approval_timeout=_timedelta_or_none(settings.approval_timeout),
                 drain_timeout=settings.drain_timeout,
+                tracer=tracing.tracer("blitz.core") if tracing else None,
             )
         )
         yield core
@@ -130,18 +146,25 @@ async def open_core(settings: Settings) -> AsyncIterator[SessionCore]:
 
 @asynccontextmanager
 async def running_server(
-    settings: Settings, *, ports: tuple[SessionPort, WorkspacePort] | None = None
+    settings: Settings,
+    *,
+    ports: tuple[SessionPort, WorkspacePort] | None = None,
+    span_exporter: SpanExporter | None = None,
 ) -> AsyncIterator[RunningServer]:
-    """Start both ports; on exit, drain (see the module doc) and close everything.
+    """Start the ports; on exit, drain (see the module doc) and close everything.
 
     With `ports`, serve those and leave closing them to the caller; otherwise open the
-    store, agent and core from `settings` (`open_core`). Raises OSError when a port cannot
-    be bound.
+    store, agent and core from `settings` (`open_core`). With `span_exporter`, trace to it
+    rather than to `settings.otlp_endpoint`. Raises OSError when a port cannot be bound.
     """
     async with AsyncExitStack() as stack:
+        tracing = await stack.enter_async_context(
+            open_tracing(settings.otlp_endpoint, exporter=span_exporter)
+        )
+        metrics_port = await _serve_metrics(stack, settings)
         ready: Callable[[], Awaitable[None]] | None = None
         if ports is None:
-            core = await stack.enter_async_context(open_core(settings))
+            core = await stack.enter_async_context(open_core(settings, tracing=tracing))
             ports = await _authenticated(settings, core.store, core, WorkspaceCore(sessions=core))
             store = core.store
 
@@ -153,13 +176,20 @@ async def running_server(
         gate = CallGate()
         health_servicer = GatedHealthServicer(gate)
         await health_servicer.serving()
-        grpc_server = build_grpc_server(sessions, workspaces, gate, health_servicer)
+        grpc_server = build_grpc_server(
+            sessions,
+            workspaces,
+            gate,
+            health_servicer,
+            interceptors=[tracing.grpc_interceptor()] if tracing else (),
+        )
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port, tls=tls)
         connect_apps = build_connect_apps(
             sessions, workspaces, gate, compress_streams=settings.compress_streams
         )
+        http_app = HttpApp(connect_apps, gate, ready=ready)
         http = HttpServer(
-            HttpApp(connect_apps, gate, ready=ready),
+            tracing.asgi(http_app) if tracing else http_app,
             host=settings.http_host,
             port=settings.http_port,
             shutdown_timeout=settings.drain_timeout,
@@ -177,6 +207,7 @@ async def running_server(
             gate=gate,
             grpc_port=grpc_port,
             http_port=http.port,
+            metrics_port=metrics_port,
         )
         try:
             yield server
@@ -189,6 +220,21 @@ async def running_server(
                 grace=settings.drain_timeout,
                 delay=settings.drain_delay,
             )
+
+
+async def _serve_metrics(stack: AsyncExitStack, settings: Settings) -> int | None:
+    """Serve the metrics on a port of their own, stopped by `stack`; the port, if any."""
+    if settings.metrics_port is None:
+        return None
+    http = HttpServer(
+        metrics.asgi_app(),
+        host=settings.metrics_host,
+        port=settings.metrics_port,
+        shutdown_timeout=settings.drain_timeout,
+    )
+    await http.start()
+    stack.push_async_callback(http.shutdown)
+    return http.port
 
 
 async def _drain(
@@ -258,6 +304,7 @@ async def serve(settings: Settings) -> None:
                 http=server.http_url,
                 grpc_port=server.grpc_port,
                 http_port=server.http_port,
+                metrics_port=server.metrics_port,
             )
             await stop.wait()
             log.info("shutting down", signal=received[0] if received else None)

@@ -146,3 +146,20 @@ def test_blitz_config_prints_every_setting_with_its_source_and_masks_secrets(
 def test_tls_needs_both_files() -> None:
     with pytest.raises(SettingsError, match="--tls-cert and --tls-key"):
         load_settings({"tls_cert": "cert.pem"}, {})
+
+
+def test_the_metrics_port_is_off_unless_a_port_is_given() -> None:
+    assert load_settings({}, {}).metrics_port is None
+    assert load_settings({}, {"BLITZ_METRICS_PORT": ""}).metrics_port is None
+    assert load_settings({}, {"BLITZ_METRICS_PORT": "9464"}).metrics_port == 9464
+    with pytest.raises(SettingsError, match="BLITZ_METRICS_PORT"):
+        load_settings({}, {"BLITZ_METRICS_PORT": "metrics"})
+
+
+def test_the_otlp_endpoint_falls_back_to_the_standard_variable() -> None:
+    standard = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}
+
+    assert load_settings({}, {}).otlp_endpoint == ""
+    assert load_settings({}, standard).otlp_endpoint == "http://collector:4318"
+    ours = {**standard, "BLITZ_OTLP_ENDPOINT": "https://traces.example:4318"}
+    assert load_settings({}, ours).otlp_endpoint == "https://traces.example:4318"

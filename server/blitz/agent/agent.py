@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import BinaryContent, ModelMessage, UserContent
 from pydantic_ai.models import Model
@@ -47,6 +47,9 @@ from blitz.agent.tools import workspace_toolset
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.paths import Workspace
 from blitz.ports.agent import Completed, Parked, Resolution, TurnIO, TurnPolicy
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "PLAN_INSTRUCTIONS", "Agent", "check_images"]
 
@@ -84,6 +87,7 @@ class Agent:
         fetch: FetchLimits | None = None,
         mcp_servers: tuple[McpServerSpec, ...] = (),
         models: Mapping[str, Model] | None = None,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         """
         Args:
@@ -100,6 +104,8 @@ class Agent:
             mcp_servers: MCP servers whose tools are offered (see mcp_servers.py).
             models: pydantic-ai models served by name as they are, before any name is
                 resolved; the caller closes them.
+            tracer_provider: Where pydantic-ai traces runs, model calls and tool calls
+                (from the server's tracing settings); None: no spans.
         """
         self._settings = ToolSettings(
             command_timeout=command_timeout,
@@ -114,6 +120,7 @@ class Agent:
             tool_retries=tool_retries,
             retry=retry or RetryPolicy(),
             window_of=self._models.window_of,
+            tracer_provider=tracer_provider,
         )
 
     async def __aenter__(self) -> Agent:

@@ -13,6 +13,9 @@ error or a broken stream is retried after a transient `notice` and a backoff, an
 twice, and `before_model_call` is not asked again for the same call. Library exceptions end
 here: their text goes to the log, never to the client. Cancellation propagates untouched.
 This module knows nothing of parking, sub-agents or MCP; it must never build a toolset.
+
+Given a tracer provider, pydantic-ai traces each run, model call and tool call (spans
+without prompts, outputs or tool arguments: those may hold secrets the event log masks).
 """
 
 from __future__ import annotations
@@ -20,15 +23,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.capabilities import AbstractCapability, Instrumentation, ProcessHistory
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent, UserPromptPart
 from pydantic_ai.models import Model
+from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.run import AgentRun, AgentRunResult
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset
@@ -49,6 +53,9 @@ from blitz.agent.retrying import (
 from blitz.agent.window import window_processor
 from blitz.ports.agent import TurnIO
 from blitz.v1 import turn_pb2
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 __all__ = ["ModelCalls", "ModelLoop", "RunOutput", "RunStart", "add_user_text"]
 
@@ -149,6 +156,7 @@ class ModelLoop:
         tool_retries: int,
         retry: RetryPolicy,
         window_of: Callable[[RunContext[ToolDeps]], int | None],
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         """
         Args:
@@ -156,14 +164,23 @@ class ModelLoop:
             tool_retries: How often a model may retry a tool call with invalid arguments.
             retry: Retries of failed model calls and their backoff.
             window_of: The context window of a run's model (None: unknown, never trimmed).
+            tracer_provider: Where runs, model calls and tool calls are traced; None: not.
         """
         self._retry = retry
+        capabilities: list[AbstractCapability[ToolDeps]] = [
+            ProcessHistory(window_processor(window_of))
+        ]
+        if tracer_provider is not None:
+            settings = InstrumentationSettings(
+                tracer_provider=tracer_provider, include_content=False
+            )
+            capabilities.append(Instrumentation(settings=settings))
         self._agent = PydanticAgent[ToolDeps, RunOutput](
             output_type=[str, DeferredToolRequests],
             deps_type=ToolDeps,
             instructions=instructions,
             retries=tool_retries,
-            capabilities=[ProcessHistory(window_processor(window_of))],
+            capabilities=capabilities,
         )
 
     def model_calls(self, *, io: TurnIO, model: str) -> ModelCalls:

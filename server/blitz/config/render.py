@@ -23,7 +23,7 @@ def _default(spec: SettingSpec) -> str:
     if spec.default_text:
         return spec.default_text
     value = getattr(Settings(), spec.name)
-    if value == "":
+    if value == "" or value is None:
         return "none"
     return _text(value)
 
@@ -54,7 +54,11 @@ def effective_toml(resolved: Resolved) -> str:
         value = getattr(resolved.settings, spec.name)
         if spec.secret and value:
             value = _MASK
-        lines.append(f"{spec.name} = {_toml(value)}  # {resolved.sources[spec.name]}")
+        source = resolved.sources[spec.name]
+        if value is None:  # TOML has no null: an unset setting is a comment
+            lines.append(f"# {spec.name} is unset  # {source}")
+        else:
+            lines.append(f"{spec.name} = {_toml(value)}  # {source}")
     return "\n".join(lines) + "\n"
 
 

@@ -77,3 +77,8 @@ class Settings:
     # A certificate chain and its private key (PEM): both ports speak TLS.
     tls_cert: str = ""
     tls_key: str = ""
+    # The Prometheus metrics port; None: no metrics listener.
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = None
+    # An OTLP/HTTP collector's base URL to send traces to; empty: no tracing.
+    otlp_endpoint: str = ""

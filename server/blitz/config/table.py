@@ -94,6 +94,20 @@ SETTINGS: tuple[SettingSpec, ...] = (
     ),
     _spec("tls_cert", values.stripped, "certificate chain (PEM): both ports speak TLS", "PATH"),
     _spec("tls_key", values.stripped, "private key (PEM) of `--tls-cert`", "PATH"),
+    _spec("metrics_host", values.nonempty, "Prometheus metrics listen address", "HOST"),
+    _spec(
+        "metrics_port",
+        values.optional_port,
+        "Prometheus metrics port (unset: no metrics port; 0: any free port)",
+        "PORT",
+    ),
+    _spec(
+        "otlp_endpoint",
+        values.url,
+        "OTLP/HTTP collector to send traces to (unset: no tracing)",
+        "URL",
+        fallback_env=("OTEL_EXPORTER_OTLP_ENDPOINT",),
+    ),
     _spec("model", values.nonempty, "default model of new sessions", "MODEL"),
     _spec("max_turns", values.positive_int, "default limit of model calls in one turn", "N"),
     _spec(

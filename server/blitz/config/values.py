@@ -15,6 +15,7 @@ __all__ = [
     "int_",
     "non_negative_int",
     "nonempty",
+    "optional_port",
     "port",
     "positive_int",
     "positive_seconds",
@@ -29,6 +30,11 @@ def port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise ValueError("must be a port number from 0 to 65535")
     return value
+
+
+def optional_port(text: str) -> int | None:
+    """A port, or None for empty text (the listener is off)."""
+    return port(text) if text.strip() else None
 
 
 def int_(text: str) -> int:

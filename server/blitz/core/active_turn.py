@@ -85,6 +85,10 @@ class LiveTurns:
     def all(self) -> list[ActiveTurn]:
         return [*self._main.values(), *self._asides.values()]
 
+    def count(self, state: TurnState) -> int:
+        """How many of them are in `state` now (for the metrics)."""
+        return sum(1 for active in self.all() if active.rec.state == state)
+
     def asides_of(self, session_id: str) -> list[ActiveTurn]:
         """The session's aside turns running in this process."""
         return [a for a in self._asides.values() if a.session_id == session_id]

@@ -27,10 +27,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import structlog
 
+from blitz import metrics
 from blitz.errors import BlitzError, Reason
 from blitz.redact import redact_event
 from blitz.store import Store
@@ -221,6 +222,7 @@ class EventLog:
             last[item.session_id] = item
         now_ns = time.time_ns()
         events: list[TurnEvent] = []
+        kinds: list[str] = []
         for item in kept:
             event = item.event
             if item.texts is not None:
@@ -232,8 +234,12 @@ class EventLog:
             # 3. redact
             redact_event(event)
             events.append(event)
+            kinds.append(event.WhichOneof("kind") or "")
         # 4. persist: the store sets each event's seq
+        started = time.perf_counter()
         await self._store.append_events(events)
+        metrics.store_write("append_events", time.perf_counter() - started)
+        metrics.events_appended(kinds)
         # 5. fan out
         by_session: dict[str, list[TurnEvent]] = {}
         for event in events:
@@ -246,6 +252,11 @@ class EventLog:
                 item.done.set_result(None)
 
     # Reading
+
+    @property
+    def watchers(self) -> int:
+        """Live subscriptions open now."""
+        return sum(len(subs) for subs in self._subscribers.values())
 
     def subscribe(self, session_id: str) -> Subscription:
         """Live events of the session from now on (see `read` for replay first)."""
@@ -264,7 +275,7 @@ class EventLog:
 
     async def read(
         self, session_id: str, *, after_seq: int, follow: bool
-    ) -> AsyncIterator[TurnEvent]:
+    ) -> AsyncGenerator[TurnEvent, None]:
         """The session's events after `after_seq` from the store, then (with `follow`) live.
 
         Subscribing before reading the store and skipping seqs already yielded is what

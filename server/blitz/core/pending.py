@@ -8,7 +8,8 @@ approval timeout, or the end of its turn (withdrawn). Each ending is stored with
 request and announced as a `resolution` event. Once none of a parked turn's requests is
 open, the turn's listener (the turn driver) is told, under the session's lock, and resumes
 the turn. A parked turn's deadlines — its own, and its requests' expiries — wait in one
-`Deadlines` for all parked turns. Nothing here drives a turn.
+`Deadlines` for all parked turns. Nothing here drives a turn. How long each request waited
+for its ending is observed here too (`blitz.metrics`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Protocol
 
 import structlog
 
+from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.approvals import Outcome, covering_rule, outcome_from_json, result_of
 from blitz.core.deadlines import Deadlines
@@ -108,6 +110,7 @@ class PendingRequests:
         notice = t.Notice(text=f"Approved by rule {rule.scope_label!r}.")
         self._log.emit(sid, tid, t.TurnEvent(notice=notice))
         await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
+        metrics.request_resolved("approval", "rule", 0.0)  # never announced: it waited for nothing
         return outcome
 
     # Parking
@@ -248,6 +251,7 @@ class PendingRequests:
             if notice:
                 self._log.emit(sid, tid, t.TurnEvent(notice=t.Notice(text=notice)))
             await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
+            _observe_wait(pending, outcome.event.via)
             if not await self._store.list_pending(sid, turn_id=tid):
                 await self.listener.answered(sid, tid)
             return True
@@ -259,6 +263,7 @@ class PendingRequests:
             outcome = Outcome.withdrawn(p.request_id)
             if await self._store.resolve_pending(session_id, p.request_id, outcome.to_json()):
                 await self._log.commit(session_id, turn_id, t.TurnEvent(resolution=outcome.event))
+                _observe_wait(p, outcome.event.via)
 
     async def settle(self, active: ActiveTurn) -> None:
         """Complete the answers a dead process stored for a parked turn.
@@ -290,6 +295,15 @@ class PendingRequests:
                     await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
             if len(resolved) == len(rows):
                 await self.listener.answered(sid, tid)
+
+
+def _observe_wait(pending: PendingRecord, via: str) -> None:
+    """How long the request waited, from the time its announced event carries."""
+    event = t.TurnEvent.FromString(pending.event)
+    if not event.HasField("time"):
+        return  # never announced: its process died first
+    kind = "approval" if event.HasField("approval_request") else "question"
+    metrics.request_resolved(kind, via, time.time() - event.time.ToNanoseconds() / 1e9)
 
 
 def _request_id(event: t.TurnEvent) -> str:

@@ -11,10 +11,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
+from blitz import metrics
 from blitz.core import validation as check
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.approvals import Outcome, rule_label
@@ -37,9 +40,13 @@ from blitz.store import (
     SessionQuery,
     SessionRecord,
     Store,
+    TurnState,
 )
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 __all__ = ["SessionCore"]
 
@@ -63,7 +70,9 @@ class SessionCore:
         default_timeout: timedelta | None = None,
         approval_timeout: timedelta | None = None,
         drain_timeout: float = 10.0,
+        tracer: Tracer | None = None,
     ) -> None:
+        """`tracer` traces each run of a turn (see turns.py); None: no spans."""
         self._store = store
         self._agent = agent
         self._workspace_root = Path(workspace_root)
@@ -88,16 +97,20 @@ class SessionCore:
             workspace_root=self._workspace_root,
             default_max_turns=default_max_turns,
             default_timeout=default_timeout,
+            tracer=tracer,
         )
+        self._uncount = lambda: None
 
     async def __aenter__(self) -> SessionCore:
         self._workspace_root.mkdir(parents=True, exist_ok=True)
         await self._log.__aenter__()
+        self._uncount = metrics.count_live(self._live_counts)
         try:
             await recover(
                 store=self._store, log=self._log, turns=self._turns, pending=self._pending
             )
         except BaseException:
+            self._uncount()
             await self._timers.aclose()
             await self._log.__aexit__(None, None, None)
             raise
@@ -113,7 +126,16 @@ class SessionCore:
             await self._turns.drain(self._drain_timeout)
             await self._timers.aclose()
         finally:
+            self._uncount()
             await self._log.__aexit__(exc_type, exc, tb)
+
+    def _live_counts(self) -> metrics.LiveCounts:
+        live = self._turns.live
+        return metrics.LiveCounts(
+            turns_running=live.count(TurnState.RUNNING),
+            turns_parked=live.count(TurnState.PARKED),
+            watchers=self._log.watchers,
+        )
 
     @property
     def workspace_root(self) -> Path:
@@ -267,11 +289,14 @@ class SessionCore:
                     prompt="" if req.turn.command else await self._prompt(session, req.turn),
                     images=await self._images(session, req.turn),
                 )
-        async for event in self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True):
-            if event.turn_id == rec.turn_id:
-                yield event
-                if event.HasField("finished"):
-                    return
+        # Closed here, not when collected: its live subscription ends with the stream.
+        events = self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True)
+        async with aclosing(events):
+            async for event in events:
+                if event.turn_id == rec.turn_id:
+                    yield event
+                    if event.HasField("finished"):
+                        return
 
     async def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         if req.after_seq < 0:
@@ -284,8 +309,10 @@ class SessionCore:
                 f"after_seq {req.after_seq} is past the session's last event ({session.last_seq})",
                 last_seq=str(session.last_seq),
             )
-        async for event in self._log.read(session.id, after_seq=req.after_seq, follow=req.follow):
-            yield event
+        events = self._log.read(session.id, after_seq=req.after_seq, follow=req.follow)
+        async with aclosing(events):
+            async for event in events:
+                yield event
 
     # Requests
 

@@ -4,14 +4,17 @@ Events go to the event log (which stamps, masks, stores and sends them); every m
 is checked against the turn's limits first (MAX_TURNS, BUDGET_EXCEEDED) and hands over
 queued steer text, and is recorded in the usage ledger after; an approval a stored rule
 covers goes ahead at once. It must never make a decision of its own beyond the turn's
-limits: rules belong to `pending.py`, the event pipeline to `event_log.py`.
+limits: rules belong to `pending.py`, the event pipeline to `event_log.py`. Each recorded
+call is counted in the metrics too: its time since the check before it, tokens and cost.
 """
 
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from dataclasses import asdict
 
+from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.event_log import EventLog
 from blitz.core.pending import PendingRequests
@@ -21,6 +24,10 @@ from blitz.store import LedgerRow, Store
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["TurnChannel"]
+
+# When the current model call was let through. A context variable, not a field: sub-agents
+# of one turn share its channel and call their models at the same time, each in its own task.
+_call_started: ContextVar[float | None] = ContextVar("blitz_model_call_started", default=None)
 
 
 class TurnChannel:
@@ -72,9 +79,19 @@ class TurnChannel:
             )
         rec.model_calls += 1
         steer, rec.steer = rec.steer, []
+        _call_started.set(time.perf_counter())
         return steer
 
     async def record_model_call(self, usage: ModelCallUsage) -> None:
+        started = _call_started.get()
+        seconds = None if started is None else time.perf_counter() - started
         self._active.rec.cost_usd += usage.cost_usd
         row = LedgerRow(session_id=self._sid, turn_id=self._tid, time=time.time(), **asdict(usage))
         await self._store.add_ledger(row)
+        tokens = {
+            "input": usage.input,
+            "cached": usage.cached,
+            "cache_write": usage.cache_write,
+            "output": usage.output,
+        }
+        metrics.model_call(usage.model, seconds, tokens, usage.cost_usd)

@@ -11,18 +11,25 @@ Every turn ends with exactly one `finished` event, whatever happened: an answer,
 error, a cancel, a deadline, a shutdown. The per-session lock orders a turn's last steps
 (session released, `finished` committed, turn recorded finished) before the next turn's
 first. What a dead process left behind is settled by `recovery.py`.
+
+Each run of a turn is traced as one span (when a tracer is given), a child of the call that
+started or resumed it, since its task inherits that call's context.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
+from contextlib import AbstractContextManager
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
+from blitz import metrics
 from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.event_log import EventLog
 from blitz.core.locks import SessionLocks
@@ -36,6 +43,9 @@ from blitz.ports import AgentPort, Completed, ImageInput, Parked, Resolution
 from blitz.store import SessionChange, SessionRecord, Store, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span, Tracer
 
 __all__ = ["Turns", "new_turn_id"]
 
@@ -56,6 +66,7 @@ class Turns:
         workspace_root: Path,
         default_max_turns: int,
         default_timeout: timedelta | None,
+        tracer: Tracer | None = None,
     ) -> None:
         self._store = store
         self._log = log
@@ -65,6 +76,7 @@ class Turns:
         self._workspace_root = workspace_root
         self._default_max_turns = default_max_turns
         self._default_timeout = default_timeout
+        self._tracer = tracer
         self._tasks = Supervisor("turns")
         self.live = LiveTurns(store)
         pending.listen(self)
@@ -112,6 +124,7 @@ class Turns:
         await self._store.update_turn(rec)
         active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
         self.live.add(active)
+        metrics.turn_started(_turn_kind(turn))
         self._launch(active, None)
         return rec
 
@@ -132,8 +145,9 @@ class Turns:
             pending=self._pending,
             default_max_turns=self._default_max_turns,
         )
-        with structlog.contextvars.bound_contextvars(
-            session_id=rec.session_id, turn_id=rec.turn_id
+        with (
+            structlog.contextvars.bound_contextvars(session_id=rec.session_id, turn_id=rec.turn_id),
+            self._span(active, resumed=results is not None) as span,
         ):
             deadline = None
             if rec.deadline is not None:
@@ -162,6 +176,22 @@ class Turns:
             finally:
                 if active.task is asyncio.current_task():
                     active.task = None
+                if span is not None:
+                    span.set_attribute("blitz.turn.state", rec.state.value)
+
+    def _span(self, active: ActiveTurn, *, resumed: bool) -> AbstractContextManager[Span | None]:
+        """The trace span of one run of the turn; none without a tracer."""
+        if self._tracer is None:
+            return contextlib.nullcontext()
+        return self._tracer.start_as_current_span(
+            "blitz.turn",
+            attributes={
+                "blitz.session_id": active.session_id,
+                "blitz.turn_id": active.turn_id,
+                "blitz.turn.kind": _turn_kind(active.turn),
+                "blitz.turn.resumed": resumed,
+            },
+        )
 
     async def _step(
         self, active: ActiveTurn, io: TurnChannel, results: dict[str, Resolution] | None
@@ -339,6 +369,7 @@ class Turns:
             # running or parked in the store, which recovery completes from the log.
             await self.release_session(active)
             await self._log.commit(sid, rec.turn_id, t.TurnEvent(finished=finished))
+            metrics.turn_finished(error.reason.wire if error else None)
             log.info(
                 "turn_finished",
                 session_id=sid,
@@ -404,6 +435,11 @@ def _timed_out(rec: TurnRecord) -> BlitzError:
         "the turn passed its deadline",
         {"deadline": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(rec.deadline or 0))},
     )
+
+
+def _turn_kind(turn: t.Turn) -> str:
+    """main, aside or command: how metrics and traces tell turns apart."""
+    return "command" if turn.command else "aside" if turn.aside else "main"
 
 
 def new_turn_id() -> str:

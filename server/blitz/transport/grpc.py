@@ -13,7 +13,7 @@ No business logic here: a rule about sessions or turns belongs to the core.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -242,10 +242,14 @@ def build_grpc_server(
     workspaces: WorkspacePort,
     gate: CallGate,
     health_servicer: health.aio.HealthServicer,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> grpc.aio.Server:
-    """A `grpc.aio` server with Blitz's services, health and reflection; not yet bound."""
+    """A `grpc.aio` server with Blitz's services, health and reflection; not yet bound.
+
+    `interceptors` (tracing's) run outside Blitz's own, so they see every call whole.
+    """
     server = grpc.aio.server(
-        interceptors=[_DecodeFailuresAsInvalidArgument()],
+        interceptors=[*interceptors, _DecodeFailuresAsInvalidArgument()],
         options=[
             # SO_REUSEPORT is on by default in gRPC: a second server could share the port.
             ("grpc.so_reuseport", 0),

@@ -1,0 +1,141 @@
+"""Metrics: the Prometheus port, and what a turn's life shows on it.
+
+Every test scrapes a real server's metrics port over HTTP. The collectors belong to the
+process, so each test compares a scrape with one taken before what it checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+from support.servers import parked_turn
+from wire import decide, open_wire
+
+from blitz import metrics
+from blitz.config import Settings
+from blitz.server import RunningServer, running_server
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+OPERATIONS = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+async def scrape(server: RunningServer) -> Samples:
+    """Every sample the metrics port shows now, by name and labels."""
+    url = f"http://{server.settings.metrics_host}:{server.metrics_port}/metrics"
+    async with httpx.AsyncClient() as client:
+        response = await client.get(url)
+    assert response.status_code == 200
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    """A sample's value; 0 for a series not shown yet."""
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+class Change:
+    """What changed between two scrapes."""
+
+    def __init__(self, before: Samples, after: Samples) -> None:
+        self.before, self.after = before, after
+
+    def __call__(self, name: str, **labels: str) -> float:
+        return value(self.after, name, **labels) - value(self.before, name, **labels)
+
+
+async def test_a_turn_that_parks_and_is_approved_shows_in_the_metrics(settings: Settings) -> None:
+    async with running_server(replace(settings, metrics_port=0)) as server:
+        wire = open_wire("grpc", server)
+        try:
+            session = await wire.create_session()
+            get_session = s.GetSessionRequest(session_id=session.id)
+            before = await scrape(server)
+            stream = wire.run(session.id, "$ echo metered")
+            events = []
+            async for event in stream:
+                events.append(event)
+                if event.HasField("approval_request"):
+                    break
+            # GetSession waits for the session's lock, which the turn holds while parking.
+            await wire.call("GetSession", get_session)
+            parked = await scrape(server)
+            await decide(wire, session.id, t.DECISION_ONCE)(events[-1])
+            events += [event async for event in stream]
+            # ... and while finishing: its count is in once GetSession answers.
+            await wire.call("GetSession", get_session)
+            after = await scrape(server)
+        finally:
+            await wire.close()
+
+    while_parked = Change(before, parked)
+    assert while_parked("blitz_turns_parked") == 1
+    assert while_parked("blitz_turns_running") == 0
+    assert while_parked("blitz_watchers") == 1, "the RunTurn stream follows the session"
+
+    change = Change(before, after)
+    assert change("blitz_turns_started_total", kind="main") == 1
+    assert change("blitz_turns_finished_total", outcome="ok", reason="none") == 1
+    assert change("blitz_turns_parked") == 0
+    assert change("blitz_turns_running") == 0
+    assert change("blitz_watchers") == 0
+    seen = Counter(event.WhichOneof("kind") for event in events)
+    assert {"accepted", "approval_request", "resolution", "tool_result", "finished"} <= set(seen)
+    for kind, count in seen.items():
+        assert change("blitz_events_appended_total", kind=kind) == count, kind
+    assert change("blitz_request_wait_seconds_count", kind="approval", via="decide") == 1
+    usage = events[-1].finished.after
+    assert change("blitz_model_call_seconds_count", model="demo") == usage.calls
+    assert change("blitz_model_tokens_total", model="demo", kind="input") == usage.input
+    assert change("blitz_model_tokens_total", model="demo", kind="output") == usage.output
+    assert change("blitz_model_cost_usd_total", model="demo") == 0
+    assert change("blitz_store_write_seconds_count", operation="append_events") >= 1
+
+
+async def test_a_restarted_server_counts_the_turns_it_finds_parked(settings: Settings) -> None:
+    await parked_turn(settings, "$ echo after the restart")
+    before = metrics.REGISTRY.get_sample_value("blitz_turns_parked")
+    async with running_server(replace(settings, metrics_port=0)) as server:
+        assert value(await scrape(server), "blitz_turns_parked") == before + 1
+
+
+async def test_there_is_no_metrics_port_unless_one_is_set(server: RunningServer) -> None:
+    assert server.metrics_port is None
+    async with httpx.AsyncClient() as client:
+        response = await client.get(server.http_url + "/metrics")
+    assert response.status_code == 404, "the metrics are never on the API's port"
+
+
+def test_every_metric_is_documented_with_its_type() -> None:
+    table = re.findall(r"^\| `(blitz_\w+)` \| (\w+) \|", OPERATIONS, re.M)
+    exported = re.findall(
+        r"^# TYPE (blitz_\w+) (\w+)$", generate_latest(metrics.REGISTRY).decode(), re.M
+    )
+    assert sorted(table) == sorted(exported)
+
+
+async def test_the_curl_example_shows_the_turn_gauges(settings: Settings) -> None:
+    section = OPERATIONS[OPERATIONS.index("## Metrics") :]
+    command = re.search(r"^```sh\n(.*?)^```$", section, re.S | re.M)
+    assert command, "no sh block in the Metrics section"
+    async with running_server(replace(settings, metrics_port=0)) as server:
+        script = command.group(1).replace("127.0.0.1:9464", f"127.0.0.1:{server.metrics_port}")
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-c", script, stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0
+    assert "blitz_turns_parked " in out.decode()

@@ -1,31 +1,57 @@
-"""Masking secrets in what clients and logs see: tokens, keys, passwords, URL credentials.
+"""Masking secrets: by shape and name in what people see, and the server's own everywhere.
 
-The agent keeps the raw values (a command still runs with its real token); only copies shown
-to people are masked: tool arguments and results, a command's live output, approval
-details and diffs, decisions' edited commands, notices, errors, log lines. The event log
-applies `redact_event` to every event it stores, whatever its kind. The model's own words
-(its text and thoughts, a question it asks, a turn's output) are not tool output and are
-shown as written. Masking is by shape and by name, so it errs toward hiding: a value that
-merely looks like a key is hidden too. It is idempotent, and must never change an event's
-meaning beyond the masked value.
+Two kinds of masking, both idempotent, neither changing a text's meaning beyond the value:
+
+- **By shape and name** (`redact_text`, `redact_event`): tokens, keys, passwords and URL
+  credentials in what clients and logs see — tool arguments and results, a command's live
+  output, approval details and diffs, decisions' edited commands, notices, errors, log
+  lines. The event log applies `redact_event` to every event it stores, whatever its kind.
+  It errs toward hiding: a value that merely looks like a key is hidden too; but a name
+  that only contains a keyword (`PWD`, `max_tokens`) with a plain number or a path as its
+  value is not a secret. The model's own words (its text and thoughts, a question it asks,
+  a turn's output) are shown as written. The agent's tools keep the raw values: a command
+  still runs with its real token, and the model reads the user's files as they are.
+- **The server's own secrets, by value** (`mask_known`): the provider keys and bearer
+  tokens the server was configured with (`add_known_secrets`, at start) are masked wherever
+  they would leave the process — in everything above, and in tool results sent to the
+  model and files read by clients — however a command or file came by them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from google.protobuf.struct_pb2 import Struct, Value
 
 from blitz.v1.turn_pb2 import ErrorInfo, TurnEvent
 
-__all__ = ["MASK", "TOOL_AUTHORS", "is_secret_name", "redact_event", "redact_text"]
+__all__ = [
+    "MASK",
+    "TOOL_AUTHORS",
+    "add_known_secrets",
+    "is_secret_name",
+    "mask_known",
+    "mask_known_bytes",
+    "redact_event",
+    "redact_text",
+]
 
 MASK = "***"
 
 _NAME = (
     r"[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key"
     r"|private[_-]?key|credential|authorization)[A-Za-z0-9_.-]*"
+)
+
+# Names that contain a keyword and hold no secret.
+_NOT_SECRET_NAMES = frozenset({"pwd", "oldpwd"})
+# Values no secret looks like: plain numbers, booleans, and paths.
+_PLAIN_VALUE = re.compile(r"^(?:[-+]?\d+(?:\.\d+)?|true|false|null|none|/[\w./-]*)$", re.I)
+
+# NAME=value, NAME: value, "name": "value" (environment, flags, JSON, YAML).
+_NAMED = re.compile(
+    rf"(\b({_NAME})[\"']?\s*[=:]\s*[\"']?)(?!\*\*\*|bearer\b|basic\b)([^\s\"'&,;]+)", re.I
 )
 
 # Each pattern keeps its first group and masks the rest of the match.
@@ -36,8 +62,6 @@ _PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(?=@)", re.I),
     # ?token=... &api_key=... in URLs
     re.compile(rf"([?&]{_NAME}=)[^&\s#'\"]+", re.I),
-    # NAME=value, NAME: value, "name": "value" (environment, flags, JSON, YAML)
-    re.compile(rf"(\b{_NAME}[\"']?\s*[=:]\s*[\"']?)(?!\*\*\*|bearer\b|basic\b)[^\s\"'&,;]+", re.I),
     # --password value, --token=value
     re.compile(rf"(--{_NAME}[= ])(?!\*\*\*)\S+", re.I),
 ]
@@ -57,25 +81,63 @@ _SECRET_KEY = re.compile(rf"^{_NAME}$", re.I)
 
 def is_secret_name(name: str) -> bool:
     """Whether a key or variable called `name` holds a secret (`api_key`, `DB_PASSWORD`)."""
-    return bool(_SECRET_KEY.match(name))
+    return bool(_SECRET_KEY.match(name)) and name.lower() not in _NOT_SECRET_NAMES
 
 
 def redact_text(text: str) -> str:
     """`text` with every secret-looking value replaced by `***`."""
     if not text:
         return text
-    text = _SHAPES.sub(MASK, text)
+    text = _SHAPES.sub(MASK, mask_known(text))
+    text = _NAMED.sub(_named, text)
     for pattern in _PATTERNS:
         text = pattern.sub(lambda m: m.group(1) + MASK, text)
     return text
 
 
+def _named(match: re.Match[str]) -> str:
+    name, value = match.group(2), match.group(3)
+    if name.lower() in _NOT_SECRET_NAMES or _PLAIN_VALUE.match(value):
+        return match.group(0)
+    return match.group(1) + MASK
+
+
+# The server's own secrets, by value: at most one alternation of the literal values.
+_known: set[str] = set()
+_known_text: re.Pattern[str] | None = None
+_known_bytes: re.Pattern[bytes] | None = None
+# Shorter values would mask ordinary words.
+_KNOWN_MIN = 8
+
+
+def add_known_secrets(values: Iterable[str]) -> None:
+    """Mask these exact values wherever `mask_known` runs, from now on, in this process."""
+    global _known_text, _known_bytes
+    fresh = {v for v in values if len(v) >= _KNOWN_MIN} - _known
+    if not fresh:
+        return
+    _known.update(fresh)
+    ordered = sorted(_known, key=len, reverse=True)
+    _known_text = re.compile("|".join(re.escape(v) for v in ordered))
+    _known_bytes = re.compile(b"|".join(re.escape(v.encode()) for v in ordered))
+
+
+def mask_known(text: str) -> str:
+    """`text` with the server's own secrets replaced by `***`."""
+    return _known_text.sub(MASK, text) if _known_text is not None and text else text
+
+
+def mask_known_bytes(data: bytes) -> bytes:
+    """`data` with the server's own secrets (UTF-8) replaced by `***`."""
+    return _known_bytes.sub(MASK.encode(), data) if _known_bytes is not None and data else data
+
+
 def _redact_value(value: Value, secret: bool) -> None:
     kind = value.WhichOneof("kind")
     if kind == "string_value":
-        value.string_value = (
-            MASK if secret and value.string_value else redact_text(value.string_value)
-        )
+        text = value.string_value
+        plain = not text or _PLAIN_VALUE.match(text)
+        value.string_value = MASK if secret and not plain else redact_text(text)
     elif kind == "struct_value":
         _redact_struct(value.struct_value)
     elif kind == "list_value":

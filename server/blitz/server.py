@@ -22,6 +22,8 @@ environment.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import math
 import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -36,7 +38,15 @@ import structlog
 from grpc_health.v1 import health
 
 from blitz import metrics
-from blitz.agent import Agent, FetchLimits, ModelAccess, RetryPolicy, load_mcp_config
+from blitz.agent import (
+    Agent,
+    CommandLimits,
+    FetchLimits,
+    ModelAccess,
+    RetryPolicy,
+    load_mcp_config,
+)
+from blitz.agent.sandbox import isolation
 from blitz.auth import (
     AuthenticatedSessions,
     AuthenticatedWorkspaces,
@@ -50,6 +60,7 @@ from blitz.auth import (
 from blitz.config import Settings
 from blitz.core import SessionCore, WorkspaceCore
 from blitz.ports import SessionPort, WorkspacePort
+from blitz.redact import add_known_secrets
 from blitz.store import Store, open_store
 from blitz.tracing import Tracing, open_tracing
 from blitz.transport import (
@@ -101,6 +112,9 @@ async def open_core(
     settings: Settings, *, tracing: Tracing | None = None
 ) -> AsyncIterator[SessionCore]:
     """The store, the agent and the core, opened in order and closed in reverse."""
+    add_known_secrets(
+        [settings.openai_api_key, settings.anthropic_api_key, settings.compatible_api_key]
+    )
     settings.workspace_root.mkdir(parents=True, exist_ok=True)
     if "://" not in settings.database:
         Path(settings.database).parent.mkdir(parents=True, exist_ok=True)
@@ -109,6 +123,12 @@ async def open_core(
         agent = await stack.enter_async_context(
             Agent(
                 command_timeout=settings.command_timeout,
+                command_limits=CommandLimits(
+                    cpu_seconds=settings.command_cpu or math.ceil(settings.command_timeout),
+                    memory_bytes=settings.command_memory,
+                    file_bytes=settings.command_file_size,
+                    processes=settings.command_processes,
+                ),
                 output_cap=settings.output_cap,
                 access=ModelAccess(
                     openai_api_key=settings.openai_api_key,
@@ -296,6 +316,7 @@ async def serve(settings: Settings) -> None:
     handled = (signal.SIGTERM, signal.SIGINT)
     for sig in handled:
         loop.add_signal_handler(sig, on_signal, sig)
+    _undumpable()
     try:
         async with running_server(settings) as server:
             log.info(
@@ -304,6 +325,7 @@ async def serve(settings: Settings) -> None:
                 http=server.http_url,
                 grpc_port=server.grpc_port,
                 http_port=server.http_port,
+                commands=isolation().value,
                 metrics_port=server.metrics_port,
             )
             await stop.wait()
@@ -322,6 +344,7 @@ async def _authenticated(
     Raises ServeRefused when the server would be reachable beyond loopback with no token.
     """
     static = _static_tokens(settings)
+    add_known_secrets(token.secret for token in static)
     stored = [token for token in await store.list_tokens() if token.revoke_time is None]
     hosts = [settings.grpc_host, settings.http_host]
     configured = bool(static or stored)
@@ -370,6 +393,23 @@ def _tls(settings: Settings) -> Tls | None:
         )
     except OSError as exc:
         raise ServeRefused(f"TLS: cannot read {exc.filename} ({exc.strerror})") from None
+
+
+def _undumpable() -> None:
+    """Keep this process's `/proc` entries (its environment and command line, with their
+    keys) from other processes of the same user: the commands the agent runs.
+
+    Linux only; a no-op elsewhere. Root's processes can still read them: there, commands
+    run in a namespace of their own (blitz.agent.sandbox).
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        log.warning("cannot make the server's /proc entries private", exc_info=True)
+
+
+_PR_SET_DUMPABLE = 4
 
 
 def _timedelta_or_none(seconds: float) -> timedelta | None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from support.processes import running
+from support.waiting import wait_until
 
 from blitz.agent import Agent, resolve_model, validate_model
 from blitz.agent.demo import DemoModel
@@ -100,7 +101,7 @@ async def test_cancellation_kills_a_running_command(workspace: Path, io: Recordi
         model="demo",
         workspace=workspace,
         history=None,
-        prompt="$ echo $$ > pid.txt; exec sleep 30",
+        prompt="$ exec sleep 30.0417",
     )
     assert isinstance(parked, Parked)
     request_id = parked.requests[0].approval_request.request_id
@@ -114,15 +115,15 @@ async def test_cancellation_kills_a_running_command(workspace: Path, io: Recordi
         )
     )
     try:
-        pid = await read_pid(workspace / "pid.txt")
+        # Found by its command line: in a PID namespace of its own, `$$` means nothing here.
+        assert await wait_until(lambda: running("sleep", "30.0417"), within=10)
     finally:
         turn.cancel()
     started = time.monotonic()
     with pytest.raises(asyncio.CancelledError):
         await turn
     assert time.monotonic() - started < 5
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    assert running("sleep", "30.0417") == []
     assert io.of_kind("tool_result") == []
 
 
@@ -149,18 +150,6 @@ async def test_sleep_30_is_killed_on_cancel(workspace: Path, io: RecordingIO) ->
     with pytest.raises(asyncio.CancelledError):
         await turn
     assert time.monotonic() - started < 5
-
-
-async def read_pid(path: Path) -> int:
-    deadline = time.monotonic() + 5
-    while not (text := read_text(path)):
-        assert time.monotonic() < deadline, "the command never started"
-        await asyncio.sleep(0.02)
-    return int(text)
-
-
-def read_text(path: Path) -> str:
-    return path.read_text().strip() if path.exists() else ""
 
 
 def test_demo_model_resolves_and_validates() -> None:

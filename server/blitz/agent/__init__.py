@@ -26,12 +26,15 @@ from blitz.agent.deps import FetchLimits
 from blitz.agent.mcp_servers import McpServerSpec, load_mcp_config
 from blitz.agent.models import ModelAccess, resolve_model, validate_model
 from blitz.agent.retrying import RetryPolicy
+from blitz.agent.sandbox import CommandLimits, Isolation
 
 __all__ = [
     "DEMO_MODEL_NAME",
     "Agent",
+    "CommandLimits",
     "DemoModel",
     "FetchLimits",
+    "Isolation",
     "McpServerSpec",
     "ModelAccess",
     "RetryPolicy",

@@ -31,6 +31,7 @@ from blitz.agent.events import EventMapper
 from blitz.agent.handoff import SubResume
 from blitz.agent.ledger import usage_entry
 from blitz.agent.loop import ModelLoop, RunStart
+from blitz.agent.masking import ServerSecretsMasked
 from blitz.agent.mcp_servers import McpConnections, McpServerSpec
 from blitz.agent.models import ModelAccess, ModelPool, is_free
 from blitz.agent.parking import (
@@ -41,6 +42,7 @@ from blitz.agent.parking import (
     take_delegations,
 )
 from blitz.agent.retrying import RetryPolicy
+from blitz.agent.sandbox import CommandLimits, Isolation, isolation
 from blitz.agent.subagents import RunShare, SubAgentRunner
 from blitz.agent.tasks import TaskList
 from blitz.agent.tools import workspace_toolset
@@ -85,6 +87,7 @@ class Agent:
         access: ModelAccess | None = None,
         retry: RetryPolicy | None = None,
         fetch: FetchLimits | None = None,
+        command_limits: CommandLimits | None = None,
         mcp_servers: tuple[McpServerSpec, ...] = (),
         models: Mapping[str, Model] | None = None,
         tracer_provider: TracerProvider | None = None,
@@ -96,6 +99,8 @@ class Agent:
                 for the model.
             command_env: The whole environment commands run with (HOME is always the
                 workspace); a plain PATH and a UTF-8 locale by default.
+            command_limits: The rlimits every command runs with (sandbox.py); none by
+                default. Its isolation is the strongest the machine allows.
             instructions: The system instructions real models get.
             tool_retries: How often a model may retry a tool call with invalid arguments.
             access: Provider keys and base URLs (from settings); none by default.
@@ -112,8 +117,16 @@ class Agent:
             output_cap=output_cap,
             command_env=dict(DEFAULT_COMMAND_ENV if command_env is None else command_env),
             fetch=fetch or FetchLimits(),
+            command_limits=command_limits or CommandLimits(),
+            isolation=isolation(),
         )
         self._mcp_servers = mcp_servers
+        # Built once: a toolset holds no state of a run, and building one (its tools' JSON
+        # schemas) costs more than the rest of a turn's start. By plan mode.
+        self._tools: dict[bool, AbstractToolset[ToolDeps]] = {
+            plan: ServerSecretsMasked(workspace_toolset(plan=plan)) for plan in (False, True)
+        }
+        self._delegation = delegation_toolset()
         self._models = ModelPool(access or ModelAccess(), models)
         self._loop = ModelLoop(
             instructions=instructions,
@@ -122,6 +135,11 @@ class Agent:
             window_of=self._models.window_of,
             tracer_provider=tracer_provider,
         )
+
+    @property
+    def isolation(self) -> Isolation:
+        """How far this agent's commands are kept from the server (sandbox.py)."""
+        return self._settings.isolation
 
     async def __aenter__(self) -> Agent:
         return self
@@ -236,13 +254,13 @@ class Agent:
     ) -> Completed | Parked:
         """The main agent's run of a turn, with its MCP servers open while it lasts."""
         async with AsyncExitStack() as stack:
-            toolsets: list[AbstractToolset[ToolDeps]] = [workspace_toolset(plan=policy.plan)]
+            toolsets: list[AbstractToolset[ToolDeps]] = [self._tools[policy.plan]]
             display_names: Mapping[str, str] = {}
             if self._mcp_servers and not policy.plan:
                 mcp = await stack.enter_async_context(
                     McpConnections(self._mcp_servers, cwd=workspace)
                 )
-                toolsets.append(mcp.toolset())
+                toolsets.append(ServerSecretsMasked(mcp.toolset()))
                 display_names = mcp.display_names
                 for notice in mcp.notices():
                     io.emit(notice)
@@ -272,7 +290,7 @@ class Agent:
                 mapper=EventMapper(
                     io, overrides=overrides, resumed=resumed, display_names=display_names
                 ),
-                toolsets=toolsets if policy.plan else [*toolsets, delegation_toolset()],
+                toolsets=toolsets if policy.plan else [*toolsets, self._delegation],
                 instructions=PLAN_INSTRUCTIONS if policy.plan else None,
             )
         return run_outcome(result, display_names)

@@ -7,13 +7,15 @@ only), so a caller can show it live: the server masks secrets event by event, an
 cut in two would slip through. A partial line is held until its end comes, until it holds
 `LINE_HOLD` bytes, or until the command ends.
 
+It runs inside what `sandbox.py` gives it: rlimits, and a PID namespace of its own where
+the machine allows one (else a process group and a marker in its environment).
+
 It is done when its shell exits: output still arriving then is read for a moment, and
-whatever the command left running in the background is killed with the rest of its group
-(it could otherwise hold the output open, and the command, to its timeout). On timeout or
-cancellation the whole group is killed and reaped before returning or re-raising. This
-module must never leave a process running behind it (one that starts a session of its own
-with `setsid` is beyond a group kill), nor a task of its own, nor read the server's own
-environment.
+whatever the command left running in the background is killed — its group, its namespace,
+or whatever carries its marker (it could otherwise hold the output open, and the command,
+to its timeout). On timeout or cancellation the same happens, and everything is reaped
+before returning or re-raising. This module must never leave a process running behind
+it, nor a task of its own, nor read the server's own environment.
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ import codecs
 import contextlib
 import os
 import signal
+import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from blitz.agent.sandbox import MARKER_VARIABLE, CommandLimits, Isolation, kill_marked, wrapped
 
 __all__ = ["LINE_HOLD", "CommandOutcome", "run_shell"]
 
@@ -69,17 +74,21 @@ async def run_shell(
     time_limit: float,
     output_cap: int,
     on_output: Callable[[str], None] | None = None,
+    limits: CommandLimits | None = None,
+    isolation: Isolation = Isolation.PROCESS,
 ) -> CommandOutcome:
     """Run `command` with /bin/sh in `cwd`; keep at most `output_cap` bytes of its output."""
-    proc = await asyncio.create_subprocess_shell(
-        command,
+    marker = uuid.uuid4().hex
+    proc = await asyncio.create_subprocess_exec(
+        *wrapped(command, isolation),
         cwd=cwd,
-        env=dict(env),
+        env={**env, MARKER_VARIABLE: marker},
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-        # Its own session, so a kill reaches every process the command started.
+        # Its own session, so a kill reaches every process of its group.
         start_new_session=True,
+        preexec_fn=limits.apply if limits is not None else None,
     )
     kept = bytearray()
     truncated = False
@@ -113,7 +122,8 @@ async def run_shell(
         # left holding the group. Reaping must finish even when we are being cancelled.
         _kill_group(proc.pid)
         pumping.cancel()
-        await _to_the_end(_reaped(proc, pumping))
+        marked = marker if isolation is Isolation.PROCESS else None
+        await _to_the_end(_reaped(proc, pumping, marked))
     if not pumping.cancelled() and (failed := pumping.exception()) is not None:
         raise failed
     # The command has ended: what is held of its last line goes out now.
@@ -174,9 +184,14 @@ async def _exit_of(proc: asyncio.subprocess.Process) -> None:
         await _settled(waiting)
 
 
-async def _reaped(proc: asyncio.subprocess.Process, pumping: asyncio.Task[None]) -> None:
-    """Until the killed shell is reaped and its output task has ended."""
+async def _reaped(
+    proc: asyncio.subprocess.Process, pumping: asyncio.Task[None], marker: str | None
+) -> None:
+    """Until the killed shell is reaped, what carries `marker` killed, and its output task
+    has ended."""
     await _exit_of(proc)
+    if marker is not None:
+        await asyncio.to_thread(kill_marked, marker)
     await _settled(pumping)
 
 

@@ -100,6 +100,8 @@ async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]
             time_limit=settings.command_timeout,
             output_cap=settings.output_cap,
             on_output=show,
+            limits=settings.command_limits,
+            isolation=settings.isolation,
         )
     except OSError as exc:
         return {"command": command, "error": f"could not start the command: {exc.strerror}"}

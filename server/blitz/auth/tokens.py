@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["PREFIX", "Principal", "StaticToken", "new_token", "parse_tokens", "token_hash"]
 
@@ -32,10 +32,12 @@ class Principal:
 
 @dataclass(frozen=True)
 class StaticToken:
-    """A token from settings: the principal, and the hash of its secret."""
+    """A token from settings: the principal, the hash of its secret, and the secret itself
+    when it was given in clear (so that it can be masked wherever it would leave)."""
 
     principal: Principal
     hash: str
+    secret: str = field(default="", repr=False)
 
 
 def new_token() -> str:
@@ -81,6 +83,9 @@ def parse_tokens(text: str, *, source: str) -> list[StaticToken]:
         if flag not in ("", "admin"):
             raise ValueError(f"{where}: the third part may only be 'admin'")
         hashed = _HASHED.match(secret)
-        digest = hashed.group(1) if hashed else token_hash(secret)
-        tokens.append(StaticToken(Principal(name, admin=flag == "admin"), digest))
+        principal = Principal(name, admin=flag == "admin")
+        if hashed:
+            tokens.append(StaticToken(principal, hashed.group(1)))
+        else:
+            tokens.append(StaticToken(principal, token_hash(secret), secret))
     return tokens

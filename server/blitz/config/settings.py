@@ -35,6 +35,12 @@ class Settings:
     # Seconds; 0 means an approval waits until the turn's deadline.
     approval_timeout: float = 0.0
     command_timeout: float = 120.0
+    # rlimits of every command: CPU seconds (0: the command timeout's), address space and
+    # file size in bytes, processes of the server's user (0: no limit).
+    command_cpu: int = 0
+    command_memory: int = 8 * 2**30
+    command_file_size: int = 2**30
+    command_processes: int = 0
     # Bytes of command output kept for the model and the client.
     output_cap: int = 64 * 1024
     log_format: LogFormat = "auto"

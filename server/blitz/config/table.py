@@ -129,6 +129,31 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "limit of one command the agent runs, in seconds",
         "SECONDS",
     ),
+    _spec(
+        "command_cpu",
+        values.non_negative_int,
+        "CPU seconds a command may use (0: as many as `--command-timeout` allows)",
+        "SECONDS",
+    ),
+    _spec(
+        "command_memory",
+        values.bytes_or_none,
+        "address space of each process of a command (accepts `8GiB`; 0: no limit)",
+        "BYTES",
+    ),
+    _spec(
+        "command_file_size",
+        values.bytes_or_none,
+        "largest file a command may write (accepts `1GiB`; 0: no limit)",
+        "BYTES",
+    ),
+    _spec(
+        "command_processes",
+        values.non_negative_int,
+        "processes the server's user may have while a command runs, a fork-bomb guard"
+        " (0: no limit; it counts all of that user's processes)",
+        "N",
+    ),
     _spec("output_cap", values.bytes_, "bytes of command output kept (accepts `64KiB`)", "BYTES"),
     _choice(
         "log_format",

@@ -12,6 +12,7 @@ import re
 __all__ = [
     "bool_",
     "bytes_",
+    "bytes_or_none",
     "int_",
     "non_negative_int",
     "nonempty",
@@ -78,6 +79,11 @@ def bytes_(text: str) -> int:
     if value < 1:
         raise ValueError("must be at least 1 byte")
     return value
+
+
+def bytes_or_none(text: str) -> int:
+    """A size in bytes as `bytes_` reads it, or 0 for no limit."""
+    return 0 if text.strip() == "0" else bytes_(text)
 
 
 def bool_(text: str) -> bool:

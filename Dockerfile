@@ -31,12 +31,12 @@ FROM ${PYTHON_IMAGE} AS runtime
 #   (`setsid`, a daemon that double-forks), and without an init each would stay a zombie
 #   of PID 1 for the container's life. It is baked in rather than left to `docker run
 #   --init` because nothing reminds an operator to add that flag, and Kubernetes has none.
-# - For the commands the agent runs (with /bin/sh, in the session's workspace, PATH
-#   /usr/local/bin:/usr/bin:/bin): the slim image's sh (dash), bash, coreutils, findutils,
-#   grep, sed, tar, gzip and python3 (the plain interpreter, not the server's packages),
-#   and git, since a coding agent's first commands are `git status`, `git diff` and
-#   `git log` in a checked-out project. No curl, ssh or compilers: add them in an image
-#   of your own `FROM` this one when your agent needs them.
+# - For the commands the agent runs (with /bin/sh, in the session's workspace, with a
+#   plain PATH that leaves /opt/blitz out): the slim image's sh (dash), bash, coreutils,
+#   findutils, grep, sed, tar, gzip and python3 (the base interpreter, without the
+#   server's packages), and git, since a coding agent's first commands are `git status`,
+#   `git diff` and `git log` in a checked-out project. No curl, ssh or compilers: add
+#   them in an image of your own `FROM` this one when your agent needs them.
 # ca-certificates is already in the base image (model providers over HTTPS).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git tini \

@@ -25,8 +25,8 @@ test: install
 	$(PY) -m pytest
 
 lint: install
-	$(VENV)/bin/ruff check $(SRC) tests bench clients
-	$(VENV)/bin/ruff format --check $(SRC) tests bench clients
+	$(VENV)/bin/ruff check $(SRC) tests bench clients docker
+	$(VENV)/bin/ruff format --check $(SRC) tests bench clients docker
 	$(VENV)/bin/mypy
 
 # Regenerates every stub from proto/. Generated files are never edited by hand.

@@ -1,10 +1,10 @@
-"""A turn that has not finished, as this process holds it, and the set of them.
+"""A turn that runs in this process, or is being acted on, and the set of them.
 
 Its `rec` is the durable part (the store's `TurnRecord`); the rest lives only here: the task
 driving the agent, why it is being cancelled, the task list the agent set, the prompt of
-its first run. `LiveTurns` finds a session's turn, loading a parked one from the store when
-this process does not hold it (another process parked it, or this one restarted). Nothing
-here acts; `turns.py` drives them.
+its first run. A parked turn is not held: `LiveTurns` loads it from the store when someone
+acts on it (an answer, a cancel, a deadline), and it is let go again when it parks or ends.
+Nothing here acts; `turns.py` drives them.
 """
 
 from __future__ import annotations
@@ -69,14 +69,18 @@ class LiveTurns:
         self._store = store
         self._main: dict[str, ActiveTurn] = {}
         self._asides: dict[tuple[str, str], ActiveTurn] = {}
+        # The turns parked here, by ids only: a parked turn holds nothing else in memory.
+        self._parked: set[tuple[str, str]] = set()
 
     def add(self, active: ActiveTurn) -> None:
+        self._parked.discard((active.session_id, active.turn_id))
         if active.aside:
             self._asides[active.session_id, active.turn_id] = active
         else:
             self._main[active.session_id] = active
 
     def discard(self, active: ActiveTurn) -> None:
+        self._parked.discard((active.session_id, active.turn_id))
         if active.aside:
             self._asides.pop((active.session_id, active.turn_id), None)
         elif self._main.get(active.session_id) is active:
@@ -85,9 +89,19 @@ class LiveTurns:
     def all(self) -> list[ActiveTurn]:
         return [*self._main.values(), *self._asides.values()]
 
+    def park(self, active: ActiveTurn) -> None:
+        """Let a turn that has parked go: only its ids are remembered, to count it."""
+        self.discard(active)
+        self._parked.add((active.session_id, active.turn_id))
+
+    def parked(self, session_id: str, turn_id: str) -> None:
+        """Count a turn this process found parked (at recovery)."""
+        self._parked.add((session_id, turn_id))
+
     def count(self, state: TurnState) -> int:
-        """How many of them are in `state` now (for the metrics)."""
-        return sum(1 for active in self.all() if active.rec.state == state)
+        """How many turns are in `state` now (for the metrics): parked ones by their ids."""
+        held = sum(1 for active in self.all() if active.rec.state == state)
+        return held + len(self._parked) if state == TurnState.PARKED else held
 
     def asides_of(self, session_id: str) -> list[ActiveTurn]:
         """The session's aside turns running in this process."""
@@ -107,6 +121,12 @@ class LiveTurns:
         rec = await self._store.get_turn(session.id, session.turn_id)
         if rec is None or rec.state == TurnState.FINISHED:
             return None
+        # Another caller may have loaded it while this one waited on the store: one object
+        # per turn, so that a cancel and an answer see each other.
+        active = self._main.get(session.id)
+        if active is not None and active.turn_id == rec.turn_id:
+            return active
         active = ActiveTurn(rec=rec, turn=t.Turn.FromString(rec.turn), session=session)
         self._main[session.id] = active
+        self._parked.discard((session.id, rec.turn_id))
         return active

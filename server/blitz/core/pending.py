@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from functools import partial
 from typing import Protocol
 
 import structlog
@@ -28,7 +29,7 @@ from blitz.core.event_log import EventLog
 from blitz.core.locks import SessionLocks
 from blitz.ports import Parked, Resolution
 from blitz.redact import redact_event
-from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store, TurnState
+from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -176,40 +177,42 @@ class PendingRequests:
 
     # Deadlines of parked turns
 
-    async def arm(self, active: ActiveTurn) -> None:
-        """File the parked turn's next deadline: its own, or its first request's expiry."""
-        rec = active.rec
-        pending = await self._store.list_pending(rec.session_id, turn_id=rec.turn_id)
+    async def arm(self, rec: TurnRecord) -> None:
+        """File the parked turn's next deadline: its own, or its first request's expiry.
+
+        Only the turn's ids are kept until then: a parked turn holds nothing in memory.
+        """
+        sid, tid = rec.session_id, rec.turn_id
+        pending = await self._store.list_pending(sid, turn_id=tid)
         times = [p.expires for p in pending if p.expires is not None]
         if rec.deadline is not None:
             times.append(rec.deadline)
-        key = _key(rec.session_id, rec.turn_id)
         if times:
-            self._deadlines.set(key, min(times), lambda: self._on_deadline(active))
+            self._deadlines.set(_key(sid, tid), min(times), partial(self._on_deadline, sid, tid))
         else:
-            self._deadlines.clear(key)
+            self._deadlines.clear(_key(sid, tid))
 
     def disarm(self, session_id: str, turn_id: str) -> None:
         self._deadlines.clear(_key(session_id, turn_id))
 
-    async def _on_deadline(self, active: ActiveTurn) -> None:
-        rec = active.rec
+    async def _on_deadline(self, session_id: str, turn_id: str) -> None:
         try:
-            if rec.deadline is not None and time.time() >= rec.deadline:
-                await self.listener.expired(rec.session_id, rec.turn_id)
+            rec = await self._store.get_turn(session_id, turn_id)
+            if rec is None or rec.state != TurnState.PARKED:
                 return
-            for p in await self._store.list_pending(rec.session_id, turn_id=rec.turn_id):
+            if rec.deadline is not None and time.time() >= rec.deadline:
+                await self.listener.expired(session_id, turn_id)
+                return
+            for p in await self._store.list_pending(session_id, turn_id=turn_id):
                 if p.expires is not None and p.expires <= time.time():
                     await self._expire(p)
+            rec = await self._store.get_turn(session_id, turn_id)
+            if rec is not None and rec.state == TurnState.PARKED:
+                if _key(session_id, turn_id) not in self._deadlines:
+                    await self.arm(rec)
         except Exception:
             # The turn stays parked and answerable; its deadline is filed again on restart.
-            log.exception("parked_deadline_failed", turn_id=rec.turn_id)
-            return
-        if (
-            rec.state == TurnState.PARKED
-            and _key(rec.session_id, rec.turn_id) not in self._deadlines
-        ):
-            await self.arm(active)
+            log.exception("parked_deadline_failed", turn_id=turn_id)
 
     async def _expire(self, pending: PendingRecord) -> None:
         event = t.TurnEvent.FromString(pending.event)
@@ -265,14 +268,14 @@ class PendingRequests:
                 await self._log.commit(session_id, turn_id, t.TurnEvent(resolution=outcome.event))
                 _observe_wait(p, outcome.event.via)
 
-    async def settle(self, active: ActiveTurn) -> None:
+    async def settle(self, session_id: str, turn_id: str) -> None:
         """Complete the answers a dead process stored for a parked turn.
 
         It may have died after storing a resolution and before announcing it, or before
         resuming the turn it answered last: announce what is missing, then have the turn
         resumed if none of its requests is open.
         """
-        sid, tid = active.session_id, active.turn_id
+        sid, tid = session_id, turn_id
         async with self._locks(sid):
             rows = await self._store.list_pending(sid, turn_id=tid, open_only=False)
             resolved = [p for p in rows if p.resolution is not None]

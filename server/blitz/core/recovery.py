@@ -52,6 +52,7 @@ async def recover(*, store: Store, log: EventLog, turns: Turns, pending: Pending
                 await turns.finish(
                     active, error=BlitzError(Reason.CANCELLED, "the session was closed")
                 )
-            elif (parked := await turns.live.main_turn(session)) is not None:
-                await pending.arm(parked)
-                await pending.settle(parked)
+            else:
+                turns.live.parked(rec.session_id, rec.turn_id)
+                await pending.arm(rec)
+                await pending.settle(rec.session_id, rec.turn_id)

@@ -270,7 +270,9 @@ class Turns:
                 ),
             )
             log.info("turn_parked", turn_id=rec.turn_id, requests=still_open)
-            await self._pending.arm(active)
+            await self._pending.arm(rec)
+            # A parked turn is data: it is in the store, and nothing of it stays here.
+            self.live.park(active)
 
     # What the pending requests report (`TurnListener`)
 
@@ -317,6 +319,8 @@ class Turns:
                 )
             active.rec.steer.append(text)
             await self._store.update_turn(active.rec)
+            if active.rec.state == TurnState.PARKED and active.task is None:
+                self.live.park(active)  # still parked: nothing of it stays in memory
 
     async def cancel(self, active: ActiveTurn, reason: BlitzError) -> None:
         """Stop the turn; returns once its `finished` event is in the log.
@@ -353,6 +357,10 @@ class Turns:
         sid = rec.session_id
         async with self._locks(sid):
             if rec.state == TurnState.FINISHED:
+                return
+            stored = await self._store.get_turn(sid, rec.turn_id)
+            if stored is not None and stored.state == TurnState.FINISHED:
+                rec.state = TurnState.FINISHED  # another copy of this parked turn ended it
                 return
             await self._pending.withdraw(sid, rec.turn_id)
             leftover, rec.steer = rec.steer, []

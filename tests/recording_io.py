@@ -32,6 +32,9 @@ class RecordingIO:
     async def commit(self, event: turn_pb2.TurnEvent) -> None:
         self.events.append(event)
 
+    async def pace(self) -> None:
+        pass
+
     async def before_model_call(self) -> list[str]:
         if self.stop_after is not None and self.model_calls >= self.stop_after[0]:
             raise self.stop_after[1]

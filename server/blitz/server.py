@@ -158,6 +158,7 @@ async def open_core(
                 default_timeout=_timedelta_or_none(settings.turn_timeout),
                 approval_timeout=_timedelta_or_none(settings.approval_timeout),
                 drain_timeout=settings.drain_timeout,
+                max_running_turns=settings.max_running_turns,
                 tracer=tracing.tracer("blitz.core") if tracing else None,
             )
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -91,18 +92,46 @@ async def test_numbering_continues_after_a_restart(store):
     assert (again.seq, other.seq) == (2, 1)
 
 
-async def test_a_reader_that_falls_behind_is_told_where_to_resume(store):
-    async with EventLog(store, buffer=10) as log:
+async def test_a_reader_that_falls_behind_is_told_where_to_resume_and_let_go(store):
+    async with EventLog(store, buffer=2000) as log:
         sub = log.subscribe("s1")
-        for i in range(25):
+        batches = sub.batches()
+        for i in range(5):
             await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text=str(i))))
-        got: list[t.TurnEvent] = []
+        got = await anext(batches)
+        for _ in range(100):  # far more than 2,000 bytes, never read
+            await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text="x" * 50)))
+        assert sub._bytes < 2000, "what overflowed was let go, not kept for a reader away"
         with pytest.raises(BlitzError) as err:
-            async for batch in sub.batches():
-                got.extend(batch)
+            await anext(batches)
+    assert [e.seq for e in got] == [1, 2, 3, 4, 5]
     assert err.value.reason.wire == "SLOW_CONSUMER"
-    assert [e.seq for e in got] == list(range(1, 11)), "what fit in the buffer is delivered"
-    assert err.value.metadata["after_seq"] == "10", "resume from the last event delivered"
+    assert err.value.metadata["after_seq"] == "5", "resume after the last event delivered"
+
+
+async def test_producers_wait_while_the_backlog_is_far_behind(store, monkeypatch):
+    """The writer stalls; a producer that paces stops past the high mark, then goes on."""
+    release = asyncio.Event()
+    append = store.append_events
+
+    async def stalled(events):
+        await release.wait()
+        await append(events)
+
+    monkeypatch.setattr(store, "append_events", stalled)
+    async with EventLog(store) as log:
+        log.emit("s1", "t1", t.TurnEvent(notice=t.Notice(text="first")))  # the writer takes it
+        await asyncio.sleep(0)
+        for i in range(200):  # distinct events, none merging: about 10 MB in all
+            log.emit("s1", "t1", t.TurnEvent(notice=t.Notice(text=str(i) * 50_000)))
+        pacing = asyncio.create_task(log.pace())
+        await asyncio.sleep(0.05)
+        waited = not pacing.done()
+        release.set()
+        await asyncio.wait_for(pacing, 10)
+    assert waited, "past the high mark, a producer waits"
+    monkeypatch.undo()
+    assert len(await stored(store)) == 201, "nothing was dropped"
 
 
 async def test_a_replay_then_follow_has_no_gap_and_no_duplicate(store):

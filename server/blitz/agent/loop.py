@@ -260,6 +260,7 @@ class ModelLoop:
                     async with node.stream(run.ctx) as stream:
                         async for event in stream:
                             mapper.model_event(event)
+                            await io.pace()
                     mapper.response_done()
                     calls.answered()
                     await io.record_model_call(usage_entry(model, stream.response, free=free))

@@ -163,6 +163,9 @@ class SubAgentIO:
     async def commit(self, event: turn_pb2.TurnEvent) -> None:
         await self._io.commit(self.claim(event))
 
+    async def pace(self) -> None:
+        await self._io.pace()
+
     async def before_model_call(self) -> list[str]:
         # Steer text goes to whoever calls the model next: while it works, the sub-agent.
         return await self._io.before_model_call()

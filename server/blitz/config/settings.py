@@ -30,6 +30,8 @@ class Settings:
     workspace_root: Path = Path("data/workspaces")
     model: str = "demo"
     max_turns: int = 50
+    # Turns doing work at once; more wait for a slot (a parked turn holds none).
+    max_running_turns: int = 256
     # Seconds; 0 means no deadline.
     turn_timeout: float = 3600.0
     # Seconds; 0 means an approval waits until the turn's deadline.

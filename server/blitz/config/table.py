@@ -111,6 +111,12 @@ SETTINGS: tuple[SettingSpec, ...] = (
     _spec("model", values.nonempty, "default model of new sessions", "MODEL"),
     _spec("max_turns", values.positive_int, "default limit of model calls in one turn", "N"),
     _spec(
+        "max_running_turns",
+        values.positive_int,
+        "turns doing work at once; more wait, accepted, for a slot (a parked turn holds none)",
+        "N",
+    ),
+    _spec(
         "turn_timeout",
         values.seconds,
         "default wall-clock limit of a turn in seconds, time parked included (0: none)",

@@ -5,8 +5,9 @@ turn's `finished` — hands it to `emit` (streamed, not waited for) or `commit` 
 once durable). One writer task drains what is queued in batches, and every event passes
 the same steps in the same order, written once in `_write`:
 
-1. merge: a run of streamed text chunks of one turn and author is joined into one event
-   (the log stays short when producers outrun the disk), never across a committed event;
+1. merge, as events are queued: a streamed text chunk joins the session's last queued
+   event when that is streamed text of the same turn and author (the log stays short, and
+   the backlog small, when producers outrun the disk), never across a committed event;
 2. stamp: session, turn and time;
 3. redact: secrets masked in whatever kind of event it is (`blitz.redact.redact_event`),
    so no kind can reach a client or the disk unmasked;
@@ -17,9 +18,13 @@ the same steps in the same order, written once in `_write`:
 So an event is visible only once it is in the log, and its seq is final: seqs a client
 sees are contiguous, live and in replay alike, and a gap means a loss. `read` replays a
 session from the store and then follows it live, skipping by seq what it has yielded, so
-the hand-over has no gap and no duplicate. A live reader's buffer is bounded: one that
-falls that far behind is told so (SLOW_CONSUMER, with the last seq it got) instead of being
-dropped silently, and resumes with Watch(after_seq).
+the hand-over has no gap and no duplicate.
+
+Memory is bounded twice, in bytes. The backlog waiting for the writer: past a high mark,
+producers that can wait do (`pace`, which the agent calls as it streams) until the writer
+has caught up. And each live reader's buffer: one that falls that far behind is told so
+(SLOW_CONSUMER, with the last seq it got) instead of being dropped silently, what it had
+queued is let go at once, and it resumes with Watch(after_seq).
 """
 
 from __future__ import annotations
@@ -41,8 +46,14 @@ __all__ = ["EventLog", "Subscription"]
 
 log = structlog.get_logger(__name__)
 
-# Events a live reader may lag behind before it is told to resume from the store.
-DEFAULT_BUFFER = 50_000
+# Bytes of events a live reader may lag behind before it is told to resume from the store.
+DEFAULT_BUFFER = 256 * 1024
+# Bytes of queued events past which `pace` makes producers wait, and below which it lets
+# them go again.
+_BACKLOG_HIGH = 8 * 2**20
+_BACKLOG_LOW = 2 * 2**20
+# What an event is reckoned to cost beside its text (its envelope, its object).
+_EVENT_COST = 256
 # Events read from the store per query while replaying.
 _REPLAY_PAGE = 1000
 
@@ -55,19 +66,25 @@ class Subscription:
         self.session_id = session_id
         self._limit = limit
         self._queue: deque[TurnEvent] = deque()
+        self._bytes = 0
+        # The seq of the last event handed to the reader.
+        self._delivered = 0
         self._wake = asyncio.Event()
         self._overflow_after: int | None = None
         self._closed = False
 
-    def _push(self, events: list[TurnEvent]) -> None:
+    def _push(self, events: list[TurnEvent], size: int) -> None:
         if self._overflow_after is not None:
             return
-        if len(self._queue) + len(events) > self._limit:
-            # Everything up to what is queued was delivered or is still deliverable; the
-            # reader gets those, then the error, and resumes from the store.
-            self._overflow_after = self._queue[-1].seq if self._queue else -1
+        if self._bytes + size > self._limit:
+            # Too far behind: what is queued is let go now, and the reader is told where
+            # to resume (after what it got) once it asks for more.
+            self._overflow_after = self._delivered
+            self._queue.clear()
+            self._bytes = 0
         else:
             self._queue.extend(events)
+            self._bytes += size
         self._wake.set()
 
     def _end(self) -> None:
@@ -76,6 +93,7 @@ class Subscription:
 
     async def batches(self, *, after_seq: int = 0) -> AsyncIterator[list[TurnEvent]]:
         """Yield what has arrived since the last batch, skipping seqs up to `after_seq`."""
+        self._delivered = after_seq
         try:
             while True:
                 if not self._queue:
@@ -94,10 +112,11 @@ class Subscription:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
-                batch = [e for e in self._queue if e.seq > after_seq]
+                batch = [e for e in self._queue if e.seq > self._delivered]
                 self._queue.clear()
+                self._bytes = 0
                 if batch:
-                    after_seq = batch[-1].seq
+                    self._delivered = batch[-1].seq
                     yield batch
         finally:
             self.close()
@@ -125,6 +144,11 @@ class _Queued:
         # Text of later chunks merged into this one, joined once (step 1).
         self.texts: list[str] | None = None
 
+    def merge(self, other: _Queued) -> None:
+        if self.texts is None:
+            self.texts = [self.event.text.text]
+        self.texts.append(other.event.text.text)
+
     def absorbs(self, other: _Queued) -> bool:
         """Whether `other` may be merged into this event without changing its meaning."""
         if self.done is not None or other.done is not None or self.turn_id != other.turn_id:
@@ -140,6 +164,15 @@ class _Queued:
         )
 
 
+def _cost(item: _Queued) -> int:
+    """What a queued event is reckoned to hold, in bytes: its size, counted cheaply for
+    streamed text (the hot path), whose merged chunks are not joined yet."""
+    if item.event.WhichOneof("kind") != "text":
+        return _EVENT_COST + item.event.ByteSize()
+    texts = item.texts if item.texts is not None else [item.event.text.text]
+    return _EVENT_COST + sum(len(text) for text in texts)
+
+
 class EventLog:
     """Append, persist and fan out session events. `async with` runs the writer."""
 
@@ -147,6 +180,11 @@ class EventLog:
         self._store = store
         self._buffer = buffer
         self._queue: list[_Queued] = []
+        # The last queued event of each session, while it may still take more text.
+        self._tails: dict[str, _Queued] = {}
+        self._backlog = 0
+        self._caught_up = asyncio.Event()
+        self._caught_up.set()
         self._wake = asyncio.Event()
         self._subscribers: dict[str, set[Subscription]] = {}
         self._writer: asyncio.Task[None] | None = None
@@ -173,18 +211,36 @@ class EventLog:
 
     def emit(self, session_id: str, turn_id: str, event: TurnEvent) -> None:
         """Queue an event of the turn; it is stored and sent out with the next batch."""
-        self._queue.append(_Queued(session_id, turn_id, event, None))
-        self._wake.set()
+        self._enqueue(_Queued(session_id, turn_id, event, None))
 
     async def commit(self, session_id: str, turn_id: str, event: TurnEvent) -> TurnEvent:
         """Append an event of the turn; returns it, numbered and masked, once durable."""
         if self._closing and self._writer is None:
             raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Queued(session_id, turn_id, event, done))
-        self._wake.set()
+        self._enqueue(_Queued(session_id, turn_id, event, done))
         await done
         return event
+
+    async def pace(self) -> None:
+        """Return at once unless the backlog is past its high mark; then once it is low."""
+        if not self._caught_up.is_set():
+            await self._caught_up.wait()
+
+    def _enqueue(self, item: _Queued) -> None:
+        # 1. merge, into the session's last queued event when it may take it: other
+        # sessions' events in between do not change this session's order.
+        tail = self._tails.get(item.session_id)
+        if tail is not None and tail.absorbs(item):
+            tail.merge(item)
+            self._backlog += len(item.event.text.text)
+        else:
+            self._queue.append(item)
+            self._tails[item.session_id] = item
+            self._backlog += _cost(item)
+            self._wake.set()
+        if self._backlog > _BACKLOG_HIGH:
+            self._caught_up.clear()
 
     async def _write_loop(self) -> None:
         while True:
@@ -195,6 +251,7 @@ class EventLog:
                 await self._wake.wait()
                 continue
             batch, self._queue = self._queue, []
+            self._tails.clear()
             try:
                 await self._write(batch)
             except Exception:  # the store failed: tell every waiter, keep serving
@@ -204,22 +261,16 @@ class EventLog:
                         item.done.set_exception(
                             BlitzError(Reason.INTERNAL, "the event could not be stored")
                         )
+            finally:
+                if not self._queue:
+                    self._backlog = 0
+                else:
+                    self._backlog = sum(_cost(item) for item in self._queue)
+                if self._backlog < _BACKLOG_LOW:
+                    self._caught_up.set()
 
-    async def _write(self, batch: list[_Queued]) -> None:
-        """The pipeline (see the module doc): merge, stamp, redact, persist, fan out."""
-        # 1. merge, into the session's previous event when nothing of the session lies
-        # between: other sessions' events in between do not change this session's order.
-        kept: list[_Queued] = []
-        last: dict[str, _Queued] = {}
-        for item in batch:
-            prev = last.get(item.session_id)
-            if prev is not None and prev.absorbs(item):
-                if prev.texts is None:
-                    prev.texts = [prev.event.text.text]
-                prev.texts.append(item.event.text.text)
-                continue
-            kept.append(item)
-            last[item.session_id] = item
+    async def _write(self, kept: list[_Queued]) -> None:
+        """The rest of the pipeline (see the module doc): stamp, redact, persist, fan out."""
         now_ns = time.time_ns()
         events: list[TurnEvent] = []
         kinds: list[str] = []
@@ -241,12 +292,15 @@ class EventLog:
         metrics.store_write("append_events", time.perf_counter() - started)
         metrics.events_appended(kinds)
         # 5. fan out
-        by_session: dict[str, list[TurnEvent]] = {}
+        by_session: dict[str, tuple[list[TurnEvent], list[int]]] = {}
         for event in events:
-            by_session.setdefault(event.session_id, []).append(event)
-        for sid, session_events in by_session.items():
+            if event.session_id in self._subscribers:
+                listed, size = by_session.setdefault(event.session_id, ([], [0]))
+                listed.append(event)
+                size[0] += event.ByteSize()
+        for sid, (session_events, size) in by_session.items():
             for sub in list(self._subscribers.get(sid, ())):
-                sub._push(session_events)
+                sub._push(session_events, size[0])
         for item in kept:
             if item.done is not None and not item.done.done():
                 item.done.set_result(None)

@@ -70,6 +70,7 @@ class SessionCore:
         default_timeout: timedelta | None = None,
         approval_timeout: timedelta | None = None,
         drain_timeout: float = 10.0,
+        max_running_turns: int = 256,
         tracer: Tracer | None = None,
     ) -> None:
         """`tracer` traces each run of a turn (see turns.py); None: no spans."""
@@ -97,6 +98,7 @@ class SessionCore:
             workspace_root=self._workspace_root,
             default_max_turns=default_max_turns,
             default_timeout=default_timeout,
+            max_running=max_running_turns,
             tracer=tracer,
         )
         self._uncount = lambda: None

@@ -58,6 +58,9 @@ class TurnChannel:
     async def commit(self, event: t.TurnEvent) -> None:
         await self._log.commit(self._sid, self._tid, event)
 
+    async def pace(self) -> None:
+        await self._log.pace()
+
     async def rule_approves(self, approval: t.ApprovalRequest) -> bool:
         return await self._pending.approve_by_rule(self._active, approval)
 

@@ -66,6 +66,7 @@ class Turns:
         workspace_root: Path,
         default_max_turns: int,
         default_timeout: timedelta | None,
+        max_running: int = 256,
         tracer: Tracer | None = None,
     ) -> None:
         self._store = store
@@ -79,6 +80,7 @@ class Turns:
         self._tracer = tracer
         self._tasks = Supervisor("turns")
         self.live = LiveTurns(store)
+        self._slots = asyncio.Semaphore(max_running)
         pending.listen(self)
 
     # Starting
@@ -153,9 +155,12 @@ class Turns:
             if rec.deadline is not None:
                 deadline = asyncio.get_running_loop().time() + (rec.deadline - time.time())
             try:
-                async with asyncio.timeout_at(deadline) as scope:
-                    outcome = await self._step(active, io, results)
-                await self._settle(active, outcome)
+                # A slot bounds how many turns do work at once: under a burst, the first
+                # ones park or finish first instead of all of them at the end.
+                async with self._slots:
+                    async with asyncio.timeout_at(deadline) as scope:
+                        outcome = await self._step(active, io, results)
+                    await self._settle(active, outcome)
             except TimeoutError:
                 if not scope.expired():
                     log.exception("turn_failed")

@@ -62,6 +62,11 @@ class TurnIO(Protocol):
         """Append an event and return once it is durable."""
         ...
 
+    async def pace(self) -> None:
+        """Return once the turn may emit more: at once, unless the core's event log is far
+        behind, and then when it has caught up. Call it as events stream."""
+        ...
+
     async def before_model_call(self) -> list[str]:
         """Call before every model request.
 

@@ -145,6 +145,7 @@ async def open_core(
                     allow_local=settings.fetch_allow_local, max_bytes=settings.fetch_max_bytes
                 ),
                 mcp_servers=load_mcp_config(settings.mcp_config) if settings.mcp_config else (),
+                history_turns=settings.history_turns,
                 tracer_provider=tracing.provider if tracing else None,
             )
         )

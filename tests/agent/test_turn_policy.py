@@ -10,6 +10,8 @@ import pytest
 from google.protobuf import json_format
 
 from blitz.agent import Agent
+from blitz.agent.parking import load_history
+from blitz.agent.window import turn_starts
 from blitz.ports import Completed, Parked, TurnPolicy
 from blitz.v1 import turn_pb2
 
@@ -165,3 +167,19 @@ async def test_plan_mode_still_parks_on_a_question(workspace: Path, io: Recordin
     # Questions are fine in plan mode: they only read the user.
     assert isinstance(outcome, Parked)
     assert outcome.requests[0].HasField("question")
+
+
+async def test_a_long_sessions_history_is_kept_to_its_last_turns(workspace, io) -> None:
+    agent = Agent(history_turns=4)
+    history = None
+    for n in range(1, 6):
+        done = await agent.start(
+            io=io, model="demo", workspace=workspace, history=history, prompt=f"turn {n}"
+        )
+        assert isinstance(done, Completed)
+        history = done.history
+    kept = turn_starts(load_history(history))
+    assert len(kept) == 3, "past 4 turns, the oldest go until a quarter is free again"
+    (notice,) = [e.notice.text for e in io.of_kind("notice")]
+    assert notice.startswith("History trimmed: the 2 oldest turns")
+    assert "turn 5" in done.output and "turn 1" not in history.decode()

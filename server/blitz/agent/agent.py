@@ -19,7 +19,12 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.messages import BinaryContent, ModelMessage, UserContent
+from pydantic_ai.messages import (
+    BinaryContent,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    UserContent,
+)
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolApproved
 from pydantic_ai.toolsets import AbstractToolset
@@ -46,9 +51,11 @@ from blitz.agent.sandbox import CommandLimits, Isolation, isolation
 from blitz.agent.subagents import RunShare, SubAgentRunner
 from blitz.agent.tasks import TaskList
 from blitz.agent.tools import workspace_toolset
+from blitz.agent.window import bounded_history
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.paths import Workspace
 from blitz.ports.agent import Completed, Parked, Resolution, TurnIO, TurnPolicy
+from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -89,6 +96,7 @@ class Agent:
         fetch: FetchLimits | None = None,
         command_limits: CommandLimits | None = None,
         mcp_servers: tuple[McpServerSpec, ...] = (),
+        history_turns: int = 100,
         models: Mapping[str, Model] | None = None,
         tracer_provider: TracerProvider | None = None,
     ) -> None:
@@ -101,6 +109,8 @@ class Agent:
                 workspace); a plain PATH and a UTF-8 locale by default.
             command_limits: The rlimits every command runs with (sandbox.py); none by
                 default. Its isolation is the strongest the machine allows.
+            history_turns: Turns of a session's history kept for the model (0: all); past
+                it the oldest go, announced by a notice, so a turn's cost stays flat.
             instructions: The system instructions real models get.
             tool_retries: How often a model may retry a tool call with invalid arguments.
             access: Provider keys and base URLs (from settings); none by default.
@@ -121,6 +131,7 @@ class Agent:
             isolation=isolation(),
         )
         self._mcp_servers = mcp_servers
+        self._history_turns = history_turns
         # Built once: a toolset holds no state of a run, and building one (its tools' JSON
         # schemas) costs more than the rest of a turn's start. By plan mode.
         self._tools: dict[bool, AbstractToolset[ToolDeps]] = {
@@ -293,7 +304,26 @@ class Agent:
                 toolsets=toolsets if policy.plan else [*toolsets, self._delegation],
                 instructions=PLAN_INSTRUCTIONS if policy.plan else None,
             )
-        return run_outcome(result, display_names)
+        outcome = run_outcome(result, display_names)
+        if isinstance(outcome, Completed) and self._history_turns:
+            outcome = self._bounded(outcome, io, result.all_messages())
+        return outcome
+
+    def _bounded(self, done: Completed, io: TurnIO, messages: list[ModelMessage]) -> Completed:
+        """The completed turn with its session's history kept to `history_turns` turns."""
+        kept, dropped = bounded_history(messages, max_turns=self._history_turns)
+        if not dropped:
+            return done
+        io.emit(
+            turn_pb2.TurnEvent(
+                notice=turn_pb2.Notice(
+                    text=f"History trimmed: the {dropped} oldest turns "
+                    f"({len(messages) - len(kept)} messages) are no longer sent to the model; "
+                    "the event log keeps everything."
+                )
+            )
+        )
+        return Completed(output=done.output, history=ModelMessagesTypeAdapter.dump_json(kept))
 
 
 def check_images(llm: Model, policy: TurnPolicy) -> None:

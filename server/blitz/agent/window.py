@@ -35,7 +35,13 @@ from blitz.agent.deps import ToolDeps
 from blitz.errors import BlitzError, Reason
 from blitz.v1 import turn_pb2
 
-__all__ = ["estimate_tokens", "fit_messages", "turn_starts", "window_processor"]
+__all__ = [
+    "bounded_history",
+    "estimate_tokens",
+    "fit_messages",
+    "turn_starts",
+    "window_processor",
+]
 
 _CHARS_PER_TOKEN = 4
 _IMAGE_TOKENS = 1500
@@ -159,3 +165,17 @@ def window_processor(
         return kept
 
     return fit
+
+
+def bounded_history(
+    messages: list[ModelMessage], *, max_turns: int
+) -> tuple[list[ModelMessage], int]:
+    """The history a session keeps: past `max_turns` whole turns, the oldest go until a
+    quarter of the room is free again (so that trimming is rare, and a turn's cost stays
+    flat however long the session). Returns the kept messages and how many turns went."""
+    starts = turn_starts(messages)
+    if max_turns <= 0 or len(starts) <= max_turns:
+        return messages, 0
+    keep = max(1, max_turns * 3 // 4)
+    dropped = len(starts) - keep
+    return messages[starts[dropped] :], dropped

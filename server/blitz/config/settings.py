@@ -68,6 +68,8 @@ class Settings:
     compatible_images: bool = True
     # Tokens assumed for a model whose context window is unknown; 0: never trim for it.
     context_window: int = 0
+    # Turns of a session's history kept for the model; 0: all.
+    history_turns: int = 100
     # Tries after a rate limit, a 5xx or a broken stream, and the first backoff in seconds.
     model_retries: int = 3
     retry_delay: float = 1.0

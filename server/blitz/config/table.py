@@ -241,6 +241,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "TOKENS",
     ),
     _spec(
+        "history_turns",
+        values.non_negative_int,
+        "turns of a session's history kept for the model; past it the oldest go, with a"
+        " notice, and a turn's cost stays flat however long the session (0: keep all)",
+        "N",
+    ),
+    _spec(
         "model_retries",
         values.non_negative_int,
         "retries of a model call after a rate limit, a 5xx or a broken stream",

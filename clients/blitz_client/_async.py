@@ -3,10 +3,12 @@
 Every event carries a per-session `seq`. A stream that drops (a network error, a server
 restart or shutdown, SLOW_CONSUMER) is picked up again with `Watch(after_seq=last seq
 seen)`, and events at or below that seq are skipped, so a consumer sees each event once
-and in order. Seqs are contiguous (a merged text event has a seq of its own), so the
-same rule covers every event. `run` resumes the same turn: before its first event by sending the
-same `RunTurn` again (its client-chosen `turn_id` makes that idempotent), after it by
-watching the session from the last seq and keeping that turn's events until `finished`.
+and in order. Seqs are contiguous (a merged text event has a seq of its own): on a Watch
+stream, a seq that skips one means an event was lost on the way, and the stream is read
+again after the last one seen, as after a drop. `run` resumes the same turn: before its
+first event by sending the same `RunTurn` again (its client-chosen `turn_id` makes that
+idempotent), after it by watching the session from the last seq and keeping that turn's
+events until `finished`.
 """
 
 from __future__ import annotations
@@ -203,7 +205,11 @@ class AsyncBlitz:
                 return self._t.stream("RunTurn", request)
             return watch(after_seq)
 
-        async for event in self._resuming(open_stream, turn_id=request.turn_id):
+        # RunTurn's own stream holds only this turn's events, so its seqs may skip those of
+        # an aside; once resumed, it reads the session's Watch, whose seqs may not skip.
+        async for event in self._resuming(
+            open_stream, turn_id=request.turn_id, contiguous=lambda after_seq: after_seq > 0
+        ):
             yield event
 
     async def follow_turn(
@@ -247,11 +253,15 @@ class AsyncBlitz:
         *,
         after_seq: int = 0,
         turn_id: str | None = None,
+        contiguous: Callable[[int], bool] = lambda after_seq: True,
     ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
         """Events from `open_stream(last_seq)`, reopened after a resumable failure.
 
         With `turn_id`: only that turn's events, and a stream is not over until its
-        `finished`. Without: a stream that ends cleanly is over.
+        `finished`. Without: a stream that ends cleanly is over. A stream opened after a
+        seq for which `contiguous` holds is read again at once when its seqs skip one (an
+        event lost on the way); if the skip is still there, the server has no such event,
+        and it is accepted.
 
         Retrying lasts up to `reconnect_timeout` from the start of each outage: a stream
         that delivered an event or stayed open a while was connected, so its failure starts
@@ -261,9 +271,13 @@ class AsyncBlitz:
         last_seq = after_seq
         failing_since: float | None = None
         delay = 0.05
+        # The seq after which a skip was read again: a second skip there is the server's.
+        reread_after: int | None = None
         while True:
             opened = time.monotonic()
+            checked = contiguous(last_seq)
             stream = open_stream(last_seq)
+            gap = False
             try:
                 async for event in stream:
                     self._reached = True
@@ -271,12 +285,17 @@ class AsyncBlitz:
                     if event.seq:
                         if event.seq <= last_seq:
                             continue  # seen before the stream dropped
+                        if checked and event.seq > last_seq + 1 and reread_after != last_seq:
+                            gap, reread_after = True, last_seq  # lost on the way: read again
+                            break
                         last_seq = event.seq
                     if turn_id is not None and event.turn_id != turn_id:
                         continue
                     yield event
                     if turn_id is not None and event.HasField("finished"):
                         return
+                if gap:
+                    continue
                 if turn_id is None:
                     return
                 error = BlitzError("unavailable", "UNAVAILABLE", "the stream ended early")

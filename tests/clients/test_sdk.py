@@ -395,3 +395,33 @@ async def test_a_token_is_sent_as_a_bearer_credential_on_both_transports():
     finally:
         await grpc_server.stop(None)
     assert titles == ["Bearer s3cret", "Bearer s3cret"]
+
+
+class _Lossy:
+    """The SDK's own transport, but the first Watch stream loses one event on the way, as
+    a buggy proxy might: the client must notice the skipped seq and read it again."""
+
+    def __init__(self, inner, lose_seq: int) -> None:
+        self._inner = inner
+        self._lose = lose_seq
+
+    async def unary(self, method, request):
+        return await self._inner.unary(method, request)
+
+    async def stream(self, method, request):
+        lose, self._lose = self._lose, 0  # the first stream only
+        async for event in self._inner.stream(method, request):
+            if event.seq != lose:
+                yield event
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+async def test_a_seq_lost_on_the_way_is_read_again(client: AsyncBlitz):
+    session = await client.create_session()
+    done = [e async for e in client.run(session.id, "think: a few words\nhello there")]
+    assert done[-1].seq >= 4
+    client._transport = _Lossy(client._t, lose_seq=3)
+    seen = [e async for e in client.watch(session.id, follow=False)]
+    assert [e.seq for e in seen] == list(range(1, done[-1].seq + 1)), "nothing lost, no repeats"

@@ -1,7 +1,9 @@
 """The store's contract: what every engine must do, run against each engine in `ENGINES`.
 
 One test per operation of `blitz.store.Store`, named for the behaviour the core relies on.
-An engine joins by adding its name to `ENGINES` and a branch to `open_engine`.
+An engine joins by adding its name to `ENGINES` and a branch to `open_engine`. PostgreSQL
+runs on a throwaway cluster of the system's `postgresql` package (one per test run, a
+fresh database per test); where there is none, its tests are skipped, saying why.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from blitz.store import (
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
-ENGINES = ["sqlite"]
+ENGINES = ["sqlite", "postgres"]
 
 Opener = Callable[[], AbstractAsyncContextManager[Store]]
 
@@ -40,7 +42,8 @@ def open_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
     """Opens the same database of one engine, again and again (to check what survives)."""
     if request.param == "sqlite":
         return lambda: open_store(f"sqlite:///{tmp_path}/blitz.db")
-    raise AssertionError(request.param)  # pragma: no cover
+    url: str = request.getfixturevalue("postgres_database")
+    return lambda: open_store(url)
 
 
 @pytest.fixture
@@ -328,3 +331,17 @@ async def test_many_tasks_writing_at_once_all_succeed(store):
     await asyncio.gather(write_events(), *(park_and_resolve(task) for task in range(6)))
     got = await store.get_session("s1")
     assert got is not None and got.last_seq == 3000
+
+
+async def test_appends_are_announced_a_batch_at_a_time_where_processes_share_the_store(
+    request: pytest.FixtureRequest, open_engine: Opener
+):
+    if "sqlite" in request.node.name:
+        pytest.skip("one process owns a SQLite file: it announces nothing")
+    async with open_engine() as store, open_engine() as other:
+        changes = aiter(other.changes())
+        assert await asyncio.wait_for(anext(changes), 10) == {}, "it listens"
+        await store.append_events([event("s1"), event("s2"), event("s1")])
+        announced = await asyncio.wait_for(anext(changes), 10)
+        await changes.aclose()  # type: ignore[attr-defined]
+    assert announced == {"s1": 2, "s2": 1}, "ids and seqs, one notice for the batch"

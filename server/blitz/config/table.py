@@ -67,7 +67,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     _spec(
         "database",
         values.nonempty,
-        "SQLite file path or `sqlite:///PATH`",
+        "SQLite file path, `sqlite:///PATH`, or `postgresql://…` for several replicas",
         "PATH_OR_URL",
         default_text="<data-dir>/blitz.db",
     ),

@@ -1,4 +1,4 @@
-"""Storage: one interface (`Store`), engines behind it, chosen by URL."""
+"""Storage: one interface (`Store`), engines behind it (SQLite, PostgreSQL), chosen by URL."""
 
 from __future__ import annotations
 
@@ -40,15 +40,23 @@ __all__ = [
 ]
 
 
-def open_store(url: str | Path) -> SqliteStore:
-    """The store for `url`: `sqlite:///path/to.db`, or a plain file path.
+def open_store(url: str | Path) -> Store:
+    """The store for `url`: `postgresql://…` (several replicas), `sqlite:///path/to.db` or
+    a plain file path (one process).
 
-    Use it as `async with open_store(url) as store:`.
+    Use it as `async with open_store(url) as store:`. The PostgreSQL engine is imported
+    only when asked for.
     """
     text = str(url)
+    if text.startswith(("postgresql://", "postgres://")):
+        from blitz.store.postgres import PostgresStore
+
+        return PostgresStore(text)
     if text.startswith("sqlite:///"):
         return SqliteStore(text.removeprefix("sqlite:///"))
     if "://" in text:
         scheme = text.split("://", 1)[0]
-        raise ValueError(f"unsupported database URL scheme {scheme!r}; use sqlite:///PATH")
+        raise ValueError(
+            f"unsupported database URL scheme {scheme!r}; use postgresql://… or sqlite:///PATH"
+        )
     return SqliteStore(text)

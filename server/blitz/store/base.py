@@ -10,7 +10,7 @@ whoever appends.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from blitz.store.records import (
@@ -33,6 +33,14 @@ __all__ = ["Store"]
 
 
 class Store(Protocol):
+    async def __aenter__(self) -> Store:
+        """Open the store (connect, migrate the schema)."""
+        ...
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Close it."""
+        ...
+
     # Sessions
 
     async def create_session(self, rec: SessionRecord) -> None: ...
@@ -76,6 +84,13 @@ class Store(Protocol):
 
     async def last_event_of_turn(self, session_id: str, turn_id: str) -> EventRow | None:
         """The turn's newest event; None when it has none."""
+        ...
+
+    def changes(self) -> AsyncIterator[dict[str, int]]:
+        """Appends as every process sharing the database announces them, a batch at a time:
+        {session_id: its last seq}; first an empty one, once listening. Notices may be
+        missed (a reconnect); an engine that only one process uses (SQLite) announces
+        nothing at all."""
         ...
 
     # Pending requests

@@ -8,8 +8,9 @@ owns the file: several replicas need a server database.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import astuple
 from pathlib import Path
 
@@ -276,6 +277,11 @@ class SqliteStore:
             (session_id, turn_id),
         )
         return EventRow(session_id, rows[0][0], turn_id, rows[0][1]) if rows else None
+
+    async def changes(self) -> AsyncIterator[dict[str, int]]:
+        # One process owns the file: its own appends reach its readers directly.
+        await asyncio.Event().wait()
+        yield {}  # pragma: no cover - never reached
 
     # Pending requests
 

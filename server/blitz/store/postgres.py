@@ -1,0 +1,545 @@
+"""The PostgreSQL engine: the store's contract in SQL over a pool of connections.
+
+Selected by URL (`postgresql://…`); several replicas share one database. On psycopg 3 with
+its async pool: each method is one statement or one transaction on a connection of the
+pool. Seqs are allocated by the database, per session, in the appending transaction
+(`session_seqs`, whose row serialises a session's appenders), so they are gap-free and
+strictly increasing whichever replica appends. Every appending transaction announces, at
+its commit, which sessions reached which seq (`NOTIFY blitz_events`, ids and seqs only,
+one notification per batch), for other replicas' live readers (`changes`). The schema is
+`postgres_schema.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg.rows import TupleRow
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+from blitz.store.postgres_schema import MIGRATIONS
+from blitz.store.records import (
+    EventRow,
+    ImageRecord,
+    LedgerRow,
+    PendingRecord,
+    RuleRecord,
+    SessionChange,
+    SessionQuery,
+    SessionRecord,
+    TokenRecord,
+    TurnRecord,
+    TurnState,
+    UsageTotals,
+)
+from blitz.v1.turn_pb2 import TurnEvent
+
+__all__ = ["CHANNEL", "PostgresStore"]
+
+# The channel appends are announced on; payloads stay under PostgreSQL's 8,000 bytes.
+CHANNEL = "blitz_events"
+_PAYLOAD_MAX = 7000
+# An arbitrary key of the advisory lock that serialises migrations between replicas.
+_MIGRATION_LOCK = 0x626C69747A
+
+_SESSION_COLUMNS = (
+    "id, owner, title, workspace, model, labels, state, create_time, update_time, turn_id,"
+    " approval_timeout,"
+    " COALESCE((SELECT last_seq FROM session_seqs WHERE session_id = sessions.id), 0),"
+    " tasks, plan"
+)
+_TURN_COLUMNS = (
+    "session_id, turn_id, state, turn, create_time, deadline, first_seq, model_calls,"
+    " cost_usd, steer, history, usage_before"
+)
+_PENDING_COLUMNS = "session_id, request_id, turn_id, event, expires, resolution"
+_LEDGER_COLUMNS = (
+    "session_id, turn_id, model, input, cached, cache_write, output, cost_usd, priced,"
+    " search_queries, search_cost_usd, time"
+)
+_RULE_COLUMNS = (
+    "id, scope, kind, scope_label, session_id, workspace, caller, create_time, request_id"
+)
+_IMAGE_COLUMNS = "id, session_id, media_type, data, create_time"
+_TOKEN_COLUMNS = "id, name, hash, admin, create_time, revoke_time"
+_CHANGEABLE = ("state", "turn_id", "model", "tasks", "plan")
+
+
+def _session(row: TupleRow) -> SessionRecord:
+    return SessionRecord(*row)
+
+
+def _turn(row: TupleRow) -> TurnRecord:
+    values = list(row)
+    values[2] = TurnState(values[2])
+    values[3] = bytes(values[3])
+    if values[10] is not None:
+        values[10] = bytes(values[10])
+    values[11] = bytes(values[11])
+    return TurnRecord(*values)
+
+
+def _pending(row: TupleRow) -> PendingRecord:
+    values = list(row)
+    values[3] = bytes(values[3])
+    return PendingRecord(*values)
+
+
+def _marks(count: int) -> str:
+    return ",".join(["%s"] * count)
+
+
+class PostgresStore:
+    """`async with PostgresStore(url) as store:` — opens the pool, migrates, closes."""
+
+    def __init__(self, url: str, *, max_connections: int = 10) -> None:
+        self._url = url
+        self._pool = AsyncConnectionPool(
+            url, min_size=1, max_size=max_connections, open=False, kwargs={"autocommit": True}
+        )
+
+    async def __aenter__(self) -> PostgresStore:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        await self._pool.open(wait=True, timeout=30)
+        try:
+            await self._migrate()
+        except BaseException:
+            await self._pool.close()
+            raise
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    async def _migrate(self) -> None:
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            await conn.execute("CREATE TABLE IF NOT EXISTS blitz_schema (version INTEGER)")
+            row = await (await conn.execute("SELECT version FROM blitz_schema")).fetchone()
+            if row is None:
+                await conn.execute("INSERT INTO blitz_schema (version) VALUES (0)")
+            version = row[0] if row else 0
+            if version > len(MIGRATIONS):
+                raise RuntimeError(
+                    f"database schema version {version} is newer than this server knows "
+                    f"({len(MIGRATIONS)}); upgrade the server"
+                )
+            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+                await conn.execute(script)  # type: ignore[arg-type]
+                await conn.execute("UPDATE blitz_schema SET version = %s", (number,))
+
+    async def _execute(self, sql: str, params: Sequence[object] = ()) -> int:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(sql, params)  # type: ignore[arg-type]
+            return cur.rowcount
+
+    async def _fetch(self, sql: str, params: Sequence[object] = ()) -> list[TupleRow]:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(sql, params)  # type: ignore[arg-type]
+            return await cur.fetchall()
+
+    # Sessions
+
+    async def create_session(self, rec: SessionRecord) -> None:
+        await self._execute(
+            "INSERT INTO sessions (id, owner, title, workspace, model, labels, state,"
+            " create_time, update_time, turn_id, approval_timeout, tasks, plan)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (
+                rec.id,
+                rec.owner,
+                rec.title,
+                rec.workspace,
+                rec.model,
+                Jsonb(rec.labels),
+                rec.state,
+                rec.create_time,
+                rec.update_time,
+                rec.turn_id,
+                rec.approval_timeout,
+                rec.tasks,
+                rec.plan,
+            ),
+        )
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        rows = await self._fetch(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = %s", (session_id,)
+        )
+        return _session(rows[0]) if rows else None
+
+    async def list_sessions(self, query: SessionQuery) -> list[SessionRecord]:
+        where: list[str] = ["TRUE"]
+        args: list[object] = []
+        if query.owner is not None:
+            where.append("owner = %s")
+            args.append(query.owner)
+        if query.state:
+            where.append("state = %s")
+            args.append(query.state)
+        if query.before is not None:
+            when, last_id = query.before
+            where.append("(create_time < %s OR (create_time = %s AND id < %s))")
+            args += [when, when, last_id]
+        for key, value in query.labels.items():
+            where.append("labels ->> %s = %s")
+            args += [key, value]
+        sql = (
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)}"
+            " ORDER BY create_time DESC, id DESC LIMIT %s"
+        )
+        return [_session(row) for row in await self._fetch(sql, (*args, query.limit))]
+
+    async def update_session(self, session_id: str, change: SessionChange) -> None:
+        sets: list[str] = ["update_time = %s"]
+        args: list[object] = [change.update_time]
+        for column in _CHANGEABLE:
+            value = getattr(change, column)
+            if value is not None:
+                sets.append(f"{column} = %s")
+                args.append(None if column == "plan" and value == b"" else value)
+        await self._execute(
+            f"UPDATE sessions SET {', '.join(sets)} WHERE id = %s", (*args, session_id)
+        )
+
+    # Turns
+
+    async def create_turn(self, rec: TurnRecord) -> None:
+        await self._execute(
+            f"INSERT INTO turns ({_TURN_COLUMNS}) VALUES ({_marks(12)})",
+            (
+                rec.session_id,
+                rec.turn_id,
+                rec.state.value,
+                rec.turn,
+                rec.create_time,
+                rec.deadline,
+                rec.first_seq,
+                rec.model_calls,
+                rec.cost_usd,
+                Jsonb(rec.steer),
+                rec.history,
+                rec.usage_before,
+            ),
+        )
+
+    async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None:
+        rows = await self._fetch(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = %s AND turn_id = %s",
+            (session_id, turn_id),
+        )
+        return _turn(rows[0]) if rows else None
+
+    async def update_turn(self, rec: TurnRecord, *, expect: TurnState | None = None) -> bool:
+        sql = (
+            "UPDATE turns SET state = %s, first_seq = %s, model_calls = %s, cost_usd = %s,"
+            " steer = %s, history = %s WHERE session_id = %s AND turn_id = %s"
+        )
+        args: list[object] = [
+            rec.state.value,
+            rec.first_seq,
+            rec.model_calls,
+            rec.cost_usd,
+            Jsonb(rec.steer),
+            rec.history,
+            rec.session_id,
+            rec.turn_id,
+        ]
+        if expect is not None:
+            sql += " AND state = %s"
+            args.append(expect.value)
+        return await self._execute(sql, args) == 1
+
+    async def turns_in_state(self, state: TurnState) -> list[TurnRecord]:
+        rows = await self._fetch(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE state = %s", (state.value,)
+        )
+        return [_turn(row) for row in rows]
+
+    # Events
+
+    async def append_events(self, events: Sequence[TurnEvent]) -> None:
+        if not events:
+            return
+        counts: dict[str, int] = {}
+        for event in events:
+            counts[event.session_id] = counts.get(event.session_id, 0) + 1
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                last: dict[str, int] = {}
+                # In one order, so that two batches of the same sessions never deadlock.
+                for sid in sorted(counts):
+                    cur = await conn.execute(
+                        "INSERT INTO session_seqs (session_id, last_seq) VALUES (%s, %s)"
+                        " ON CONFLICT (session_id) DO UPDATE"
+                        " SET last_seq = session_seqs.last_seq + EXCLUDED.last_seq"
+                        " RETURNING last_seq",
+                        (sid, counts[sid]),
+                    )
+                    row = await cur.fetchone()
+                    assert row is not None
+                    last[sid] = row[0]
+                following = {sid: last[sid] - counts[sid] for sid in counts}
+                rows = []
+                for event in events:
+                    following[event.session_id] += 1
+                    event.seq = following[event.session_id]
+                    data = event.SerializeToString()
+                    rows.append((event.session_id, event.seq, event.turn_id, data))
+                async with conn.cursor() as cur:
+                    await cur.executemany(
+                        "INSERT INTO events (session_id, seq, turn_id, data)"
+                        " VALUES (%s, %s, %s, %s)",
+                        rows,
+                    )
+                for payload in _payloads(last):
+                    await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+        except BaseException:
+            for event in events:
+                event.seq = 0
+            raise
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> list[EventRow]:
+        rows = await self._fetch(
+            "SELECT seq, turn_id, data FROM events WHERE session_id = %s AND seq > %s"
+            " ORDER BY seq LIMIT %s",
+            (session_id, after_seq, limit),
+        )
+        return [EventRow(session_id, row[0], row[1], bytes(row[2])) for row in rows]
+
+    async def last_event_of_turn(self, session_id: str, turn_id: str) -> EventRow | None:
+        rows = await self._fetch(
+            "SELECT seq, data FROM events WHERE session_id = %s AND turn_id = %s"
+            " ORDER BY seq DESC LIMIT 1",
+            (session_id, turn_id),
+        )
+        return EventRow(session_id, rows[0][0], turn_id, bytes(rows[0][1])) if rows else None
+
+    async def changes(self) -> AsyncIterator[dict[str, int]]:
+        """What other processes (and this one) append, as {session_id: last seq}, by batch.
+
+        One connection of its own listens while the iterator is open; the first item, an
+        empty one, says it listens. Notifications can be missed (a reconnect): readers must
+        not rely on them alone (see EventLog).
+        """
+        conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        try:
+            await conn.execute(f"LISTEN {CHANNEL}")
+            yield {}
+            async for notify in conn.notifies():
+                try:
+                    yield {str(k): int(v) for k, v in json.loads(notify.payload).items()}
+                except (ValueError, AttributeError):
+                    continue
+        finally:
+            await conn.close()
+
+    # Pending requests
+
+    async def put_pending(self, recs: Sequence[PendingRecord]) -> None:
+        async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            await cur.executemany(
+                f"INSERT INTO pending ({_PENDING_COLUMNS}) VALUES ({_marks(6)})"
+                " ON CONFLICT (session_id, request_id) DO UPDATE SET turn_id = EXCLUDED.turn_id,"
+                " event = EXCLUDED.event, expires = EXCLUDED.expires,"
+                " resolution = EXCLUDED.resolution",
+                [
+                    (r.session_id, r.request_id, r.turn_id, r.event, r.expires, r.resolution)
+                    for r in recs
+                ],
+            )
+
+    async def list_pending(
+        self,
+        session_id: str,
+        *,
+        turn_id: str | None = None,
+        request_id: str | None = None,
+        open_only: bool = True,
+    ) -> list[PendingRecord]:
+        sql = f"SELECT {_PENDING_COLUMNS} FROM pending WHERE session_id = %s"
+        args: list[object] = [session_id]
+        if turn_id is not None:
+            sql += " AND turn_id = %s"
+            args.append(turn_id)
+        if request_id is not None:
+            sql += " AND request_id = %s"
+            args.append(request_id)
+        if open_only:
+            sql += " AND resolution IS NULL"
+        return [_pending(row) for row in await self._fetch(sql + " ORDER BY request_id", args)]
+
+    async def resolve_pending(self, session_id: str, request_id: str, resolution: str) -> bool:
+        changed = await self._execute(
+            "UPDATE pending SET resolution = %s"
+            " WHERE session_id = %s AND request_id = %s AND resolution IS NULL",
+            (resolution, session_id, request_id),
+        )
+        return changed == 1
+
+    # Usage ledger
+
+    async def add_ledger(self, row: LedgerRow) -> None:
+        await self._execute(
+            f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES ({_marks(12)})",
+            (
+                row.session_id,
+                row.turn_id,
+                row.model,
+                row.input,
+                row.cached,
+                row.cache_write,
+                row.output,
+                row.cost_usd,
+                row.priced,
+                row.search_queries,
+                row.search_cost_usd,
+                row.time,
+            ),
+        )
+
+    async def ledger(self, session_id: str) -> list[LedgerRow]:
+        rows = await self._fetch(
+            f"SELECT {_LEDGER_COLUMNS} FROM ledger WHERE session_id = %s ORDER BY id",
+            (session_id,),
+        )
+        return [LedgerRow(*row) for row in rows]
+
+    async def usage_totals(self, session_id: str) -> UsageTotals:
+        (r,) = await self._fetch(
+            "SELECT COUNT(*), COALESCE(SUM(input), 0)::BIGINT, COALESCE(SUM(cached), 0)::BIGINT,"
+            " COALESCE(SUM(cache_write), 0)::BIGINT, COALESCE(SUM(output), 0)::BIGINT,"
+            " COALESCE(SUM(cost_usd), 0), COALESCE(BOOL_AND(priced), TRUE),"
+            " COALESCE(SUM(search_queries), 0)::BIGINT, COALESCE(SUM(search_cost_usd), 0),"
+            " (SELECT input + cached + cache_write FROM ledger"
+            "  WHERE session_id = %s ORDER BY id DESC LIMIT 1)"
+            " FROM ledger WHERE session_id = %s",
+            (session_id, session_id),
+        )
+        return UsageTotals(
+            calls=r[0],
+            input=r[1],
+            cached=r[2],
+            cache_write=r[3],
+            output=r[4],
+            cost_usd=r[5],
+            priced=r[6],
+            search_queries=r[7],
+            search_cost_usd=r[8],
+            last_prompt=r[9] or 0,
+        )
+
+    # Approval rules
+
+    async def add_rule(self, rule: RuleRecord) -> None:
+        await self._execute(
+            f"INSERT INTO rules ({_RULE_COLUMNS}) VALUES ({_marks(9)})",
+            (
+                rule.id,
+                rule.scope,
+                rule.kind,
+                rule.scope_label,
+                rule.session_id,
+                rule.workspace,
+                rule.caller,
+                rule.create_time,
+                rule.request_id,
+            ),
+        )
+
+    async def rules_for(self, *, session_id: str, workspace: str, caller: str) -> list[RuleRecord]:
+        rows = await self._fetch(
+            f"SELECT {_RULE_COLUMNS} FROM rules WHERE (scope = 1 AND session_id = %s)"
+            " OR (scope = 2 AND workspace = %s AND caller = %s) ORDER BY create_time, id",
+            (session_id, workspace, caller),
+        )
+        return [RuleRecord(*row) for row in rows]
+
+    async def delete_rule(self, rule_id: str) -> bool:
+        return await self._execute("DELETE FROM rules WHERE id = %s", (rule_id,)) == 1
+
+    # Images
+
+    async def add_image(self, image: ImageRecord) -> None:
+        await self._execute(
+            f"INSERT INTO images ({_IMAGE_COLUMNS}) VALUES ({_marks(5)})",
+            (image.id, image.session_id, image.media_type, image.data, image.create_time),
+        )
+
+    async def get_image(self, session_id: str, image_id: str) -> ImageRecord | None:
+        rows = await self._fetch(
+            f"SELECT {_IMAGE_COLUMNS} FROM images WHERE session_id = %s AND id = %s",
+            (session_id, image_id),
+        )
+        if not rows:
+            return None
+        values: list[Any] = list(rows[0])
+        values[3] = bytes(values[3])
+        return ImageRecord(*values)
+
+    # Bearer tokens
+
+    async def add_token(self, token: TokenRecord) -> None:
+        await self._execute(
+            f"INSERT INTO tokens ({_TOKEN_COLUMNS}) VALUES ({_marks(6)})",
+            (token.id, token.name, token.hash, token.admin, token.create_time, token.revoke_time),
+        )
+
+    async def find_token(self, hash: str) -> TokenRecord | None:
+        rows = await self._fetch(f"SELECT {_TOKEN_COLUMNS} FROM tokens WHERE hash = %s", (hash,))
+        return TokenRecord(*rows[0]) if rows else None
+
+    async def list_tokens(self) -> list[TokenRecord]:
+        rows = await self._fetch(f"SELECT {_TOKEN_COLUMNS} FROM tokens ORDER BY create_time, id")
+        return [TokenRecord(*row) for row in rows]
+
+    async def revoke_tokens(self, id_or_name: str, *, now: float) -> int:
+        return await self._execute(
+            "UPDATE tokens SET revoke_time = %s"
+            " WHERE (id = %s OR name = %s) AND revoke_time IS NULL",
+            (now, id_or_name, id_or_name),
+        )
+
+    async def ping(self) -> None:
+        await self._fetch("SELECT 1")
+
+    # Agent state
+
+    async def get_history(self, session_id: str) -> bytes | None:
+        rows = await self._fetch(
+            "SELECT history FROM histories WHERE session_id = %s", (session_id,)
+        )
+        return bytes(rows[0][0]) if rows else None
+
+    async def set_history(self, session_id: str, history: bytes) -> None:
+        await self._execute(
+            "INSERT INTO histories (session_id, history) VALUES (%s, %s)"
+            " ON CONFLICT (session_id) DO UPDATE SET history = EXCLUDED.history",
+            (session_id, history),
+        )
+
+
+def _payloads(last: dict[str, int]) -> list[str]:
+    """{session_id: last seq} as JSON notification payloads, each under the limit."""
+    payloads: list[str] = []
+    part: dict[str, int] = {}
+    size = 2
+    for sid, seq in last.items():
+        entry = len(sid) + len(str(seq)) + 6
+        if part and size + entry > _PAYLOAD_MAX:
+            payloads.append(json.dumps(part))
+            part, size = {}, 2
+        part[sid] = seq
+        size += entry
+    if part:
+        payloads.append(json.dumps(part))
+    return payloads

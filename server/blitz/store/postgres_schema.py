@@ -1,0 +1,119 @@
+"""The PostgreSQL engine's schema, as the list of migrations that builds it.
+
+`blitz_schema.version` says how many entries have run; opening a database runs the rest,
+each in one transaction, under an advisory lock so that replicas starting together migrate
+once. Never edit a released entry: append one.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        title TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        model TEXT NOT NULL,
+        labels JSONB NOT NULL,
+        state INTEGER NOT NULL,
+        create_time DOUBLE PRECISION NOT NULL,
+        update_time DOUBLE PRECISION NOT NULL,
+        turn_id TEXT NOT NULL DEFAULT '',
+        approval_timeout DOUBLE PRECISION,
+        tasks BYTEA,
+        plan BYTEA
+    );
+    CREATE INDEX sessions_by_owner ON sessions (owner, create_time DESC, id DESC);
+    CREATE INDEX sessions_by_time ON sessions (create_time DESC, id DESC);
+    -- Each session's last seq: the row the appenders of one session queue on.
+    CREATE TABLE session_seqs (
+        session_id TEXT PRIMARY KEY,
+        last_seq BIGINT NOT NULL
+    );
+    CREATE TABLE turns (
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        turn BYTEA NOT NULL,
+        create_time DOUBLE PRECISION NOT NULL,
+        deadline DOUBLE PRECISION,
+        first_seq BIGINT NOT NULL,
+        model_calls INTEGER NOT NULL,
+        cost_usd DOUBLE PRECISION NOT NULL,
+        steer JSONB NOT NULL,
+        history BYTEA,
+        usage_before BYTEA NOT NULL,
+        PRIMARY KEY (session_id, turn_id)
+    );
+    CREATE INDEX turns_unfinished ON turns (state) WHERE state <> 'finished';
+    CREATE TABLE events (
+        session_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        turn_id TEXT NOT NULL,
+        data BYTEA NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE INDEX events_by_turn ON events (session_id, turn_id, seq);
+    CREATE TABLE pending (
+        session_id TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        event BYTEA NOT NULL,
+        expires DOUBLE PRECISION,
+        resolution TEXT,
+        PRIMARY KEY (session_id, request_id)
+    );
+    CREATE TABLE ledger (
+        id BIGSERIAL PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input BIGINT NOT NULL,
+        cached BIGINT NOT NULL,
+        cache_write BIGINT NOT NULL,
+        output BIGINT NOT NULL,
+        cost_usd DOUBLE PRECISION NOT NULL,
+        priced BOOLEAN NOT NULL,
+        search_queries BIGINT NOT NULL,
+        search_cost_usd DOUBLE PRECISION NOT NULL,
+        time DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX ledger_by_session ON ledger (session_id, id);
+    CREATE TABLE rules (
+        id TEXT PRIMARY KEY,
+        scope INTEGER NOT NULL,
+        kind INTEGER NOT NULL,
+        scope_label TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        caller TEXT NOT NULL,
+        create_time DOUBLE PRECISION NOT NULL,
+        request_id TEXT NOT NULL
+    );
+    CREATE INDEX rules_by_session ON rules (session_id);
+    CREATE INDEX rules_by_workspace ON rules (caller, workspace);
+    CREATE TABLE images (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        media_type TEXT NOT NULL,
+        data BYTEA NOT NULL,
+        create_time DOUBLE PRECISION NOT NULL
+    );
+    CREATE TABLE histories (
+        session_id TEXT PRIMARY KEY,
+        history BYTEA NOT NULL
+    );
+    CREATE TABLE tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        admin BOOLEAN NOT NULL,
+        create_time DOUBLE PRECISION NOT NULL,
+        revoke_time DOUBLE PRECISION
+    );
+    CREATE INDEX tokens_by_name ON tokens (name);
+    """,
+]

@@ -9,18 +9,24 @@ the test's own folder.
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 from recording_io import RecordingIO
 from support.in_process import in_process
+from support.postgres import cluster, why_unavailable
 from support.servers import make_settings
 from wire import Wire, open_wire
 
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
+from blitz.store import SqliteStore
 
 
 @pytest.fixture
@@ -38,8 +44,24 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return make_settings(tmp_path / "data")
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """A server's settings in the test's folder; on PostgreSQL for tests run on `engine`
+    "postgres" (see `pytest_generate_tests`), else on a SQLite file."""
+    settings = make_settings(tmp_path / "data")
+    if getattr(request, "param", None) == "postgres":
+        url: str = request.getfixturevalue("postgres_database")
+        settings = replace(settings, database=url)
+    return settings
+
+
+@pytest.fixture
+def store_class(settings: Settings) -> type[Any]:
+    """The class of the store `settings` open, for a test that slows one of its calls."""
+    if "://" in settings.database and not settings.database.startswith("sqlite:"):
+        from blitz.store.postgres import PostgresStore
+
+        return PostgresStore
+    return SqliteStore
 
 
 @pytest.fixture
@@ -49,11 +71,15 @@ async def server(settings: Settings) -> AsyncIterator[RunningServer]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """`wire` is in process; for a test marked `parity`, also over gRPC and Connect."""
+    """`wire` is in process; for a test marked `parity`, also over gRPC and Connect. The
+    core's and the session service's tests run on both store engines."""
     if "wire" in metafunc.fixturenames:
         parity = metafunc.definition.get_closest_marker("parity") is not None
         kinds = ["core", "grpc", "connect"] if parity else ["core"]
         metafunc.parametrize("wire", kinds, indirect=True)
+    engines = metafunc.definition.get_closest_marker("engines")
+    if engines is not None and "settings" in metafunc.fixturenames:
+        metafunc.parametrize("settings", engines.args, indirect=True)
 
 
 @pytest.fixture
@@ -77,3 +103,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     aborts the process (SIGABRT), which would turn a green run red.
     """
     time.sleep(0.2)
+
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[str]:
+    if why := why_unavailable():
+        pytest.skip(f"PostgreSQL tests skipped: {why}")
+    with cluster() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_database(postgres_cluster: str) -> Iterator[str]:
+    """A fresh, empty database on the cluster; its URL."""
+    name = f"blitz_test_{next(_names)}"
+    with psycopg.connect(postgres_cluster, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield postgres_cluster.rsplit("/", 1)[0] + f"/{name}"
+    with psycopg.connect(postgres_cluster, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")

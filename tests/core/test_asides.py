@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from wire import Wire
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
 
 
 async def test_two_sessions_asides_with_the_same_turn_id_are_told_apart(direct: Wire):

@@ -10,6 +10,9 @@ from support.in_process import OpenCore
 
 from blitz.v1 import session_pb2 as s
 
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
+
 
 @pytest.fixture
 async def provider() -> AsyncIterator[FakeProvider]:

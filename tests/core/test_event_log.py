@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
+from blitz.config import Settings
 from blitz.core.event_log import EventLog
 from blitz.errors import BlitzError
 from blitz.store import Store, open_store
 from blitz.v1 import turn_pb2 as t
+
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
 
 
 def chunk(text: str, *, thought: bool = False, author: str = "") -> t.TurnEvent:
@@ -19,8 +22,8 @@ def chunk(text: str, *, thought: bool = False, author: str = "") -> t.TurnEvent:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with open_store(tmp_path / "blitz.db") as opened:
+async def store(settings: Settings) -> AsyncIterator[Store]:
+    async with open_store(settings.database) as opened:
         yield opened
 
 

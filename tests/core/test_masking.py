@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from wire import Wire, decide, drive
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
 
 SECRET = "sk-live1234567890abcdefXYZ"
 

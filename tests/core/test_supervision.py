@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -13,9 +14,12 @@ from wire import Wire
 
 from blitz.core.deadlines import Deadlines
 from blitz.core.supervisor import Supervisor
-from blitz.store import SqliteStore, TurnRecord, TurnState
+from blitz.store import Store, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
 
 
 async def park(client: Wire, session_id: str, text: str) -> t.TurnEvent:
@@ -95,16 +99,16 @@ async def test_a_failing_task_is_logged_with_its_traceback():
 
 
 async def test_a_turn_whose_end_fails_to_be_recorded_is_logged_and_others_go_on(
-    opened: OpenCore, monkeypatch: pytest.MonkeyPatch
+    opened: OpenCore, monkeypatch: pytest.MonkeyPatch, store_class: type[Any]
 ):
-    update = SqliteStore.update_turn
+    update = store_class.update_turn
 
-    async def failing(self: SqliteStore, rec: TurnRecord, **kw: object) -> bool:
+    async def failing(self: Store, rec: TurnRecord, **kw: object) -> bool:
         if rec.state == TurnState.FINISHED and rec.turn_id == "t-doomed":
             raise RuntimeError("disk gone")
         return await update(self, rec, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(SqliteStore, "update_turn", failing)
+    monkeypatch.setattr(store_class, "update_turn", failing)
     async with opened() as client:
         doomed, other = await client.create_session(), await client.create_session()
         with capture_logs() as lines:

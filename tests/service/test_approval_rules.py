@@ -16,6 +16,9 @@ from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz_client import BlitzError
 
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
+
 
 def resolutions(events: list[t.TurnEvent]) -> list[t.Resolution]:
     return [e.resolution for e in events if e.HasField("resolution")]

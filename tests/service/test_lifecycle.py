@@ -16,6 +16,9 @@ from blitz.store import SessionChange, Store, TurnRecord, TurnState, open_store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
+
 
 @pytest.mark.parity
 async def test_unknown_session_is_not_found_with_error_info(wire):

@@ -17,6 +17,9 @@ from blitz.agent.sandbox import Isolation, isolation
 from blitz.v1 import turn_pb2 as t
 from blitz_client import AsyncBlitz
 
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
+
 KEY = "sk-known-provider-key-0123456789abcdef"
 
 

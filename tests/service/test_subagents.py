@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from google.protobuf import json_format
 from support.servers import parked_turn, serving
 from wire import Wire, decide, drive, follow_until_finished
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
 
 
 def by(events: list[t.TurnEvent], author: str, kind: str) -> list[t.TurnEvent]:

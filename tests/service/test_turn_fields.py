@@ -15,6 +15,9 @@ from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workspace_pb2 as w
 from blitz_client import BlitzError
 
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
+
 
 async def test_a_plan_is_proposed_without_acting_then_carried_out_when_accepted(wire, settings):
     session = await wire.create_session()

@@ -12,10 +12,13 @@ from support.events import kinds, shape
 from support.waiting import wait_until
 from wire import decide, drive, expect_error, follow_until_finished, until
 
-from blitz.store import PendingRecord, SessionChange, SqliteStore
+from blitz.store import PendingRecord, SessionChange, Store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz_client import BlitzError
+
+# The core's behaviour, on each store engine.
+pytestmark = pytest.mark.engines("sqlite", "postgres")
 
 
 @pytest.mark.parity
@@ -134,16 +137,16 @@ async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, setti
 
 
 @pytest.fixture
-def slow_parking(monkeypatch: pytest.MonkeyPatch) -> None:
+def slow_parking(monkeypatch: pytest.MonkeyPatch, store_class: type[Any]) -> None:
     """Storing a turn's open requests takes 0.3 s, so that a client acting the moment the
     requests arrive reaches the server while the turn is still parking."""
-    stored = SqliteStore.put_pending
+    stored = store_class.put_pending
 
-    async def slow_put_pending(self: SqliteStore, recs: Sequence[PendingRecord]) -> None:
+    async def slow_put_pending(self: Store, recs: Sequence[PendingRecord]) -> None:
         await asyncio.sleep(0.3)
         await stored(self, recs)
 
-    monkeypatch.setattr(SqliteStore, "put_pending", slow_put_pending)
+    monkeypatch.setattr(store_class, "put_pending", slow_put_pending)
 
 
 @pytest.mark.usefixtures("slow_parking")
@@ -254,15 +257,17 @@ async def test_cancel_while_parked_ends_with_cancelled_and_withdraws_the_request
     assert got.state == s.SESSION_STATE_IDLE and not got.pending
 
 
-async def test_a_cancel_racing_a_decision_leaves_nothing_after_finished(wire, monkeypatch):
+async def test_a_cancel_racing_a_decision_leaves_nothing_after_finished(
+    wire, monkeypatch, store_class
+):
     # The decision is stored slowly, so that the Cancel arrives while it is being handled.
-    store_resolution = SqliteStore.resolve_pending
+    store_resolution = store_class.resolve_pending
 
-    async def slow_resolve(self: SqliteStore, *args: Any) -> bool:
+    async def slow_resolve(self: Store, *args: Any) -> bool:
         await asyncio.sleep(0.3)
         return await store_resolution(self, *args)
 
-    monkeypatch.setattr(SqliteStore, "resolve_pending", slow_resolve)
+    monkeypatch.setattr(store_class, "resolve_pending", slow_resolve)
     session = await wire.create_session()
     stream = wire.run(session.id, "$ sleep 1; echo ran")
     event = await until(stream, "approval_request")
@@ -337,17 +342,17 @@ async def test_steer_not_consumed_comes_back_as_leftover(wire):
     assert list(events[-1].finished.leftover) == ["too late"]
 
 
-async def test_every_steer_that_succeeds_is_seen_or_comes_back(wire, monkeypatch):
+async def test_every_steer_that_succeeds_is_seen_or_comes_back(wire, monkeypatch, store_class):
     # The turn's end is made slow (marking the session idle takes 0.3 s), and Steers keep
     # coming until one is refused: none may be accepted and then lost.
-    mark = SqliteStore.update_session
+    mark = store_class.update_session
 
-    async def slow_mark(self: SqliteStore, session_id: str, change: SessionChange) -> None:
+    async def slow_mark(self: Store, session_id: str, change: SessionChange) -> None:
         if change.state == s.SESSION_STATE_IDLE:
             await asyncio.sleep(0.3)
         await mark(self, session_id, change)
 
-    monkeypatch.setattr(SqliteStore, "update_session", slow_mark)
+    monkeypatch.setattr(store_class, "update_session", slow_mark)
     session = await wire.create_session()
     started = asyncio.Event()
     accepted: list[str] = []

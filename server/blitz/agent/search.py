@@ -1,23 +1,23 @@
 """The `search` tool: grep-like text search over the workspace's files, no approval.
 
-Walks the workspace (or a folder of it) and reports matching lines as `path:line: text`.
-It skips what a developer's grep would (`.git` and similar folders, binary files, very large
-files), never follows a symlink out of the workspace, and caps what it returns, saying so.
-It only reads; it must never write, run or fetch anything.
+Walks the workspace (or a folder of it) through the path gate (`Workspace.files`) and reports
+matching lines as `path:line: text`. It skips what a developer's grep would (`.git` and
+similar folders, binary files, very large files), follows no link at all, reads no fifo,
+device or hard-linked file, and caps what it returns, saying so. It only reads; it must
+never write, run or fetch anything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 from pydantic_ai import RunContext
 
 from blitz.agent.deps import ToolDeps
-from blitz.paths import PathRefused, Workspace
+from blitz.paths import PathRefused
 
 __all__ = ["search"]
 
@@ -37,6 +37,9 @@ def search(
 ) -> dict[str, Any]:
     """Search the workspace's text files for lines containing a pattern.
 
+    Symbolic links are not followed, and `.git`, `node_modules` and similar folders, binary
+    files and files over 2 MiB are skipped.
+
     Args:
         pattern: The text to look for (a Python regular expression when `regex` is true).
         path: The folder (or file) to search, relative to the workspace.
@@ -47,10 +50,6 @@ def search(
     ws = ctx.deps.workspace
     if not pattern:
         return {"error": "the pattern is empty"}
-    try:
-        real = ws.resolve(path)
-    except PathRefused as exc:
-        return {"path": path, "error": str(exc)}
     flags = re.IGNORECASE if ignore_case else 0
     try:
         matcher = re.compile(pattern if regex else re.escape(pattern), flags)
@@ -59,49 +58,28 @@ def search(
         return {"pattern": pattern, "error": f"not a valid regular expression{where}"}
     matches: list[str] = []
     truncated = False
-    for file in _files(ws, real, glob):
-        for number, line in _matching_lines(file, matcher):
-            if len(matches) >= _MAX_MATCHES:
-                truncated = True
-                break
-            text = line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
-            matches.append(f"{ws.relative(file)}:{number}: {text}")
-        if truncated:
-            break
-    return {"pattern": pattern, "matches": matches, "truncated": truncated}
-
-
-def _files(ws: Workspace, start: Path, glob: str) -> list[Path]:
-    if start.is_file():
-        return [start]
-    found: list[Path] = []
-    for folder, dirs, names in os.walk(start):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-        for name in sorted(names):
-            if glob and not fnmatch.fnmatch(name, glob):
-                continue
-            file = Path(folder) / name
-            # A symlink may lead out of the workspace; resolve says where it really goes.
-            try:
-                file = ws.resolve(str(file))
-            except PathRefused:
-                continue
-            found.append(file)
-    return found
-
-
-def _matching_lines(file: Path, matcher: re.Pattern[str]) -> list[tuple[int, str]]:
     try:
-        if not file.is_file() or file.stat().st_size > _MAX_FILE_BYTES:
-            return []
-        data = file.read_bytes()
-    except OSError:
-        return []
-    if b"\x00" in data[:8192]:
-        return []  # binary
-    text = data.decode("utf-8", errors="replace")
-    return [
-        (n, line.rstrip("\r"))
-        for n, line in enumerate(text.split("\n"), start=1)
-        if matcher.search(line)
-    ]
+        with contextlib.closing(ws.files(path, limit=_MAX_FILE_BYTES, skip=_SKIP_DIRS)) as files:
+            for file in files:
+                if glob and not fnmatch.fnmatch(file.path.rsplit("/", 1)[-1], glob):
+                    continue
+                if b"\x00" in file.data[:8192]:
+                    continue  # binary
+                for number, line in enumerate(file.data.split(b"\n"), start=1):
+                    text = line.decode("utf-8", errors="replace")
+                    if not matcher.search(text):
+                        continue
+                    if truncated := len(matches) >= _MAX_MATCHES:
+                        break
+                    text = text.rstrip("\r")
+                    text = text if len(text) <= _MAX_LINE else text[:_MAX_LINE] + "…"
+                    matches.append(f"{file.path}:{number}: {text}")
+                if truncated:
+                    break
+    except PathRefused as exc:
+        return {"path": path, "error": str(exc)}
+    except (FileNotFoundError, NotADirectoryError):
+        return {"path": path, "error": f"no such file or folder: {path}"}
+    except OSError as exc:
+        return {"path": path, "error": f"could not search: {exc.strerror}"}
+    return {"pattern": pattern, "matches": matches, "truncated": truncated}

@@ -1,16 +1,78 @@
-"""No file tool can stall the server: not a fifo.
+"""No file tool can stall the server: not a regular expression, not a fifo.
 
-A call that blocks a worker thread for ever takes that thread from every session.
+The event loop streams every session's events, so a tool that holds it (a pattern that
+backtracks for ever holds the GIL too) freezes them all; and a call that blocks a worker
+thread for ever takes that thread from every session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
+import pytest
+
 if TYPE_CHECKING:
-    from conftest import OpenSession
+    from conftest import OpenSession, Session
+
+
+@asynccontextmanager
+async def loop_lag() -> AsyncIterator[list[float]]:
+    """The longest the event loop went without running a 10 ms ticker, in seconds."""
+    worst = [0.0]
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            worst[0] = max(worst[0], now - last - 0.01)
+            last = now
+
+    ticker = asyncio.create_task(tick())
+    try:
+        yield worst
+    finally:
+        ticker.cancel()
+        await asyncio.gather(ticker, return_exceptions=True)
+
+
+async def test_a_catastrophic_pattern_neither_freezes_the_server_nor_runs_long(
+    session: Session,
+) -> None:
+    """`(a+)+$` over 'a'*26 + '!' backtracks for seconds in Python's `re`, holding the GIL."""
+    (session.workspace / "a.txt").write_text("a" * 26 + "!\n")
+    started = time.monotonic()
+    async with loop_lag() as lag:
+        result = await session.call("search", pattern="(a+)+$", regex=True)
+    assert result["matches"] == []
+    assert time.monotonic() - started < 3
+    assert lag[0] < 0.5, f"the event loop stalled for {lag[0]:.1f} s"
+
+
+async def test_a_pattern_the_engine_cannot_run_is_an_error_result_in_our_words(
+    session: Session,
+) -> None:
+    result = await session.call("search", pattern=r"(a)\1", regex=True)
+    assert result["error"].startswith("the search cannot use this pattern")
+    assert session.asked == 0
+
+
+async def test_a_search_over_its_time_budget_says_so(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import blitz.agent.search as search
+
+    for i in range(3):
+        (session.workspace / f"{i}.txt").write_text("needle\n")
+    monkeypatch.setattr(search, "_TIME_BUDGET", 0.0)
+    result = await session.call("search", pattern="needle")
+    assert "took longer than" in result["error"]
+    assert result["truncated"] is True
 
 
 async def test_fifos_stall_no_write_and_leave_every_other_write_free(

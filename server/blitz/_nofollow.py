@@ -53,6 +53,7 @@ class Entry:
 
 
 def open_folder(path: str) -> int:
+    """Open the workspace folder at its real `path`; a link in its place is refused."""
     try:
         return os.open(path, FOLDER)
     except OSError as exc:
@@ -102,7 +103,7 @@ def _kind(mode: int) -> str:
         return "a device"
     if stat.S_ISSOCK(mode):
         return "a socket"
-    return "not a file"
+    return "not a regular file"
 
 
 def open_regular(folder: int, name: str, shown: str) -> int:
@@ -125,6 +126,7 @@ def open_regular(folder: int, name: str, shown: str) -> int:
 
 
 def read_all(fd: int, limit: int | None) -> bytes:
+    """What `fd` holds from where it stands: `limit` bytes at most (None: all of it)."""
     chunks = []
     left = limit
     while left is None or left > 0:
@@ -138,6 +140,8 @@ def read_all(fd: int, limit: int | None) -> bytes:
 
 
 def replace(folder: int, name: str, data: bytes, mode: int | None) -> None:
+    """Put `data` at `name` in `folder`: a new file beside it, renamed over it. `mode`: the
+    permission bits it keeps (None: a new file's, as the umask allows)."""
     temp = f".blitz-{secrets.token_hex(8)}.tmp"
     fd = os.open(temp, CREATE, 0o666 if mode is None else 0o600, dir_fd=folder)
     try:
@@ -159,8 +163,8 @@ def replace(folder: int, name: str, data: bytes, mode: int | None) -> None:
 def scan(folder: int) -> list[tuple[str, os.stat_result]]:
     """The names in `folder`, sorted, each with what it is (not following links)."""
     found = []
-    with os.scandir(folder) as scan:
-        for entry in scan:
+    with os.scandir(folder) as listing:
+        for entry in listing:
             try:
                 found.append((entry.name, entry.stat(follow_symlinks=False)))
             except FileNotFoundError:
@@ -169,6 +173,7 @@ def scan(folder: int) -> list[tuple[str, os.stat_result]]:
 
 
 def entry(name: str, st: os.stat_result) -> Entry:
+    """What `name` is, from its lstat."""
     mode = st.st_mode
     if stat.S_ISDIR(mode):
         return Entry(name, "folder", 0)

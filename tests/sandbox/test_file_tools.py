@@ -2,8 +2,8 @@
 
 A trap is something a hostile turn (an approved command, say) could leave in a workspace,
 or a path a hostile prompt could name: `..`, an absolute path, links out to a file or a
-folder, a hard link to a file outside, a fifo, a device, names too long for the file
-system, `/proc`. Each must be refused (an error result the model sees, or
+folder, a loop of links, a hard link to a file outside, a fifo, a device, names too long
+for the file system, `/proc`. Each must be refused (an error result the model sees, or
 INVALID_ARGUMENT/FILE_NOT_FOUND for a client), before anyone is asked to approve it, with
 nothing outside the workspace read, changed or removed.
 """
@@ -14,7 +14,7 @@ import json
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +79,6 @@ class Trap:
     setup: Setup = _nothing
     # list_files of a path that is not a folder says so instead.
     not_a_folder: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 TRAPS = {

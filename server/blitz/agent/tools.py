@@ -210,7 +210,7 @@ async def read_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
 async def list_files(ctx: RunContext[ToolDeps], path: str = ".") -> dict[str, Any]:
     """List a folder of the workspace; folder names end with '/', symbolic links with '@'.
 
-    Links are shown as links and not followed: read or list where one leads instead.
+    Symbolic links are listed as links, not followed into.
 
     Args:
         path: The folder, relative to the workspace; the workspace itself by default.

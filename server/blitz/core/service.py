@@ -181,10 +181,13 @@ class SessionCore:
             await FILE_CALLS.run(Workspace.named, self._workspace_root, workspace, create=True)
         except PathRefused as exc:
             raise invalid_argument("workspace", str(exc)) from None
-        except (OSError, CallTimedOut) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) else "the disk did not answer"
+        except NotADirectoryError:
             raise invalid_argument(
-                "workspace", f"workspace {workspace!r} could not be made: {reason}"
+                "workspace", f"workspace {workspace!r} passes through a file, not a folder"
+            ) from None
+        except CallTimedOut:
+            raise BlitzError(
+                Reason.INTERNAL, "the workspace's folder could not be made in time"
             ) from None
         now = time.time()
         rec = SessionRecord(

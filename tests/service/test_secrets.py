@@ -15,6 +15,7 @@ from wire import decide, drive
 
 from blitz.agent.sandbox import Isolation, isolation
 from blitz.v1 import turn_pb2 as t
+from blitz.v1 import workspace_pb2 as w
 from blitz_client import AsyncBlitz
 
 # The core's behaviour, on each store engine.
@@ -35,8 +36,12 @@ async def test_the_servers_own_key_reaches_neither_a_client_nor_the_model(settin
             f"$ cat {workspace_file}\nread {workspace_file}",
             decide(wire, session.id, t.DECISION_ONCE),
         )
+        read = await wire.call(
+            "ReadFile", w.ReadFileRequest(session_id=session.id, path=workspace_file)
+        )
     assert all(KEY not in str(e) for e in events), "no event carries the key"
     assert "leaked = ***" in events[-1].finished.output, "the model saw it masked too"
+    assert read.content == b"leaked = ***\n", "nor does a client reading the workspace"
 
 
 async def test_ordinary_variables_are_shown_as_they_are(wire):

@@ -1,15 +1,19 @@
 """The workspace tools the agent offers the model, as pydantic-ai toolsets.
 
-Every tool acts inside the session's workspace and nowhere else: paths go through
-`Workspace.resolve`, and a refused path, a refused action or a failed one comes back to the
-model as an `{"error": ...}` result rather than an exception, so one bad call never ends the
-turn. Actions that change things pass the policy gate first (`policy.gate`: refuse under
-plan, read_only or aside; go ahead when approved or covered by a rule; otherwise park on an
-`ApprovalRequest`). `ask_user` parks with `CallDeferred(kind="question")`.
+Every tool acts inside the session's workspace and nowhere else: paths go through the path
+gate (`blitz.paths.Workspace`), which decides where a path leads and then opens it without
+following a link, refusing hard-linked files, fifos and devices. A refused path, a refused
+action or a failed one comes back to the model as an `{"error": ...}` result rather than an
+exception, so one bad call never ends the turn. Actions that change things pass the policy
+gate first (`policy.gate`: refuse under plan, read_only or aside; go ahead when approved or
+covered by a rule; otherwise park on an `ApprovalRequest`), and only after the path gate
+has looked at the file, so nobody is asked to approve what cannot happen. `ask_user`
+parks with `CallDeferred(kind="question")`.
 
-Heavy file work runs in a worker thread (`asyncio.to_thread`, or pydantic-ai's own thread
-for the plain functions `read_file` and `list_files`), so a large file never stalls the
-event loop that streams every session's events; `TurnIO` is touched only from the loop.
+File work runs on the bounded worker threads of `blitz.offload.FILE_CALLS`, within a time
+limit, so neither a large file nor one that blocks stalls the event loop that streams every
+session's events, and a stuck call holds one of a few threads, not the turn;
+`TurnIO` is touched only from the loop.
 
 `run_command` shows its output while it runs: each piece arrives as a partial `text` event
 with `author` "run_command" (the event's producer is the tool, not the model), in order,
@@ -20,8 +24,6 @@ what a client should keep.
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 from typing import Any
 
 from pydantic_ai import RunContext
@@ -35,6 +37,7 @@ from blitz.agent.policy import PLAN_TOOLS, Action, gate
 from blitz.agent.search import search
 from blitz.agent.shell import run_shell
 from blitz.agent.tasks import TodoItem
+from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused
 from blitz.v1 import turn_pb2
 
@@ -117,14 +120,10 @@ async def write_file(ctx: RunContext[ToolDeps], path: str, content: str) -> dict
     """
     ws = ctx.deps.workspace
     try:
-        real = ws.resolve(path)
-    except PathRefused as exc:
-        return {"path": path, "error": str(exc)}
-    if real.is_dir():
-        return {"path": path, "error": f"{path} is a directory"}
-    rel = ws.relative(real)
-    old = await asyncio.to_thread(_read_text_or_none, real)
-    return await _gated_write(ctx, real, rel, old, content)
+        rel, old = await FILE_CALLS.run(ws.current, path)
+    except _FILE_ERRORS as exc:
+        return _failed(path, exc, doing="write")
+    return await _gated_write(ctx, rel, _text(old), content)
 
 
 async def edit_file(
@@ -142,11 +141,10 @@ async def edit_file(
     """
     ws = ctx.deps.workspace
     try:
-        real = ws.resolve(path)
-    except PathRefused as exc:
-        return {"path": path, "error": str(exc)}
-    rel = ws.relative(real)
-    old = await asyncio.to_thread(_read_text_or_none, real)
+        rel, data = await FILE_CALLS.run(ws.current, path)
+    except _FILE_ERRORS as exc:
+        return _failed(path, exc, doing="edit")
+    old = _text(data)
     if old is None:
         return {"path": rel, "error": f"no such file: {rel}"}
     if not old_string:
@@ -159,7 +157,7 @@ async def edit_file(
             "path": rel,
             "error": f"old_string occurs {count} times; include more context to make it unique",
         }
-    result = await _gated_write(ctx, real, rel, old, old.replace(old_string, new_string, 1))
+    result = await _gated_write(ctx, rel, old, old.replace(old_string, new_string, 1))
     if "error" not in result:
         result["replaced"] = 1
     return result
@@ -173,73 +171,62 @@ async def delete_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
     """
     ws = ctx.deps.workspace
     try:
-        real = ws.resolve(path)
-    except PathRefused as exc:
-        return {"path": path, "error": str(exc)}
-    if not real.is_file():
+        rel, old = await FILE_CALLS.run(ws.current, path)
+    except IsADirectoryError:
         return {"path": path, "error": f"no such file: {path}"}
-    rel = ws.relative(real)
-    old = await asyncio.to_thread(_read_text_or_none, real)
+    except _FILE_ERRORS as exc:
+        return _failed(path, exc, doing="delete")
+    if old is None:
+        return {"path": path, "error": f"no such file: {path}"}
     action = Action(
-        turn_pb2.ACTION_KIND_DELETE, rel, f"delete: {rel}", unified_diff(old or "", None, rel)
+        turn_pb2.ACTION_KIND_DELETE, rel, f"delete: {rel}", unified_diff(_text(old), None, rel)
     )
     if refused := await gate(ctx, action):
         return {"path": rel, "error": refused}
     try:
-        await asyncio.to_thread(real.unlink)
-    except OSError as exc:
-        return {"path": rel, "error": f"could not delete: {exc.strerror}"}
+        await FILE_CALLS.run(ws.delete, rel)
+    except _FILE_ERRORS as exc:
+        return _failed(rel, exc, doing="delete")
     return {"path": rel, "deleted": True}
 
 
-def read_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
+async def read_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
     """Read a text file from the workspace.
 
     Args:
         path: The file's path, relative to the workspace.
     """
     ws = ctx.deps.workspace
-    try:
-        real = ws.resolve(path)
-    except PathRefused as exc:
-        return {"path": path, "error": str(exc)}
-    if not real.is_file():
-        return {"path": path, "error": f"no such file: {path}"}
     cap = ctx.deps.settings.output_cap
     try:
-        with real.open("rb") as f:
-            data = f.read(cap + 1)
-    except OSError as exc:
-        return {"path": path, "error": f"could not read: {exc.strerror}"}
+        got = await FILE_CALLS.run(ws.read, path, cap + 1)
+    except _FILE_ERRORS as exc:
+        return _failed(path, exc, doing="read")
     return {
-        "path": ws.relative(real),
-        "content": data[:cap].decode("utf-8", errors="replace"),
-        "truncated": len(data) > cap,
+        "path": got.path,
+        "content": got.data[:cap].decode("utf-8", errors="replace"),
+        "truncated": len(got.data) > cap,
     }
 
 
-def list_files(ctx: RunContext[ToolDeps], path: str = ".") -> dict[str, Any]:
-    """List a folder of the workspace; folder names end with '/'.
+async def list_files(ctx: RunContext[ToolDeps], path: str = ".") -> dict[str, Any]:
+    """List a folder of the workspace; folder names end with '/', symbolic links with '@'.
+
+    Symbolic links are listed as links, not followed into.
 
     Args:
         path: The folder, relative to the workspace; the workspace itself by default.
     """
     ws = ctx.deps.workspace
     try:
-        real = ws.resolve(path)
-    except PathRefused as exc:
-        return {"path": path, "error": str(exc)}
-    if not real.is_dir():
-        return {"path": path, "error": f"no such folder: {path}"}
-    try:
-        children = sorted(real.iterdir(), key=lambda p: p.name)
-    except OSError as exc:
-        return {"path": path, "error": f"could not list: {exc.strerror}"}
-    entries = [c.name + "/" if c.is_dir() else c.name for c in children[:_MAX_ENTRIES]]
+        listing = await FILE_CALLS.run(ws.entries, path)
+    except _FILE_ERRORS as exc:
+        return _failed(path, exc, doing="list", missing="no such folder")
+    entries = [e.name + _MARKS.get(e.kind, "") for e in listing.entries[:_MAX_ENTRIES]]
     return {
-        "path": ws.relative(real),
+        "path": listing.path,
         "entries": entries,
-        "truncated": len(children) > _MAX_ENTRIES,
+        "truncated": len(listing.entries) > _MAX_ENTRIES,
     }
 
 
@@ -300,28 +287,43 @@ def workspace_toolset(*, plan: bool = False) -> FunctionToolset[ToolDeps]:
 
 
 async def _gated_write(
-    ctx: RunContext[ToolDeps], real: Path, rel: str, old: str | None, new: str
+    ctx: RunContext[ToolDeps], rel: str, old: str | None, new: str
 ) -> dict[str, Any]:
     """Write `new` over `old` (None: no file yet) once the WRITE gate lets it through."""
     action = Action(turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", unified_diff(old, new, rel))
     if refused := await gate(ctx, action):
         return {"path": rel, "error": refused}
+    data = new.encode()
     try:
-        size = await asyncio.to_thread(_write, real, new)
-    except OSError as exc:
-        return {"path": rel, "error": f"could not write: {exc.strerror}"}
-    return {"path": rel, "bytes": size}
+        # `rel` is where the user approved the write; it is written there or not at all.
+        await FILE_CALLS.run(ctx.deps.workspace.write, rel, data)
+    except _FILE_ERRORS as exc:
+        return _failed(rel, exc, doing="write")
+    return {"path": rel, "bytes": len(data)}
 
 
-def _read_text_or_none(real: Path) -> str | None:
-    try:
-        return real.read_text(errors="replace") if real.is_file() else None
-    except OSError:
-        return None
+# What a file call may fail with; each becomes an error result the model reads.
+_FILE_ERRORS = (PathRefused, OSError, CallTimedOut)
+# How list_files marks what is not a plain file.
+_MARKS = {"folder": "/", "link": "@"}
 
 
-def _write(real: Path, content: str) -> int:
-    real.parent.mkdir(parents=True, exist_ok=True)
-    data = content.encode()
-    real.write_bytes(data)
-    return len(data)
+def _failed(
+    path: str, exc: Exception, *, doing: str, missing: str = "no such file"
+) -> dict[str, Any]:
+    """A failed file call as the model sees it: in our words, never a traceback."""
+    if isinstance(exc, PathRefused):
+        error = str(exc)
+    elif isinstance(exc, CallTimedOut):
+        error = f"could not {doing}: the file system did not answer in time"
+    elif isinstance(exc, IsADirectoryError):
+        error = f"{path} is a directory"
+    elif isinstance(exc, FileNotFoundError | NotADirectoryError):
+        error = f"{missing}: {path}"
+    else:
+        error = f"could not {doing}: {getattr(exc, 'strerror', None) or exc}"
+    return {"path": path, "error": error}
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode(errors="replace")

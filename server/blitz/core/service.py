@@ -32,6 +32,8 @@ from blitz.core.supervisor import Supervisor
 from blitz.core.turns import Turns, new_turn_id
 from blitz.core.views import ledger_entry, rule_view, session_usage, session_view
 from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.offload import FILE_CALLS, CallTimedOut
+from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, CallContext, ImageInput
 from blitz.store import (
     PendingRecord,
@@ -175,7 +177,20 @@ class SessionCore:
         workspace = check.workspace_name(
             req.workspace, session_id=session_id, root=self._workspace_root
         )
-        (self._workspace_root / workspace).mkdir(parents=True, exist_ok=True)
+        try:
+            # Made folder by folder, none through a link: a link another session left
+            # cannot widen this one's workspace to wherever it leads.
+            await FILE_CALLS.run(Workspace.named, self._workspace_root, workspace, create=True)
+        except PathRefused as exc:
+            raise invalid_argument("workspace", str(exc)) from None
+        except NotADirectoryError:
+            raise invalid_argument(
+                "workspace", f"workspace {workspace!r} passes through a file, not a folder"
+            ) from None
+        except CallTimedOut:
+            raise BlitzError(
+                Reason.INTERNAL, "the workspace's folder could not be made in time"
+            ) from None
         now = time.time()
         rec = SessionRecord(
             id=session_id,

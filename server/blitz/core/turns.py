@@ -39,6 +39,7 @@ from blitz.core.supervisor import Supervisor
 from blitz.core.turn_io import TurnChannel
 from blitz.core.views import session_usage
 from blitz.errors import BlitzError, Reason, internal_error
+from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, Completed, ImageInput, Parked, Resolution
 from blitz.store import SessionChange, SessionRecord, Store, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
@@ -203,7 +204,6 @@ class Turns:
     ) -> Completed | Parked | str:
         """One run of the turn: a server command, the agent's first run, or a resume."""
         rec, session = active.rec, active.session
-        workspace = self._workspace_root / session.workspace
         if active.turn.command:
             name, arg = parse_command(active.turn.text)
             log.info("command_started", command=name)
@@ -215,6 +215,7 @@ class Turns:
                 agent=self._agent,
             )
             return await run_command(name, arg, context)
+        workspace = self._open_workspace(session)
         if results is None:
             log.info("turn_started")
             return await self._agent.start(
@@ -235,6 +236,18 @@ class Turns:
             results=results,
             policy=active.policy(first=False),
         )
+
+    def _open_workspace(self, session: SessionRecord) -> Path:
+        """The session's folder, opened by its name without following a link: a folder
+        replaced by a link since the session was made is refused, not followed."""
+        try:
+            return Workspace.named(self._workspace_root, session.workspace).root
+        except (OSError, PathRefused):
+            raise BlitzError(
+                Reason.FILE_NOT_FOUND,
+                f"the session's workspace {session.workspace!r} is gone or is not a folder",
+                {"path": session.workspace},
+            ) from None
 
     async def _settle(self, active: ActiveTurn, outcome: Completed | Parked | str) -> None:
         """Act on how a run ended: park it, or finish the turn."""

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Iterable
 from datetime import timedelta
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from blitz.core.slash_commands import parse_command
 from blitz.errors import invalid_argument
@@ -70,17 +70,25 @@ def session_settings(req: s.CreateSessionRequest) -> float | None:
 
 
 def workspace_name(name: str, *, session_id: str, root: Path) -> str:
-    """The session's workspace folder under `root`: `name`, or the session's id."""
+    """The session's workspace folder under `root`: `name`, or the session's id.
+
+    A name is one or more plain folder names joined by '/': nothing absolute, no empty, `.`
+    or `..` component, no backslash or NUL. So it names a folder below the root, never the
+    root itself (every session's folder) nor anything above it. Sessions that give the same
+    name share the folder, on purpose. That no folder of it is a link is checked where it
+    is opened (`blitz.paths.Workspace.named`).
+    """
     if not name:
         return session_id
-    path = PurePosixPath(name)
-    if path.is_absolute() or ".." in path.parts or "\\" in name or "\x00" in name:
+    if "\\" in name or "\x00" in name or any(p in ("", ".", "..") for p in name.split("/")):
         raise invalid_argument(
-            "workspace", "workspace must be a relative folder name inside the server's root"
+            "workspace",
+            "workspace must be one or more plain folder names joined by '/', "
+            "inside the server's root",
         )
-    if too_long(str(root / path)):
+    if too_long(str(root / name)):
         raise invalid_argument("workspace", "workspace is too long a folder name")
-    return str(path)
+    return name
 
 
 def session_page(req: s.ListSessionsRequest) -> tuple[int, tuple[float, str] | None]:

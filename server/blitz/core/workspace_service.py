@@ -1,20 +1,23 @@
 """WorkspaceService, transport-free: image uploads for turns and read-only workspace views.
 
 Reads go through the same path gate as the agent's tools (`blitz.paths`), so a
-client sees exactly what the agent may see, and nothing outside it. Nothing here writes to
-a workspace.
+client sees exactly what the agent may see, and nothing outside it: the session's folder is
+opened by its name without following a link, and so is every path in it. File calls run
+off the event loop on the bounded workers of `blitz.offload`. Nothing here writes to a
+workspace.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from pathlib import Path
 
 from blitz.core.service import SessionCore
 from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import CallContext
+from blitz.redact import mask_known_bytes
 from blitz.store import ImageRecord
 from blitz.v1 import workspace_pb2 as w
 
@@ -79,47 +82,68 @@ class WorkspaceCore:
 
     async def _workspace(self, session_id: str, ctx: CallContext) -> Workspace:
         session = await self._sessions.session_record(session_id, ctx)
-        return Workspace(self._sessions.workspace_root / session.workspace)
+        name = session.workspace
+        try:
+            return await FILE_CALLS.run(Workspace.named, self._sessions.workspace_root, name)
+        except PathRefused as exc:
+            reason = str(exc)
+        except FileNotFoundError:
+            reason = f"workspace {name!r} is gone"
+        except NotADirectoryError:
+            reason = f"workspace {name!r} is not a folder"
+        except CallTimedOut:
+            raise _too_slow() from None
+        raise BlitzError(
+            Reason.FILE_NOT_FOUND,
+            f"the session's workspace cannot be opened: {reason}",
+            {"path": "."},
+        )
 
     async def list_files(self, req: w.ListFilesRequest, ctx: CallContext) -> w.ListFilesResponse:
+        """The folder's folders and regular files; links (never followed), fifos, devices
+        and sockets are left out."""
         workspace = await self._workspace(req.session_id, ctx)
-        folder = _resolve(workspace, req.path or ".")
-        if not folder.is_dir():
-            raise _not_found(req.path)
-        entries = []
-        for child in sorted(folder.iterdir())[:_LIST_LIMIT]:
-            try:
-                real = workspace.resolve(workspace.relative(child.absolute()))
-            except (PathRefused, ValueError):
-                continue  # a link that leads out is not shown
-            entries.append(
-                w.FileEntry(
-                    path=workspace.relative(child.absolute()),
-                    directory=real.is_dir(),
-                    size=real.stat().st_size if real.is_file() else 0,
-                )
-            )
-        return w.ListFilesResponse(entries=entries)
+        path = req.path or "."
+        try:
+            listing = await FILE_CALLS.run(workspace.entries, path)
+        except PathRefused as exc:
+            raise invalid_argument("path", str(exc)) from None
+        except (FileNotFoundError, NotADirectoryError):
+            raise _not_found(req.path) from None
+        except CallTimedOut:
+            raise _too_slow() from None
+        prefix = "" if listing.path == "." else listing.path + "/"
+        return w.ListFilesResponse(
+            entries=[
+                w.FileEntry(path=prefix + e.name, directory=e.kind == "folder", size=e.size)
+                for e in listing.entries
+                if e.kind in ("folder", "file")
+            ][:_LIST_LIMIT]
+        )
 
     async def read_file(self, req: w.ReadFileRequest, ctx: CallContext) -> w.ReadFileResponse:
+        """The file's first bytes; only a regular file with a single link is read. The
+        server's own secrets in it are masked, as they are in what the agent reads."""
         workspace = await self._workspace(req.session_id, ctx)
         if not req.path:
             raise invalid_argument("path", "path is required")
-        path = _resolve(workspace, req.path)
-        if not path.is_file():
-            raise _not_found(req.path)
-        size = path.stat().st_size
-        with path.open("rb") as f:
-            content = f.read(self._read_max)
-        return w.ReadFileResponse(content=content, truncated=size > len(content), size=size)
-
-
-def _resolve(workspace: Workspace, path: str) -> Path:
-    try:
-        return workspace.resolve(path)
-    except PathRefused as exc:
-        raise invalid_argument("path", str(exc)) from None
+        try:
+            got = await FILE_CALLS.run(workspace.read, req.path, self._read_max)
+        except PathRefused as exc:
+            raise invalid_argument("path", str(exc)) from None
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            raise _not_found(req.path) from None
+        except CallTimedOut:
+            raise _too_slow() from None
+        return w.ReadFileResponse(
+            content=mask_known_bytes(got.data), truncated=got.size > len(got.data), size=got.size
+        )
 
 
 def _not_found(path: str) -> BlitzError:
     return BlitzError(Reason.FILE_NOT_FOUND, f"no such file or folder {path!r}", {"path": path})
+
+
+def _too_slow() -> BlitzError:
+    # Not the client's fault, and nothing of ours failed: the disk did not answer.
+    return BlitzError(Reason.INTERNAL, "the workspace's files did not answer in time")

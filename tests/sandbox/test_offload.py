@@ -1,0 +1,64 @@
+"""Blocking calls off the loop: a stuck one is abandoned in time and holds one bounded slot."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from blitz.offload import CallTimedOut, Offload
+
+
+async def test_stuck_calls_are_abandoned_in_time_and_hold_no_more_than_their_threads() -> None:
+    offload = Offload(threads=2, timeout=0.3)
+    release = threading.Event()
+    started = time.monotonic()
+    outcomes = await asyncio.gather(
+        *(offload.run(release.wait) for _ in range(4)), return_exceptions=True
+    )
+    # Two ran and were abandoned, two never found a free thread: all four in their time.
+    assert [type(o) for o in outcomes] == [CallTimedOut] * 4
+    assert time.monotonic() - started < 2
+    assert offload.running == 2
+
+    release.set()
+    for _ in range(100):
+        if offload.running == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert offload.running == 0, "an abandoned thread gives its slot back when it ends"
+    assert await offload.run(lambda: 42) == 42
+
+
+async def test_a_calls_own_errors_reach_the_caller_as_they_are() -> None:
+    offload = Offload(threads=1, timeout=5)
+
+    def fails() -> None:
+        raise TimeoutError("the call's own, not the offload's")
+
+    with pytest.raises(TimeoutError, match="the call's own"):
+        await offload.run(fails)
+    with pytest.raises(FileNotFoundError):
+        await offload.run(open, "/nonexistent/blitz")
+    assert offload.running == 0
+
+
+async def test_the_loop_runs_on_while_a_call_blocks() -> None:
+    offload = Offload(threads=1, timeout=5)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    try:
+        await offload.run(time.sleep, 0.3)
+    finally:
+        ticker.cancel()
+        await asyncio.gather(ticker, return_exceptions=True)
+    assert ticks >= 10

@@ -23,7 +23,14 @@ from blitz.v1 import turn_pb2
 
 WATCH = "/blitz.v1.SessionService/Watch"
 LIST = "/blitz.v1.SessionService/ListSessions"
-LIBRARY_WORDS = ("decompress:", "Error -3", "protocol error", "Invalid timeout", "ASGI", "Traceback")
+LIBRARY_WORDS = (
+    "decompress:",
+    "Error -3",
+    "protocol error",
+    "Invalid timeout",
+    "ASGI",
+    "Traceback",
+)
 
 
 @pytest.fixture
@@ -157,3 +164,15 @@ async def test_an_error_that_echoes_a_huge_value_still_reaches_a_grpc_client(grp
     info = turn_pb2.ErrorInfo()
     status.details[0].Unpack(info)
     assert info.reason == "SESSION_NOT_FOUND" and len(info.metadata["session_id"]) <= 200
+
+
+async def test_an_envelope_claiming_more_than_a_port_reads_is_too_large_with_a_reason(http):
+    envelope = struct.pack(">BI", 0, 2**31) + b"{}"
+    answer = await http.post(
+        WATCH, content=envelope, headers={"content-type": "application/connect+json"}
+    )
+    error = end_of_connect_stream(answer.content)
+    assert error["code"] == "resource_exhausted"
+    info = info_of_json(error)
+    assert info.reason == "REQUEST_TOO_LARGE"
+    assert dict(info.metadata) == {"field": "request", "limit": str(8 * 1024 * 1024)}

@@ -5,7 +5,8 @@ compression, its size, its content type) and reports a failure its own way: the 
 text (`decompress: Error -3 while decompressing data…`), no ErrorInfo, INTERNAL for a
 message flagged compressed with no encoding named, an empty body for a 415. Here each such
 refusal becomes a `BlitzError` like the rest: INVALID_ARGUMENT naming `request` (or the
-header at fault), in our words; the library's text goes to the log.
+header at fault), or REQUEST_TOO_LARGE for a body past what the port reads, in our words;
+the library's text goes to the log.
 
 Two places catch them. `ProtocolErrors`, a metadata interceptor first in line, sees every
 failure once a request's protocol and codec are known, and replaces one that is not ours.
@@ -30,8 +31,9 @@ from connectrpc.request import RequestContext
 from google.protobuf import any_pb2
 from google.rpc import status_pb2
 
-from blitz.errors import BlitzError, internal_error, invalid_argument
+from blitz.errors import BlitzError, Reason, internal_error, invalid_argument
 from blitz.transport.error_size import fit_error
+from blitz.transport.gate import MAX_REQUEST_BYTES
 from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.v1 import turn_pb2
 
@@ -56,7 +58,6 @@ _WHY = (
     ("protocol error: invalid envelope flags", "an envelope has flags this server does not know"),
     ("protocol error: promised", "the body ends inside an envelope"),
     ("protocol error: incomplete envelope", "the body ends inside an envelope"),
-    ("message is larger than configured max", "it is larger than this server reads"),
     ("decompress:", "its body does not decompress with the encoding it names"),
     ("unknown compression", "its encoding is not one this server reads (gzip, or none)"),
     ("unary request has", "a unary call takes exactly one message"),
@@ -72,8 +73,14 @@ def explained(exc: Exception) -> BlitzError:
     """The `BlitzError` a refusal of connectrpc's stands for; its text goes to the log."""
     if isinstance(exc, ConnectError):
         text = exc.message
-        why = next((ours for start, ours in _WHY if text.startswith(start)), "")
         log.info("request_refused", code=exc.code.value, error=text)
+        if exc.code == Code.RESOURCE_EXHAUSTED:
+            return BlitzError(
+                Reason.REQUEST_TOO_LARGE,
+                f"the request is larger than this port reads ({MAX_REQUEST_BYTES:,} bytes)",
+                {"field": "request", "limit": str(MAX_REQUEST_BYTES)},
+            )
+        why = next((ours for start, ours in _WHY if text.startswith(start)), "")
         return invalid_argument(
             "request", f"the request is not valid: {why or 'it breaks the protocol'}"
         )

@@ -40,7 +40,9 @@ def _cbreak() -> Iterator[None]:
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
     try:
-        tty.setcbreak(fd)
+        # TCSANOW, not the default TCSAFLUSH: a key typed before the prompt appeared is
+        # kept, not thrown away.
+        tty.setcbreak(fd, termios.TCSANOW)
         # cbreak keeps ISIG, so Ctrl-C would still raise; we want it as a key instead, to
         # treat it the same whether the prompt or the stream was waiting.
         attrs = termios.tcgetattr(fd)

@@ -12,7 +12,7 @@ import structlog
 from google.protobuf import json_format
 
 from blitz.agent import Agent, FetchLimits
-from blitz.ports import Completed, TurnPolicy
+from blitz.ports import ApprovalResult, Completed, Resolution, TurnPolicy
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:
@@ -50,6 +50,10 @@ async def web(routes: dict[str, tuple[int, dict[str, str], bytes]]) -> AsyncIter
 
 def local_agent() -> Agent:
     return Agent(fetch=FetchLimits(allow_local=True))
+
+
+def deny(request: turn_pb2.TurnEvent) -> Resolution:
+    return ApprovalResult(approved=False, reason="no")
 
 
 def result_of(io: RecordingIO) -> dict[str, object]:
@@ -98,8 +102,105 @@ async def test_an_ungranted_host_needs_a_network_approval(
         done = await driver.run(f"fetch http://localhost:{port}/a", io=io)
     request = driver.parks[0].requests[0].approval_request
     assert request.kind == turn_pb2.ACTION_KIND_NETWORK
-    assert request.scope_label == "network: localhost"
+    assert request.scope_label == f"network: http://localhost:{port}"
+    assert request.detail == f"GET http://localhost:{port}/a (http://localhost:{port})"
     assert "plain text" in done.output
+
+
+async def test_an_approval_names_the_default_port_of_its_scheme(
+    make_driver: Callable[..., Driver], io: RecordingIO
+) -> None:
+    """An https URL without a port is approved as port 443, and nothing else of the host."""
+    driver = make_driver(fetch=FetchLimits(allow_local=True))
+    await driver.run("fetch https://localhost/x", io=io, decide=deny)
+    request = driver.parks[0].requests[0].approval_request
+    assert request.scope_label == "network: https://localhost:443"
+
+
+async def test_an_approval_does_not_cover_a_redirect_to_another_port_of_the_host(
+    make_driver: Callable[..., Driver], io: RecordingIO
+) -> None:
+    """Approving one port of 127.0.0.1 lets no redirect reach another (Blitz's own, say)."""
+    async with web({"/inside": (200, {"content-type": "text/plain"}, b"secret")}) as inner:
+        hop = (302, {"location": f"http://127.0.0.1:{inner}/inside"}, b"")
+        async with web({"/": hop}) as outer:
+            driver = make_driver(fetch=FetchLimits(allow_local=True))
+            await driver.run(f"fetch http://127.0.0.1:{outer}/", io=io)
+    [park] = driver.parks
+    assert park.requests[0].approval_request.scope_label == f"network: http://127.0.0.1:{outer}"
+    result = result_of(io)
+    assert "content" not in result
+    error = str(result["error"])
+    assert f"http://127.0.0.1:{inner}" in error and "fetch that URL directly" in error
+
+
+async def test_a_redirect_within_the_approved_origin_is_followed(
+    make_driver: Callable[..., Driver], io: RecordingIO
+) -> None:
+    routes = {
+        "/": (302, {"location": "/next"}, b""),
+        "/next": (200, {"content-type": "text/plain"}, b"arrived"),
+    }
+    async with web(routes) as port:
+        driver = make_driver(fetch=FetchLimits(allow_local=True))
+        await driver.run(f"fetch http://127.0.0.1:{port}/", io=io)
+    assert len(driver.parks) == 1
+    assert result_of(io)["content"] == "arrived"
+
+
+async def test_a_grant_written_as_an_origin_covers_that_origin_alone(
+    workspace: Path, io: RecordingIO
+) -> None:
+    """`http://127.0.0.1:P` grants port P; a redirect to another port of the host is refused."""
+    async with web({"/x": (200, {"content-type": "text/plain"}, b"other port")}) as other:
+        hop = (302, {"location": f"http://127.0.0.1:{other}/x"}, b"")
+        async with web({"/": hop}) as port:
+            done = await local_agent().start(
+                io=io,
+                model="demo",
+                workspace=workspace,
+                history=None,
+                prompt=f"fetch http://127.0.0.1:{port}/",
+                policy=TurnPolicy(fetch_grants=(f"http://127.0.0.1:{port}",)),
+            )
+    assert isinstance(done, Completed) and io.asked == []
+    assert "fetch that URL directly" in str(result_of(io)["error"])
+
+
+async def test_a_bare_host_grant_covers_every_port_of_the_host(
+    workspace: Path, io: RecordingIO
+) -> None:
+    async with web({"/x": (200, {"content-type": "text/plain"}, b"other port")}) as other:
+        hop = (302, {"location": f"http://127.0.0.1:{other}/x"}, b"")
+        async with web({"/": hop}) as port:
+            done = await local_agent().start(
+                io=io,
+                model="demo",
+                workspace=workspace,
+                history=None,
+                prompt=f"fetch http://127.0.0.1:{port}/",
+                policy=TurnPolicy(fetch_grants=("127.0.0.1",)),
+            )
+    assert isinstance(done, Completed) and io.asked == []
+    assert result_of(io)["content"] == "other port"
+
+
+async def test_a_refused_host_name_is_explained_in_our_words(
+    workspace: Path, io: RecordingIO
+) -> None:
+    """A host name the IDNA codec rejects is refused without the codec's own text."""
+    done = await local_agent().start(
+        io=io,
+        model="demo",
+        workspace=workspace,
+        history=None,
+        prompt="fetch http://a..b/",
+        policy=TurnPolicy(),
+    )
+    assert isinstance(done, Completed) and io.asked == []
+    error = str(result_of(io)["error"])
+    assert "codec" not in error and "UnicodeError" not in error
+    assert "cannot be used" in error
 
 
 async def test_a_redirect_to_another_host_is_checked_again(

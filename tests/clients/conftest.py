@@ -1,7 +1,8 @@
 """Fixtures for the client tests: `blitz serve` as a real process, and `blitz` in a pty.
 
-The terminal tests drive `blitz chat` with pexpect, which blocks; so the server they talk
-to runs in its own process (as a user runs it), not in the test's event loop.
+The terminal tests drive `blitz chat` in a pseudo-terminal (support/terminals.py) and wait
+on it blockingly; so the server they talk to runs in its own process (as a user runs it),
+not in the test's event loop.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pexpect
 import pytest
+from support.terminals import PtyEOF, PtyProcess
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
@@ -90,16 +91,11 @@ class Terminal:
     """`blitz ARGS` in a pseudo-terminal; `screen` is everything it printed, ANSI stripped."""
 
     def __init__(self, args: list[str], server: ServerProcess) -> None:
-        self.child = pexpect.spawn(
-            sys.executable,
-            ["-m", "blitz.cli", *args],
+        self.child = PtyProcess(
+            [sys.executable, "-m", "blitz.cli", *args],
             env=client_env(BLITZ_SERVER=server.grpc_target),
-            dimensions=(50, 120),
-            encoding="utf-8",
-            # The tty discards pending output on Ctrl-C (no NOFLSH), which can cut a
-            # multi-byte character in two; what was lost is not what the tests check.
-            codec_errors="replace",
-            timeout=20,
+            rows=50,
+            cols=120,
         )
         self._raw: list[str] = []
         self._pos = 0  # where the next expect starts looking
@@ -119,10 +115,8 @@ class Terminal:
             if remaining <= 0:
                 raise AssertionError(f"{pattern!r} not seen; screen so far:\n{text}")
             try:
-                self._raw.append(self.child.read_nonblocking(4096, timeout=min(remaining, 0.2)))
-            except pexpect.TIMEOUT:
-                pass
-            except pexpect.EOF:
+                self._raw.append(self.child.read(timeout=min(remaining, 0.2)))
+            except PtyEOF:
                 text = ANSI.sub("", "".join(self._raw))
                 if re.search(pattern, text[self._pos :]):
                     continue
@@ -142,14 +136,17 @@ class Terminal:
         self.child.sendline(lines[-1])
 
     def wait_exit(self) -> int:
-        self.child.expect(pexpect.EOF, timeout=20)
-        self._raw.append(self.child.before or "")
-        self.child.close()
-        return self.child.exitstatus if self.child.exitstatus is not None else -1
+        """Read what is left until the process exits; its exit status."""
+        deadline = time.monotonic() + 20
+        try:
+            while time.monotonic() < deadline:
+                self._raw.append(self.child.read(timeout=0.2))
+        except PtyEOF:
+            pass
+        return self.child.wait(timeout=max(deadline - time.monotonic(), 1))
 
     def close(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
+        self.child.close()
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 from blitz.config import Settings
 from blitz.core.event_log import EventLog
 from blitz.errors import BlitzError
+from blitz.size_limits import EVENT_MAX
 from blitz.store import Store, open_store
 from blitz.v1 import turn_pb2 as t
 
@@ -147,3 +148,42 @@ async def test_a_replay_then_follow_has_no_gap_and_no_duplicate(store):
         live = await anext(reader)
         await reader.aclose()
     assert [(e.seq, e.text.text) for e in [*replayed, live]] == [(2, "b"), (3, "c"), (4, "d")]
+
+
+async def test_an_event_too_large_for_a_client_is_cut_and_says_so(store):
+    """A 30 MB tool result is stored cut to the event limit, every cut saying what it left."""
+    result = t.TurnEvent(tool_result=t.ToolResult(id="c1", name="mcp_tool"))
+    result.tool_result.result.update({"content": "x" * 30_000_000, "status": "ok"})
+    async with EventLog(store) as log:
+        committed = await log.commit("s1", "t1", result)
+    [event] = await stored(store)
+    assert event.ByteSize() <= EVENT_MAX and committed.ByteSize() <= EVENT_MAX
+    content = event.tool_result.result["content"]
+    assert content.startswith("xxxx") and content.endswith(
+        "bytes cut: an event holds at most 1 MiB]"
+    )
+    assert event.tool_result.result["status"] == "ok", "what is small is kept whole"
+    assert (event.tool_result.id, event.tool_result.name) == ("c1", "mcp_tool")
+
+
+async def test_a_long_list_in_an_event_loses_its_tail_and_says_how_much(store):
+    question = t.TurnEvent(
+        question=t.Question(request_id="q", question="pick", options=["o"] * 3_000_000)
+    )
+    async with EventLog(store) as log:
+        await log.commit("s1", "t1", question)
+    [event] = await stored(store)
+    assert event.ByteSize() <= EVENT_MAX
+    assert event.question.question == "pick"
+    assert event.question.options[-1].endswith("more items cut: an event holds at most 1 MiB]")
+
+
+async def test_merged_chunks_stop_growing_at_the_merge_limit(store):
+    piece = "y" * 1000
+    async with EventLog(store) as log:
+        for _ in range(300):
+            log.emit("s1", "t1", chunk(piece))
+        await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text="end")))
+    texts = [e.text.text for e in await stored(store) if e.HasField("text")]
+    assert "".join(texts) == piece * 300, "nothing is lost"
+    assert 1 < len(texts) < 300 and max(map(len, texts)) <= 64 * 1024

@@ -1,44 +1,123 @@
 """The `fetch_url` tool: one HTTP(S) GET for the model, reduced to text.
 
-A host in the turn's `fetch_grants` is fetched without asking; any other needs a NETWORK
-approval (scope `network: <host>`). Addresses are checked before asking and again on every
-hop: loopback, private, link-local and other internal ranges are refused unless the server
-allows local fetches, and cloud metadata addresses always. A redirect may only lead to a
-granted host or the host that was approved; elsewhere the model is told to fetch it
-directly (so it gets its own approval). The body is capped in bytes, HTML is reduced to
-text, and binary content is described, not returned.
+What may be fetched is decided per origin: scheme, host and port. A URL whose origin a
+grant covers (`Turn.fetch_grants`) is fetched without asking. A grant is a bare host, which
+covers that host on every port and both schemes, or an origin written as a URL
+(`https://pypi.org`, `http://localhost:8080`), which covers that origin alone. Any other
+origin needs a NETWORK approval whose detail and scope name the origin
+(`network: https://pypi.org:443`), so a rule made from it covers that origin and no other
+port or scheme of the host.
 
-The address checks and the per-hop redirect handling are pydantic-ai's `_ssrf` module
-(pinned with pydantic-ai); this module must never open a connection any other way. Its
-refusals are worded for the model here; a request that fails on the way is reported by the
-exception's type, its text goes to the log.
+Every hop is checked twice. Its address: loopback, private, link-local and other internal
+ranges are refused unless the server allows local fetches, and cloud metadata addresses
+always. Its origin: a redirect may only lead to the origin that was approved or to one a
+grant covers; anywhere else (another host, port or scheme) it is not followed, and the
+model is told to fetch that URL directly, which asks for its own approval. The body is
+capped in bytes, HTML is reduced to text, and binary content is described, not returned.
+
+The address checks and the capped read of a body are pydantic-ai's `_ssrf` module (pinned
+with pydantic-ai), as are the rules of a hop: connect to the address that was checked, send
+the host's name in `Host` and SNI, follow no redirect by itself. The hop loop is here
+because `safe_download` checks a redirect's host name only, not its port or scheme. This
+module must never open a connection any other way. Every refusal and failure is worded
+for the model here; a library's own text goes to the log.
 """
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
 import structlog
 from pydantic_ai import RunContext
-from pydantic_ai._ssrf import safe_download, validate_and_resolve_url
+from pydantic_ai._http import create_async_httpx2_client
+from pydantic_ai._ssrf import (
+    ResolvedUrl,
+    _read_capped_body,
+    _response_with_decoded_content,
+    build_url_with_ip,
+    resolve_redirect_url,
+    validate_and_resolve_url,
+)
 
-from blitz.agent.deps import ToolDeps
+from blitz.agent.deps import FetchLimits, ToolDeps
 from blitz.agent.policy import Action, gate
 from blitz.html_text import html_to_text
 from blitz.v1 import turn_pb2
 
-__all__ = ["fetch_url", "normalize_host"]
+__all__ = ["Grants", "Origin", "fetch_url", "normalize_host"]
 
 log = structlog.get_logger(__name__)
 
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript")
+_MAX_REDIRECTS = 10
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# The encodings whose size can be checked while the body streams in (see `_ssrf`).
+_ACCEPT_ENCODING = "identity, gzip"
 
 
 def normalize_host(host: str) -> str:
     """How grants and hosts are compared: lower case, no trailing dot, no brackets."""
     return host.strip().strip("[]").rstrip(".").lower()
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a URL leads: scheme, host (normalized) and port, the default one spelled out."""
+
+    scheme: str
+    host: str
+    port: int
+
+    @classmethod
+    def of(cls, url: str) -> Origin:
+        """The origin of an absolute http(s) URL; ValueError when it has none."""
+        parts = urlsplit(url.strip())
+        scheme = parts.scheme.lower()
+        if scheme not in _DEFAULT_PORTS or not parts.hostname:
+            raise ValueError("not an absolute http(s) URL")
+        return cls(scheme, normalize_host(parts.hostname), parts.port or _DEFAULT_PORTS[scheme])
+
+    @property
+    def label(self) -> str:
+        """`https://pypi.org:443`: how approvals and rules name the origin."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class Grants:
+    """A turn's fetch grants: bare hosts (every port and scheme) and whole origins."""
+
+    hosts: frozenset[str]
+    origins: frozenset[Origin]
+
+    @classmethod
+    def parse(cls, grants: Iterable[str]) -> Grants:
+        """The grants as a turn gives them; one that names no host grants nothing."""
+        hosts: set[str] = set()
+        origins: set[Origin] = set()
+        for grant in grants:
+            grant = grant.strip()
+            if "://" in grant:
+                try:
+                    origins.add(Origin.of(grant))
+                except ValueError:
+                    continue
+            elif grant:
+                hosts.add(normalize_host(grant))
+        return cls(frozenset(hosts), frozenset(origins))
+
+    def cover(self, origin: Origin) -> bool:
+        return origin.host in self.hosts or origin in self.origins
+
+
+class _Refused(Exception):
+    """A hop that is not made; the message is for the model."""
 
 
 async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
@@ -50,41 +129,107 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
     deps = ctx.deps
     limits = deps.settings.fetch
     try:
-        parts = urlsplit(url.strip())
-        hostname = parts.hostname
-    except ValueError:  # e.g. "http://[::1": an unclosed bracket
-        return {"url": url, "error": "not a valid URL: its host or port cannot be read"}
-    if parts.scheme not in ("http", "https") or not hostname:
+        origin = Origin.of(url)
+    except ValueError:  # e.g. "http://[::1" (an unclosed bracket), or a port that is no number
+        scheme, _, rest = url.strip().partition(":")
+        if scheme.lower() in _DEFAULT_PORTS and rest.startswith("//") and rest[2:3] not in "/":
+            return {"url": url, "error": "not a valid URL: its host or port cannot be read"}
         return {"url": url, "error": "only absolute http:// and https:// URLs can be fetched"}
-    host = normalize_host(hostname)
-    grants = {normalize_host(g) for g in deps.policy.fetch_grants if g.strip()}
+    grants = Grants.parse(deps.policy.fetch_grants)
     try:
         # Refuse a blocked address before anyone is asked to approve it.
-        await validate_and_resolve_url(url, limits.allow_local)
-    except ValueError as exc:
-        return {"url": url, "error": _address_refusal(exc)}
-    if host not in grants:
-        action = Action(turn_pb2.ACTION_KIND_NETWORK, url, f"network: {host}")
+        await _resolve(url, origin, allow_local=limits.allow_local)
+    except _Refused as exc:
+        return {"url": url, "error": str(exc)}
+    if not grants.cover(origin):
+        detail = f"GET {url} ({origin.label})"
+        action = Action(turn_pb2.ACTION_KIND_NETWORK, detail, f"network: {origin.label}")
         if refused := await gate(ctx, action):
             return {"url": url, "error": refused}
-    allowed = sorted(grants | {host})
     try:
-        response = await safe_download(
-            url,
-            allow_local=limits.allow_local,
-            timeout=int(limits.timeout),
-            allowed_domains=allowed,
-            max_bytes=limits.max_bytes,
-            headers={"User-Agent": "blitz-agent"},
+        response = await _download(
+            url, allowed=lambda hop: hop == origin or grants.cover(hop), limits=limits
         )
     except httpx2.HTTPStatusError as exc:
         return {"url": url, "status": exc.response.status_code, "error": "HTTP error status"}
     except httpx2.RequestError as exc:
-        log.warning("fetch_failed", host=host, exc_info=exc)
-        return {"url": url, "error": _request_failure(host, exc)}
-    except ValueError as exc:
-        return {"url": url, "error": _address_refusal(exc)}
+        log.warning("fetch_failed", host=origin.host, exc_info=exc)
+        return {"url": url, "error": _request_failure(origin.host, exc)}
+    except _Refused as exc:
+        return {"url": url, "error": str(exc)}
     return _result(url, response, cap=deps.settings.output_cap)
+
+
+async def _download(
+    url: str, *, allowed: Callable[[Origin], bool], limits: FetchLimits
+) -> httpx2.Response:
+    """GET `url`, following redirects only to origins `allowed` covers, each hop checked."""
+    current = url
+    max_bytes = limits.max_bytes
+    client = create_async_httpx2_client(timeout=httpx2.Timeout(limits.timeout, connect=5))
+    async with client:
+        for _ in range(_MAX_REDIRECTS + 1):
+            try:
+                hop = Origin.of(current)
+            except ValueError:
+                raise _Refused("a redirect led to a URL that cannot be fetched") from None
+            if not allowed(hop):
+                raise _Refused(
+                    f"a redirect led to {current} (host '{hop.host}', {hop.label}), which this "
+                    "fetch was not approved for: fetch that URL directly, which may need its "
+                    "own approval."
+                )
+            resolved = await _resolve(current, hop, allow_local=limits.allow_local)
+            response = await client.send(
+                _request(client, resolved), follow_redirects=False, stream=True
+            )
+            if response.is_redirect:
+                await response.aclose()
+                location = response.headers.get("location")
+                if not location:
+                    raise _Refused("the server answered with a redirect that leads nowhere")
+                current = resolve_redirect_url(current, location)
+                continue
+            try:
+                response.raise_for_status()
+                try:
+                    content = await _read_capped_body(response, max_bytes)
+                except httpx2.RequestError:
+                    raise
+                except ValueError:
+                    raise _Refused(
+                        f"the response is larger than {max_bytes:,} bytes, or is compressed "
+                        "in a way whose size cannot be checked"
+                    ) from None
+                return _response_with_decoded_content(response, content)
+            finally:
+                await response.aclose()
+    raise _Refused(f"the server redirected more than {_MAX_REDIRECTS} times")
+
+
+async def _resolve(url: str, origin: Origin, *, allow_local: bool) -> ResolvedUrl:
+    """The checked address of `url`'s host; `_Refused`, in our words, when it is blocked."""
+    try:
+        return await validate_and_resolve_url(url, allow_local)
+    except ValueError as exc:
+        raise _Refused(_address_refusal(origin.host, exc)) from None
+
+
+def _request(client: httpx2.AsyncClient, resolved: ResolvedUrl) -> httpx2.Request:
+    """The GET of one hop: to the checked address, naming the host in `Host` and SNI."""
+    host = resolved.hostname
+    try:
+        if isinstance(ipaddress.ip_address(host), ipaddress.IPv6Address):
+            host = f"[{host}]"
+    except ValueError:
+        pass
+    if resolved.port != (443 if resolved.is_https else 80):
+        host = f"{host}:{resolved.port}"
+    headers = {"Host": host, "User-Agent": "blitz-agent", "Accept-Encoding": _ACCEPT_ENCODING}
+    extensions = {"sni_hostname": resolved.hostname} if resolved.is_https else {}
+    return client.build_request(
+        "GET", build_url_with_ip(resolved), headers=headers, extensions=extensions
+    )
 
 
 def _result(url: str, response: httpx2.Response, *, cap: int) -> dict[str, Any]:
@@ -128,14 +273,17 @@ def _text_encoding(name: str | None) -> str:
     return "utf-8"
 
 
-def _address_refusal(exc: ValueError) -> str:
+def _address_refusal(host: str, exc: ValueError) -> str:
+    """Why an address is refused, in our words; the library's text goes to the log."""
     message = str(exc)
+    log.info("fetch_refused", host=host, reason=message)
     if "private/internal" in message:
-        # The library's hint names its own option; say what applies here instead.
-        return message.split(". Use ")[0] + " (the server does not allow local fetches)."
-    if "allowed domains" in message:
         return (
-            f"{message}. A redirect led to another host: fetch that URL directly, "
-            "which may need its own approval."
+            f"Access to the private/internal address of {host} is blocked "
+            "(the server does not allow local fetches)."
         )
-    return message
+    if "cloud metadata" in message:
+        return f"Access to {host} is blocked: it is a cloud metadata service."
+    if "DNS resolution failed" in message:
+        return f"the host {host} could not be resolved"
+    return f"not a valid URL: the host {host} or its port cannot be used"

@@ -9,16 +9,20 @@ otherwise the call parks on an `ApprovalRequest` (pydantic-ai's `ApprovalRequire
 names the acting agent and its current task. The gate is the same for a sub-agent's tools:
 it runs with the parent turn's policy and its `TurnIO`.
 A refusal is a string the tool returns to the model as its error, never an exception, so
-the model can adapt. This module decides only; it must never perform an action itself.
+the model can adapt. What a request shows is bounded (`blitz.size_limits`): a detail or a
+diff past its limit keeps its start and says what was left out, and a long scope label
+keeps its start and the hash of the whole, so a rule still covers exactly one action.
+This module decides only; it must never perform an action itself.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.exceptions import ApprovalRequired
 
+from blitz.size_limits import DETAIL_MAX, DIFF_MAX, clip, clip_label
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:
@@ -60,6 +64,15 @@ class Action:
     scope_label: str
     diff: str = ""
 
+    def bounded(self) -> Action:
+        """The action as a request may show it: each part within its size limit."""
+        return replace(
+            self,
+            detail=clip(self.detail, DETAIL_MAX, what="detail"),
+            diff=clip(self.diff, DIFF_MAX, what="diff"),
+            scope_label=clip_label(self.scope_label),
+        )
+
     def metadata(self) -> dict[str, Any]:
         """What travels in `ApprovalRequired.metadata`, for parking.py to build the request."""
         return {
@@ -75,6 +88,7 @@ async def gate(ctx: RunContext[ToolDeps], action: Action) -> str | None:
 
     Raises `ApprovalRequired` when a person must decide (the run then parks).
     """
+    action = action.bounded()
     policy = ctx.deps.policy
     if policy.plan and action.kind in MUTATING_KINDS:
         return _PLAN_REFUSAL

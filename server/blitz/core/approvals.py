@@ -6,7 +6,9 @@ edited command's. A later action is covered when a rule of the same kind holds e
 scope label. Nothing in a label is a wildcard: a `*` in a command is that character, so a
 rule approves nothing its user did not see. A label with a masked secret in it cannot be
 told apart from the same action with another secret, so no rule is made from one: such an
-action is approved once at a time.
+action is approved once at a time. A label longer than `SCOPE_LABEL_MAX` is cut the same
+way wherever it is made (`blitz.size_limits.clip_label`: its start and the hash of the
+whole), so a rule made from an edited command covers that command when the agent runs it.
 
 A resolution is stored with its pending request (JSON) and streamed as a `resolution`
 event; both are made here so they cannot disagree.
@@ -20,6 +22,7 @@ from typing import Any
 from blitz.errors import invalid_argument
 from blitz.ports.agent import AnswerResult, ApprovalResult, Resolution
 from blitz.redact import MASK, redact_text
+from blitz.size_limits import clip_label
 from blitz.store import RuleRecord
 from blitz.v1 import turn_pb2 as t
 
@@ -47,7 +50,7 @@ def rule_label(approval: t.ApprovalRequest, command: str = "") -> str:
 
     INVALID_ARGUMENT (on `decision`) when the label holds a secret.
     """
-    label = redact_text(f"command: {command}") if command else approval.scope_label
+    label = clip_label(redact_text(f"command: {command}")) if command else approval.scope_label
     if MASK in label:
         raise invalid_argument(
             "decision",

@@ -7,10 +7,15 @@ the same steps in the same order, written once in `_write`:
 
 1. merge, as events are queued: a streamed text chunk joins the session's last queued
    event when that is streamed text of the same turn and author (the log stays short, and
-   the backlog small, when producers outrun the disk), never across a committed event;
+   the backlog small, when producers outrun the disk), never across a committed event,
+   and never past `_MERGE_MAX` characters;
 2. stamp: session, turn and time;
-3. redact: secrets masked in whatever kind of event it is (`blitz.redact.redact_event`),
-   so no kind can reach a client or the disk unmasked;
+3. redact and cap: secrets masked in whatever kind of event it is
+   (`blitz.redact.redact_event`), so no kind can reach a client or the disk unmasked; then
+   the event cut to `EVENT_MAX` bytes (`blitz.size_limits.fit`: the longest strings keep
+   their start and say how much was cut), so no event can be too large for any client.
+   Masking runs on at most four times that, cut first the same way, so a huge event
+   costs the loop no more than a large one;
 4. persist: the store numbers the events with their session's next seqs and writes the
    batch in one transaction;
 5. fan out: live readers of each session get the events, and committers are released.
@@ -39,8 +44,9 @@ import structlog
 from blitz import metrics
 from blitz.errors import BlitzError, Reason
 from blitz.redact import redact_event
+from blitz.size_limits import EVENT_MAX, fit
 from blitz.store import Store
-from blitz.v1.turn_pb2 import TurnEvent
+from blitz.v1.turn_pb2 import Notice, TurnEvent
 
 __all__ = ["EventLog", "Subscription"]
 
@@ -56,6 +62,10 @@ _BACKLOG_LOW = 2 * 2**20
 _EVENT_COST = 256
 # Events read from the store per query while replaying.
 _REPLAY_PAGE = 1000
+# The most characters streamed chunks are merged into (step 1).
+_MERGE_MAX = 64 * 1024
+# What a cut string says of why (step 3).
+_CUT_WHY = f"an event holds at most {EVENT_MAX // (1024 * 1024)} MiB"
 
 
 class Subscription:
@@ -76,9 +86,10 @@ class Subscription:
     def _push(self, events: list[TurnEvent], size: int) -> None:
         if self._overflow_after is not None:
             return
-        if self._bytes + size > self._limit:
+        if self._queue and self._bytes + size > self._limit:
             # Too far behind: what is queued is let go now, and the reader is told where
-            # to resume (after what it got) once it asks for more.
+            # to resume (after what it got) once it asks for more. A reader that holds
+            # nothing takes any batch, so one event past the limit does not end a stream.
             self._overflow_after = self._delivered
             self._queue.clear()
             self._bytes = 0
@@ -128,7 +139,7 @@ class Subscription:
 class _Queued:
     """An event waiting for the writer, with where it belongs and who waits for it."""
 
-    __slots__ = ("done", "event", "session_id", "texts", "turn_id")
+    __slots__ = ("done", "event", "session_id", "size", "texts", "turn_id")
 
     def __init__(
         self,
@@ -141,13 +152,15 @@ class _Queued:
         self.turn_id = turn_id
         self.event = event
         self.done = done
-        # Text of later chunks merged into this one, joined once (step 1).
+        # Text of later chunks merged into this one, joined once (step 1), and its length.
         self.texts: list[str] | None = None
+        self.size = len(event.text.text) if event.HasField("text") else 0
 
     def merge(self, other: _Queued) -> None:
         if self.texts is None:
             self.texts = [self.event.text.text]
         self.texts.append(other.event.text.text)
+        self.size += len(other.event.text.text)
 
     def absorbs(self, other: _Queued) -> bool:
         """Whether `other` may be merged into this event without changing its meaning."""
@@ -161,6 +174,7 @@ class _Queued:
             and b.text.partial
             and a.text.thought == b.text.thought
             and a.author == b.author
+            and self.size + len(b.text.text) <= _MERGE_MAX
         )
 
 
@@ -282,8 +296,10 @@ class EventLog:
             event.session_id = item.session_id
             event.turn_id = item.turn_id
             event.time.FromNanoseconds(now_ns)
-            # 3. redact
+            # 3. redact and cap
+            fit(event, 4 * EVENT_MAX, why=_CUT_WHY)
             redact_event(event)
+            _cap(event)
             events.append(event)
             kinds.append(event.WhichOneof("kind") or "")
         # 4. persist: the store sets each event's seq
@@ -355,3 +371,18 @@ class EventLog:
         finally:
             if sub is not None:
                 sub.close()
+
+
+def _cap(event: TurnEvent) -> None:
+    """Step 3's cut: the event within EVENT_MAX, each cut saying what was left out.
+
+    An event that cutting strings and lists cannot shrink enough (one of nothing but map
+    keys) is replaced by an error notice of its kind and size.
+    """
+    if fit(event, EVENT_MAX, why=_CUT_WHY) and event.ByteSize() > EVENT_MAX:
+        kind = event.WhichOneof("kind") or "event"
+        size = event.ByteSize()
+        log.warning("event_too_large", kind=kind, size=size)
+        event.notice.CopyFrom(
+            Notice(text=f"a {kind} event of {size:,} bytes was too large to keep", error=True)
+        )

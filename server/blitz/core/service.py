@@ -4,6 +4,11 @@ Each call checks its request (`validation.py`), finds the caller's session, acts
 the turn driver, the pending requests and the store, and answers with the views of
 `views.py`. Streams read the event log. It never sees a wire; every failure a client should
 see is a `BlitzError` from the catalog in `blitz.errors`.
+
+No answer may outgrow a stock gRPC client (4 MiB): a page of ListSessions ends early once
+its views fill `ANSWER_BUDGET` (its token then leads on from there), GetUsage lists the
+newest ledger entries that fit it, and a session holds at most `RULES_MAX` rules, so
+ListRules stays small too.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, CallContext, ImageInput
+from blitz.size_limits import ANSWER_BUDGET
 from blitz.store import (
     PendingRecord,
     RuleRecord,
@@ -50,7 +56,10 @@ from blitz.v1 import turn_pb2 as t
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-__all__ = ["SessionCore"]
+__all__ = ["RULES_MAX", "SessionCore"]
+
+# The most rules that may apply to one session (its own and its caller's ALWAYS rules).
+RULES_MAX = 200
 
 
 class SessionCore:
@@ -226,9 +235,17 @@ class SessionCore:
                 before=before,
             )
         )
-        resp = s.ListSessionsResponse(sessions=[await self._view(rec) for rec in recs[:size]])
-        if len(recs) > size:
-            resp.next_page_token = check.page_token(recs[size - 1])
+        resp = s.ListSessionsResponse()
+        used = 0
+        for rec in recs[:size]:
+            view = await self._view(rec)
+            used += view.ByteSize() + 8  # the field's tag and length
+            if resp.sessions and used > ANSWER_BUDGET:
+                break  # the page is full: the next one starts at this session
+            resp.sessions.append(view)
+        listed = len(resp.sessions)
+        if len(recs) > listed:
+            resp.next_page_token = check.page_token(recs[listed - 1])
         return resp
 
     async def close_session(self, req: s.CloseSessionRequest, ctx: CallContext) -> s.Session:
@@ -356,6 +373,13 @@ class SessionCore:
         approval = event.approval_request
         rule = None
         if req.decision in (t.DECISION_SESSION, t.DECISION_ALWAYS):
+            if len(await self._pending.rules_of(session)) >= RULES_MAX:
+                raise invalid_argument(
+                    "decision",
+                    f"{RULES_MAX} rules already apply to this session: revoke some "
+                    "(RevokeRule) or approve ONCE",
+                    limit=str(RULES_MAX),
+                )
             always = req.decision == t.DECISION_ALWAYS
             rule = RuleRecord(
                 id="r_" + uuid.uuid4().hex,
@@ -376,6 +400,7 @@ class SessionCore:
         return s.DecideResponse()
 
     async def answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:
+        check.check_answers(req)
         session = await self.session_record(req.session_id, ctx)
         pending, event = await self._open_request(session.id, req.request_id)
         check.check_answers(req, event)
@@ -418,13 +443,15 @@ class SessionCore:
         return active
 
     async def cancel(self, req: s.CancelRequest, ctx: CallContext) -> s.CancelResponse:
+        if req.turn_id:
+            check.require(req.turn_id, "turn_id")
         session = await self.session_record(req.session_id, ctx)
         active = await self._running(session, req.turn_id)
         await self._turns.cancel(active, BlitzError(Reason.CANCELLED, "the turn was cancelled"))
         return s.CancelResponse(turn_id=active.turn_id)
 
     async def steer(self, req: s.SteerRequest, ctx: CallContext) -> s.SteerResponse:
-        check.require(req.text, "text")
+        check.check_steer(req.text)
         session = await self.session_record(req.session_id, ctx)
         active = await self._running(session, "")
         await self._turns.steer(active, req.text)
@@ -433,10 +460,17 @@ class SessionCore:
     async def get_usage(self, req: s.GetUsageRequest, ctx: CallContext) -> s.UsageReport:
         session = await self.session_record(req.session_id, ctx)
         rows = await self._store.ledger(session.id)
-        return s.UsageReport(
-            total=await session_usage(self._store, session.id),
-            entries=[ledger_entry(r) for r in rows],
-        )
+        # The newest entries that fit one answer; `total` counts them all (`calls`).
+        entries: list[s.LedgerEntry] = []
+        used = 0
+        for row in reversed(rows):
+            entry = ledger_entry(row)
+            used += entry.ByteSize() + 4
+            if used > ANSWER_BUDGET:
+                break
+            entries.append(entry)
+        entries.reverse()
+        return s.UsageReport(total=await session_usage(self._store, session.id), entries=entries)
 
 
 def _already_resolved(request_id: str) -> BlitzError:

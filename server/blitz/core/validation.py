@@ -3,6 +3,11 @@
 Pure functions of a request (and, for answers and decisions, of the request they answer);
 they read no store and change nothing. The service calls them before it acts, so a refused
 call leaves no trace.
+
+Every string and list a client sends has a limit (docs/protocol.md, "Limits"): what it
+sends is stored, shown to others and sent to a model, so no field may be as large as a
+request can be. A value over its limit is INVALID_ARGUMENT whose metadata names the field
+and the `limit`; the message never echoes the value.
 """
 
 from __future__ import annotations
@@ -10,13 +15,15 @@ from __future__ import annotations
 import base64
 import math
 import re
-from collections.abc import Iterable
-from datetime import timedelta
+from collections.abc import Mapping
 from pathlib import Path
 
+from google.protobuf.duration_pb2 import Duration
+
 from blitz.core.slash_commands import parse_command
-from blitz.errors import invalid_argument
+from blitz.errors import BlitzError, invalid_argument
 from blitz.paths import too_long
+from blitz.size_limits import clip
 from blitz.store import SessionRecord
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -25,6 +32,7 @@ __all__ = [
     "check_answers",
     "check_decision",
     "check_labels",
+    "check_steer",
     "check_turn",
     "page_token",
     "require",
@@ -35,38 +43,94 @@ __all__ = [
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _LABEL_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$")
-_TITLE_MAX = 500
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 500
 
+# Limits, in characters unless said otherwise (docs/protocol.md lists them).
+_ID_MAX = 512  # any id a client names: session, request, rule, turn
+_TITLE_MAX = 500
+_MODEL_MAX = 256
+_LABELS_MAX = 64  # labels on a session, or in a ListSessions filter
+_LABEL_VALUE_MAX = 256
+_PAGE_TOKEN_MAX = 1024
+_TEXT_MAX = 256 * 1024  # Turn.text
+_PROMPT_MAX = 1024 * 1024  # Turn.prompt
+_READ_ONLY_MAX = 1000  # Turn.read_only, a reason shown to the model and the client
+_CONTEXT_MAX = 32  # Turn.context blocks
+_CONTEXT_CONTENT_MAX = 1024 * 1024  # one block's html and text together
+_CONTEXT_FIELD_MAX = 8192  # a block's kind, url and title
+_GRANTS_MAX = 64  # Turn.fetch_grants
+_GRANT_MAX = 300
+_IMAGES_MAX = 16  # Turn.image_ids
+_TURN_BYTES_MAX = 4 * 1024 * 1024  # the whole Turn, serialized
+_STEER_MAX = 64 * 1024  # SteerRequest.text
+_REASON_MAX = 4096  # DecideRequest.reason
+_COMMAND_MAX = 64 * 1024  # DecideRequest.command
+_ANSWERS_MAX = 64  # AnswerRequest.answers
+_ANSWER_MAX = 16 * 1024
+_DURATION_MAX_S = 30 * 24 * 3600  # Turn.timeout, CreateSessionRequest.approval_timeout
 
-def require(value: str, field: str) -> str:
-    if not value:
-        raise invalid_argument(field, f"{field} is required")
+
+def _too_long(field: str, limit: int, unit: str = "characters") -> BlitzError:
+    return invalid_argument(field, f"{field} is longer than {limit:,} {unit}", limit=str(limit))
+
+
+def _too_many(field: str, limit: int) -> BlitzError:
+    return invalid_argument(field, f"{field} has more than {limit:,} entries", limit=str(limit))
+
+
+def _bounded(value: str, field: str, limit: int) -> str:
+    if len(value) > limit:
+        raise _too_long(field, limit)
     return value
 
 
-def check_labels(labels: Iterable[str]) -> None:
-    for key in labels:
+def require(value: str, field: str) -> str:
+    """An id the call names: present, and no longer than any id can be."""
+    if not value:
+        raise invalid_argument(field, f"{field} is required")
+    return _bounded(value, field, _ID_MAX)
+
+
+def check_labels(labels: Mapping[str, str], field: str = "labels") -> None:
+    if len(labels) > _LABELS_MAX:
+        raise _too_many(field, _LABELS_MAX)
+    for key, value in labels.items():
         if not _LABEL_KEY.match(key):
             raise invalid_argument(
-                "labels", "label keys are 1-63 letters, digits or ._/- starting alphanumeric"
+                field, "label keys are 1-63 letters, digits or ._/- starting alphanumeric"
             )
+        if len(value) > _LABEL_VALUE_MAX:
+            raise invalid_argument(
+                field,
+                f"label values are at most {_LABEL_VALUE_MAX} characters",
+                limit=str(_LABEL_VALUE_MAX),
+                key=key,
+            )
+
+
+def _duration_seconds(duration: Duration, field: str) -> float:
+    """A positive duration of at most 30 days, in seconds (never an overflow)."""
+    if not 0 <= duration.nanos < 1_000_000_000:
+        raise invalid_argument(field, f"{field} is not a valid duration")
+    seconds = duration.seconds + duration.nanos / 1e9
+    if seconds <= 0:
+        raise invalid_argument(field, f"{field} must be positive")
+    if seconds > _DURATION_MAX_S:
+        raise invalid_argument(
+            field, f"{field} is longer than 30 days", limit=f"{_DURATION_MAX_S}s"
+        )
+    return seconds
 
 
 def session_settings(req: s.CreateSessionRequest) -> float | None:
     """Check a new session's title and labels; its approval timeout in seconds, if set."""
-    if len(req.title) > _TITLE_MAX:
-        raise invalid_argument(
-            "title", f"title is longer than {_TITLE_MAX} characters", limit=str(_TITLE_MAX)
-        )
+    _bounded(req.title, "title", _TITLE_MAX)
+    _bounded(req.model, "model", _MODEL_MAX)
     check_labels(req.labels)
     if not req.HasField("approval_timeout"):
         return None
-    seconds = req.approval_timeout.ToTimedelta().total_seconds()
-    if seconds <= 0:
-        raise invalid_argument("approval_timeout", "approval_timeout must be positive")
-    return seconds
+    return _duration_seconds(req.approval_timeout, "approval_timeout")
 
 
 def workspace_name(name: str, *, session_id: str, root: Path) -> str:
@@ -101,12 +165,20 @@ def session_page(req: s.ListSessionsRequest) -> tuple[int, tuple[float, str] | N
     size = min(req.page_size or _DEFAULT_PAGE, _MAX_PAGE)
     if not req.page_token:
         return size, None
+    refused = invalid_argument("page_token", "page_token is not one this server gave")
+    if len(req.page_token) > _PAGE_TOKEN_MAX:
+        raise refused
     try:
         raw = base64.urlsafe_b64decode(req.page_token.encode()).decode()
-        when, _, last_id = raw.partition("|")
-        return size, (float(when), last_id)
+        when, bar, last_id = raw.partition("|")
+        start = float(when)
     except ValueError:
-        raise invalid_argument("page_token", "page_token is not one this server gave") from None
+        raise refused from None
+    # A token this server gave holds a session's creation time and its id; nothing else
+    # ("nan|x", "inf|", "1e308|x") could have come from one.
+    if not bar or not last_id or not math.isfinite(start) or not 0 <= start < 1e12:
+        raise refused
+    return size, (start, last_id)
 
 
 def page_token(last: SessionRecord) -> str:
@@ -122,12 +194,13 @@ def check_turn(req: s.RunTurnRequest) -> None:
         )
     if not req.HasField("turn") or not (turn.text or turn.prompt or turn.accepted):
         raise invalid_argument("turn.text", "the turn needs text (or a prompt)")
+    _check_turn_sizes(turn)
     if turn.max_turns < 0:
         raise invalid_argument("turn.max_turns", "max_turns must not be negative")
     if turn.max_cost_usd < 0 or not math.isfinite(turn.max_cost_usd):
         raise invalid_argument("turn.max_cost_usd", "max_cost_usd must be a positive amount")
-    if turn.HasField("timeout") and turn.timeout.ToTimedelta() <= timedelta(0):
-        raise invalid_argument("turn.timeout", "timeout must be positive")
+    if turn.HasField("timeout"):
+        _duration_seconds(turn.timeout, "turn.timeout")
     if turn.command:
         parse_command(turn.text)  # unknown commands fail before the turn starts
     if turn.plan and turn.accepted:
@@ -136,10 +209,41 @@ def check_turn(req: s.RunTurnRequest) -> None:
         raise invalid_argument("turn.aside", "an aside turn neither proposes nor accepts plans")
 
 
+def _check_turn_sizes(turn: t.Turn) -> None:
+    _bounded(turn.text, "turn.text", _TEXT_MAX)
+    _bounded(turn.prompt, "turn.prompt", _PROMPT_MAX)
+    _bounded(turn.read_only, "turn.read_only", _READ_ONLY_MAX)
+    if len(turn.fetch_grants) > _GRANTS_MAX:
+        raise _too_many("turn.fetch_grants", _GRANTS_MAX)
+    for grant in turn.fetch_grants:
+        _bounded(grant, "turn.fetch_grants", _GRANT_MAX)
+    if len(turn.image_ids) > _IMAGES_MAX:
+        raise _too_many("turn.image_ids", _IMAGES_MAX)
+    for image_id in turn.image_ids:
+        _bounded(image_id, "turn.image_ids", _ID_MAX)
+    if len(turn.context) > _CONTEXT_MAX:
+        raise _too_many("turn.context", _CONTEXT_MAX)
+    for block in turn.context:
+        for name in ("kind", "url", "title"):
+            _bounded(getattr(block, name), f"turn.context.{name}", _CONTEXT_FIELD_MAX)
+        if len(block.html) + len(block.text) > _CONTEXT_CONTENT_MAX:
+            raise _too_long("turn.context", _CONTEXT_CONTENT_MAX)
+    if turn.ByteSize() > _TURN_BYTES_MAX:
+        raise _too_long("turn", _TURN_BYTES_MAX, "bytes")
+
+
+def check_steer(text: str) -> str:
+    if not text:
+        raise invalid_argument("text", "text is required")
+    return _bounded(text, "text", _STEER_MAX)
+
+
 def check_decision(req: s.DecideRequest, request: t.TurnEvent | None = None) -> None:
     """Check a decision alone, then (given) against the request it decides."""
     if req.decision == t.DECISION_UNSPECIFIED or req.decision not in t.Decision.values():
         raise invalid_argument("decision", "decision must be DENY, ONCE, SESSION or ALWAYS")
+    _bounded(req.reason, "reason", _REASON_MAX)
+    _bounded(req.command, "command", _COMMAND_MAX)
     if request is None:
         return
     if not request.HasField("approval_request"):
@@ -151,8 +255,14 @@ def check_decision(req: s.DecideRequest, request: t.TurnEvent | None = None) -> 
             raise invalid_argument("command", "an edited command needs an approving decision")
 
 
-def check_answers(req: s.AnswerRequest, request: t.TurnEvent) -> None:
-    """Check answers against the question they answer."""
+def check_answers(req: s.AnswerRequest, request: t.TurnEvent | None = None) -> None:
+    """Check answers alone, then (given) against the question they answer."""
+    if len(req.answers) > _ANSWERS_MAX:
+        raise _too_many("answers", _ANSWERS_MAX)
+    for answer in req.answers:
+        _bounded(answer, "answers", _ANSWER_MAX)
+    if request is None:
+        return
     if not request.HasField("question"):
         raise invalid_argument("request_id", "that request is an approval: use Decide")
     question = request.question
@@ -166,6 +276,6 @@ def check_answers(req: s.AnswerRequest, request: t.TurnEvent) -> None:
             if answer not in question.options:
                 raise invalid_argument(
                     "answers",
-                    f"{answer!r} is not one of the options",
-                    options="|".join(question.options),
+                    f"{clip(answer, 100, what='answer')!r} is not one of the options",
+                    options=clip("|".join(question.options), 1000, what="options"),
                 )

@@ -2,27 +2,45 @@
 
 Pure functions from records to messages; nothing here reads the store or decides
 anything. `session_usage` is the one exception that reads: the summed ledger, as `Usage`.
+
+A session's view embeds its open requests, and ListSessions embeds a page of views, so a
+view is bounded (`pending_view`): at most `PENDING_LISTED_MAX` requests, within
+`PENDING_BUDGET` bytes together, each past its share cut with a note (Watch streams each
+one whole, up to the 1 MiB every event is held to).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import timedelta
+from itertools import islice
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from blitz.size_limits import fit
 from blitz.store import LedgerRow, PendingRecord, RuleRecord, SessionRecord, Store, UsageTotals
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
 __all__ = [
+    "PENDING_BUDGET",
+    "PENDING_LISTED_MAX",
     "ledger_entry",
+    "pending_view",
     "rule_view",
     "session_usage",
     "session_view",
     "timestamp",
     "usage_view",
 ]
+
+
+# The open requests a session's view lists, and the bytes they may fill together.
+PENDING_LISTED_MAX = 1000
+PENDING_BUDGET = 2 * 1024 * 1024
+# The least share of the budget each listed request keeps.
+_PENDING_SHARE_MIN = 2048
+_PENDING_CUT_WHY = "a session's view shows each open request cut; Watch shows it whole"
 
 
 def timestamp(seconds: float) -> Timestamp:
@@ -47,11 +65,21 @@ def session_view(
         turn_id=rec.turn_id,
         last_seq=rec.last_seq,
         usage=usage,
-        pending=[t.TurnEvent.FromString(p.event) for p in pending if p.event],
+        pending=pending_view(p.event for p in pending if p.event),
     )
     if rec.approval_timeout is not None:
         session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))
     return session
+
+
+def pending_view(events: Iterable[bytes]) -> list[t.TurnEvent]:
+    """Stored open requests as a view lists them: the first PENDING_LISTED_MAX, each cut
+    to its share of PENDING_BUDGET."""
+    listed = [t.TurnEvent.FromString(data) for data in islice(events, PENDING_LISTED_MAX)]
+    share = max(_PENDING_SHARE_MIN, PENDING_BUDGET // max(1, len(listed)))
+    for event in listed:
+        fit(event, share, why=_PENDING_CUT_WHY)
+    return listed
 
 
 def rule_view(rule: RuleRecord) -> s.Rule:

@@ -14,6 +14,10 @@ server-streaming calls and connectrpc answers them uncompressed, which every cli
 accept. Requests may still arrive gzip-compressed, and unary responses are compressed as
 negotiated.
 
+Refusals of connectrpc's own (a broken envelope, an unknown content type) are answered
+like every other bad input, with an ErrorInfo and our words (`connect_errors`), and every
+error is cut to a size any client takes (`error_size`).
+
 No business logic here.
 """
 
@@ -30,6 +34,8 @@ from protobuf.wkt import Any as AnyDetail
 
 from blitz.errors import BlitzError, Status
 from blitz.ports import CallContext, SessionPort, WorkspacePort
+from blitz.transport.connect_errors import Guarded, ProtocolErrors
+from blitz.transport.error_size import fit_error
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.transport.undecodable import undecodable
@@ -79,6 +85,7 @@ _STREAM_ACCEPT_ENCODING = frozenset({b"connect-accept-encoding", b"grpc-accept-e
 
 def _to_connect_error(error: BlitzError) -> ConnectError:
     """The wire form of a BlitzError: its status's code, message, ErrorInfo detail."""
+    error = fit_error(error)
     detail = AnyDetail(type_url=_ERROR_INFO_TYPE_URL, value=error.to_proto().SerializeToString())
     return ConnectError(CONNECT_CODES[error.status], error.message, details=[detail])
 
@@ -223,15 +230,24 @@ def build_connect_apps(
 ) -> list[MountedApp]:
     """The Connect (and gRPC-Web) ASGI apps of both services, for the HTTP port's router."""
     codecs = [_ExplainedCodec(codec) for codec in google_protobuf_codecs()]
+    explained = [ProtocolErrors(_to_connect_error)]
     session_app = SessionServiceASGIApplication(
-        ConnectSessionService(sessions, gate), codecs=codecs, read_max_bytes=MAX_REQUEST_BYTES
+        ConnectSessionService(sessions, gate),
+        codecs=codecs,
+        read_max_bytes=MAX_REQUEST_BYTES,
+        interceptors=explained,
     )
     workspace_app = WorkspaceServiceASGIApplication(
-        ConnectWorkspaceService(workspaces, gate), codecs=codecs, read_max_bytes=MAX_REQUEST_BYTES
+        ConnectWorkspaceService(workspaces, gate),
+        codecs=codecs,
+        read_max_bytes=MAX_REQUEST_BYTES,
+        interceptors=explained,
     )
     return [
-        session_app if compress_streams else _UncompressedStreams(session_app),
-        workspace_app,
+        Guarded(
+            session_app if compress_streams else _UncompressedStreams(session_app), CONNECT_CODES
+        ),
+        Guarded(workspace_app, CONNECT_CODES),
     ]
 
 

@@ -12,6 +12,7 @@ No business logic here: a rule about sessions or turns belongs to the core.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TypeVar
@@ -24,6 +25,7 @@ from grpc_reflection.v1alpha import reflection
 
 from blitz.errors import BlitzError, Status
 from blitz.ports import CallContext, SessionPort, WorkspacePort
+from blitz.transport.error_size import fit_error
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.tls import Tls
 from blitz.transport.undecodable import undecodable
@@ -70,10 +72,12 @@ class _Undecodable:
 
 
 class _DecodeFailuresAsInvalidArgument(grpc.aio.ServerInterceptor):
-    """Decodes Blitz's requests so that a failure reaches the handler instead of grpcio.
+    """Decodes every request so that a failure reaches a handler instead of grpcio.
 
-    grpcio answers a request it cannot decode with UNKNOWN and the exception's text; here
+    grpcio answers a request it cannot decode with UNKNOWN and the decoder's text; here
     the handler receives an `_Undecodable` and aborts with INVALID_ARGUMENT and ErrorInfo.
+    Blitz's handlers check for it themselves; the services that are not ours (health,
+    reflection) have their handlers wrapped to check it first (`_checked`).
     """
 
     async def intercept_service(
@@ -83,17 +87,67 @@ class _DecodeFailuresAsInvalidArgument(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
         decode = getattr(handler, "request_deserializer", None)
-        if decode is None or not handler_call_details.method.startswith("/blitz.v1."):
+        if decode is None:
             return handler
+        ours = handler_call_details.method.startswith("/blitz.v1.")
+        if ours:
+            name = "blitz.v1." + handler_call_details.method.rsplit("/", 1)[-1] + "Request"
+        else:
+            message = getattr(decode, "__self__", None)
+            name = getattr(getattr(message, "DESCRIPTOR", None), "full_name", "request")
 
         def tolerant(data: bytes) -> Any:
             try:
                 return decode(data)
             except Exception as exc:
-                name = "blitz.v1." + handler_call_details.method.rsplit("/", 1)[-1] + "Request"
                 return _Undecodable(undecodable(name, exc))
 
-        return handler._replace(request_deserializer=tolerant)  # type: ignore[attr-defined]
+        tolerant_handler = handler._replace(request_deserializer=tolerant)  # type: ignore[attr-defined]
+        return tolerant_handler if ours else _checked(tolerant_handler)
+
+
+def _checked(handler: Any) -> Any:
+    """A handler of another service that aborts on an `_Undecodable` before its behaviour runs."""
+    if handler.request_streaming:
+        kind = "stream_stream" if handler.response_streaming else "stream_unary"
+        behavior = getattr(handler, kind)
+
+        async def requests(iterator: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
+            async for request in iterator:
+                if isinstance(request, _Undecodable):
+                    await _abort(context, request.error)
+                yield request
+
+        if inspect.isasyncgenfunction(behavior):
+
+            async def streamed(iterator: Any, context: Any) -> AsyncIterator[Any]:
+                async for response in behavior(requests(iterator, context), context):
+                    yield response
+
+            return handler._replace(**{kind: streamed})
+
+        async def called(iterator: Any, context: Any) -> Any:
+            return await behavior(requests(iterator, context), context)
+
+        return handler._replace(**{kind: called})
+    kind = "unary_stream" if handler.response_streaming else "unary_unary"
+    behavior = getattr(handler, kind)
+    if inspect.isasyncgenfunction(behavior):
+
+        async def answers(request: Any, context: Any) -> AsyncIterator[Any]:
+            if isinstance(request, _Undecodable):
+                await _abort(context, request.error)
+            async for response in behavior(request, context):
+                yield response
+
+        return handler._replace(**{kind: answers})
+
+    async def answer(request: Any, context: Any) -> Any:
+        if isinstance(request, _Undecodable):
+            await _abort(context, request.error)
+        return await behavior(request, context)
+
+    return handler._replace(**{kind: answer})
 
 
 def _stream_handler(
@@ -301,6 +355,7 @@ def _call_context(context: grpc.aio.ServicerContext[Any, Any]) -> CallContext:
 
 
 async def _abort(context: grpc.aio.ServicerContext[Any, Any], error: BlitzError) -> NoReturn:
+    error = fit_error(error)
     code = GRPC_CODES[error.status]
     detail = any_pb2.Any()
     detail.Pack(error.to_proto())

@@ -24,6 +24,7 @@ _BY_SIZE = {
         ("park_cpu_ms", "park CPU ms"),
         ("new_accepted_p99_ms", "new→accepted p99 ms"),
         ("decide_next_p99_ms", "Decide→next p99 ms"),
+        ("resume_rate", "resumed/s"),
         ("resume_cpu_ms", "resume CPU ms"),
         ("rss_parked_mb", "RSS parked MB"),
     ],

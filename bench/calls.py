@@ -19,8 +19,8 @@ import grpc
 from bench.servers import grpc_options
 from bench.stats import now
 from blitz.v1 import session_pb2 as s
-from blitz.v1 import session_pb2_grpc
 from blitz.v1 import turn_pb2 as t
+from blitz.v1.session_pb2_grpc import SessionServiceStub as Stub
 
 __all__ = [
     "Stub",
@@ -34,8 +34,6 @@ __all__ = [
     "run_to_park",
     "warm_up",
 ]
-
-Stub = session_pb2_grpc.SessionServiceStub
 
 # How many unary calls the harness keeps in flight while it sets up (sessions, say).
 _SETUP_CONCURRENCY = 64

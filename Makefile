@@ -42,8 +42,14 @@ proto: install
 docs: install
 	$(PY) -m blitz.config.readme README.md
 
-bench: install
-	$(PY) bench/stream_throughput.py
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	touch $@
+
+# Every scenario of bench/ (a few minutes), or some: make bench ARGS="sessions --sessions 200".
+# `make bench ARGS=--help` lists them and their sizes.
+bench: $(VENV)/.bench-installed
+	$(PY) -m bench $(ARGS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,58 @@
+"""What the kernel says about a server process: its CPU time and its resident memory.
+
+Figures are of the whole process (every thread), read from /proc, so a server needs no
+hook of its own to be measured. CPU time comes in clock ticks (10 ms on most Linux), so a
+measured span should hold many of them: the scenarios read CPU around whole phases of
+hundreds of calls, never around one call.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Usage", "usage"]
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One reading of a process. Subtract two to get what happened in between."""
+
+    cpu: float
+    """Seconds of CPU, user and system, of the process's own threads."""
+    children_cpu: float
+    """Seconds of CPU of its children that it has waited for (the agent's commands)."""
+    rss: int
+    """Resident memory now, in bytes (VmRSS)."""
+    peak_rss: int
+    """The most resident memory since the process started, in bytes (VmHWM)."""
+
+    def __sub__(self, earlier: Usage) -> Usage:
+        return Usage(
+            cpu=self.cpu - earlier.cpu,
+            children_cpu=self.children_cpu - earlier.children_cpu,
+            rss=self.rss - earlier.rss,
+            peak_rss=self.peak_rss - earlier.peak_rss,
+        )
+
+
+def usage(pid: int) -> Usage:
+    """Read `/proc/PID/stat` and `/proc/PID/status` now."""
+    # The command name (field 2) may hold spaces and parentheses: split after its last ")".
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # fields[0] is field 3 (state); utime, stime, cutime, cstime are fields 14 to 17.
+    utime, stime, cutime, cstime = (int(v) for v in fields[11:15])
+    memory = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            memory[key] = int(value.split()[0]) * 1024  # reported in kB
+    return Usage(
+        cpu=(utime + stime) / _TICK,
+        children_cpu=(cutime + cstime) / _TICK,
+        rss=memory["VmRSS"],
+        peak_rss=memory["VmHWM"],
+    )

@@ -1,0 +1,59 @@
+"""The benchmark harness runs end to end at tiny sizes, and every figure comes out.
+
+Only that figures exist and are numbers: the timings of a test run mean nothing (the
+machine is shared), and `make bench` is where they are taken.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_tiny_bench_run_reports_every_figure(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "sessions",
+            "start",
+            "--sessions",
+            "3",
+            "--new-turns",
+            "3",
+            "--channels",
+            "2",
+            "--start-runs",
+            "1",
+            "--no-plot",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert report["failed"] == []
+    assert set(report["results"]) == {"sessions", "start"}
+    figures = [f for result in report["results"].values() for f in result["figures"]]
+    assert {f["key"] for f in figures} >= {
+        "sessions.park_cpu_ms",
+        "sessions.resume_cpu_ms",
+        "sessions.decide_next_p99_ms",
+        "sessions.new_accepted_p99_ms",
+        "sessions.burst_rate",
+        "start.median_s",
+    }
+    unmeasured = [f["key"] for f in figures if f["value"] is None or math.isnan(f["value"])]
+    assert unmeasured == []
+    assert "server CPU per turn, RunTurn to parked" in run.stdout  # the table was printed

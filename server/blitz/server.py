@@ -160,6 +160,7 @@ async def open_core(
                 approval_timeout=_timedelta_or_none(settings.approval_timeout),
                 drain_timeout=settings.drain_timeout,
                 max_running_turns=settings.max_running_turns,
+                turn_lease=settings.turn_lease,
                 tracer=tracing.tracer("blitz.core") if tracing else None,
             )
         )

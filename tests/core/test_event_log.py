@@ -118,9 +118,9 @@ async def test_producers_wait_while_the_backlog_is_far_behind(store, monkeypatch
     release = asyncio.Event()
     append = store.append_events
 
-    async def stalled(events):
+    async def stalled(events, **kw):
         await release.wait()
-        await append(events)
+        return await append(events, **kw)
 
     monkeypatch.setattr(store, "append_events", stalled)
     async with EventLog(store) as log:

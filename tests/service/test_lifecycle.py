@@ -238,13 +238,10 @@ async def _replay(settings, session_id: str) -> tuple[list[t.TurnEvent], s.Sessi
     return events, got
 
 
-async def _move_turn(
-    store: Store, session_id: str, turn_id: str, old: TurnState, new: TurnState
-) -> bool:
-    rec = await store.get_turn(session_id, turn_id)
-    assert rec is not None
-    rec.state = new
-    return await store.update_turn(rec, expect=old)
+async def _run_by_the_dead(store: Store, session_id: str, turn_id: str, old: TurnState) -> bool:
+    """Mark the turn running, held by a process that died (its lease long over)."""
+    rec = await store.claim_turn(session_id, turn_id, state=old, owner="dead", lease_until=0.0)
+    return rec is not None
 
 
 async def test_a_turn_the_process_died_starting_gets_accepted_then_finished(settings):
@@ -259,7 +256,10 @@ async def test_a_turn_the_process_died_starting_gets_accepted_then_finished(sett
                 TurnState.RUNNING,
                 t.Turn(text="hi").SerializeToString(),
                 1.0,
-            )
+                owner="dead",
+                epoch=1,
+            ),
+            lease_until=0.0,
         )
         await store.update_session(
             session.id,
@@ -279,7 +279,7 @@ async def test_a_turn_the_process_died_finishing_is_not_finished_twice(settings)
     turn_id = first[-1].turn_id
     async with open_store(settings.database) as store:
         # Killed after `finished` reached the log, before the records followed it.
-        assert await _move_turn(store, session.id, turn_id, TurnState.FINISHED, TurnState.RUNNING)
+        assert await _run_by_the_dead(store, session.id, turn_id, TurnState.FINISHED)
         await store.update_session(
             session.id,
             SessionChange(update_time=1.0, state=s.SESSION_STATE_RUNNING, turn_id=turn_id),
@@ -311,7 +311,7 @@ async def test_a_request_the_process_died_announcing_is_withdrawn(settings):
     turn_id = event.turn_id
     async with open_store(settings.database) as store:
         # Killed after storing and announcing the request, before the turn was marked parked.
-        assert await _move_turn(store, session.id, turn_id, TurnState.PARKED, TurnState.RUNNING)
+        assert await _run_by_the_dead(store, session.id, turn_id, TurnState.PARKED)
     events, got = await _replay(settings, session.id)
     mine = [e for e in events if e.turn_id == turn_id]
     assert [(e.resolution.request_id, e.resolution.via) for e in mine[-2:-1]] == [

@@ -347,10 +347,10 @@ async def test_every_steer_that_succeeds_is_seen_or_comes_back(wire, monkeypatch
     # coming until one is refused: none may be accepted and then lost.
     mark = store_class.update_session
 
-    async def slow_mark(self: Store, session_id: str, change: SessionChange) -> None:
+    async def slow_mark(self: Store, session_id: str, change: SessionChange) -> bool:
         if change.state == s.SESSION_STATE_IDLE:
             await asyncio.sleep(0.3)
-        await mark(self, session_id, change)
+        return await mark(self, session_id, change)
 
     monkeypatch.setattr(store_class, "update_session", slow_mark)
     session = await wire.create_session()

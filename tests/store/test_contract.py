@@ -9,6 +9,7 @@ fresh database per test); where there is none, its tests are skipped, saying why
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from blitz.store import (
+    Changes,
     ImageRecord,
     LedgerRow,
     PendingRecord,
@@ -24,6 +26,7 @@ from blitz.store import (
     SessionQuery,
     SessionRecord,
     Store,
+    TurnControl,
     TurnRecord,
     TurnState,
     UsageTotals,
@@ -125,25 +128,137 @@ async def test_an_update_changes_only_the_fields_it_names(store):
 
 
 async def test_a_turn_reads_back_and_its_update_writes_every_mutable_field(store):
-    made = turn(deadline=5.0, usage_before=b"u")
-    await store.create_turn(made)
+    made = turn(deadline=5.0, usage_before=b"u", owner="r1", epoch=1)
+    assert await store.create_turn(made, lease_until=10.0)
     assert await store.get_turn("s1", "t1") == made
     made.state, made.first_seq, made.model_calls, made.cost_usd = TurnState.PARKED, 3, 2, 0.5
-    made.steer, made.history = ["a", "b"], b"history"
+    made.history = b"history"
     assert await store.update_turn(made)
+    made.owner = ""  # a parked turn is held by no one
     assert await store.get_turn("s1", "t1") == made
     assert await store.get_turn("s1", "nope") is None
 
 
-async def test_a_turn_moves_only_from_the_state_expected(store):
-    await store.create_turn(turn(state=TurnState.PARKED))
-    rec = turn(state=TurnState.RUNNING)
-    results = await asyncio.gather(
-        *(store.update_turn(rec, expect=TurnState.PARKED) for _ in range(5))
+async def test_a_turn_starts_only_in_a_session_as_it_expects(store):
+    await store.create_session(session(state=s.SESSION_STATE_IDLE))
+    busy = SessionChange(
+        update_time=2.0,
+        state=s.SESSION_STATE_RUNNING,
+        turn_id="t1",
+        expect_state=s.SESSION_STATE_IDLE,
     )
-    assert sorted(results) == [False] * 4 + [True], "one resumer wins"
+    results = await asyncio.gather(
+        *(
+            store.create_turn(turn(f"t{i}", owner="r1", epoch=1), lease_until=9.0, session=busy)
+            for i in range(1, 6)
+        )
+    )
+    assert sorted(results) == [False] * 4 + [True], "one turn takes the idle session"
+    assert len(await store.turns_in_state(TurnState.RUNNING)) == 1, "the others left nothing"
+    got = await store.get_session("s1")
+    assert got is not None and (got.state, got.turn_id) == (s.SESSION_STATE_RUNNING, "t1")
+
+
+async def test_a_closed_session_stays_closed(store):
+    await store.create_session(session(state=s.SESSION_STATE_CLOSED, turn_id="t1"))
+    idle = SessionChange(update_time=2.0, state=s.SESSION_STATE_IDLE, turn_id="")
+    assert await store.update_session("s1", idle)
+    got = await store.get_session("s1")
+    assert got is not None and (got.state, got.turn_id) == (s.SESSION_STATE_CLOSED, "")
+    stale = SessionChange(update_time=3.0, state=s.SESSION_STATE_IDLE, expect_turn_id="t1")
+    assert not await store.update_session("s1", stale), "not the session's turn any more"
+
+
+async def test_a_parked_turn_is_taken_by_one_claimer_and_its_epoch_raised(store):
+    await store.create_turn(turn(state=TurnState.PARKED, epoch=3), lease_until=0.0)
+    claims = await asyncio.gather(
+        *(
+            store.claim_turn("s1", "t1", state=TurnState.PARKED, owner=f"r{i}", lease_until=100.0)
+            for i in range(5)
+        )
+    )
+    (won,) = [c for c in claims if c is not None]
+    assert (won.state, won.epoch, won.owner) == (TurnState.RUNNING, 4, won.owner)
     assert [r.turn_id for r in await store.turns_in_state(TurnState.RUNNING)] == ["t1"]
     assert await store.turns_in_state(TurnState.PARKED) == []
+    assert (
+        await store.count_turns(TurnState.RUNNING),
+        await store.count_turns(TurnState.PARKED),
+    ) == (1, 0)
+
+
+async def test_a_holder_whose_turn_was_taken_over_can_write_nothing_of_it(store):
+    held = turn(owner="r1", epoch=1)
+    await store.create_turn(held, lease_until=10.0)
+    assert await store.renew_leases("r1", lease_until=20.0) == [
+        TurnControl("s1", "t1", 1, cancel=False, steer=False)
+    ]
+    assert not await store.claim_turn(
+        "s1", "t1", state=TurnState.RUNNING, owner="r2", lease_until=50.0, expired_before=15.0
+    ), "its lease has not ended"
+    assert [
+        r.turn_id for r in await store.turns_in_state(TurnState.RUNNING, lease_ended_before=25.0)
+    ] == ["t1"]
+    taken = await store.claim_turn(
+        "s1", "t1", state=TurnState.RUNNING, owner="r2", lease_until=50.0, expired_before=25.0
+    )
+    assert taken is not None and (taken.owner, taken.epoch) == ("r2", 2)
+    assert await store.renew_leases("r1", lease_until=60.0) == [], "r1 holds it no more"
+    held.state = TurnState.FINISHED
+    assert not await store.update_turn(held), "the old holder's write is fenced"
+    late = [event("s1", text="stale"), event("s2", "t9", text="other")]
+    lost = await store.append_events(late, fences={("s1", "t1"): 1})
+    assert lost == {("s1", "t1")}
+    assert [e.seq for e in late] == [0, 1], "the fenced event left out, the other stored"
+    assert await store.read_events("s1", after_seq=0, limit=10) == []
+    ours = [event("s1", text="new holder")]
+    assert await store.append_events(ours, fences={("s1", "t1"): 2}) == set()
+    assert ours[0].seq == 1
+
+
+async def test_cancels_and_steer_reach_the_holder_until_the_turn_takes_its_leftovers(store):
+    await store.create_turn(turn(owner="r1", epoch=1), lease_until=10.0)
+    assert await store.add_steer("s1", "t1", "first")
+    assert await store.add_steer("s1", "t1", "second")
+    assert await store.request_cancel("s1", "t1")
+    assert await store.renew_leases("r1", lease_until=20.0) == [
+        TurnControl("s1", "t1", 1, cancel=True, steer=True)
+    ]
+    assert await store.take_steer("s1", "t1") == ["first", "second"]
+    assert await store.take_steer("s1", "t1") == []
+    assert await store.add_steer("s1", "t1", "third")
+    assert await store.take_steer("s1", "t1", close=True) == ["third"]
+    assert not await store.add_steer("s1", "t1", "too late"), "closed: it comes back instead"
+    finished = turn(state=TurnState.FINISHED, turn_id="t2")
+    await store.create_turn(finished, lease_until=0.0)
+    assert not await store.request_cancel("s1", "t2")
+    assert not await store.add_steer("s1", "t2", "x")
+
+
+async def test_parked_turns_that_need_someone_are_found(store):
+    # name: (deadline, request's expiry, its resolution, session state, session's turn)
+    cases = {
+        "waiting": (100.0, None, None, s.SESSION_STATE_PARKED, "waiting"),
+        "late": (5.0, None, None, s.SESSION_STATE_PARKED, "late"),
+        "expired": (None, 5.0, None, s.SESSION_STATE_PARKED, "expired"),
+        "answered": (None, None, "{}", s.SESSION_STATE_PARKED, "answered"),
+        "fresh": (None, None, "{}", s.SESSION_STATE_PARKED, "fresh"),
+        "closed": (None, None, None, s.SESSION_STATE_CLOSED, "closed"),
+        "let go": (None, None, None, s.SESSION_STATE_IDLE, ""),
+    }
+    for name, (deadline, expires, resolution, state, current) in cases.items():
+        await store.create_session(session(name, state=state, turn_id=current))
+        rec = TurnRecord(name, name, TurnState.PARKED, b"turn", 1.0, deadline=deadline)
+        await store.create_turn(rec, lease_until=0.0)
+        await store.put_pending([PendingRecord(name, "r1", name, b"e", expires=expires)])
+        if resolution is not None and name != "fresh":
+            assert await store.resolve_pending(name, "r1", resolution)
+    cutoff = time.time() + 1  # "answered" was answered before it
+    due = await store.parked_turns_due(now=10.0, settled_before=cutoff)
+    assert sorted(r.turn_id for r in due) == ["answered", "closed", "expired", "late", "let go"]
+    assert await store.resolve_pending("fresh", "r1", "{}")
+    due = await store.parked_turns_due(now=10.0, settled_before=cutoff - 1)
+    assert "fresh" not in {r.turn_id for r in due}, "just answered: its resolver resumes it"
 
 
 # Events
@@ -188,6 +303,11 @@ async def test_appenders_at_once_get_distinct_contiguous_seqs(store):
         assert seqs == list(range(seqs[0], seqs[0] + 5)), "a batch is numbered as one"
 
 
+async def test_the_last_seqs_of_sessions(store):
+    await store.append_events([event("s1"), event("s2"), event("s1")])
+    assert await store.last_seqs(["s1", "s2", "s3"]) == {"s1": 2, "s2": 1}
+
+
 async def test_the_last_event_of_a_turn(store):
     await store.append_events([event("s1", "t1"), event("s1", "t1"), event("s1", "t2")])
     last = await store.last_event_of_turn("s1", "t1")
@@ -222,6 +342,14 @@ async def test_a_request_id_used_again_replaces_the_old_request(store):
     await store.put_pending([PendingRecord("s1", "r1", "t2", b"new")])
     (again,) = await store.list_pending("s1", request_id="r1")
     assert (again.turn_id, again.event, again.resolution) == ("t2", b"new", None)
+
+
+async def test_a_stamped_request_keeps_its_resolution(store):
+    await store.put_pending([PendingRecord("s1", "r1", "t1", b"unnumbered")])
+    assert await store.resolve_pending("s1", "r1", "{}")
+    await store.stamp_pending("s1", "r1", b"numbered")
+    (got,) = await store.list_pending("s1", open_only=False)
+    assert (got.event, got.resolution) == (b"numbered", "{}")
 
 
 async def test_only_the_first_resolution_wins(store):
@@ -333,15 +461,19 @@ async def test_many_tasks_writing_at_once_all_succeed(store):
     assert got is not None and got.last_seq == 3000
 
 
-async def test_appends_are_announced_a_batch_at_a_time_where_processes_share_the_store(
-    request: pytest.FixtureRequest, open_engine: Opener
+async def test_appends_and_requests_are_announced_where_processes_share_the_store(
+    open_engine: Opener,
 ):
-    if "sqlite" in request.node.name:
-        pytest.skip("one process owns a SQLite file: it announces nothing")
     async with open_engine() as store, open_engine() as other:
+        if not store.shared:
+            pytest.skip("one process owns a SQLite file: it announces nothing")
         changes = aiter(other.changes())
-        assert await asyncio.wait_for(anext(changes), 10) == {}, "it listens"
+        assert await asyncio.wait_for(anext(changes), 10) == Changes(), "it listens"
         await store.append_events([event("s1"), event("s2"), event("s1")])
         announced = await asyncio.wait_for(anext(changes), 10)
+        await store.create_turn(turn(owner="r1", epoch=1), lease_until=10.0)
+        await store.add_steer("s1", "t1", "go left")
+        steered = await asyncio.wait_for(anext(changes), 10)
         await changes.aclose()  # type: ignore[attr-defined]
-    assert announced == {"s1": 2, "s2": 1}, "ids and seqs, one notice for the batch"
+    assert announced == Changes(seqs={"s1": 2, "s2": 1}), "ids and seqs, one for the batch"
+    assert steered == Changes(turns=(("s1", "t1"),)), "a request names its turn, no text"

@@ -117,6 +117,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "N",
     ),
     _spec(
+        "turn_lease",
+        values.positive_seconds,
+        "seconds a replica's hold on a running turn lasts unrenewed, on PostgreSQL: another"
+        " replica takes over the turns of one that died within about this long",
+        "SECONDS",
+    ),
+    _spec(
         "turn_timeout",
         values.seconds,
         "default wall-clock limit of a turn in seconds, time parked included (0: none)",

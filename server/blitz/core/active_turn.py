@@ -1,20 +1,22 @@
 """A turn that runs in this process, or is being acted on, and the set of them.
 
-Its `rec` is the durable part (the store's `TurnRecord`); the rest lives only here: the task
-driving the agent, why it is being cancelled, the task list the agent set, the prompt of
-its first run. A parked turn is not held: `LiveTurns` loads it from the store when someone
-acts on it (an answer, a cancel, a deadline), and it is let go again when it parks or ends.
-Nothing here acts; `turns.py` drives them.
+Its `rec` is the durable part (the store's `TurnRecord`, with the epoch this process holds
+it at); the rest lives only here: the task driving the agent, why it is being cancelled,
+the task list the agent set, the prompt of its first run. A parked turn is not held: the
+process that takes it (to resume it, cancel it, end it at its deadline) loads it from the
+store, and lets it go again when it parks or ends. Nothing here acts; `turns.py` drives
+them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 from blitz.errors import BlitzError
 from blitz.ports import ImageInput, TurnPolicy
-from blitz.store import SessionRecord, Store, TurnRecord, TurnState
+from blitz.store import SessionRecord, TurnRecord, TurnState
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["ActiveTurn", "LiveTurns"]
@@ -36,6 +38,12 @@ class ActiveTurn:
     # The model's prompt and attached images, for the first run only.
     prompt: str = ""
     images: tuple[ImageInput, ...] = ()
+    # Steer text may wait in the store: the next model call takes it.
+    steer_waiting: bool = False
+    # Another process took the turn over: this one writes nothing more of it.
+    lost: bool = False
+    # When this process took the turn (time.monotonic()).
+    held_since: float = field(default_factory=time.monotonic)
 
     @property
     def session_id(self) -> str:
@@ -65,12 +73,15 @@ class LiveTurns:
     """The unfinished turns this process holds: main turns by session, asides by both ids
     (a client may choose an aside's turn id, so two sessions may use the same one)."""
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, *, count_parked: bool = True) -> None:
         self._main: dict[str, ActiveTurn] = {}
         self._asides: dict[tuple[str, str], ActiveTurn] = {}
         # The turns parked here, by ids only: a parked turn holds nothing else in memory.
+        # Where processes share the store, any of them may resume a turn parked here, so
+        # they are counted in the store instead (`parked_count`, kept by the leases).
+        self._count_parked = count_parked
         self._parked: set[tuple[str, str]] = set()
+        self.parked_count = 0
 
     def add(self, active: ActiveTurn) -> None:
         self._parked.discard((active.session_id, active.turn_id))
@@ -92,41 +103,24 @@ class LiveTurns:
     def park(self, active: ActiveTurn) -> None:
         """Let a turn that has parked go: only its ids are remembered, to count it."""
         self.discard(active)
-        self._parked.add((active.session_id, active.turn_id))
+        self.parked(active.session_id, active.turn_id)
 
     def parked(self, session_id: str, turn_id: str) -> None:
         """Count a turn this process found parked (at recovery)."""
-        self._parked.add((session_id, turn_id))
+        if self._count_parked:
+            self._parked.add((session_id, turn_id))
 
     def count(self, state: TurnState) -> int:
         """How many turns are in `state` now (for the metrics): parked ones by their ids."""
-        held = sum(1 for active in self.all() if active.rec.state == state)
-        return held + len(self._parked) if state == TurnState.PARKED else held
+        if state == TurnState.PARKED:
+            return len(self._parked) if self._count_parked else self.parked_count
+        return sum(1 for active in self.all() if active.rec.state == state)
 
     def asides_of(self, session_id: str) -> list[ActiveTurn]:
         """The session's aside turns running in this process."""
         return [a for a in self._asides.values() if a.session_id == session_id]
 
-    def aside(self, session_id: str, turn_id: str) -> ActiveTurn | None:
-        """An aside turn of this process by id (main turns: `main_turn`)."""
-        return self._asides.get((session_id, turn_id))
-
-    async def main_turn(self, session: SessionRecord) -> ActiveTurn | None:
-        """The session's unfinished main turn, loaded from the store if not held here."""
-        if not session.turn_id:
-            return None
-        active = self._main.get(session.id)
-        if active is not None and active.turn_id == session.turn_id:
-            return active
-        rec = await self._store.get_turn(session.id, session.turn_id)
-        if rec is None or rec.state == TurnState.FINISHED:
-            return None
-        # Another caller may have loaded it while this one waited on the store: one object
-        # per turn, so that a cancel and an answer see each other.
-        active = self._main.get(session.id)
-        if active is not None and active.turn_id == rec.turn_id:
-            return active
-        active = ActiveTurn(rec=rec, turn=t.Turn.FromString(rec.turn), session=session)
-        self._main[session.id] = active
-        self._parked.discard((session.id, rec.turn_id))
-        return active
+    def held(self, session_id: str, turn_id: str) -> ActiveTurn | None:
+        """The turn, if this process holds it (a main turn or an aside)."""
+        active = self._asides.get((session_id, turn_id)) or self._main.get(session_id)
+        return active if active is not None and active.turn_id == turn_id else None

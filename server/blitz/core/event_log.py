@@ -17,13 +17,22 @@ the same steps in the same order, written once in `_write`:
    Masking runs on at most four times that, cut first the same way, so a huge event
    costs the loop no more than a large one;
 4. persist: the store numbers the events with their session's next seqs and writes the
-   batch in one transaction;
+   batch in one transaction; the events of a turn given with its epoch (`fence`) are
+   stored only if the turn is still held at that epoch, and those of a turn that was taken
+   over are left out, their committers told (`TurnLost`) and the listener too (`lost`);
 5. fan out: live readers of each session get the events, and committers are released.
 
 So an event is visible only once it is in the log, and its seq is final: seqs a client
 sees are contiguous, live and in replay alike, and a gap means a loss. `read` replays a
 session from the store and then follows it live, skipping by seq what it has yielded, so
 the hand-over has no gap and no duplicate.
+
+Where processes share the store, a session's events may be written by any of them. A live
+reader gets this process's events pushed, and learns of the others' from the store's
+announcements (`Store.changes`, followed by one task) or, should one be missed, from a
+slow poll of its sessions' last seqs; it reads from the store whatever it has been told of
+and not received, gaps included, so what it yields stays contiguous. The announcements
+also name turns someone asked to cancel or steer: the listener hears of those (`asked`).
 
 Memory is bounded twice, in bytes. The backlog waiting for the writer: past a high mark,
 producers that can wait do (`pace`, which the agent calls as it streams) until the writer
@@ -35,9 +44,11 @@ queued is let go at once, and it resumes with Watch(after_seq).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Protocol
 
 import structlog
 
@@ -48,7 +59,7 @@ from blitz.size_limits import EVENT_MAX, fit
 from blitz.store import Store
 from blitz.v1.turn_pb2 import Notice, TurnEvent
 
-__all__ = ["EventLog", "Subscription"]
+__all__ = ["EventLog", "LogListener", "Subscription", "TurnLost"]
 
 log = structlog.get_logger(__name__)
 
@@ -66,6 +77,24 @@ _REPLAY_PAGE = 1000
 _MERGE_MAX = 64 * 1024
 # What a cut string says of why (step 3).
 _CUT_WHY = f"an event holds at most {EVENT_MAX // (1024 * 1024)} MiB"
+# Seconds between polls of the followed sessions' last seqs, on a shared store.
+DEFAULT_POLL = 2.0
+
+
+class TurnLost(Exception):
+    """The turn's events were not stored: another process holds it now."""
+
+
+class LogListener(Protocol):
+    """What the turn driver hears from the log."""
+
+    def lost(self, session_id: str, turn_id: str) -> None:
+        """Events of a turn this process held were fenced out: it holds it no more."""
+        ...
+
+    def asked(self, session_id: str, turn_id: str) -> None:
+        """Someone asked something of the turn (to cancel, or to take steer text)."""
+        ...
 
 
 class Subscription:
@@ -77,8 +106,9 @@ class Subscription:
         self._limit = limit
         self._queue: deque[TurnEvent] = deque()
         self._bytes = 0
-        # The seq of the last event handed to the reader.
+        # The seq of the last event handed to the reader, and the newest it knows exists.
         self._delivered = 0
+        self._known = 0
         self._wake = asyncio.Event()
         self._overflow_after: int | None = None
         self._closed = False
@@ -90,24 +120,37 @@ class Subscription:
             # Too far behind: what is queued is let go now, and the reader is told where
             # to resume (after what it got) once it asks for more. A reader that holds
             # nothing takes any batch, so one event past the limit does not end a stream.
-            self._overflow_after = self._delivered
+            self._overflow_after = self._known = self._delivered
             self._queue.clear()
             self._bytes = 0
         else:
             self._queue.extend(events)
             self._bytes += size
+            self._known = max(self._known, events[-1].seq)
         self._wake.set()
+
+    def _hint(self, seq: int) -> None:
+        """Another process appended up to `seq`: read what is missing from the store."""
+        if seq > self._known and self._overflow_after is None:
+            self._known = seq
+            self._wake.set()
 
     def _end(self) -> None:
         self._closed = True
         self._wake.set()
 
     async def batches(self, *, after_seq: int = 0) -> AsyncIterator[list[TurnEvent]]:
-        """Yield what has arrived since the last batch, skipping seqs up to `after_seq`."""
+        """Yield what has arrived since the last batch, skipping seqs up to `after_seq`.
+
+        What it was told of and has not received (another process's events, or a gap
+        before one of this process's) is read from the store first, so that the seqs it
+        yields are contiguous.
+        """
         self._delivered = after_seq
+        self._known = max(self._known, after_seq)
         try:
             while True:
-                if not self._queue:
+                if not self._queue and self._known <= self._delivered:
                     if self._overflow_after is not None:
                         raise BlitzError(
                             Reason.SLOW_CONSUMER,
@@ -123,14 +166,36 @@ class Subscription:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
-                batch = [e for e in self._queue if e.seq > self._delivered]
+                queued = [e for e in self._queue if e.seq > self._delivered]
                 self._queue.clear()
                 self._bytes = 0
+                batch = await self._complete(queued)
                 if batch:
                     self._delivered = batch[-1].seq
+                    self._known = max(self._known, self._delivered)
                     yield batch
         finally:
             self.close()
+
+    async def _complete(self, queued: list[TurnEvent]) -> list[TurnEvent]:
+        """`queued` after what comes before it and was not pushed here, from the store.
+
+        A page at most is read at once; when more is missing, the queued events wait for
+        the next round.
+        """
+        upto = queued[0].seq - 1 if queued else self._known
+        if upto <= self._delivered:
+            return queued
+        missing = await self._owner._read_range(self.session_id, self._delivered, upto)
+        if not missing:
+            if not queued:
+                self._known = self._delivered  # told of more than the store holds
+            return queued  # the store has none of them: go on past the gap
+        if missing[-1].seq < upto and queued:
+            self._queue.extendleft(reversed(queued))
+            self._bytes += sum(e.ByteSize() for e in queued)
+            return missing
+        return [*missing, *(e for e in queued if e.seq > missing[-1].seq)]
 
     def close(self) -> None:
         self._owner._unsubscribe(self)
@@ -139,7 +204,7 @@ class Subscription:
 class _Queued:
     """An event waiting for the writer, with where it belongs and who waits for it."""
 
-    __slots__ = ("done", "event", "session_id", "size", "texts", "turn_id")
+    __slots__ = ("done", "event", "fence", "session_id", "size", "texts", "turn_id")
 
     def __init__(
         self,
@@ -147,11 +212,14 @@ class _Queued:
         turn_id: str,
         event: TurnEvent,
         done: asyncio.Future[None] | None,
+        fence: int | None,
     ) -> None:
         self.session_id = session_id
         self.turn_id = turn_id
         self.event = event
         self.done = done
+        # The epoch the turn's holder holds it at, for step 4; None: not the holder's.
+        self.fence = fence
         # Text of later chunks merged into this one, joined once (step 1), and its length.
         self.texts: list[str] | None = None
         self.size = len(event.text.text) if event.HasField("text") else 0
@@ -165,6 +233,8 @@ class _Queued:
     def absorbs(self, other: _Queued) -> bool:
         """Whether `other` may be merged into this event without changing its meaning."""
         if self.done is not None or other.done is not None or self.turn_id != other.turn_id:
+            return False
+        if self.fence != other.fence:
             return False
         a, b = self.event, other.event
         if a.WhichOneof("kind") != "text" or b.WhichOneof("kind") != "text":
@@ -190,9 +260,15 @@ def _cost(item: _Queued) -> int:
 class EventLog:
     """Append, persist and fan out session events. `async with` runs the writer."""
 
-    def __init__(self, store: Store, *, buffer: int = DEFAULT_BUFFER) -> None:
+    def __init__(
+        self, store: Store, *, buffer: int = DEFAULT_BUFFER, poll: float = DEFAULT_POLL
+    ) -> None:
         self._store = store
         self._buffer = buffer
+        self._poll_every = poll
+        self._listener: LogListener | None = None
+        # Following other processes' announcements and polling (a shared store only).
+        self._followers: list[asyncio.Task[None]] = []
         self._queue: list[_Queued] = []
         # The last queued event of each session, while it may still take more text.
         self._tails: dict[str, _Queued] = {}
@@ -204,11 +280,25 @@ class EventLog:
         self._writer: asyncio.Task[None] | None = None
         self._closing = False
 
+    def listen(self, listener: LogListener) -> None:
+        self._listener = listener
+
     async def __aenter__(self) -> EventLog:
         self._writer = asyncio.create_task(self._write_loop(), name="blitz-event-writer")
+        if self._store.shared:
+            self._followers = [
+                asyncio.create_task(self._follow(), name="blitz-event-follower"),
+                asyncio.create_task(self._poll(), name="blitz-event-poll"),
+            ]
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        for task in self._followers:
+            task.cancel()
+        for task in self._followers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._followers = []
         # Flush what is queued, then stop the writer and end every live reader.
         self._closing = True
         self._wake.set()
@@ -223,16 +313,26 @@ class EventLog:
 
     # Appending
 
-    def emit(self, session_id: str, turn_id: str, event: TurnEvent) -> None:
-        """Queue an event of the turn; it is stored and sent out with the next batch."""
-        self._enqueue(_Queued(session_id, turn_id, event, None))
+    def emit(
+        self, session_id: str, turn_id: str, event: TurnEvent, *, fence: int | None = None
+    ) -> None:
+        """Queue an event of the turn; it is stored and sent out with the next batch.
 
-    async def commit(self, session_id: str, turn_id: str, event: TurnEvent) -> TurnEvent:
-        """Append an event of the turn; returns it, numbered and masked, once durable."""
+        `fence`: the epoch the caller holds the turn at, when it writes as its holder.
+        """
+        self._enqueue(_Queued(session_id, turn_id, event, None, fence))
+
+    async def commit(
+        self, session_id: str, turn_id: str, event: TurnEvent, *, fence: int | None = None
+    ) -> TurnEvent:
+        """Append an event of the turn; returns it, numbered and masked, once durable.
+
+        Raises `TurnLost` when `fence` is given and the turn is held at another epoch.
+        """
         if self._closing and self._writer is None:
             raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._enqueue(_Queued(session_id, turn_id, event, done))
+        self._enqueue(_Queued(session_id, turn_id, event, done, fence))
         await done
         return event
 
@@ -302,15 +402,18 @@ class EventLog:
             _cap(event)
             events.append(event)
             kinds.append(event.WhichOneof("kind") or "")
-        # 4. persist: the store sets each event's seq
+        # 4. persist: the store sets each event's seq, and leaves out a lost turn's
+        fences = {(i.session_id, i.turn_id): i.fence for i in kept if i.fence is not None}
         started = time.perf_counter()
-        await self._store.append_events(events)
+        lost = await self._store.append_events(events, fences=fences)
         metrics.store_write("append_events", time.perf_counter() - started)
         metrics.events_appended(kinds)
+        if lost:
+            self._fenced_out(kept, lost)
         # 5. fan out
         by_session: dict[str, tuple[list[TurnEvent], list[int]]] = {}
         for event in events:
-            if event.session_id in self._subscribers:
+            if event.seq and event.session_id in self._subscribers:
                 listed, size = by_session.setdefault(event.session_id, ([], [0]))
                 listed.append(event)
                 size[0] += event.ByteSize()
@@ -320,6 +423,60 @@ class EventLog:
         for item in kept:
             if item.done is not None and not item.done.done():
                 item.done.set_result(None)
+
+    def _fenced_out(self, kept: list[_Queued], lost: set[tuple[str, str]]) -> None:
+        for key in lost:
+            log.warning("turn_lost", session_id=key[0], turn_id=key[1])
+            if self._listener is not None:
+                self._listener.lost(*key)
+        for item in kept:
+            if (item.session_id, item.turn_id) in lost and item.done is not None:
+                if not item.done.done():
+                    item.done.set_exception(TurnLost(item.session_id, item.turn_id))
+
+    # Other processes' events (a shared store)
+
+    async def _follow(self) -> None:
+        """Hear the store's announcements for as long as the log is open."""
+        while True:
+            try:
+                async for change in self._store.changes():
+                    if not change.seqs and not change.turns:
+                        await self._poll_once()  # (again) listening: catch up on the gap
+                    for sid, seq in change.seqs.items():
+                        for sub in self._subscribers.get(sid, ()):
+                            sub._hint(seq)
+                    if self._listener is not None:
+                        for sid, tid in change.turns:
+                            self._listener.asked(sid, tid)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("event_follow_failed", exc_info=True)
+            await asyncio.sleep(1.0)  # the poll covers what is announced meanwhile
+
+    async def _poll(self) -> None:
+        """The floor of correctness: an announcement may be missed, a poll is not."""
+        while True:
+            await asyncio.sleep(self._poll_every)
+            try:
+                await self._poll_once()
+            except Exception:
+                log.warning("event_poll_failed", exc_info=True)
+
+    async def _poll_once(self) -> None:
+        followed = list(self._subscribers)
+        for start in range(0, len(followed), _REPLAY_PAGE):
+            last = await self._store.last_seqs(followed[start : start + _REPLAY_PAGE])
+            for sid, seq in last.items():
+                for sub in self._subscribers.get(sid, ()):
+                    sub._hint(seq)
+
+    async def _read_range(self, session_id: str, after_seq: int, upto: int) -> list[TurnEvent]:
+        """The session's stored events after `after_seq` up to `upto`, a page at most."""
+        limit = min(upto - after_seq, _REPLAY_PAGE)
+        rows = await self._store.read_events(session_id, after_seq=after_seq, limit=limit)
+        return [TurnEvent.FromString(row.data) for row in rows if row.seq <= upto]
 
     # Reading
 

@@ -107,10 +107,10 @@ class PendingRequests:
     ) -> Outcome:
         decision = t.DECISION_ALWAYS if rule.scope == s.RULE_SCOPE_ALWAYS else t.DECISION_SESSION
         outcome = Outcome.approval(request_id, decision, via="rule", rule_id=rule.id)
-        sid, tid = active.session_id, active.turn_id
+        sid, tid, fence = active.session_id, active.turn_id, active.rec.epoch
         notice = t.Notice(text=f"Approved by rule {rule.scope_label!r}.")
-        self._log.emit(sid, tid, t.TurnEvent(notice=notice))
-        await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
+        self._log.emit(sid, tid, t.TurnEvent(notice=notice), fence=fence)
+        await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event), fence=fence)
         metrics.request_resolved("approval", "rule", 0.0)  # never announced: it waited for nothing
         return outcome
 
@@ -160,10 +160,9 @@ class PendingRequests:
         # answered, and a process that dies now leaves requests its turn's end withdraws.
         await self._store.put_pending(list(records.values()))
         for event in to_announce:
-            await self._log.commit(sid, tid, event)
-            record = records[_request_id(event)]
-            record.event = event.SerializeToString()
-            await self._store.put_pending([record])
+            await self._log.commit(sid, tid, event, fence=active.rec.epoch)
+            # As announced (numbered); an answer may already have come, from anywhere.
+            await self._store.stamp_pending(sid, _request_id(event), event.SerializeToString())
         return settled, len(records) - len(settled)
 
     async def results(self, session_id: str, turn_id: str) -> dict[str, Resolution]:
@@ -188,14 +187,16 @@ class PendingRequests:
         if rec.deadline is not None:
             times.append(rec.deadline)
         if times:
-            self._deadlines.set(_key(sid, tid), min(times), partial(self._on_deadline, sid, tid))
+            self._deadlines.set(_key(sid, tid), min(times), partial(self.check_deadlines, sid, tid))
         else:
             self._deadlines.clear(_key(sid, tid))
 
     def disarm(self, session_id: str, turn_id: str) -> None:
         self._deadlines.clear(_key(session_id, turn_id))
 
-    async def _on_deadline(self, session_id: str, turn_id: str) -> None:
+    async def check_deadlines(self, session_id: str, turn_id: str) -> None:
+        """End the parked turn if its deadline passed, else time out its expired requests;
+        file its next deadline here if it is still parked."""
         try:
             rec = await self._store.get_turn(session_id, turn_id)
             if rec is None or rec.state != TurnState.PARKED:
@@ -259,13 +260,15 @@ class PendingRequests:
                 await self.listener.answered(sid, tid)
             return True
 
-    async def withdraw(self, session_id: str, turn_id: str) -> None:
-        """Withdraw the turn's open requests: it is ending. Call with the lock held."""
+    async def withdraw(self, session_id: str, turn_id: str, *, fence: int) -> None:
+        """Withdraw the turn's open requests: it is ending, held at epoch `fence` here.
+        Call with the lock held."""
         self.disarm(session_id, turn_id)
         for p in await self._store.list_pending(session_id, turn_id=turn_id):
             outcome = Outcome.withdrawn(p.request_id)
             if await self._store.resolve_pending(session_id, p.request_id, outcome.to_json()):
-                await self._log.commit(session_id, turn_id, t.TurnEvent(resolution=outcome.event))
+                event = t.TurnEvent(resolution=outcome.event)
+                await self._log.commit(session_id, turn_id, event, fence=fence)
                 _observe_wait(p, outcome.event.via)
 
     async def settle(self, session_id: str, turn_id: str) -> None:

@@ -13,10 +13,12 @@ ListRules stays small too.
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import aclosing
+from contextlib import AsyncExitStack, aclosing
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -24,14 +26,14 @@ from typing import TYPE_CHECKING
 
 from blitz import metrics
 from blitz.core import validation as check
-from blitz.core.active_turn import ActiveTurn
 from blitz.core.approvals import Outcome, rule_label
 from blitz.core.deadlines import Deadlines
 from blitz.core.event_log import EventLog
+from blitz.core.leases import Leases
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
 from blitz.core.prompt import model_prompt
-from blitz.core.recovery import recover
+from blitz.core.recovery import Recovery
 from blitz.core.slash_commands import plan_text
 from blitz.core.supervisor import Supervisor
 from blitz.core.turns import Turns, new_turn_id
@@ -82,9 +84,13 @@ class SessionCore:
         approval_timeout: timedelta | None = None,
         drain_timeout: float = 10.0,
         max_running_turns: int = 256,
+        turn_lease: float = 6.0,
+        replica: str = "",
         tracer: Tracer | None = None,
     ) -> None:
-        """`tracer` traces each run of a turn (see turns.py); None: no spans."""
+        """`tracer` traces each run of a turn (see turns.py); None: no spans. `replica`
+        names this process as the holder of its turns (made up when empty: host, pid and a
+        random part, so a restarted process is another holder)."""
         self._store = store
         self._agent = agent
         self._workspace_root = Path(workspace_root)
@@ -109,9 +115,15 @@ class SessionCore:
             workspace_root=self._workspace_root,
             default_max_turns=default_max_turns,
             default_timeout=default_timeout,
+            owner=replica or f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}",
+            lease=turn_lease,
             max_running=max_running_turns,
             tracer=tracer,
         )
+        self._recovery = Recovery(
+            store=store, log=self._log, turns=self._turns, pending=self._pending
+        )
+        self._leases = AsyncExitStack()
         self._uncount = lambda: None
 
     async def __aenter__(self) -> SessionCore:
@@ -119,9 +131,11 @@ class SessionCore:
         await self._log.__aenter__()
         self._uncount = metrics.count_live(self._live_counts)
         try:
-            await recover(
-                store=self._store, log=self._log, turns=self._turns, pending=self._pending
-            )
+            await self._recovery.at_start()
+            if self._store.shared:
+                await self._leases.enter_async_context(
+                    Leases(store=self._store, turns=self._turns, recovery=self._recovery)
+                )
         except BaseException:
             self._uncount()
             await self._timers.aclose()
@@ -137,6 +151,7 @@ class SessionCore:
     ) -> None:
         try:
             await self._turns.drain(self._drain_timeout)
+            await self._leases.aclose()
             await self._timers.aclose()
         finally:
             self._uncount()
@@ -252,15 +267,17 @@ class SessionCore:
         rec = await self.session_record(req.session_id, ctx)
         if rec.state != s.SESSION_STATE_CLOSED:
             async with self._locks(rec.id):
-                rec = await self.session_record(req.session_id, ctx)
                 await self._store.update_session(
                     rec.id, SessionChange(update_time=time.time(), state=s.SESSION_STATE_CLOSED)
                 )
-                active = await self._turns.live.main_turn(rec)
-            closing = [active] if active is not None else []
-            for turn in [*closing, *self._turns.live.asides_of(rec.id)]:
-                await self._turns.cancel(
-                    turn, BlitzError(Reason.CANCELLED, "the session was closed")
+                rec = await self.session_record(req.session_id, ctx)
+            # Its main turn and its asides, wherever they run.
+            unfinished = await self._store.turns_in_state(TurnState.RUNNING, session_id=rec.id)
+            turn_ids = {rec.turn_id} if rec.turn_id else set()
+            turn_ids |= {turn.turn_id for turn in unfinished}
+            for turn_id in sorted(turn_ids):
+                await self._turns.cancel_turn(
+                    rec, turn_id, BlitzError(Reason.CANCELLED, "the session was closed")
                 )
         return await self._view(await self.session_record(req.session_id, ctx))
 
@@ -429,33 +446,27 @@ class SessionCore:
 
     # Running turns
 
-    async def _running(self, session: SessionRecord, turn_id: str) -> ActiveTurn:
-        active = self._turns.live.aside(session.id, turn_id) if turn_id else None
-        if active is not None:
-            return active
-        active = await self._turns.live.main_turn(session)
-        if active is None or (turn_id and active.turn_id != turn_id):
-            raise BlitzError(
-                Reason.NO_RUNNING_TURN,
-                "no turn is running in this session" + (f" as {turn_id!r}" if turn_id else ""),
-                {"session_id": session.id, **({"turn_id": turn_id} if turn_id else {})},
-            )
-        return active
-
     async def cancel(self, req: s.CancelRequest, ctx: CallContext) -> s.CancelResponse:
         if req.turn_id:
             check.require(req.turn_id, "turn_id")
         session = await self.session_record(req.session_id, ctx)
-        active = await self._running(session, req.turn_id)
-        await self._turns.cancel(active, BlitzError(Reason.CANCELLED, "the turn was cancelled"))
-        return s.CancelResponse(turn_id=active.turn_id)
+        turn_id = req.turn_id or session.turn_id
+        reason = BlitzError(Reason.CANCELLED, "the turn was cancelled")
+        if not turn_id or not await self._turns.cancel_turn(session, turn_id, reason):
+            raise _no_running_turn(session.id, req.turn_id)
+        return s.CancelResponse(turn_id=turn_id)
 
     async def steer(self, req: s.SteerRequest, ctx: CallContext) -> s.SteerResponse:
         check.check_steer(req.text)
         session = await self.session_record(req.session_id, ctx)
-        active = await self._running(session, "")
-        await self._turns.steer(active, req.text)
-        return s.SteerResponse(turn_id=active.turn_id)
+        turn_id = session.turn_id
+        # Queued in the store, where the turn's holder takes it from, whoever that is.
+        if not turn_id or not await self._store.add_steer(session.id, turn_id, req.text):
+            raise _no_running_turn(session.id, "")
+        held = self._turns.live.held(session.id, turn_id)
+        if held is not None:
+            held.steer_waiting = True
+        return s.SteerResponse(turn_id=turn_id)
 
     async def get_usage(self, req: s.GetUsageRequest, ctx: CallContext) -> s.UsageReport:
         session = await self.session_record(req.session_id, ctx)
@@ -471,6 +482,14 @@ class SessionCore:
             entries.append(entry)
         entries.reverse()
         return s.UsageReport(total=await session_usage(self._store, session.id), entries=entries)
+
+
+def _no_running_turn(session_id: str, turn_id: str) -> BlitzError:
+    return BlitzError(
+        Reason.NO_RUNNING_TURN,
+        "no turn is running in this session" + (f" as {turn_id!r}" if turn_id else ""),
+        {"session_id": session_id, **({"turn_id": turn_id} if turn_id else {})},
+    )
 
 
 def _already_resolved(request_id: str) -> BlitzError:

@@ -2,7 +2,7 @@
 
 Events go to the event log (which stamps, masks, stores and sends them); every model call
 is checked against the turn's limits first (MAX_TURNS, BUDGET_EXCEEDED) and hands over
-queued steer text, and is recorded in the usage ledger after; an approval a stored rule
+steer text queued in the store, and is recorded in the usage ledger after; an approval a stored rule
 covers goes ahead at once. It must never make a decision of its own beyond the turn's
 limits: rules belong to `pending.py`, the event pipeline to `event_log.py`. Each recorded
 call is counted in the metrics too: its time since the check before it, tokens and cost.
@@ -53,10 +53,10 @@ class TurnChannel:
     def emit(self, event: t.TurnEvent) -> None:
         if event.HasField("tasks") and not event.author:  # a sub-agent's list is its own
             self._active.todo = t.Tasks(items=event.tasks.items)
-        self._log.emit(self._sid, self._tid, event)
+        self._log.emit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def commit(self, event: t.TurnEvent) -> None:
-        await self._log.commit(self._sid, self._tid, event)
+        await self._log.commit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def pace(self) -> None:
         await self._log.pace()
@@ -81,7 +81,11 @@ class TurnChannel:
                 {"max_cost_usd": repr(cap), "cost_usd": repr(rec.cost_usd)},
             )
         rec.model_calls += 1
-        steer, rec.steer = rec.steer, []
+        steer: list[str] = []
+        if self._active.steer_waiting:
+            # Queued in the store (by any process); taken once, so each is sent once.
+            self._active.steer_waiting = False
+            steer = await self._store.take_steer(self._sid, self._tid)
         _call_started.set(time.perf_counter())
         return steer
 

@@ -12,6 +12,13 @@ error, a cancel, a deadline, a shutdown. The per-session lock orders a turn's la
 (session released, `finished` committed, turn recorded finished) before the next turn's
 first. What a dead process left behind is settled by `recovery.py`.
 
+Where processes share the store, a turn is held by the one running it: that one writes
+it, fenced by the epoch it took it at, and renews its lease (`leases.py`). A parked turn
+is held by no one: whichever process hears the last answer takes it (`claim_turn`, which
+one wins) and resumes it; so does one ending it at its deadline or cancelling it. A cancel
+of a turn running elsewhere asks its holder (`request_cancel`), and waits for its end.
+Steer text goes through the store, so any process can queue it for any turn.
+
 Each run of a turn is traced as one span (when a tracer is given), a child of the call that
 started or resumed it, since its task inherits that call's context.
 """
@@ -22,6 +29,7 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import timedelta
 from pathlib import Path
@@ -31,7 +39,7 @@ import structlog
 
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn, LiveTurns
-from blitz.core.event_log import EventLog
+from blitz.core.event_log import EventLog, TurnLost
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
 from blitz.core.slash_commands import CommandContext, parse_command, plan_record, run_command
@@ -52,6 +60,9 @@ __all__ = ["Turns", "new_turn_id"]
 
 log = structlog.get_logger(__name__)
 
+# Seconds between looks at a turn another process is asked to cancel.
+_CANCEL_POLL = 0.1
+
 
 class Turns:
     """Every unfinished turn of this process, and the tasks that drive them."""
@@ -67,9 +78,16 @@ class Turns:
         workspace_root: Path,
         default_max_turns: int,
         default_timeout: timedelta | None,
+        owner: str,
+        lease: float,
         max_running: int = 256,
         tracer: Tracer | None = None,
     ) -> None:
+        # This process, as the holder of the turns it runs, and how long a hold lasts.
+        self.owner = owner
+        self.lease = lease
+        # Called when another process asks something of a turn held here (set by leases).
+        self.nudge: Callable[[], None] = lambda: None
         self._store = store
         self._log = log
         self._agent = agent
@@ -80,9 +98,10 @@ class Turns:
         self._default_timeout = default_timeout
         self._tracer = tracer
         self._tasks = Supervisor("turns")
-        self.live = LiveTurns(store)
+        self.live = LiveTurns(count_parked=not store.shared)
         self._slots = asyncio.Semaphore(max_running)
         pending.listen(self)
+        log.listen(self)
 
     # Starting
 
@@ -111,18 +130,26 @@ class Turns:
             create_time=now,
             deadline=now + timeout.total_seconds() if timeout else None,
             usage_before=before.SerializeToString(),
+            owner=self.owner,
+            epoch=1,
         )
-        await self._store.create_turn(rec)
+        claim = None
         if not turn.aside:
-            # A new turn supersedes any plan proposed before it (accepted consumes it).
-            plan = None if turn.command else b""
-            await self._store.update_session(
-                session.id,
-                SessionChange(
-                    update_time=now, state=s.SESSION_STATE_RUNNING, turn_id=turn_id, plan=plan
-                ),
+            # The session is taken in the same step, if it is still idle: of two processes
+            # starting turns in it at once, one does. A new turn supersedes any plan
+            # proposed before it (accepted consumes it).
+            claim = SessionChange(
+                update_time=now,
+                state=s.SESSION_STATE_RUNNING,
+                turn_id=turn_id,
+                plan=None if turn.command else b"",
+                expect_state=s.SESSION_STATE_IDLE,
             )
-        accepted = await self._log.commit(session.id, turn_id, t.TurnEvent(accepted=t.Accepted()))
+        if not await self._store.create_turn(rec, lease_until=now + self.lease, session=claim):
+            raise await self._not_idle(session.id)
+        accepted = await self._log.commit(
+            session.id, turn_id, t.TurnEvent(accepted=t.Accepted()), fence=rec.epoch
+        )
         rec.first_seq = accepted.seq
         await self._store.update_turn(rec)
         active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
@@ -130,6 +157,50 @@ class Turns:
         metrics.turn_started(_turn_kind(turn))
         self._launch(active, None)
         return rec
+
+    async def _not_idle(self, session_id: str) -> BlitzError:
+        """Why a turn could not take the session: it closed, or another turn took it."""
+        session = await self._store.get_session(session_id)
+        if session is None or session.state == s.SESSION_STATE_CLOSED:
+            return BlitzError(
+                Reason.SESSION_CLOSED, "the session is closed", {"session_id": session_id}
+            )
+        return BlitzError(
+            Reason.SESSION_BUSY,
+            "a turn is already running in this session",
+            {"turn_id": session.turn_id},
+        )
+
+    async def take(
+        self,
+        session: SessionRecord,
+        turn_id: str,
+        state: TurnState,
+        *,
+        expired_before: float | None = None,
+    ) -> ActiveTurn | None:
+        """Take the turn if it is in `state` (see `Store.claim_turn`): held here, running.
+
+        None when another process took it or it ended first.
+        """
+        rec = await self._store.claim_turn(
+            session.id,
+            turn_id,
+            state=state,
+            owner=self.owner,
+            lease_until=time.time() + self.lease,
+            expired_before=expired_before,
+        )
+        if rec is None:
+            return None
+        active = ActiveTurn(
+            rec=rec,
+            turn=t.Turn.FromString(rec.turn),
+            session=session,
+            steer_waiting=bool(rec.steer),
+        )
+        self.live.add(active)
+        return active
 
     # Driving
 
@@ -168,9 +239,13 @@ class Turns:
                     await self.finish(active, error=internal_error())
                 else:
                     await self.finish(active, error=_timed_out(rec))
+            except TurnLost:
+                self._lose(active)
             except BlitzError as exc:
                 await self.finish(active, error=exc)
             except asyncio.CancelledError:
+                if active.lost:
+                    raise  # another process holds it now: nothing more is written here
                 reason = active.cancel_reason or BlitzError(
                     Reason.SERVER_RESTARTED, "the server stopped while the turn was running"
                 )
@@ -276,21 +351,32 @@ class Turns:
             settled, still_open = await self._pending.park(active, parked)
             rec.history = parked.history
             if not still_open:
-                await self._store.update_turn(rec)
+                if not await self._store.update_turn(rec):
+                    raise TurnLost(rec.session_id, rec.turn_id)
                 self._launch(active, settled)
                 return
             rec.state = TurnState.PARKED
-            await self._store.update_turn(rec)
+            if not await self._store.update_turn(rec):
+                rec.state = TurnState.RUNNING
+                raise TurnLost(rec.session_id, rec.turn_id)
             await self._store.update_session(
                 rec.session_id,
                 SessionChange(
-                    update_time=time.time(), state=s.SESSION_STATE_PARKED, turn_id=rec.turn_id
+                    update_time=time.time(),
+                    state=s.SESSION_STATE_PARKED,
+                    expect_turn_id=rec.turn_id,
                 ),
             )
             log.info("turn_parked", turn_id=rec.turn_id, requests=still_open)
             await self._pending.arm(rec)
             # A parked turn is data: it is in the store, and nothing of it stays here.
             self.live.park(active)
+            if self._store.shared and not await self._store.list_pending(
+                rec.session_id, turn_id=rec.turn_id
+            ):
+                # Answered elsewhere while it parked: the answerer found it still running
+                # and left it, so it is resumed here.
+                await self.answered(rec.session_id, rec.turn_id)
 
     # What the pending requests report (`TurnListener`)
 
@@ -299,17 +385,19 @@ class Turns:
         session = await self._store.get_session(session_id)
         if session is None or session.turn_id != turn_id:
             return
-        active = await self.live.main_turn(session)
-        if active is None or active.cancel_reason is not None:
+        held = self.live.held(session_id, turn_id)
+        if held is not None and held.cancel_reason is not None:
             return  # being cancelled: the cancel ends it
-        rec = active.rec
-        rec.state = TurnState.RUNNING
-        if not await self._store.update_turn(rec, expect=TurnState.PARKED):
-            rec.state = TurnState.PARKED
-            return
+        active = await self.take(session, turn_id, TurnState.PARKED)
+        if active is None:
+            return  # another process resumed it, or it ended
         await self._store.update_session(
             session_id,
-            SessionChange(update_time=time.time(), state=s.SESSION_STATE_RUNNING, turn_id=turn_id),
+            SessionChange(
+                update_time=time.time(),
+                state=s.SESSION_STATE_RUNNING,
+                expect_turn_id=turn_id,
+            ),
         )
         self._pending.disarm(session_id, turn_id)
         self._launch(active, await self._pending.results(session_id, turn_id))
@@ -317,28 +405,63 @@ class Turns:
     async def expired(self, session_id: str, turn_id: str) -> None:
         """End a parked turn whose deadline passed."""
         session = await self._store.get_session(session_id)
-        active = await self.live.main_turn(session) if session is not None else None
-        if active is not None and active.turn_id == turn_id:
+        active = await self.take(session, turn_id, TurnState.PARKED) if session else None
+        if active is not None:
             await self.finish(active, error=_timed_out(active.rec))
 
-    # Steering, cancelling, finishing
+    # What the event log reports (`LogListener`)
 
-    async def steer(self, active: ActiveTurn, text: str) -> None:
-        """Queue text for the turn's next model call; refused once the turn has ended.
+    def lost(self, session_id: str, turn_id: str) -> None:
+        active = self.live.held(session_id, turn_id)
+        if active is not None:
+            self._lose(active)
 
-        Under the lock, so that text cannot land after `finish` took the leftovers.
+    def asked(self, session_id: str, turn_id: str) -> None:
+        if self.live.held(session_id, turn_id) is not None:
+            self.nudge()  # the leases read what was asked, with the next renewal
+
+    def _lose(self, active: ActiveTurn) -> None:
+        """Another process took the turn over: stop it here without writing anything."""
+        if active.lost:
+            return
+        active.lost = True
+        self.live.discard(active)
+        task = active.task
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    # Cancelling, finishing
+
+    async def cancel_turn(self, session: SessionRecord, turn_id: str, reason: BlitzError) -> bool:
+        """End the turn with `reason`, wherever it is; False if it has already finished.
+
+        Returns once its `finished` is in the log, or, for a turn another process runs,
+        once that process has been asked and has had two leases' time to end it.
         """
-        async with self._locks(active.session_id):
-            if active.rec.state == TurnState.FINISHED:
-                raise BlitzError(
-                    Reason.NO_RUNNING_TURN,
-                    "the turn has finished",
-                    {"session_id": active.session_id, "turn_id": active.turn_id},
-                )
-            active.rec.steer.append(text)
-            await self._store.update_turn(active.rec)
-            if active.rec.state == TurnState.PARKED and active.task is None:
-                self.live.park(active)  # still parked: nothing of it stays in memory
+        sid = session.id
+        asked_at: float | None = None
+        while True:
+            active = self.live.held(sid, turn_id)
+            if active is not None:
+                await self.cancel(active, reason)
+                if not active.lost:
+                    return True
+            rec = await self._store.get_turn(sid, turn_id)
+            if rec is None or rec.state == TurnState.FINISHED:
+                return asked_at is not None
+            if rec.state == TurnState.PARKED:
+                active = await self.take(session, turn_id, TurnState.PARKED)
+                if active is not None:
+                    await self.finish(active, error=reason)
+                    return True
+                continue
+            if asked_at is None:
+                await self._store.request_cancel(sid, turn_id)
+                asked_at = time.monotonic()
+            elif time.monotonic() - asked_at > 2 * self.lease + 10:
+                log.warning("cancel_unanswered", session_id=sid, turn_id=turn_id)
+                return True
+            await asyncio.sleep(_CANCEL_POLL)
 
     async def cancel(self, active: ActiveTurn, reason: BlitzError) -> None:
         """Stop the turn; returns once its `finished` event is in the log.
@@ -374,51 +497,59 @@ class Turns:
         rec = active.rec
         sid = rec.session_id
         async with self._locks(sid):
-            if rec.state == TurnState.FINISHED:
+            if rec.state == TurnState.FINISHED or active.lost:
                 return
-            stored = await self._store.get_turn(sid, rec.turn_id)
-            if stored is not None and stored.state == TurnState.FINISHED:
-                rec.state = TurnState.FINISHED  # another copy of this parked turn ended it
+            # Still held here? (The write checks the epoch, and keeps the counters.)
+            if not await self._store.update_turn(rec):
+                self._lose(active)
                 return
-            await self._pending.withdraw(sid, rec.turn_id)
-            leftover, rec.steer = rec.steer, []
-            finished = t.TurnFinished(
-                output=output,
-                before=t.Usage.FromString(rec.usage_before),
-                after=await session_usage(self._store, sid),
-                leftover=leftover,
-            )
-            if error is not None:
-                finished.error.CopyFrom(error.to_proto())
-            # The session is let go, the end goes into the log, and only then is the turn
-            # recorded as finished: a process that dies in between leaves a turn still
-            # running or parked in the store, which recovery completes from the log.
-            await self.release_session(active)
-            await self._log.commit(sid, rec.turn_id, t.TurnEvent(finished=finished))
-            metrics.turn_finished(error.reason.wire if error else None)
-            log.info(
-                "turn_finished",
-                session_id=sid,
-                turn_id=rec.turn_id,
-                error=error.reason.wire if error else None,
-            )
+            try:
+                await self._end(active, output=output, error=error)
+            except TurnLost:
+                self._lose(active)
+                return
             await self.record_finished(active)
             self.live.discard(active)
 
+    async def _end(self, active: ActiveTurn, *, output: str, error: BlitzError | None) -> None:
+        rec = active.rec
+        sid = rec.session_id
+        await self._pending.withdraw(sid, rec.turn_id, fence=rec.epoch)
+        leftover = await self._store.take_steer(sid, rec.turn_id, close=True)
+        finished = t.TurnFinished(
+            output=output,
+            before=t.Usage.FromString(rec.usage_before),
+            after=await session_usage(self._store, sid),
+            leftover=leftover,
+        )
+        if error is not None:
+            finished.error.CopyFrom(error.to_proto())
+        # The session is let go, the end goes into the log, and only then is the turn
+        # recorded as finished: a process that dies in between leaves a turn still
+        # running or parked in the store, which recovery completes from the log.
+        await self.release_session(active)
+        await self._log.commit(sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch)
+        metrics.turn_finished(error.reason.wire if error else None)
+        log.info(
+            "turn_finished",
+            session_id=sid,
+            turn_id=rec.turn_id,
+            error=error.reason.wire if error else None,
+        )
+
     async def release_session(self, active: ActiveTurn) -> None:
-        """Save the turn's task list and mark its session idle (or leave it closed)."""
-        sid = active.session_id
+        """Save the turn's task list and mark its session idle (a closed one stays closed),
+        if the session's turn is still this one."""
         if active.aside:
             return  # an aside leaves the session as it found it, task list included
-        session = await self._store.get_session(sid)
-        closed = session is not None and session.state == s.SESSION_STATE_CLOSED
         await self._store.update_session(
-            sid,
+            active.session_id,
             SessionChange(
                 update_time=time.time(),
-                state=s.SESSION_STATE_CLOSED if closed else s.SESSION_STATE_IDLE,
+                state=s.SESSION_STATE_IDLE,
                 turn_id="",
                 tasks=active.todo.SerializeToString() if active.todo is not None else None,
+                expect_turn_id=active.turn_id,
             ),
         )
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from blitz.store.base import Store
 from blitz.store.records import (
+    Changes,
     EventRow,
     ImageRecord,
     LedgerRow,
@@ -15,6 +16,7 @@ from blitz.store.records import (
     SessionQuery,
     SessionRecord,
     TokenRecord,
+    TurnControl,
     TurnRecord,
     TurnState,
     UsageTotals,
@@ -22,6 +24,7 @@ from blitz.store.records import (
 from blitz.store.sqlite import SqliteStore
 
 __all__ = [
+    "Changes",
     "EventRow",
     "ImageRecord",
     "LedgerRow",
@@ -33,6 +36,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "TokenRecord",
+    "TurnControl",
     "TurnRecord",
     "TurnState",
     "UsageTotals",

@@ -2,18 +2,24 @@
 
 Engines implement it; the core sees nothing else, and `tests/store/test_contract.py` holds
 every engine to it. Each method is one atomic step. Methods that decide a race
-(`update_turn` with `expect`, `resolve_pending`) say by their return value who won, so
-that the first answer wins even when several processes share the database. The store
-numbers events (`append_events`): a session's seqs are gap-free and strictly increasing
-whoever appends.
+(`create_turn` and `update_session` with what they expect, `claim_turn`, `update_turn`,
+`resolve_pending`, `add_steer`) say by their return value who won, so that the first wins
+even when several processes share the database. The store numbers events
+(`append_events`): a session's seqs are gap-free and strictly increasing whoever appends.
+
+A running turn is held by one process (its `owner`) on a lease the holder renews
+(`renew_leases`); each taking of a turn raises its `epoch`, and the holder's writes of the
+turn (`update_turn`, its events) are fenced by the epoch it took it at. Times are Unix
+seconds from the callers' clocks, which must agree to well within a lease.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Protocol
 
 from blitz.store.records import (
+    Changes,
     EventRow,
     ImageRecord,
     LedgerRow,
@@ -23,6 +29,7 @@ from blitz.store.records import (
     SessionQuery,
     SessionRecord,
     TokenRecord,
+    TurnControl,
     TurnRecord,
     TurnState,
     UsageTotals,
@@ -33,6 +40,13 @@ __all__ = ["Store"]
 
 
 class Store(Protocol):
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may use the store at once (PostgreSQL), or it is this
+        process's alone (SQLite): then nothing it holds can belong to a live process when
+        it starts."""
+        ...
+
     async def __aenter__(self) -> Store:
         """Open the store (connect, migrate the schema)."""
         ...
@@ -51,30 +65,97 @@ class Store(Protocol):
 
     async def list_sessions(self, query: SessionQuery) -> list[SessionRecord]: ...
 
-    async def update_session(self, session_id: str, change: SessionChange) -> None: ...
+    async def update_session(self, session_id: str, change: SessionChange) -> bool:
+        """Apply `change` if the session is as it expects; whether it did. A closed
+        session stays closed, whatever state the change names."""
+        ...
 
     # Turns
 
-    async def create_turn(self, rec: TurnRecord) -> None: ...
+    async def create_turn(
+        self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
+    ) -> bool:
+        """Store a new turn held by `rec.owner` until `lease_until`, and apply `session` to
+        its session in the same transaction; nothing, and False, if that change does not
+        apply (the session is not as it expects)."""
+        ...
 
     async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None: ...
 
-    async def update_turn(self, rec: TurnRecord, *, expect: TurnState | None = None) -> bool:
-        """Write every mutable field of the turn (state, counters, steer, history).
-
-        With `expect`, only if the stored state is `expect`; returns whether it wrote.
-        """
+    async def update_turn(self, rec: TurnRecord) -> bool:
+        """Write the turn's state, counters and history, if it still runs at `rec.epoch`:
+        a write of its holder (whether it wrote). A turn no longer running has no owner."""
         ...
 
-    async def turns_in_state(self, state: TurnState) -> list[TurnRecord]: ...
+    async def claim_turn(
+        self,
+        session_id: str,
+        turn_id: str,
+        *,
+        state: TurnState,
+        owner: str,
+        lease_until: float,
+        expired_before: float | None = None,
+    ) -> TurnRecord | None:
+        """Take the turn if it is in `state` (and, with `expired_before`, its lease ended
+        before then): it runs, held by `owner`, its epoch raised. The turn as taken, or
+        None when it was not in that state (someone else took or ended it)."""
+        ...
+
+    async def renew_leases(self, owner: str, *, lease_until: float) -> list[TurnControl]:
+        """Extend the leases of the running turns `owner` holds; those turns, with what
+        others asked of them. A turn missing from the answer is no longer the owner's."""
+        ...
+
+    async def turns_in_state(
+        self,
+        state: TurnState,
+        *,
+        lease_ended_before: float | None = None,
+        session_id: str | None = None,
+    ) -> list[TurnRecord]:
+        """Every turn in `state` (of one session); with `lease_ended_before`, only those
+        whose lease ended before then."""
+        ...
+
+    async def count_turns(self, state: TurnState) -> int: ...
+
+    async def parked_turns_due(self, *, now: float, settled_before: float) -> list[TurnRecord]:
+        """Parked turns something must happen to: past their deadline, with an open
+        request past its expiry, in a closed session or one that let them go, or with no
+        open request left and the last resolved before `settled_before` (nobody resumed
+        them)."""
+        ...
+
+    async def request_cancel(self, session_id: str, turn_id: str) -> bool:
+        """Ask the turn's holder to cancel it (announced to every process); False when
+        the turn has finished."""
+        ...
+
+    async def add_steer(self, session_id: str, turn_id: str, text: str) -> bool:
+        """Queue steer text for the turn (announced to every process); False once the turn
+        has taken its leftovers (`take_steer(close=True)`) or finished."""
+        ...
+
+    async def take_steer(self, session_id: str, turn_id: str, *, close: bool = False) -> list[str]:
+        """The turn's queued steer text, removed; with `close`, none is accepted after."""
+        ...
 
     # Events
 
-    async def append_events(self, events: Sequence[TurnEvent]) -> None:
+    async def append_events(
+        self,
+        events: Sequence[TurnEvent],
+        *,
+        fences: Mapping[tuple[str, str], int] | None = None,
+    ) -> set[tuple[str, str]]:
         """Number and store `events` in one transaction, in order.
 
         Each event names its session (`session_id`) and is given that session's next seq,
-        set on the event before it is stored; nothing is stored if anything fails.
+        set on the event before it is stored; nothing is stored if anything fails. The
+        events of a turn in `fences` ({(session_id, turn_id): epoch}) are stored only if
+        the turn still runs at that epoch; the others are left out, unnumbered, and their
+        turns returned.
         """
         ...
 
@@ -86,17 +167,24 @@ class Store(Protocol):
         """The turn's newest event; None when it has none."""
         ...
 
-    def changes(self) -> AsyncIterator[dict[str, int]]:
-        """Appends as every process sharing the database announces them, a batch at a time:
-        {session_id: its last seq}; first an empty one, once listening. Notices may be
-        missed (a reconnect); an engine that only one process uses (SQLite) announces
-        nothing at all."""
+    async def last_seqs(self, session_ids: Sequence[str]) -> dict[str, int]:
+        """The last seq of each of these sessions that has events."""
+        ...
+
+    def changes(self) -> AsyncIterator[Changes]:
+        """What every process sharing the database announces, a batch at a time: appends,
+        and turns asked to cancel or steer; first an empty batch, once listening. Notices
+        may be missed (a reconnect); a store that is not `shared` announces nothing."""
         ...
 
     # Pending requests
 
     async def put_pending(self, recs: Sequence[PendingRecord]) -> None:
         """Store requests; one whose id the session used before replaces that one."""
+        ...
+
+    async def stamp_pending(self, session_id: str, request_id: str, event: bytes) -> None:
+        """Replace the request's event (as announced, numbered), leaving its resolution."""
         ...
 
     async def list_pending(

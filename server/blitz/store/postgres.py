@@ -13,7 +13,8 @@ one notification per batch), for other replicas' live readers (`changes`). The s
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -23,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store.postgres_schema import MIGRATIONS
 from blitz.store.records import (
+    Changes,
     EventRow,
     ImageRecord,
     LedgerRow,
@@ -32,17 +34,22 @@ from blitz.store.records import (
     SessionQuery,
     SessionRecord,
     TokenRecord,
+    TurnControl,
     TurnRecord,
     TurnState,
     UsageTotals,
 )
+from blitz.store.sql_parts import TURN_COLUMNS, due_parked_turns, session_update
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["CHANNEL", "PostgresStore"]
 
-# The channel appends are announced on; payloads stay under PostgreSQL's 8,000 bytes.
+# The channel appends and turn requests are announced on; payloads stay under
+# PostgreSQL's 8,000 bytes.
 CHANNEL = "blitz_events"
 _PAYLOAD_MAX = 7000
+# Milliseconds a transaction may sit idle before the database ends it.
+_STALLED_TRANSACTION_MS = 5000
 # An arbitrary key of the advisory lock that serialises migrations between replicas.
 _MIGRATION_LOCK = 0x626C69747A
 
@@ -51,10 +58,6 @@ _SESSION_COLUMNS = (
     " approval_timeout,"
     " COALESCE((SELECT last_seq FROM session_seqs WHERE session_id = sessions.id), 0),"
     " tasks, plan"
-)
-_TURN_COLUMNS = (
-    "session_id, turn_id, state, turn, create_time, deadline, first_seq, model_calls,"
-    " cost_usd, steer, history, usage_before"
 )
 _PENDING_COLUMNS = "session_id, request_id, turn_id, event, expires, resolution"
 _LEDGER_COLUMNS = (
@@ -66,7 +69,6 @@ _RULE_COLUMNS = (
 )
 _IMAGE_COLUMNS = "id, session_id, media_type, data, create_time"
 _TOKEN_COLUMNS = "id, name, hash, admin, create_time, revoke_time"
-_CHANGEABLE = ("state", "turn_id", "model", "tasks", "plan")
 
 
 def _session(row: TupleRow) -> SessionRecord:
@@ -98,9 +100,20 @@ class PostgresStore:
 
     def __init__(self, url: str, *, max_connections: int = 10) -> None:
         self._url = url
+        # A transaction left open by a process that stalled (paused, cut off) ends after
+        # this long, so that the row locks it holds cannot keep another from taking over.
+        options = f"-c idle_in_transaction_session_timeout={_STALLED_TRANSACTION_MS}"
         self._pool = AsyncConnectionPool(
-            url, min_size=1, max_size=max_connections, open=False, kwargs={"autocommit": True}
+            url,
+            min_size=1,
+            max_size=max_connections,
+            open=False,
+            kwargs={"autocommit": True, "options": options},
         )
+
+    @property
+    def shared(self) -> bool:
+        return True
 
     async def __aenter__(self) -> PostgresStore:
         await self.open()
@@ -137,7 +150,7 @@ class PostgresStore:
                 await conn.execute(script)  # type: ignore[arg-type]
                 await conn.execute("UPDATE blitz_schema SET version = %s", (number,))
 
-    async def _execute(self, sql: str, params: Sequence[object] = ()) -> int:
+    async def _execute(self, sql: str, params: Sequence[object] | Mapping[str, object] = ()) -> int:
         async with self._pool.connection() as conn:
             cur = await conn.execute(sql, params)  # type: ignore[arg-type]
             return cur.rowcount
@@ -199,82 +212,174 @@ class PostgresStore:
         )
         return [_session(row) for row in await self._fetch(sql, (*args, query.limit))]
 
-    async def update_session(self, session_id: str, change: SessionChange) -> None:
-        sets: list[str] = ["update_time = %s"]
-        args: list[object] = [change.update_time]
-        for column in _CHANGEABLE:
-            value = getattr(change, column)
-            if value is not None:
-                sets.append(f"{column} = %s")
-                args.append(None if column == "plan" and value == b"" else value)
-        await self._execute(
-            f"UPDATE sessions SET {', '.join(sets)} WHERE id = %s", (*args, session_id)
-        )
+    async def update_session(self, session_id: str, change: SessionChange) -> bool:
+        sql, args = session_update(session_id, change, "%s")
+        return await self._execute(sql, args) == 1
 
     # Turns
 
-    async def create_turn(self, rec: TurnRecord) -> None:
-        await self._execute(
-            f"INSERT INTO turns ({_TURN_COLUMNS}) VALUES ({_marks(12)})",
-            (
-                rec.session_id,
-                rec.turn_id,
-                rec.state.value,
-                rec.turn,
-                rec.create_time,
-                rec.deadline,
-                rec.first_seq,
-                rec.model_calls,
-                rec.cost_usd,
-                Jsonb(rec.steer),
-                rec.history,
-                rec.usage_before,
-            ),
-        )
+    async def create_turn(
+        self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
+    ) -> bool:
+        async with self._pool.connection() as conn, conn.transaction():
+            if session is not None:
+                sql, args = session_update(rec.session_id, session, "%s")
+                if (await conn.execute(sql, args)).rowcount != 1:  # type: ignore[arg-type]
+                    return False
+            await conn.execute(
+                f"INSERT INTO turns ({TURN_COLUMNS}, lease_until) VALUES ({_marks(15)})",
+                (
+                    rec.session_id,
+                    rec.turn_id,
+                    rec.state.value,
+                    rec.turn,
+                    rec.create_time,
+                    rec.deadline,
+                    rec.first_seq,
+                    rec.model_calls,
+                    rec.cost_usd,
+                    Jsonb(rec.steer),
+                    rec.history,
+                    rec.usage_before,
+                    rec.owner,
+                    rec.epoch,
+                    lease_until,
+                ),
+            )
+        return True
 
     async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None:
         rows = await self._fetch(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = %s AND turn_id = %s",
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE session_id = %s AND turn_id = %s",
             (session_id, turn_id),
         )
         return _turn(rows[0]) if rows else None
 
-    async def update_turn(self, rec: TurnRecord, *, expect: TurnState | None = None) -> bool:
-        sql = (
-            "UPDATE turns SET state = %s, first_seq = %s, model_calls = %s, cost_usd = %s,"
-            " steer = %s, history = %s WHERE session_id = %s AND turn_id = %s"
+    async def update_turn(self, rec: TurnRecord) -> bool:
+        changed = await self._execute(
+            "UPDATE turns SET state = %(state)s, first_seq = %(first_seq)s,"
+            " model_calls = %(model_calls)s, cost_usd = %(cost_usd)s, history = %(history)s,"
+            " owner = CASE WHEN %(state)s = 'running' THEN owner ELSE '' END"
+            " WHERE session_id = %(sid)s AND turn_id = %(tid)s AND epoch = %(epoch)s"
+            " AND state = 'running'",
+            {
+                "state": rec.state.value,
+                "first_seq": rec.first_seq,
+                "model_calls": rec.model_calls,
+                "cost_usd": rec.cost_usd,
+                "history": rec.history,
+                "sid": rec.session_id,
+                "tid": rec.turn_id,
+                "epoch": rec.epoch,
+            },
         )
-        args: list[object] = [
-            rec.state.value,
-            rec.first_seq,
-            rec.model_calls,
-            rec.cost_usd,
-            Jsonb(rec.steer),
-            rec.history,
-            rec.session_id,
-            rec.turn_id,
-        ]
-        if expect is not None:
-            sql += " AND state = %s"
-            args.append(expect.value)
-        return await self._execute(sql, args) == 1
+        return changed == 1
 
-    async def turns_in_state(self, state: TurnState) -> list[TurnRecord]:
-        rows = await self._fetch(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE state = %s", (state.value,)
+    async def claim_turn(
+        self,
+        session_id: str,
+        turn_id: str,
+        *,
+        state: TurnState,
+        owner: str,
+        lease_until: float,
+        expired_before: float | None = None,
+    ) -> TurnRecord | None:
+        sql = (
+            "UPDATE turns SET state = 'running', owner = %s, epoch = epoch + 1,"
+            " lease_until = %s WHERE session_id = %s AND turn_id = %s AND state = %s"
         )
-        return [_turn(row) for row in rows]
+        args: list[object] = [owner, lease_until, session_id, turn_id, state.value]
+        if expired_before is not None:
+            sql += " AND (lease_until IS NULL OR lease_until < %s)"
+            args.append(expired_before)
+        rows = await self._fetch(f"{sql} RETURNING {TURN_COLUMNS}", args)
+        return _turn(rows[0]) if rows else None
+
+    async def renew_leases(self, owner: str, *, lease_until: float) -> list[TurnControl]:
+        rows = await self._fetch(
+            "UPDATE turns SET lease_until = %s WHERE owner = %s AND state = 'running'"
+            " RETURNING session_id, turn_id, epoch, cancel_requested,"
+            " jsonb_array_length(steer) > 0",
+            (lease_until, owner),
+        )
+        return [TurnControl(*row) for row in rows]
+
+    async def turns_in_state(
+        self,
+        state: TurnState,
+        *,
+        lease_ended_before: float | None = None,
+        session_id: str | None = None,
+    ) -> list[TurnRecord]:
+        sql = f"SELECT {TURN_COLUMNS} FROM turns WHERE state = %s"
+        args: list[object] = [state.value]
+        if lease_ended_before is not None:
+            sql += " AND (lease_until IS NULL OR lease_until < %s)"
+            args.append(lease_ended_before)
+        if session_id is not None:
+            sql += " AND session_id = %s"
+            args.append(session_id)
+        return [_turn(row) for row in await self._fetch(sql, args)]
+
+    async def count_turns(self, state: TurnState) -> int:
+        rows = await self._fetch("SELECT COUNT(*) FROM turns WHERE state = %s", (state.value,))
+        return int(rows[0][0])
+
+    async def parked_turns_due(self, *, now: float, settled_before: float) -> list[TurnRecord]:
+        sql, args = due_parked_turns("%s", now, settled_before)
+        return [_turn(row) for row in await self._fetch(sql, args)]
+
+    async def request_cancel(self, session_id: str, turn_id: str) -> bool:
+        return await self._asking(
+            "UPDATE turns SET cancel_requested = TRUE"
+            " WHERE session_id = %s AND turn_id = %s AND state <> 'finished'",
+            (session_id, turn_id),
+        )
+
+    async def add_steer(self, session_id: str, turn_id: str, text: str) -> bool:
+        return await self._asking(
+            "UPDATE turns SET steer = steer || %s"
+            " WHERE session_id = %s AND turn_id = %s AND state <> 'finished' AND steer_open",
+            (Jsonb([text]), session_id, turn_id),
+        )
+
+    async def _asking(self, sql: str, args: tuple[object, ...]) -> bool:
+        """Ask something of a turn (one UPDATE), announced at commit if it applied."""
+        async with self._pool.connection() as conn, conn.transaction():
+            if (await conn.execute(sql, args)).rowcount != 1:  # type: ignore[arg-type]
+                return False
+            payload = json.dumps({"t": [[args[-2], args[-1]]]})
+            await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+        return True
+
+    async def take_steer(self, session_id: str, turn_id: str, *, close: bool = False) -> list[str]:
+        rows = await self._fetch(
+            "UPDATE turns SET steer = '[]', steer_open = steer_open AND NOT %s"
+            " FROM (SELECT steer AS taken FROM turns WHERE session_id = %s AND turn_id = %s"
+            "  FOR UPDATE) AS old"
+            " WHERE session_id = %s AND turn_id = %s RETURNING old.taken",
+            (close, session_id, turn_id, session_id, turn_id),
+        )
+        return list(rows[0][0]) if rows else []
 
     # Events
 
-    async def append_events(self, events: Sequence[TurnEvent]) -> None:
+    async def append_events(
+        self,
+        events: Sequence[TurnEvent],
+        *,
+        fences: Mapping[tuple[str, str], int] | None = None,
+    ) -> set[tuple[str, str]]:
         if not events:
-            return
-        counts: dict[str, int] = {}
-        for event in events:
-            counts[event.session_id] = counts.get(event.session_id, 0) + 1
+            return set()
         try:
             async with self._pool.connection() as conn, conn.transaction():
+                lost = await _fenced_out(conn, fences) if fences else set()
+                kept = [e for e in events if (e.session_id, e.turn_id) not in lost]
+                counts: dict[str, int] = {}
+                for event in kept:
+                    counts[event.session_id] = counts.get(event.session_id, 0) + 1
                 last: dict[str, int] = {}
                 # In one order, so that two batches of the same sessions never deadlock.
                 for sid in sorted(counts):
@@ -290,23 +395,25 @@ class PostgresStore:
                     last[sid] = row[0]
                 following = {sid: last[sid] - counts[sid] for sid in counts}
                 rows = []
-                for event in events:
+                for event in kept:
                     following[event.session_id] += 1
                     event.seq = following[event.session_id]
                     data = event.SerializeToString()
                     rows.append((event.session_id, event.seq, event.turn_id, data))
-                async with conn.cursor() as cur:
-                    await cur.executemany(
-                        "INSERT INTO events (session_id, seq, turn_id, data)"
-                        " VALUES (%s, %s, %s, %s)",
-                        rows,
-                    )
+                if rows:
+                    async with conn.cursor() as cur:
+                        await cur.executemany(
+                            "INSERT INTO events (session_id, seq, turn_id, data)"
+                            " VALUES (%s, %s, %s, %s)",
+                            rows,
+                        )
                 for payload in _payloads(last):
                     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
         except BaseException:
             for event in events:
                 event.seq = 0
             raise
+        return lost
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> list[EventRow]:
         rows = await self._fetch(
@@ -324,8 +431,15 @@ class PostgresStore:
         )
         return EventRow(session_id, rows[0][0], turn_id, bytes(rows[0][1])) if rows else None
 
-    async def changes(self) -> AsyncIterator[dict[str, int]]:
-        """What other processes (and this one) append, as {session_id: last seq}, by batch.
+    async def last_seqs(self, session_ids: Sequence[str]) -> dict[str, int]:
+        rows = await self._fetch(
+            "SELECT session_id, last_seq FROM session_seqs WHERE session_id = ANY(%s)",
+            (list(session_ids),),
+        )
+        return {row[0]: row[1] for row in rows}
+
+    async def changes(self) -> AsyncIterator[Changes]:
+        """What every process (this one too) announces, a notification at a time.
 
         One connection of its own listens while the iterator is open; the first item, an
         empty one, says it listens. Notifications can be missed (a reconnect): readers must
@@ -334,11 +448,11 @@ class PostgresStore:
         conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
         try:
             await conn.execute(f"LISTEN {CHANNEL}")
-            yield {}
+            yield Changes()
             async for notify in conn.notifies():
                 try:
-                    yield {str(k): int(v) for k, v in json.loads(notify.payload).items()}
-                except (ValueError, AttributeError):
+                    yield _changes(json.loads(notify.payload))
+                except (ValueError, TypeError, AttributeError):
                     continue
         finally:
             await conn.close()
@@ -351,12 +465,18 @@ class PostgresStore:
                 f"INSERT INTO pending ({_PENDING_COLUMNS}) VALUES ({_marks(6)})"
                 " ON CONFLICT (session_id, request_id) DO UPDATE SET turn_id = EXCLUDED.turn_id,"
                 " event = EXCLUDED.event, expires = EXCLUDED.expires,"
-                " resolution = EXCLUDED.resolution",
+                " resolution = EXCLUDED.resolution, resolve_time = NULL",
                 [
                     (r.session_id, r.request_id, r.turn_id, r.event, r.expires, r.resolution)
                     for r in recs
                 ],
             )
+
+    async def stamp_pending(self, session_id: str, request_id: str, event: bytes) -> None:
+        await self._execute(
+            "UPDATE pending SET event = %s WHERE session_id = %s AND request_id = %s",
+            (event, session_id, request_id),
+        )
 
     async def list_pending(
         self,
@@ -380,9 +500,9 @@ class PostgresStore:
 
     async def resolve_pending(self, session_id: str, request_id: str, resolution: str) -> bool:
         changed = await self._execute(
-            "UPDATE pending SET resolution = %s"
+            "UPDATE pending SET resolution = %s, resolve_time = %s"
             " WHERE session_id = %s AND request_id = %s AND resolution IS NULL",
-            (resolution, session_id, request_id),
+            (resolution, time.time(), session_id, request_id),
         )
         return changed == 1
 
@@ -528,18 +648,42 @@ class PostgresStore:
         )
 
 
+async def _fenced_out(
+    conn: psycopg.AsyncConnection[TupleRow], fences: Mapping[tuple[str, str], int]
+) -> set[tuple[str, str]]:
+    """The fenced turns not running at their epoch any more. The others' rows stay locked
+    (FOR SHARE) until the append commits, so a claim of one waits until its holder's
+    events are in."""
+    keys = list(fences)
+    cur = await conn.execute(
+        "SELECT session_id, turn_id FROM turns WHERE (session_id, turn_id, epoch) IN"
+        " (SELECT * FROM unnest(%s::text[], %s::text[], %s::int[]))"
+        " AND state = 'running' FOR SHARE",
+        ([k[0] for k in keys], [k[1] for k in keys], [fences[k] for k in keys]),
+    )
+    held = {(row[0], row[1]) for row in await cur.fetchall()}
+    return set(keys) - held
+
+
+def _changes(payload: Any) -> Changes:
+    """A notification's payload: {"s": {session_id: seq}} or {"t": [[session_id, turn_id]]}."""
+    seqs = {str(k): int(v) for k, v in payload.get("s", {}).items()}
+    turns = tuple((str(sid), str(tid)) for sid, tid in payload.get("t", ()))
+    return Changes(seqs=seqs, turns=turns)
+
+
 def _payloads(last: dict[str, int]) -> list[str]:
     """{session_id: last seq} as JSON notification payloads, each under the limit."""
     payloads: list[str] = []
     part: dict[str, int] = {}
-    size = 2
+    size = 9  # {"s": {}}
     for sid, seq in last.items():
         entry = len(sid) + len(str(seq)) + 6
         if part and size + entry > _PAYLOAD_MAX:
-            payloads.append(json.dumps(part))
-            part, size = {}, 2
+            payloads.append(json.dumps({"s": part}))
+            part, size = {}, 9
         part[sid] = seq
         size += entry
     if part:
-        payloads.append(json.dumps(part))
+        payloads.append(json.dumps({"s": part}))
     return payloads

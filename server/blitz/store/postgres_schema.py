@@ -46,9 +46,16 @@ MIGRATIONS: list[str] = [
         steer JSONB NOT NULL,
         history BYTEA,
         usage_before BYTEA NOT NULL,
+        -- Held on a lease by one replica while running, fenced by epoch (store/base.py).
+        owner TEXT NOT NULL DEFAULT '',
+        epoch INTEGER NOT NULL DEFAULT 0,
+        lease_until DOUBLE PRECISION,
+        cancel_requested BOOLEAN NOT NULL DEFAULT FALSE,
+        steer_open BOOLEAN NOT NULL DEFAULT TRUE,
         PRIMARY KEY (session_id, turn_id)
     );
     CREATE INDEX turns_unfinished ON turns (state) WHERE state <> 'finished';
+    CREATE INDEX turns_by_owner ON turns (owner) WHERE owner <> '';
     CREATE TABLE events (
         session_id TEXT NOT NULL,
         seq BIGINT NOT NULL,
@@ -64,8 +71,10 @@ MIGRATIONS: list[str] = [
         event BYTEA NOT NULL,
         expires DOUBLE PRECISION,
         resolution TEXT,
+        resolve_time DOUBLE PRECISION,
         PRIMARY KEY (session_id, request_id)
     );
+    CREATE INDEX pending_by_turn ON pending (session_id, turn_id);
     CREATE TABLE ledger (
         id BIGSERIAL PRIMARY KEY,
         session_id TEXT NOT NULL,

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass, field
 
 __all__ = [
+    "Changes",
     "EventRow",
     "ImageRecord",
     "LedgerRow",
@@ -15,6 +16,7 @@ __all__ = [
     "SessionQuery",
     "SessionRecord",
     "TokenRecord",
+    "TurnControl",
     "TurnRecord",
     "TurnState",
     "UsageTotals",
@@ -81,6 +83,10 @@ class SessionChange:
     tasks: bytes | None = None
     # b"": no plan any more.
     plan: bytes | None = None
+    # Change only a session in this state, or whose turn is this one (`update_session`
+    # says whether it changed it): what decides a race between processes.
+    expect_state: int | None = None
+    expect_turn_id: str | None = None
 
 
 @dataclass
@@ -97,12 +103,41 @@ class TurnRecord:
     first_seq: int = 0
     model_calls: int = 0
     cost_usd: float = 0.0
-    # Steer texts queued and not yet consumed.
+    # Steer texts queued and not yet taken (read only: `add_steer`, `take_steer`).
     steer: list[str] = field(default_factory=list)
     # While parked: the agent's serialized message history, to resume from.
     history: bytes | None = None
     # The session's Usage before the turn, serialized.
     usage_before: bytes = b""
+    # The process running the turn ("" while parked or finished), on a lease it renews.
+    owner: str = ""
+    # Raised each time a process takes the turn (starts, resumes or takes it over): the
+    # fence every write of the turn's holder is checked against, so a holder that lost
+    # the turn can write nothing more of it.
+    epoch: int = 0
+
+
+@dataclass(frozen=True)
+class TurnControl:
+    """A running turn its holder still holds, and what others asked of it."""
+
+    session_id: str
+    turn_id: str
+    epoch: int
+    # Someone asked for it to be cancelled (`request_cancel`).
+    cancel: bool
+    # Steer text waits for it (`add_steer`).
+    steer: bool
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What the processes sharing a store announced, a batch at a time (`changes`)."""
+
+    # The sessions appended to, with the last seq each reached.
+    seqs: dict[str, int] = field(default_factory=dict)
+    # Turns someone asked something of: to cancel, or to take steer text.
+    turns: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import astuple
 from pathlib import Path
 
 from blitz.store.records import (
+    Changes,
     EventRow,
     ImageRecord,
     LedgerRow,
@@ -24,10 +26,12 @@ from blitz.store.records import (
     SessionQuery,
     SessionRecord,
     TokenRecord,
+    TurnControl,
     TurnRecord,
     TurnState,
     UsageTotals,
 )
+from blitz.store.sql_parts import TURN_COLUMNS, due_parked_turns, session_update
 from blitz.store.sqlite_connection import Row, SqliteConnection, transaction
 from blitz.v1.turn_pb2 import TurnEvent
 
@@ -42,10 +46,6 @@ _SESSION_COLUMNS = (
 _RULE_COLUMNS = (
     "id, scope, kind, scope_label, session_id, workspace, caller, create_time, request_id"
 )
-_TURN_COLUMNS = (
-    "session_id, turn_id, state, turn, create_time, deadline, first_seq, model_calls,"
-    " cost_usd, steer, history, usage_before"
-)
 _TOKEN_COLUMNS = "id, name, hash, admin, create_time, revoke_time"
 _IMAGE_COLUMNS = "id, session_id, media_type, data, create_time"
 # The columns of each record, in the order of its fields.
@@ -54,8 +54,6 @@ _LEDGER_COLUMNS = (
     "session_id, turn_id, model, input, cached, cache_write, output, cost_usd, priced,"
     " search_queries, search_cost_usd, time"
 )
-# SessionChange's fields, by column.
-_CHANGEABLE = ("state", "turn_id", "model", "tasks", "plan")
 
 
 def _session(row: Row) -> SessionRecord:
@@ -95,6 +93,10 @@ class SqliteStore:
         self._execute = self._sql.execute
         self._execute_many = self._sql.execute_many
         self._fetch = self._sql.fetch
+
+    @property
+    def shared(self) -> bool:
+        return False  # one process owns the file
 
     async def __aenter__(self) -> SqliteStore:
         await self.open()
@@ -161,83 +163,190 @@ class SqliteStore:
         )
         return [_session(row) for row in await self._fetch(sql, (*args, query.limit))]
 
-    async def update_session(self, session_id: str, change: SessionChange) -> None:
-        sets: list[str] = ["update_time = ?"]
-        args: list[object] = [change.update_time]
-        for column in _CHANGEABLE:
-            value = getattr(change, column)
-            if value is not None:
-                sets.append(f"{column} = ?")
-                args.append(None if column == "plan" and value == b"" else value)
-        await self._execute(
-            f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id)
-        )
+    async def update_session(self, session_id: str, change: SessionChange) -> bool:
+        sql, args = session_update(session_id, change, "?")
+        return await self._execute(sql, args) == 1
 
     # Turns
 
-    async def create_turn(self, rec: TurnRecord) -> None:
-        await self._execute(
-            f"INSERT INTO turns ({_TURN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                rec.session_id,
-                rec.turn_id,
-                rec.state.value,
-                rec.turn,
-                rec.create_time,
-                rec.deadline,
-                rec.first_seq,
-                rec.model_calls,
-                rec.cost_usd,
-                json.dumps(rec.steer),
-                rec.history,
-                rec.usage_before,
-            ),
-        )
+    async def create_turn(
+        self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
+    ) -> bool:
+        return await self._sql.call(self._create_turn, rec, lease_until, session)
+
+    def _create_turn(
+        self, rec: TurnRecord, lease_until: float, session: SessionChange | None
+    ) -> bool:
+        db = self._sql.db
+        with transaction(db):
+            if session is not None:
+                sql, args = session_update(rec.session_id, session, "?")
+                if db.execute(sql, args).rowcount != 1:
+                    return False
+            db.execute(
+                f"INSERT INTO turns ({TURN_COLUMNS}, lease_until)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    rec.session_id,
+                    rec.turn_id,
+                    rec.state.value,
+                    rec.turn,
+                    rec.create_time,
+                    rec.deadline,
+                    rec.first_seq,
+                    rec.model_calls,
+                    rec.cost_usd,
+                    json.dumps(rec.steer),
+                    rec.history,
+                    rec.usage_before,
+                    rec.owner,
+                    rec.epoch,
+                    lease_until,
+                ),
+            )
+        return True
 
     async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None:
         rows = await self._fetch(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND turn_id = ?",
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE session_id = ? AND turn_id = ?",
             (session_id, turn_id),
         )
         return _turn(rows[0]) if rows else None
 
-    async def update_turn(self, rec: TurnRecord, *, expect: TurnState | None = None) -> bool:
-        sql = (
-            "UPDATE turns SET state = ?, first_seq = ?, model_calls = ?, cost_usd = ?,"
-            " steer = ?, history = ? WHERE session_id = ? AND turn_id = ?"
+    async def update_turn(self, rec: TurnRecord) -> bool:
+        changed = await self._execute(
+            "UPDATE turns SET state = ?1, first_seq = ?, model_calls = ?, cost_usd = ?,"
+            " history = ?, owner = CASE WHEN ?1 = 'running' THEN owner ELSE '' END"
+            " WHERE session_id = ? AND turn_id = ? AND epoch = ? AND state = 'running'",
+            (
+                rec.state.value,
+                rec.first_seq,
+                rec.model_calls,
+                rec.cost_usd,
+                rec.history,
+                rec.session_id,
+                rec.turn_id,
+                rec.epoch,
+            ),
         )
-        args: list[object] = [
-            rec.state.value,
-            rec.first_seq,
-            rec.model_calls,
-            rec.cost_usd,
-            json.dumps(rec.steer),
-            rec.history,
-            rec.session_id,
-            rec.turn_id,
-        ]
-        if expect is not None:
-            sql += " AND state = ?"
-            args.append(expect.value)
-        return await self._execute(sql, args) == 1
+        return changed == 1
 
-    async def turns_in_state(self, state: TurnState) -> list[TurnRecord]:
-        rows = await self._fetch(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE state = ?", (state.value,)
+    async def claim_turn(
+        self,
+        session_id: str,
+        turn_id: str,
+        *,
+        state: TurnState,
+        owner: str,
+        lease_until: float,
+        expired_before: float | None = None,
+    ) -> TurnRecord | None:
+        sql = (
+            "UPDATE turns SET state = 'running', owner = ?, epoch = epoch + 1,"
+            " lease_until = ? WHERE session_id = ? AND turn_id = ? AND state = ?"
         )
-        return [_turn(row) for row in rows]
+        args: list[object] = [owner, lease_until, session_id, turn_id, state.value]
+        if expired_before is not None:
+            sql += " AND (lease_until IS NULL OR lease_until < ?)"
+            args.append(expired_before)
+        rows = await self._fetch(f"{sql} RETURNING {TURN_COLUMNS}", args)
+        return _turn(rows[0]) if rows else None
+
+    async def renew_leases(self, owner: str, *, lease_until: float) -> list[TurnControl]:
+        rows = await self._fetch(
+            "UPDATE turns SET lease_until = ? WHERE owner = ? AND state = 'running'"
+            " RETURNING session_id, turn_id, epoch, cancel_requested, steer <> '[]'",
+            (lease_until, owner),
+        )
+        return [TurnControl(r[0], r[1], r[2], bool(r[3]), bool(r[4])) for r in rows]
+
+    async def turns_in_state(
+        self,
+        state: TurnState,
+        *,
+        lease_ended_before: float | None = None,
+        session_id: str | None = None,
+    ) -> list[TurnRecord]:
+        sql = f"SELECT {TURN_COLUMNS} FROM turns WHERE state = ?"
+        args: list[object] = [state.value]
+        if lease_ended_before is not None:
+            sql += " AND (lease_until IS NULL OR lease_until < ?)"
+            args.append(lease_ended_before)
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            args.append(session_id)
+        return [_turn(row) for row in await self._fetch(sql, args)]
+
+    async def count_turns(self, state: TurnState) -> int:
+        rows = await self._fetch("SELECT COUNT(*) FROM turns WHERE state = ?", (state.value,))
+        return int(rows[0][0])
+
+    async def parked_turns_due(self, *, now: float, settled_before: float) -> list[TurnRecord]:
+        sql, args = due_parked_turns("?", now, settled_before)
+        return [_turn(row) for row in await self._fetch(sql, args)]
+
+    async def request_cancel(self, session_id: str, turn_id: str) -> bool:
+        changed = await self._execute(
+            "UPDATE turns SET cancel_requested = 1"
+            " WHERE session_id = ? AND turn_id = ? AND state <> 'finished'",
+            (session_id, turn_id),
+        )
+        return changed == 1
+
+    async def add_steer(self, session_id: str, turn_id: str, text: str) -> bool:
+        changed = await self._execute(
+            "UPDATE turns SET steer = json_insert(steer, '$[#]', ?)"
+            " WHERE session_id = ? AND turn_id = ? AND state <> 'finished' AND steer_open",
+            (text, session_id, turn_id),
+        )
+        return changed == 1
+
+    async def take_steer(self, session_id: str, turn_id: str, *, close: bool = False) -> list[str]:
+        return await self._sql.call(self._take_steer, session_id, turn_id, close)
+
+    def _take_steer(self, session_id: str, turn_id: str, close: bool) -> list[str]:
+        db = self._sql.db
+        with transaction(db):
+            row = db.execute(
+                "SELECT steer FROM turns WHERE session_id = ? AND turn_id = ?",
+                (session_id, turn_id),
+            ).fetchone()
+            db.execute(
+                "UPDATE turns SET steer = '[]', steer_open = steer_open AND NOT ?"
+                " WHERE session_id = ? AND turn_id = ?",
+                (close, session_id, turn_id),
+            )
+        return json.loads(row[0]) if row else []
 
     # Events
 
-    async def append_events(self, events: Sequence[TurnEvent]) -> None:
-        if events:
-            await self._sql.call(self._append, events)
+    async def append_events(
+        self,
+        events: Sequence[TurnEvent],
+        *,
+        fences: Mapping[tuple[str, str], int] | None = None,
+    ) -> set[tuple[str, str]]:
+        if not events:
+            return set()
+        return await self._sql.call(self._append, events, fences or {})
 
-    def _append(self, events: Sequence[TurnEvent]) -> None:
+    def _append(
+        self, events: Sequence[TurnEvent], fences: Mapping[tuple[str, str], int]
+    ) -> set[tuple[str, str]]:
         db = self._sql.db
+        lost: set[tuple[str, str]] = set()
         try:
             with transaction(db):
-                sessions = sorted({e.session_id for e in events})
+                for (sid, tid), epoch in fences.items():
+                    held = db.execute(
+                        "SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ?"
+                        " AND state = 'running' AND epoch = ?",
+                        (sid, tid, epoch),
+                    ).fetchone()
+                    if held is None:
+                        lost.add((sid, tid))
+                kept = [e for e in events if (e.session_id, e.turn_id) not in lost]
+                sessions = sorted({e.session_id for e in kept})
                 marks = ",".join("?" * len(sessions))
                 last: dict[str, int] = dict(
                     db.execute(
@@ -247,7 +356,7 @@ class SqliteStore:
                     ).fetchall()
                 )
                 rows = []
-                for event in events:
+                for event in kept:
                     event.seq = last.get(event.session_id, 0) + 1
                     last[event.session_id] = event.seq
                     data = event.SerializeToString()
@@ -259,6 +368,7 @@ class SqliteStore:
             for event in events:
                 event.seq = 0
             raise
+        return lost
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> list[EventRow]:
         rows = await self._fetch(
@@ -278,10 +388,19 @@ class SqliteStore:
         )
         return EventRow(session_id, rows[0][0], turn_id, rows[0][1]) if rows else None
 
-    async def changes(self) -> AsyncIterator[dict[str, int]]:
+    async def last_seqs(self, session_ids: Sequence[str]) -> dict[str, int]:
+        marks = ",".join("?" * len(session_ids))
+        rows = await self._fetch(
+            f"SELECT session_id, MAX(seq) FROM events WHERE session_id IN ({marks})"
+            " GROUP BY session_id",
+            list(session_ids),
+        )
+        return {row[0]: row[1] for row in rows}
+
+    async def changes(self) -> AsyncIterator[Changes]:
         # One process owns the file: its own appends reach its readers directly.
         await asyncio.Event().wait()
-        yield {}  # pragma: no cover - never reached
+        yield Changes()  # pragma: no cover - never reached
 
     # Pending requests
 
@@ -292,8 +411,14 @@ class SqliteStore:
             f"INSERT INTO pending ({_PENDING_COLUMNS}) VALUES (?,?,?,?,?,?)"
             " ON CONFLICT (session_id, request_id) DO UPDATE SET turn_id = excluded.turn_id,"
             " event = excluded.event, expires = excluded.expires,"
-            " resolution = excluded.resolution",
+            " resolution = excluded.resolution, resolve_time = NULL",
             [astuple(r) for r in recs],
+        )
+
+    async def stamp_pending(self, session_id: str, request_id: str, event: bytes) -> None:
+        await self._execute(
+            "UPDATE pending SET event = ? WHERE session_id = ? AND request_id = ?",
+            (event, session_id, request_id),
         )
 
     async def list_pending(
@@ -318,9 +443,9 @@ class SqliteStore:
 
     async def resolve_pending(self, session_id: str, request_id: str, resolution: str) -> bool:
         changed = await self._execute(
-            "UPDATE pending SET resolution = ?"
+            "UPDATE pending SET resolution = ?, resolve_time = ?"
             " WHERE session_id = ? AND request_id = ? AND resolution IS NULL",
-            (resolution, session_id, request_id),
+            (resolution, time.time(), session_id, request_id),
         )
         return changed == 1
 

@@ -123,4 +123,15 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tokens_by_name ON tokens (name);
     """,
+    """
+    -- Turns are held on leases and fenced by epoch; cancels and steer reach their holder
+    -- through the store (see store/base.py).
+    ALTER TABLE turns ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+    ALTER TABLE turns ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN lease_until REAL;
+    ALTER TABLE turns ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN steer_open INTEGER NOT NULL DEFAULT 1;
+    CREATE INDEX turns_by_owner ON turns (owner) WHERE owner <> '';
+    ALTER TABLE pending ADD COLUMN resolve_time REAL;
+    """,
 ]

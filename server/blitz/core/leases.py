@@ -1,0 +1,113 @@
+"""Leases: a process keeps the turns it runs, and takes over those of a process that died.
+
+Only where processes share the store. Every third of a lease (`--turn-lease`), one task:
+
+1. renews the leases of the turns this process holds (one statement for all of them). A
+   turn missing from the answer was taken over while this process could not renew (it
+   was paused, or cut off from the database): it is stopped here without a further write,
+   its events being fenced anyway. The answer also says which turns someone asked to
+   cancel or to take steer text, so a cancel reaches its turn even if its announcement
+   was missed; an announcement (`Turns.nudge`) makes the renewal come at once;
+2. sweeps: takes over running turns whose lease ended (their holder died) and settles
+   parked turns that need someone (`recovery.py`), and counts the parked turns.
+
+So a turn whose holder died is ended by another process within about a lease and a third.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import structlog
+
+from blitz.core.recovery import Recovery
+from blitz.core.supervisor import Supervisor
+from blitz.core.turns import Turns
+from blitz.errors import BlitzError, Reason
+from blitz.store import Store, TurnState
+
+__all__ = ["Leases"]
+
+log = structlog.get_logger(__name__)
+
+
+class Leases:
+    """`async with Leases(...)`: renews and sweeps in the background while open."""
+
+    def __init__(self, *, store: Store, turns: Turns, recovery: Recovery) -> None:
+        self._store = store
+        self._turns = turns
+        self._recovery = recovery
+        self._period = turns.lease / 3
+        self._nudged = asyncio.Event()
+        self._tasks = Supervisor("leases")
+        self._loop: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Leases:
+        self._turns.nudge = self._nudged.set
+        self._loop = self._tasks.spawn(self._run(), name="leases")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._turns.nudge = lambda: None
+        if self._loop is not None:
+            self._loop.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop
+        await self._tasks.aclose()
+
+    async def _run(self) -> None:
+        next_sweep = time.monotonic() + self._period
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(0.0, next_sweep - time.monotonic())):
+                    await self._nudged.wait()
+            self._nudged.clear()
+            try:
+                await self.renew()
+                if time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + self._period
+                    await self.sweep()
+            except Exception:
+                log.exception("leases_failed")
+
+    async def renew(self) -> None:
+        """Step 1 of the module doc."""
+        turns = self._turns
+        started = time.monotonic()
+        held = {
+            (c.session_id, c.turn_id): c
+            for c in await self._store.renew_leases(
+                turns.owner, lease_until=time.time() + turns.lease
+            )
+        }
+        for active in turns.live.all():
+            if active.lost or active.rec.state != TurnState.RUNNING:
+                continue
+            if active.held_since > started:
+                continue  # taken after the renewal read the store
+            control = held.get((active.session_id, active.turn_id))
+            if control is None or control.epoch != active.rec.epoch:
+                log.warning("turn_lost", session_id=active.session_id, turn_id=active.turn_id)
+                turns.lost(active.session_id, active.turn_id)
+                continue
+            if control.steer:
+                active.steer_waiting = True
+            if control.cancel and active.cancel_reason is None:
+                self._tasks.spawn(
+                    turns.cancel(active, BlitzError(Reason.CANCELLED, "the turn was cancelled")),
+                    name=f"cancel-{active.turn_id}",
+                )
+
+    async def sweep(self) -> None:
+        """Step 2 of the module doc."""
+        now = time.time()
+        for rec in await self._store.turns_in_state(TurnState.RUNNING, lease_ended_before=now):
+            try:
+                await self._recovery.take_over(rec, expired_before=now)
+            except Exception:
+                log.exception("take_over_failed", turn_id=rec.turn_id)
+        await self._recovery.sweep_parked()
+        self._turns.live.parked_count = await self._store.count_turns(TurnState.PARKED)

@@ -1,0 +1,57 @@
+"""SQL both engines write alike, each with its own placeholder (`?` or `%s`)."""
+
+from __future__ import annotations
+
+from blitz.store.records import SessionChange
+from blitz.v1 import session_pb2 as s
+
+__all__ = ["TURN_COLUMNS", "due_parked_turns", "session_update"]
+
+# A turn's columns, in the order of TurnRecord's fields.
+TURN_COLUMNS = (
+    "session_id, turn_id, state, turn, create_time, deadline, first_seq, model_calls,"
+    " cost_usd, steer, history, usage_before, owner, epoch"
+)
+# SessionChange's fields, by column.
+_CHANGEABLE = ("state", "turn_id", "model", "tasks", "plan")
+
+
+def session_update(session_id: str, change: SessionChange, mark: str) -> tuple[str, list[object]]:
+    """The UPDATE of `change` and its arguments. A closed session keeps its state."""
+    sets: list[str] = [f"update_time = {mark}"]
+    args: list[object] = [change.update_time]
+    for column in _CHANGEABLE:
+        value = getattr(change, column)
+        if value is None:
+            continue
+        if column == "state":
+            closed = s.SESSION_STATE_CLOSED
+            sets.append(f"state = CASE WHEN state = {closed} THEN state ELSE {mark} END")
+        else:
+            sets.append(f"{column} = {mark}")
+        args.append(None if column == "plan" and value == b"" else value)
+    where = [f"id = {mark}"]
+    args.append(session_id)
+    if change.expect_state is not None:
+        where.append(f"state = {mark}")
+        args.append(change.expect_state)
+    if change.expect_turn_id is not None:
+        where.append(f"turn_id = {mark}")
+        args.append(change.expect_turn_id)
+    return f"UPDATE sessions SET {', '.join(sets)} WHERE {' AND '.join(where)}", args
+
+
+def due_parked_turns(mark: str, now: float, settled_before: float) -> tuple[str, list[object]]:
+    """The query of `Store.parked_turns_due`."""
+    requests = "FROM pending p WHERE p.session_id = t.session_id AND p.turn_id = t.turn_id"
+    columns = ", ".join(f"t.{c.strip()}" for c in TURN_COLUMNS.split(","))
+    sql = (
+        f"SELECT {columns} FROM turns t WHERE t.state = 'parked' AND ("
+        f" t.deadline <= {mark}"
+        f" OR EXISTS (SELECT 1 {requests} AND p.resolution IS NULL AND p.expires <= {mark})"
+        " OR EXISTS (SELECT 1 FROM sessions x WHERE x.id = t.session_id"
+        f"  AND (x.state = {s.SESSION_STATE_CLOSED} OR x.turn_id <> t.turn_id))"
+        f" OR NOT EXISTS (SELECT 1 {requests}"
+        f"  AND (p.resolution IS NULL OR p.resolve_time >= {mark})))"
+    )
+    return sql, [now, now, settled_before]

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Usage", "usage"]
+__all__ = ["Usage", "tree_cpu", "usage"]
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -56,3 +56,21 @@ def usage(pid: int) -> Usage:
         rss=memory["VmRSS"],
         peak_rss=memory["VmHWM"],
     )
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process, the children it reaped, and the children it has now.
+
+    For a server made of processes (PostgreSQL: a postmaster and a backend for each
+    connection), whose backends come and go.
+    """
+    own = usage(pid)
+    total = own.cpu + own.children_cpu
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == pid:  # field 4, the parent's pid
+            total += (int(fields[11]) + int(fields[12])) / _TICK
+    return total

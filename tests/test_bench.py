@@ -12,6 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from support.postgres import why_unavailable
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -57,3 +60,19 @@ def test_a_tiny_bench_run_reports_every_figure(tmp_path: Path) -> None:
     unmeasured = [f["key"] for f in figures if f["value"] is None or math.isnan(f["value"])]
     assert unmeasured == []
     assert "server CPU per turn, RunTurn to parked" in run.stdout  # the table was printed
+
+
+@pytest.mark.skipif(bool(why_unavailable()), reason=why_unavailable() or "-")
+def test_the_replicas_scenario_runs_on_every_setup(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "bench", "replicas", "--replica-sessions", "4",
+         "--replica-streams", "2", "--no-plot", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads((tmp_path / "bench.json").read_text())
+    rows = report["results"]["replicas"]["rows"]
+    assert [row["setup"] for row in rows] == ["sqlite", "postgres", "two"]
+    assert [row["servers"] for row in rows] == [1, 1, 2]
+    assert all(row["failed_turns"] == 0 and row["lost_deltas"] == 0 for row in rows)
+    assert rows[2]["db_cpu_ms"] > 0, "the database's own CPU is read"

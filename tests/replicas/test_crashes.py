@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import time
 
-from blitz_client import AsyncBlitz
-from support.replicas import contiguous, read_until_finished
+from support.replicas import contiguous
 from wire import Wire, decide, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz_client import AsyncBlitz
 
 ONCE = t.DECISION_ONCE
 # A stream far longer than any test waits for: it is still streaming when killed.
@@ -109,7 +109,8 @@ async def test_a_kill_loop_loses_nothing_committed(replicas, wires):
         streaming = await on_victim.create_session()
         parked = await on_victim.create_session()
         sessions += [streaming.id, parked.id]
-        request = await until(on_victim.run(parked.id, f"$ echo parked-{round_}"), "approval_request")
+        asking = on_victim.run(parked.id, f"$ echo parked-{round_}")
+        request = await until(asking, "approval_request")
         seen: list[t.TurnEvent] = []
         run = on_victim.run(streaming.id, ENDLESS)
         async for event in run:

@@ -11,10 +11,12 @@ from fake_provider import KEY, FakeProvider, anthropic_error, anthropic_stream
 from genai_prices import Usage, calc_price
 from google.protobuf import json_format
 from recording_io import RecordingIO
+from support.servers import make_settings, serving
 
 from blitz.agent import Agent
 from blitz.errors import BlitzError, Reason
 from blitz.ports import Completed
+from blitz.v1 import session_pb2 as s
 
 MODEL = "anthropic:claude-sonnet-4-6"
 
@@ -82,6 +84,34 @@ async def test_cache_reads_and_writes_are_recorded_and_priced_by_genai_prices(
         provider_id="anthropic",
     )
     assert entry.priced and entry.cost_usd == pytest.approx(float(expected.total_price))
+
+
+@pytest.mark.parametrize("transport", ["grpc", "connect"])
+async def test_the_last_prompt_counts_cached_tokens_once(
+    fake: FakeProvider, tmp_path: Path, transport: str
+) -> None:
+    # 300 fresh + 2,000 read from the cache + 500 written to it: a prompt of 2,800.
+    fake.script(
+        anthropic_stream(
+            [{"text": ["ok"]}],
+            usage={
+                "input_tokens": 300,
+                "cache_read_input_tokens": 2000,
+                "cache_creation_input_tokens": 500,
+            },
+            output_tokens=40,
+        )
+    )
+    settings = make_settings(
+        tmp_path / "data", model=MODEL, anthropic_api_key=KEY, anthropic_base_url=fake.url
+    )
+    async with serving(settings, transport) as wire:
+        session = await wire.create_session()
+        events = await wire.run_all(session.id, "hi")
+        usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
+    assert (usage.total.input, usage.total.cached, usage.total.cache_write) == (2800, 2000, 500)
+    assert usage.total.last_prompt == 2800
+    assert events[-1].finished.after.last_prompt == 2800
 
 
 async def test_an_anthropic_auth_error_fails_at_once(

@@ -382,7 +382,7 @@ async def test_the_ledger_keeps_entries_in_order_and_sums_them(store):
         cost_usd=0.25,
         priced=False,
         search_queries=1,
-        last_prompt=9,
+        last_prompt=7,  # input counts the cache-write tokens already
     )
 
 

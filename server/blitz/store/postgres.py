@@ -540,7 +540,7 @@ class PostgresStore:
             " COALESCE(SUM(cache_write), 0)::BIGINT, COALESCE(SUM(output), 0)::BIGINT,"
             " COALESCE(SUM(cost_usd), 0), COALESCE(BOOL_AND(priced), TRUE),"
             " COALESCE(SUM(search_queries), 0)::BIGINT, COALESCE(SUM(search_cost_usd), 0),"
-            " (SELECT input + cached + cache_write FROM ledger"
+            " (SELECT input FROM ledger"
             "  WHERE session_id = %s ORDER BY id DESC LIMIT 1)"
             " FROM ledger WHERE session_id = %s",
             (session_id, session_id),

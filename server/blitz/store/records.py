@@ -191,7 +191,8 @@ class UsageTotals:
     priced: bool = True
     search_queries: int = 0
     search_cost_usd: float = 0.0
-    # input + cached + cache_write of the latest call: the size of the last prompt.
+    # The latest call's input, which counts the cached and cache-write tokens too: the
+    # size of the last prompt.
     last_prompt: int = 0
 
 

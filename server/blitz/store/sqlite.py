@@ -470,7 +470,7 @@ class SqliteStore:
             " COALESCE(SUM(cache_write), 0), COALESCE(SUM(output), 0), TOTAL(cost_usd),"
             " COALESCE(MIN(priced), 1), COALESCE(SUM(search_queries), 0),"
             " TOTAL(search_cost_usd),"
-            " (SELECT input + cached + cache_write FROM ledger"
+            " (SELECT input FROM ledger"
             "  WHERE session_id = ?1 ORDER BY id DESC LIMIT 1)"
             " FROM ledger WHERE session_id = ?1",
             (session_id,),

@@ -109,6 +109,28 @@ async def test_a_request_past_what_a_port_reads_is_refused_by_the_transport(serv
     finally:
         await wire.close()
     assert err.value.code == "resource_exhausted"
+    assert err.value.reason == "REQUEST_TOO_LARGE", "a refusal carries its ErrorInfo"
+    assert err.value.metadata["limit"] == str(8 * 2**20)
+
+
+@pytest.mark.parity
+async def test_asides_with_one_turn_id_in_two_sessions_are_cancelled_apart(wire):
+    first, second = await wire.create_session(), await wire.create_session()
+    runs = [
+        wire.run(sid.id, "stream: 200000", turn_id="t_mine", aside=True) for sid in (first, second)
+    ]
+    for run in runs:
+        await until(run, "text")
+    cancelled = await wire.call("Cancel", s.CancelRequest(session_id=first.id, turn_id="t_mine"))
+    assert cancelled.turn_id == "t_mine"
+    async with asyncio.timeout(30):
+        ended = [e async for e in runs[0]]
+    assert ended[-1].finished.error.reason == "CANCELLED"
+    got = await anext(runs[1])
+    assert got.HasField("text"), "the other session's aside streams on"
+    await wire.call("Cancel", s.CancelRequest(session_id=second.id, turn_id="t_mine"))
+    async with asyncio.timeout(30):
+        assert [e async for e in runs[1]][-1].finished.error.reason == "CANCELLED"
 
 
 @pytest.mark.parity

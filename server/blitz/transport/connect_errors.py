@@ -33,7 +33,7 @@ from google.rpc import status_pb2
 
 from blitz.errors import BlitzError, Reason, internal_error, invalid_argument
 from blitz.transport.error_size import fit_error
-from blitz.transport.gate import MAX_REQUEST_BYTES
+from blitz.transport.gate import request_too_large
 from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.v1 import turn_pb2
 
@@ -75,11 +75,7 @@ def explained(exc: Exception) -> BlitzError:
         text = exc.message
         log.info("request_refused", code=exc.code.value, error=text)
         if exc.code == Code.RESOURCE_EXHAUSTED:
-            return BlitzError(
-                Reason.REQUEST_TOO_LARGE,
-                f"the request is larger than this port reads ({MAX_REQUEST_BYTES:,} bytes)",
-                {"field": "request", "limit": str(MAX_REQUEST_BYTES)},
-            )
+            return request_too_large()
         why = next((ours for start, ours in _WHY if text.startswith(start)), "")
         return invalid_argument(
             "request", f"the request is not valid: {why or 'it breaks the protocol'}"

@@ -19,11 +19,20 @@ from contextlib import contextmanager
 
 from blitz.errors import BlitzError, Reason
 
-__all__ = ["MAX_REQUEST_BYTES", "CallGate"]
+__all__ = ["MAX_REQUEST_BYTES", "CallGate", "request_too_large"]
 
 # The largest request either port reads: an uploaded image (5 MiB in the core) and its
 # envelope fit; anything larger is refused by the transport before the core sees it.
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
+
+
+def request_too_large() -> BlitzError:
+    """What a request past MAX_REQUEST_BYTES gets, on either port."""
+    return BlitzError(
+        Reason.REQUEST_TOO_LARGE,
+        f"the request is larger than this port reads ({MAX_REQUEST_BYTES:,} bytes)",
+        {"field": "request", "limit": str(MAX_REQUEST_BYTES)},
+    )
 
 
 def _shutting_down() -> BlitzError:

@@ -26,7 +26,7 @@ from grpc_reflection.v1alpha import reflection
 from blitz.errors import BlitzError, Status
 from blitz.ports import CallContext, SessionPort, WorkspacePort
 from blitz.transport.error_size import fit_error
-from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
+from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate, request_too_large
 from blitz.transport.tls import Tls
 from blitz.transport.undecodable import undecodable
 from blitz.transport.unexpected import unexpected_as_internal
@@ -39,6 +39,9 @@ __all__ = [
     "bind_grpc_server",
     "build_grpc_server",
 ]
+
+# The largest message grpcio reads at all (see build_grpc_server).
+_GRPC_CEILING = 4 * MAX_REQUEST_BYTES
 
 _REQ = TypeVar("_REQ")
 _RES = TypeVar("_RES")
@@ -97,6 +100,8 @@ class _DecodeFailuresAsInvalidArgument(grpc.aio.ServerInterceptor):
             name = getattr(getattr(message, "DESCRIPTOR", None), "full_name", "request")
 
         def tolerant(data: bytes) -> Any:
+            if len(data) > MAX_REQUEST_BYTES:
+                return _Undecodable(request_too_large())
             try:
                 return decode(data)
             except Exception as exc:
@@ -307,9 +312,10 @@ def build_grpc_server(
         options=[
             # SO_REUSEPORT is on by default in gRPC: a second server could share the port.
             ("grpc.so_reuseport", 0),
-            # Room for the largest request the core takes (an image), which then applies
-            # its own limits with an ErrorInfo.
-            ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+            # grpcio refuses a message past this before any of Blitz sees it, without an
+            # ErrorInfo; below it the decoder above refuses one past MAX_REQUEST_BYTES with
+            # one. So only a request past the ceiling gets grpcio's bare refusal.
+            ("grpc.max_receive_message_length", _GRPC_CEILING),
         ],
     )
     session_pb2_grpc.add_SessionServiceServicer_to_server(

@@ -31,7 +31,7 @@ from connectrpc.request import RequestContext
 from google.protobuf import any_pb2
 from google.rpc import status_pb2
 
-from blitz.errors import BlitzError, Reason, internal_error, invalid_argument
+from blitz.errors import BlitzError, internal_error, invalid_argument
 from blitz.transport.error_size import fit_error
 from blitz.transport.gate import request_too_large
 from blitz.transport.http import MountedApp, Receive, Scope, Send

@@ -114,6 +114,35 @@ async def test_the_last_prompt_counts_cached_tokens_once(
     assert events[-1].finished.after.last_prompt == 2800
 
 
+@pytest.mark.parametrize("transport", ["grpc", "connect"])
+async def test_web_searches_the_provider_ran_are_counted_and_priced(
+    fake: FakeProvider, tmp_path: Path, transport: str
+) -> None:
+    fake.script(
+        anthropic_stream(
+            [{"text": ["found it"]}],
+            usage={"input_tokens": 1000, "server_tool_use": {"web_search_requests": 3}},  # type: ignore[dict-item]
+            output_tokens=50,
+        )
+    )
+    settings = make_settings(
+        tmp_path / "data", model=MODEL, anthropic_api_key=KEY, anthropic_base_url=fake.url
+    )
+    async with serving(settings, transport) as wire:
+        session = await wire.create_session()
+        await wire.run_all(session.id, "look it up")
+        usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
+    assert usage.total.search_queries == 3
+    # Anthropic's web search costs $10 per thousand, on top of the tokens.
+    assert usage.total.search_cost_usd == pytest.approx(0.03)
+    tokens = calc_price(
+        Usage(input_tokens=1000, output_tokens=50),
+        model_ref="claude-sonnet-4-6",
+        provider_id="anthropic",
+    )
+    assert usage.total.cost_usd == pytest.approx(float(tokens.total_price) + 0.03)
+
+
 async def test_an_anthropic_auth_error_fails_at_once(
     fake: FakeProvider, make_agent: Callable[..., Agent], io: RecordingIO, workspace: Path
 ) -> None:

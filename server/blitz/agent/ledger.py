@@ -1,4 +1,4 @@
-"""One model response to one usage-ledger entry: tokens, and cost from genai-prices.
+"""One model response to one usage-ledger entry: tokens, searches, and cost from genai-prices.
 
 Unknown is not zero: a model with no known price is recorded with `priced=False`, and one
 known to be free (`demo`) with `priced=True` and cost 0. Never raises for a missing price.
@@ -16,13 +16,21 @@ __all__ = ["usage_entry"]
 def usage_entry(model: str, response: ModelResponse, *, free: bool) -> ModelCallUsage:
     """The ledger entry for `response`, made by the session's model `model`."""
     usage = response.usage
-    cost, priced = 0.0, True
+    # Searches the provider ran for the model (Anthropic's and OpenAI's web search, Gemini's
+    # grounding), as pydantic-ai and genai-prices read them from the response's usage.
+    searches = int(getattr(usage, "web_searches", 0) or 0)
+    cost, search_cost, priced = 0.0, 0.0, True
     if not free:
         try:
-            cost = float(response.cost().total_price)
+            price = response.cost()
         except (LookupError, ValueError, AssertionError):
             # No price for this model or provider, or the provider omitted its usage.
             priced = False
+        else:
+            cost = float(price.total_price)
+            per_thousand = price.model_price.web_searches_kcount
+            if searches and per_thousand:
+                search_cost = float(per_thousand) * searches / 1000
     return ModelCallUsage(
         model=model,
         input=usage.input_tokens,
@@ -31,4 +39,6 @@ def usage_entry(model: str, response: ModelResponse, *, free: bool) -> ModelCall
         output=usage.output_tokens,
         cost_usd=cost,
         priced=priced,
+        search_queries=searches,
+        search_cost_usd=search_cost,
     )

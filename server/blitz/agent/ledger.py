@@ -6,6 +6,8 @@ known to be free (`demo`) with `priced=True` and cost 0. Never raises for a miss
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from pydantic_ai.messages import ModelResponse
 
 from blitz.ports.agent import ModelCallUsage
@@ -29,7 +31,7 @@ def usage_entry(model: str, response: ModelResponse, *, free: bool) -> ModelCall
         else:
             cost = float(price.total_price)
             per_thousand = price.model_price.web_searches_kcount
-            if searches and per_thousand:
+            if searches and isinstance(per_thousand, Decimal):  # not tiered
                 search_cost = float(per_thousand) * searches / 1000
     return ModelCallUsage(
         model=model,

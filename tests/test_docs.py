@@ -1,4 +1,5 @@
-"""The error catalog in docs/protocol.md is the one in the code, with the same statuses."""
+"""The error catalog in docs/protocol.md is the one in the code, with the same statuses,
+and the SDK's advice on retrying is the one the catalog gives."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 from pathlib import Path
 
 from blitz.errors import Reason
+from blitz_client import RETRY, BlitzError
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
 
@@ -13,3 +15,11 @@ DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
 def test_every_reason_is_documented_with_its_status():
     rows = dict(re.findall(r"^\| `([A-Z_]+)` \| ([a-z_]+) \|", DOC, re.M))
     assert rows == {reason.wire: reason.status.value for reason in Reason}
+
+
+def test_the_sdk_retries_as_the_catalog_says():
+    rows = dict(re.findall(r"^\| `([A-Z_]+)` \| [a-z_]+ \| ([a-z]+) \|", DOC, re.M))
+    assert rows == dict(RETRY)
+    assert set(rows.values()) == {"no", "retry", "resume", "after"}
+    assert BlitzError("unavailable", "UNAVAILABLE", "connection refused").retry == "resume"
+    assert BlitzError("unknown", "UNKNOWN", "a proxy's error").retry == "no"

@@ -23,12 +23,13 @@ the client cannot encode, such as an unknown decision word, is a `ValueError`).
 
 from blitz.v1.turn_pb2 import TurnEvent
 from blitz_client._async import DEFAULT_URL, AsyncBlitz
-from blitz_client._errors import BlitzError
+from blitz_client._errors import RETRY, BlitzError
 from blitz_client._requests import ContextLike, DecisionLike, TurnOptions
 from blitz_client._sync import Blitz, Stream
 
 __all__ = [
     "DEFAULT_URL",
+    "RETRY",
     "AsyncBlitz",
     "Blitz",
     "BlitzError",

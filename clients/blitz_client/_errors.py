@@ -12,11 +12,44 @@ from collections.abc import Mapping
 
 from blitz.v1 import turn_pb2
 
-__all__ = ["RESUMABLE_REASONS", "BlitzError"]
+__all__ = ["RESUMABLE_REASONS", "RETRY", "BlitzError"]
 
 # A stream that ends with one of these (or with code `unavailable`, which is what a
 # dropped connection or a restarting server looks like) can be picked up with Watch.
 RESUMABLE_REASONS = frozenset({"SHUTTING_DOWN", "SLOW_CONSUMER", "UNAVAILABLE"})
+
+# What to do about each reason: the `retry` column of docs/protocol.md's table of reasons.
+# "no": the same call fails the same way; "retry": it may succeed after a backoff;
+# "resume": resume the stream with Watch (a unary call: send it again, maybe elsewhere);
+# "after": it succeeds once the running turn has finished.
+RETRY: Mapping[str, str] = {
+    "INVALID_ARGUMENT": "no",
+    "SESSION_NOT_FOUND": "no",
+    "TURN_NOT_FOUND": "no",
+    "REQUEST_NOT_FOUND": "no",
+    "FILE_NOT_FOUND": "no",
+    "RULE_NOT_FOUND": "no",
+    "SESSION_BUSY": "after",
+    "SESSION_CLOSED": "no",
+    "NO_RUNNING_TURN": "no",
+    "TURN_ID_REUSED": "no",
+    "ALREADY_RESOLVED": "no",
+    "NO_PENDING_PLAN": "no",
+    "MAX_TURNS": "no",
+    "BUDGET_EXCEEDED": "no",
+    "TURN_TIMEOUT": "no",
+    "CANCELLED": "no",
+    "MODEL_ERROR": "retry",
+    "CONTEXT_OVERFLOW": "no",
+    "UNAUTHENTICATED": "no",
+    "PERMISSION_DENIED": "no",
+    "RATE_LIMITED": "retry",
+    "SLOW_CONSUMER": "resume",
+    "REQUEST_TOO_LARGE": "no",
+    "SERVER_RESTARTED": "retry",
+    "SHUTTING_DOWN": "resume",
+    "INTERNAL": "no",
+}
 
 
 class BlitzError(Exception):
@@ -60,6 +93,13 @@ class BlitzError(Exception):
     def resumable(self) -> bool:
         """True when a stream that failed so can be resumed with Watch from its last seq."""
         return self.code == "unavailable" or self.reason in RESUMABLE_REASONS
+
+    @property
+    def retry(self) -> str:
+        """What to do about it: "no", "retry", "resume" or "after" (see `RETRY`)."""
+        if self.reason in RETRY:
+            return RETRY[self.reason]
+        return "resume" if self.code == "unavailable" else "no"
 
     def __repr__(self) -> str:
         return (

@@ -240,3 +240,28 @@ async def test_grpc_web_carries_the_token_too(server, alice):
         )
     assert refused.value.code == Code.UNAUTHENTICATED
     assert [x.id for x in mine.sessions] == [alice.session.id]
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_an_always_rule_is_its_principals_alone(server: RunningServer, kind: str) -> None:
+    alice = client(server, kind, "Bearer alice-token-1234")
+    bob = client(server, kind, "Bearer bob-token-5678")
+    try:
+        first = await alice.create_session()
+        stream = alice.run(first.id, "$ echo always")
+        asked = await until(stream, "approval_request")
+        decide = s.DecideRequest(
+            session_id=first.id,
+            request_id=asked.approval_request.request_id,
+            decision=t.DECISION_ALWAYS,
+        )
+        await alice.call("Decide", decide)
+        [e async for e in stream]
+        later = await alice.run_all((await alice.create_session()).id, "$ echo always")
+        assert not [e for e in later if e.HasField("approval_request")], "all her sessions"
+        stream = bob.run((await bob.create_session()).id, "$ echo always")
+        assert await until(stream, "approval_request"), "not bob's"
+        await stream.aclose()
+    finally:
+        await alice.close()
+        await bob.close()

@@ -389,7 +389,7 @@ async def test_the_ledger_keeps_entries_in_order_and_sums_them(store):
 # Approval rules
 
 
-async def test_rules_apply_to_their_session_or_their_caller_and_workspace(store):
+async def test_rules_apply_to_their_session_or_their_callers_sessions(store):
     def rule(id: str, scope: int, **kw: object) -> RuleRecord:
         base: dict[str, object] = dict(
             kind=t.ACTION_KIND_COMMAND,
@@ -409,13 +409,15 @@ async def test_rules_apply_to_their_session_or_their_caller_and_workspace(store)
         always,
         rule("ccc", s.RULE_SCOPE_SESSION, session_id="s2"),
         rule("dddd", s.RULE_SCOPE_ALWAYS, caller="bob"),
-        rule("eeeee", s.RULE_SCOPE_ALWAYS, workspace="other"),
     ):
         await store.add_rule(r)
-    assert await store.rules_for(session_id="s1", workspace="w", caller="alice") == [mine, always]
+    elsewhere = rule("eeeee", s.RULE_SCOPE_ALWAYS, workspace="other")
+    await store.add_rule(elsewhere)
+    mine_everywhere = [mine, always, elsewhere]
+    assert await store.rules_for(session_id="s1", caller="alice") == mine_everywhere
     assert await store.delete_rule("a")
     assert not await store.delete_rule("a")
-    assert await store.rules_for(session_id="s1", workspace="w", caller="alice") == [always]
+    assert await store.rules_for(session_id="s1", caller="alice") == [always, elsewhere]
 
 
 # Images and agent state

@@ -88,10 +88,8 @@ class PendingRequests:
     # Rules
 
     async def rules_of(self, session: SessionRecord) -> list[RuleRecord]:
-        """The session's own rules and its caller's ALWAYS rules for its workspace."""
-        return await self._store.rules_for(
-            session_id=session.id, workspace=session.workspace, caller=session.owner
-        )
+        """The session's own rules and its caller's ALWAYS rules, whatever the workspace."""
+        return await self._store.rules_for(session_id=session.id, caller=session.owner)
 
     async def approve_by_rule(self, active: ActiveTurn, approval: t.ApprovalRequest) -> bool:
         """Whether a rule covers the action (as clients would see it); if so, say so."""

@@ -214,8 +214,8 @@ class Store(Protocol):
 
     async def add_rule(self, rule: RuleRecord) -> None: ...
 
-    async def rules_for(self, *, session_id: str, workspace: str, caller: str) -> list[RuleRecord]:
-        """The SESSION rules of the session and the ALWAYS rules of caller + workspace."""
+    async def rules_for(self, *, session_id: str, caller: str) -> list[RuleRecord]:
+        """The SESSION rules of the session and the ALWAYS rules of the caller."""
         ...
 
     async def delete_rule(self, rule_id: str) -> bool: ...

@@ -495,11 +495,11 @@ class SqliteStore:
             f"INSERT INTO rules ({_RULE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)", astuple(rule)
         )
 
-    async def rules_for(self, *, session_id: str, workspace: str, caller: str) -> list[RuleRecord]:
+    async def rules_for(self, *, session_id: str, caller: str) -> list[RuleRecord]:
         rows = await self._fetch(
             f"SELECT {_RULE_COLUMNS} FROM rules WHERE (scope = 1 AND session_id = ?)"
-            " OR (scope = 2 AND workspace = ? AND caller = ?) ORDER BY create_time, id",
-            (session_id, workspace, caller),
+            " OR (scope = 2 AND caller = ?) ORDER BY create_time, id",
+            (session_id, caller),
         )
         return [RuleRecord(*row) for row in rows]
 

@@ -48,6 +48,20 @@ async def test_a_turn_on_one_replica_is_watched_live_on_another(replicas, wires)
     assert [e.seq for e in watched] == list(range(1, len(watched) + 1)), "no gap, no duplicate"
 
 
+async def parked(wire: Wire, session_id: str) -> None:
+    """Wait until the session's turn is parked: no replica holds it any more.
+
+    An answer that arrives while the turn is still being parked is taken up by the
+    replica parking it, which finds it answered; once parked, the answer's receiver resumes.
+    """
+    async with asyncio.timeout(30):
+        while True:
+            got = await wire.call("GetSession", s.GetSessionRequest(session_id=session_id))
+            if got.state == s.SESSION_STATE_PARKED:
+                return
+            await asyncio.sleep(0.05)
+
+
 async def test_decisions_and_answers_sent_to_another_replica_resume_the_turn_there(replicas, wires):
     a, b = replicas("a", "b")
     on_a, on_b = wires(a, "grpc"), wires(b, "connect")
@@ -56,6 +70,7 @@ async def test_decisions_and_answers_sent_to_another_replica_resume_the_turn_the
     async for event in on_a.run(session.id, "$ echo from-a\nask: which colour? [red|blue]"):
         events.append(event)
         if event.HasField("approval_request"):
+            await parked(on_b, session.id)
             decision = s.DecideRequest(
                 session_id=session.id,
                 request_id=event.approval_request.request_id,
@@ -63,6 +78,7 @@ async def test_decisions_and_answers_sent_to_another_replica_resume_the_turn_the
             )
             await on_b.call("Decide", decision)
         elif event.HasField("question"):
+            await parked(on_b, session.id)
             answer = s.AnswerRequest(
                 session_id=session.id, request_id=event.question.request_id, answers=["blue"]
             )

@@ -4,14 +4,15 @@
 behaviour tests run that way, fast and without sockets. A test marked `parity` runs the
 same calls through both of blitz_client's transports too, against `server`, a real server
 on 127.0.0.1 (see wire.py and support/servers.py). `settings` are the data folder's, under
-the test's own folder.
+the test's own folder. `replicas` starts `blitz serve` processes on one throwaway PostgreSQL
+database (support/replicas.py).
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import pytest
 from recording_io import RecordingIO
 from support.in_process import in_process
 from support.postgres import cluster, why_unavailable
+from support.replicas import Replica
 from support.servers import make_settings
 from wire import Wire, open_wire
 
@@ -125,3 +127,28 @@ def postgres_database(postgres_cluster: str) -> Iterator[str]:
     yield postgres_cluster.rsplit("/", 1)[0] + f"/{name}"
     with psycopg.connect(postgres_cluster, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+StartReplicas = Callable[..., list[Replica]]
+
+
+@pytest.fixture
+def replicas(postgres_database: str, tmp_path: Path) -> Iterator[StartReplicas]:
+    """A factory: `replicas("a", "b")` starts (or restarts) replicas by name, sharing one
+    database and one data folder; `extra` are more `blitz serve` arguments for them."""
+    started: dict[str, Replica] = {}
+    data = tmp_path / "data"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+
+    def start(*names: str, extra: Sequence[str] = ()) -> list[Replica]:
+        for name in names:
+            replica = started.setdefault(
+                name, Replica(name, database=postgres_database, data_dir=data, logs=logs)
+            )
+            replica.start(*extra)
+        return [started[name] for name in names]
+
+    yield start
+    for replica in started.values():
+        replica.close()

@@ -1,7 +1,9 @@
 """The container section of docs/operations.md: what can run here does, against the server.
 
-Docker does not run here, but the recipe that makes a token and its file does, and the
-file it writes must be one the server reads, standing for the token it printed.
+Docker does not run here, but the recipes that make a token and the database's password
+do: the token file must be one the server reads, standing for the token it printed, and
+the password file one that Compose hands to PostgreSQL and the replicas alike. What the
+section says of the files must be what they are.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ import re
 import subprocess
 from pathlib import Path
 
+import yaml
+
 from blitz.auth import parse_tokens
 from blitz.auth.tokens import token_hash
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+REPO = Path(__file__).resolve().parents[2]
+DOC = (REPO / "docs" / "operations.md").read_text()
 
 
 def block(after_heading: str, lang: str) -> str:
@@ -50,3 +55,44 @@ def test_the_section_names_the_files_as_they_are():
         assert fact in dockerfile, fact
     for fact in ("python:3.11-slim-trixie", "10001", "blitz-healthcheck", "tini"):
         assert fact in section, fact
+
+
+def test_the_database_password_recipe_gives_postgresql_and_the_replicas_one_password(
+    tmp_path: Path,
+):
+    recipe = block("### Several replicas with Compose", "sh")
+    done = subprocess.run(
+        ["/bin/sh", "-ec", recipe], cwd=tmp_path, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    file = tmp_path / "secrets" / "postgres.env"
+    assert not file.stat().st_mode & 0o077, "Compose reads it; nobody else needs to"
+    # As Compose reads an env_file: NAME=VALUE lines.
+    env = dict(line.split("=", 1) for line in file.read_text().splitlines())
+    assert env.keys() == {"POSTGRES_PASSWORD", "PGPASSWORD"}
+    assert env["POSTGRES_PASSWORD"] == env["PGPASSWORD"]
+    assert re.fullmatch(r"[0-9a-f]{48}", env["PGPASSWORD"]), "nothing to quote or escape"
+    replicated = yaml.safe_load((REPO / "compose.replicas.yaml").read_text())
+    assert replicated["services"]["postgres"]["env_file"] == "secrets/postgres.env"
+
+
+def test_the_replicas_section_names_the_files_and_services_as_they_are():
+    section = DOC[DOC.index("### Several replicas with Compose") :]
+    section = section[: section.index("\n### ", 1)]
+    text = (REPO / "compose.replicas.yaml").read_text()
+    replicated = yaml.safe_load(text)
+    for name in (*replicated["services"], *replicated["volumes"]):
+        assert f"`{name}`" in section, name
+    for fact in ("postgres:17", "nginx:1.28", "/data/workspaces", "docker/proxy/blitz.conf"):
+        assert fact in section and fact in text, fact
+    # The three additions for one more replica are the lines the files have for the others.
+    assert "x-replica: &replica" in text and "<<: *replica" in text
+    assert "`blitz-c: {<<: *replica}`" in section
+    (depends,) = re.findall(r"`blitz-c: (\{condition: [^`]*\})`", section)
+    expected = replicated["services"]["proxy"]["depends_on"]["blitz-a"]
+    assert yaml.safe_load(depends) == expected
+    config = (REPO / "docker/proxy/blitz.conf").read_text()
+    servers = re.findall(r"`(server blitz-c:\d+ [^`]*;)`", section)
+    assert len(servers) == 2
+    for server in servers:
+        assert server.replace("blitz-c", "blitz-a") in config, server

@@ -1,41 +1,18 @@
 """Fixtures for the replica tests: `blitz serve` processes on one PostgreSQL database.
 
-`replicas("a", "b")` starts them (see support/replicas.py); `wires` are clients of them,
-over gRPC for the first and Connect for the second, so that what crosses from one to the
-other crosses transports too. Everything is stopped at the test's end.
+`replicas("a", "b")` starts them (a fixture of tests/conftest.py, which the container tests
+share); `wires` are clients of them, over gRPC for the first and Connect for the second, so
+that what crosses from one to the other crosses transports too. Everything is stopped at
+the test's end.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 from support.replicas import Replica
 from wire import Wire, open_wire
-
-StartReplicas = Callable[..., list[Replica]]
-
-
-@pytest.fixture
-def replicas(postgres_database: str, tmp_path: Path) -> Iterator[StartReplicas]:
-    """A factory: `replicas("a", "b")` starts (or restarts) replicas by name."""
-    started: dict[str, Replica] = {}
-    data = tmp_path / "data"
-    logs = tmp_path / "logs"
-    logs.mkdir()
-
-    def start(*names: str) -> list[Replica]:
-        for name in names:
-            replica = started.setdefault(
-                name, Replica(name, database=postgres_database, data_dir=data, logs=logs)
-            )
-            replica.start()
-        return [started[name] for name in names]
-
-    yield start
-    for replica in started.values():
-        replica.close()
 
 
 @pytest.fixture

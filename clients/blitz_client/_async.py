@@ -60,7 +60,8 @@ class AsyncBlitz:
             is printable ASCII without spaces).
         ca_file: a PEM file of the certificate authorities that a TLS server's certificate
             (`https://`, `grpcs://`) must chain to; default: the system's.
-        reconnect_timeout: how long, in seconds, a dropped stream keeps trying to resume
+        reconnect_timeout: how long, in seconds, a dropped stream keeps trying to resume,
+            and a call refused by a server that is shutting down keeps being sent again,
             before the last error is raised.
 
     Use it as `async with AsyncBlitz(url) as blitz:`; it must be opened inside the event
@@ -110,9 +111,27 @@ class AsyncBlitz:
         return self._transport
 
     async def _unary(self, method: str, request: Any) -> Any:
-        result = await self._t.unary(method, request)
-        self._reached = True
-        return result
+        """One call; sent again while a server that is going away refuses it.
+
+        SHUTTING_DOWN on a call means it was turned away at the door, before anything was
+        done, so sending it again is safe: it reaches another replica (or the same server
+        once restarted) within `reconnect_timeout`.
+        """
+        started = time.monotonic()
+        delay = 0.05
+        while True:
+            try:
+                result = await self._t.unary(method, request)
+            except BlitzError as exc:
+                if exc.reason != "SHUTTING_DOWN":
+                    raise
+                if time.monotonic() - started > self._reconnect_timeout:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            self._reached = True
+            return result
 
     # Sessions
 

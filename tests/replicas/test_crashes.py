@@ -161,3 +161,23 @@ async def test_a_rolling_deploy_hands_streams_to_the_other_replica(replicas, wir
     assert stored == events
     assert any(line.get("event") == "ended open streams" for line in a.lines())
     assert sum(e.HasField("text") for e in events) > 0
+
+
+async def test_calls_a_draining_replica_refuses_are_sent_to_the_other(replicas, wires):
+    a, b = replicas("a", "b")
+    a.stop()
+    a.start("--drain-delay=3")  # on SIGTERM, refuses calls for 3 s before its ports close
+    session = await wires(b, "connect").create_session()
+    async with AsyncBlitz(f"ipv4:{a.grpc_target},{b.grpc_target}") as blitz:
+        assert (await blitz.session(session.id)).id == session.id  # through A
+        since = a.log_path.stat().st_size
+        a.process.send_signal(15)  # type: ignore[union-attr]  # SIGTERM
+        async with asyncio.timeout(30):
+            while not any(line.get("event") == "draining" for line in a.lines(since)):
+                await asyncio.sleep(0.05)
+        # A answers SHUTTING_DOWN until its ports close; the SDK sends the call again.
+        got = await blitz.session(session.id)
+        assert got.id == session.id
+        made = await blitz.create_session()
+    assert await asyncio.to_thread(a.process.wait, 30) == 0  # type: ignore[union-attr]
+    assert (await wires(b, "grpc").call("GetSession", s.GetSessionRequest(session_id=made.id))).id

@@ -172,9 +172,10 @@ async def test_calls_a_draining_replica_refuses_are_sent_to_the_other(replicas, 
         assert (await blitz.session(session.id)).id == session.id  # through A
         since = a.log_path.stat().st_size
         a.process.send_signal(15)  # type: ignore[union-attr]  # SIGTERM
-        async with asyncio.timeout(30):
-            while not any(line.get("event") == "draining" for line in a.lines(since)):
-                await asyncio.sleep(0.05)
+        deadline = time.monotonic() + 30
+        while not any(line.get("event") == "draining" for line in a.lines(since)):
+            assert time.monotonic() < deadline, a.log()
+            await asyncio.sleep(0.05)
         # A answers SHUTTING_DOWN until its ports close; the SDK sends the call again.
         got = await blitz.session(session.id)
         assert got.id == session.id

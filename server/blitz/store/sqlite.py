@@ -190,8 +190,7 @@ class SqliteStore:
             where += " AND (create_time > ? OR (create_time = ? AND turn_id > ?))"
             args += [when, when, last_id]
         rows = await self._fetch(
-            f"SELECT {TURN_COLUMNS} FROM turns WHERE {where}"
-            " ORDER BY create_time, turn_id LIMIT ?",
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE {where} ORDER BY create_time, turn_id LIMIT ?",
             (*args, page.limit),
         )
         return [_turn(row) for row in rows]

@@ -7,10 +7,11 @@ Two kinds of masking, both idempotent, neither changing a text's meaning beyond 
   arguments and results, a command's live output, approval details and diffs, decisions'
   edited commands, notices, errors, log lines. The event log applies `redact_event` to
   every event it stores, whatever its kind. It errs toward hiding: a value that merely
-  looks like a key is hidden too; but a name that only contains a keyword (`PWD`, `max_tokens`) with a plain number or a path as its
-  value is not a secret. The model's own words (its text and thoughts, a question it asks,
-  a turn's output) are shown as written. The agent's tools keep the raw values: a command
-  still runs with its real token, and the model reads the user's files as they are.
+  looks like a key is hidden too; but a name that only contains a keyword (`PWD`,
+  `max_tokens`) with a plain number or a path as its value is not a secret. The model's
+  own words (its text and thoughts, a question it asks, a turn's output) are shown as
+  written. The agent's tools keep the raw values: a command still runs with its real
+  token, and the model reads the user's files as they are.
 - **The server's own secrets, by value** (`mask_known`): the provider keys and bearer
   tokens the server was configured with (`add_known_secrets`, at start) are masked wherever
   they would leave the process — in everything above, and in tool results sent to the

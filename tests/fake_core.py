@@ -107,6 +107,23 @@ class FakeCore:
     async def revoke_rule(self, req: s.RevokeRuleRequest, ctx: CallContext) -> s.RevokeRuleResponse:
         raise _unused()
 
+    async def list_turns(self, req: s.ListTurnsRequest, ctx: CallContext) -> s.ListTurnsResponse:
+        raise _unused()
+
+    async def update_session(self, req: s.UpdateSessionRequest, ctx: CallContext) -> s.Session:
+        raise _unused()
+
+    async def delete_session(
+        self, req: s.DeleteSessionRequest, ctx: CallContext
+    ) -> s.DeleteSessionResponse:
+        raise _unused()
+
+    async def fork_session(self, req: s.ForkSessionRequest, ctx: CallContext) -> s.Session:
+        raise _unused()
+
+    async def get_diff(self, req: w.GetDiffRequest, ctx: CallContext) -> w.GetDiffResponse:
+        raise _unused()
+
     async def upload_image(
         self, req: w.UploadImageRequest, ctx: CallContext
     ) -> w.UploadImageResponse:

@@ -25,6 +25,7 @@ class RecordingIO:
         self.on_model_call: Callable[[int], None] | None = None
         self.rules: set[str] = set()
         self.asked: list[turn_pb2.ApprovalRequest] = []
+        self.originals: dict[str, bytes | None] = {}
 
     def emit(self, event: turn_pb2.TurnEvent) -> None:
         self.events.append(event)
@@ -46,6 +47,9 @@ class RecordingIO:
 
     async def record_model_call(self, usage: ModelCallUsage) -> None:
         self.usage.append(usage)
+
+    async def before_file_change(self, path: str, content: bytes | None) -> None:
+        self.originals.setdefault(path, content)
 
     async def rule_approves(self, approval: turn_pb2.ApprovalRequest) -> bool:
         self.asked.append(approval)

@@ -21,7 +21,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, Unpack
+from typing import Any, Literal, Self, Unpack
 
 from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
 from blitz_client._errors import BlitzError
@@ -191,6 +191,67 @@ class AsyncBlitz:
         request = session_pb2.CloseSessionRequest(session_id=session_id)
         result: session_pb2.Session = await self._unary("CloseSession", request)
         return result
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        approval_timeout: float | timedelta | Literal["default"] | None = None,
+    ) -> session_pb2.Session:
+        """Change what is given, leave the rest: `labels` replaces them whole, and
+        `approval_timeout="default"` goes back to the server's default. The session as it
+        now is."""
+        request = session_pb2.UpdateSessionRequest(session_id=session_id)
+        if title is not None:
+            request.title = title
+            request.update_mask.paths.append("title")
+        if labels is not None:
+            request.labels.update(labels)
+            request.update_mask.paths.append("labels")
+        if approval_timeout is not None:
+            if approval_timeout != "default":
+                request.approval_timeout.CopyFrom(duration(approval_timeout))
+            request.update_mask.paths.append("approval_timeout")
+        result: session_pb2.Session = await self._unary("UpdateSession", request)
+        return result
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete a session with no running or parked turn (SESSION_BUSY otherwise) and
+        its records; returns whether its own workspace folder was deleted too (a named
+        workspace is left as it is)."""
+        request = session_pb2.DeleteSessionRequest(session_id=session_id)
+        response: session_pb2.DeleteSessionResponse = await self._unary("DeleteSession", request)
+        return response.workspace_deleted
+
+    async def fork_session(
+        self, session_id: str, turn_id: str, *, title: str = ""
+    ) -> session_pb2.Session:
+        """A new session starting from the history as `turn_id` (finished) left it, in a
+        copy of the workspace as it is now. Empty `title`: "fork of …"."""
+        request = session_pb2.ForkSessionRequest(
+            session_id=session_id, turn_id=turn_id, title=title
+        )
+        result: session_pb2.Session = await self._unary("ForkSession", request)
+        return result
+
+    async def list_turns(
+        self, session_id: str, *, page_size: int = 0
+    ) -> AsyncGenerator[session_pb2.TurnSummary, None]:
+        """Every turn of the session, oldest first, fetched a page at a time: its request
+        (`turn`), `state`, times, `usage`, and once finished its `output` or `error`."""
+        token = ""
+        while True:
+            request = session_pb2.ListTurnsRequest(
+                session_id=session_id, page_size=page_size, page_token=token
+            )
+            page: session_pb2.ListTurnsResponse = await self._unary("ListTurns", request)
+            for turn in page.turns:
+                yield turn
+            token = page.next_page_token
+            if not token:
+                return
 
     # Turns
 
@@ -426,4 +487,12 @@ class AsyncBlitz:
         INVALID_ARGUMENT on `path`; a missing file is FILE_NOT_FOUND."""
         request = workspace_pb2.ReadFileRequest(session_id=session_id, path=path)
         result: workspace_pb2.ReadFileResponse = await self._unary("ReadFile", request)
+        return result
+
+    async def diff(self, session_id: str) -> workspace_pb2.GetDiffResponse:
+        """A unified diff of the files the agent's file tools changed in the session, from
+        before its first change of each to now: `diff`, the changed `paths`, and whether
+        the diff was `truncated`. Changes made only by commands are not in it."""
+        request = workspace_pb2.GetDiffRequest(session_id=session_id)
+        result: workspace_pb2.GetDiffResponse = await self._unary("GetDiff", request)
         return result

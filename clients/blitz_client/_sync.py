@@ -15,7 +15,7 @@ import threading
 from collections.abc import AsyncGenerator, Coroutine, Iterator, Mapping, Sequence
 from datetime import timedelta
 from types import TracebackType
-from typing import Any, Self, TypeVar, Unpack
+from typing import Any, Literal, Self, TypeVar, Unpack
 
 from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
 from blitz_client._async import DEFAULT_URL, AsyncBlitz
@@ -176,6 +176,35 @@ class Blitz:
         """Close a session."""
         return self._runner.run(self._client.close_session(session_id))
 
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        approval_timeout: float | timedelta | Literal["default"] | None = None,
+    ) -> session_pb2.Session:
+        """Change what is given; see `AsyncBlitz.update_session`."""
+        return self._runner.run(
+            self._client.update_session(
+                session_id, title=title, labels=labels, approval_timeout=approval_timeout
+            )
+        )
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a session; see `AsyncBlitz.delete_session`."""
+        return self._runner.run(self._client.delete_session(session_id))
+
+    def fork_session(
+        self, session_id: str, turn_id: str, *, title: str = ""
+    ) -> session_pb2.Session:
+        """Fork a session at a finished turn; see `AsyncBlitz.fork_session`."""
+        return self._runner.run(self._client.fork_session(session_id, turn_id, title=title))
+
+    def list_turns(self, session_id: str, *, page_size: int = 0) -> Stream[session_pb2.TurnSummary]:
+        """Every turn of the session, oldest first, a page at a time."""
+        return self._stream(self._client.list_turns(session_id, page_size=page_size))
+
     # Turns
 
     def run(
@@ -256,3 +285,7 @@ class Blitz:
     def read_file(self, session_id: str, path: str) -> workspace_pb2.ReadFileResponse:
         """One file of the session's workspace; see `AsyncBlitz.read_file`."""
         return self._runner.run(self._client.read_file(session_id, path))
+
+    def diff(self, session_id: str) -> workspace_pb2.GetDiffResponse:
+        """What the agent's file tools changed in the session; see `AsyncBlitz.diff`."""
+        return self._runner.run(self._client.diff(session_id))

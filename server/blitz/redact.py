@@ -3,14 +3,15 @@
 Two kinds of masking, both idempotent, neither changing a text's meaning beyond the value:
 
 - **By shape and name** (`redact_text`, `redact_event`): tokens, keys, passwords and URL
-  credentials in what clients and logs see — tool arguments and results, a command's live
-  output, approval details and diffs, decisions' edited commands, notices, errors, log
-  lines. The event log applies `redact_event` to every event it stores, whatever its kind.
-  It errs toward hiding: a value that merely looks like a key is hidden too; but a name
-  that only contains a keyword (`PWD`, `max_tokens`) with a plain number or a path as its
-  value is not a secret. The model's own words (its text and thoughts, a question it asks,
-  a turn's output) are shown as written. The agent's tools keep the raw values: a command
-  still runs with its real token, and the model reads the user's files as they are.
+  credentials in what clients and logs see — the turn as `accepted` echoes it, tool
+  arguments and results, a command's live output, approval details and diffs, decisions'
+  edited commands, notices, errors, log lines. The event log applies `redact_event` to
+  every event it stores, whatever its kind. It errs toward hiding: a value that merely
+  looks like a key is hidden too; but a name that only contains a keyword (`PWD`,
+  `max_tokens`) with a plain number or a path as its value is not a secret. The model's
+  own words (its text and thoughts, a question it asks, a turn's output) are shown as
+  written. The agent's tools keep the raw values: a command still runs with its real
+  token, and the model reads the user's files as they are.
 - **The server's own secrets, by value** (`mask_known`): the provider keys and bearer
   tokens the server was configured with (`add_known_secrets`, at start) are masked wherever
   they would leave the process — in everything above, and in tool results sent to the
@@ -172,6 +173,19 @@ def _resolution(event: TurnEvent) -> None:
     resolution.reason = redact_text(resolution.reason)
 
 
+def _accepted(event: TurnEvent) -> None:
+    # The turn as recorded, echoed to every watcher of the session: a token the user
+    # pasted into a prompt is not shown to them (the model still gets the prompt as sent).
+    turn = event.accepted.turn
+    turn.text = redact_text(turn.text)
+    turn.prompt = redact_text(turn.prompt)
+    turn.read_only = redact_text(turn.read_only)
+    for block in turn.context:
+        block.url = redact_text(block.url)
+        block.html = redact_text(block.html)
+        block.text = redact_text(block.text)
+
+
 def _finished(event: TurnEvent) -> None:
     if event.finished.HasField("error"):
         _error(event.finished.error)
@@ -187,6 +201,7 @@ def _error(error: ErrorInfo) -> None:
 TOOL_AUTHORS = frozenset({"run_command"})
 
 _BY_KIND: dict[str, Callable[[TurnEvent], None]] = {
+    "accepted": _accepted,
     "text": _text,
     "tool_call": lambda e: _redact_struct(e.tool_call.args),
     "tool_result": lambda e: _redact_struct(e.tool_result.result),

@@ -155,6 +155,47 @@ async def test_usage_and_rules(client):
     assert closed.state == session_pb2.SESSION_STATE_CLOSED
 
 
+async def test_turns_are_listed_and_sessions_updated_forked_diffed_and_deleted(client):
+    session = await client.create_session(title="api")
+    async for event in client.run(session.id, "write a.txt\n```\nA\n```\nok"):
+        if event.HasField("approval_request"):
+            await client.decide(session.id, event.approval_request.request_id, "once")
+    [turn] = [t async for t in client.list_turns(session.id, page_size=1)]
+    assert turn.turn.text.startswith("write a.txt") and turn.output
+    assert turn.state == session_pb2.TURN_STATE_FINISHED
+
+    updated = await client.update_session(session.id, title="renamed", approval_timeout=60)
+    assert (updated.title, updated.approval_timeout.seconds) == ("renamed", 60)
+    reset = await client.update_session(session.id, approval_timeout="default")
+    assert reset.title == "renamed" and not reset.HasField("approval_timeout")
+
+    diff = await client.diff(session.id)
+    assert list(diff.paths) == ["a.txt"] and "+A\n" in diff.diff
+
+    fork = await client.fork_session(session.id, turn.turn_id)
+    assert fork.title == "fork of renamed"
+    assert [f.path for f in await client.list_files(fork.id)] == ["a.txt"]
+    assert await client.delete_session(fork.id)
+    with pytest.raises(BlitzError) as caught:
+        await client.session(fork.id)
+    assert caught.value.reason == "SESSION_NOT_FOUND"
+
+
+async def test_the_sync_client_lists_turns_and_deletes(url):
+    def script() -> tuple[list[str], bool]:
+        with Blitz(url) as blitz:
+            session = blitz.create_session()
+            for _ in blitz.run(session.id, "hello"):
+                pass
+            turns = list(blitz.list_turns(session.id))
+            blitz.update_session(session.id, labels={"k": "v"})
+            assert blitz.diff(session.id).diff == ""
+            fork = blitz.fork_session(session.id, turns[-1].turn_id)
+            return [t.turn.text for t in turns], blitz.delete_session(fork.id)
+
+    assert await asyncio.to_thread(script) == (["hello"], True)
+
+
 async def test_an_uploaded_image_reaches_the_model_and_workspace_files_are_listed_and_read(
     client, server
 ):

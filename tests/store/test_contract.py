@@ -12,12 +12,14 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from blitz.store import (
     Changes,
+    FileOriginal,
     ImageRecord,
     LedgerRow,
     PendingRecord,
@@ -27,6 +29,7 @@ from blitz.store import (
     SessionRecord,
     Store,
     TurnControl,
+    TurnPage,
     TurnRecord,
     TurnState,
     UsageTotals,
@@ -124,7 +127,91 @@ async def test_an_update_changes_only_the_fields_it_names(store):
     assert got is not None and (got.turn_id, got.plan, got.tasks) == ("", None, b"tasks")
 
 
+async def test_an_update_sets_title_labels_and_approval_timeout_and_clears_the_timeout(store):
+    await store.create_session(session(labels={"a": "1"}, approval_timeout=30.0))
+    change = SessionChange(update_time=2.0, title="new", labels={"b": "2"}, approval_timeout=5.0)
+    assert await store.update_session("s1", change)
+    got = await store.get_session("s1")
+    assert got is not None
+    assert (got.title, got.labels, got.approval_timeout) == ("new", {"b": "2"}, 5.0)
+    assert (await store.list_sessions(SessionQuery(owner="", limit=5, labels={"b": "2"})))[0].id
+    await store.update_session("s1", SessionChange(update_time=3.0, approval_timeout=0.0))
+    got = await store.get_session("s1")
+    assert got is not None and (got.title, got.approval_timeout) == ("new", None)
+
+
+async def test_a_deleted_session_leaves_nothing_but_its_always_rules(store):
+    await store.create_session(session())
+    await store.create_session(session("s2"))
+    for sid in ("s1", "s2"):
+        await store.create_turn(replace(turn(), session_id=sid), lease_until=9.0)
+        await store.append_events([event(sid)])
+        await store.add_ledger(LedgerRow(sid, "t1", "demo", input=1))
+        await store.set_history(sid, b"h")
+        await store.keep_turn_history(sid, "t1")
+        await store.keep_original(FileOriginal(sid, "a.txt", b"a"))
+        await store.add_image(ImageRecord(f"img-{sid}", sid, "image/png", b"png", 1.0))
+        await store.put_pending([PendingRecord(sid, "r1", "t1", b"e")])
+    always = RuleRecord("r-always", s.RULE_SCOPE_ALWAYS, 1, "x", "s1", "w", "", 1.0)
+    await store.add_rule(always)
+    await store.add_rule(RuleRecord("r-session", s.RULE_SCOPE_SESSION, 1, "x", "s1", "w", "", 1.0))
+
+    assert await store.delete_session("s1")
+    assert not await store.delete_session("s1")
+    assert await store.get_session("s1") is None
+    assert await store.get_turn("s1", "t1") is None
+    assert await store.read_events("s1", after_seq=0, limit=10) == []
+    assert await store.ledger("s1") == []
+    assert await store.get_history("s1") is None
+    assert await store.get_turn_history("s1", "t1") is None
+    assert await store.originals("s1") == []
+    assert await store.get_image("s1", "img-s1") is None
+    assert await store.list_pending("s1", open_only=False) == []
+    assert await store.rules_for(session_id="s1", workspace="w", caller="") == [always]
+    # The other session is whole, and a new session may take the old one's id and seqs.
+    assert len(await store.read_events("s2", after_seq=0, limit=10)) == 1
+    assert await store.get_turn_history("s2", "t1") == b"h"
+    await store.create_session(session())
+    again = event("s1")
+    await store.append_events([again])
+    assert again.seq == 1
+
+
 # Turns
+
+
+async def test_turns_page_oldest_first(store):
+    await store.create_session(session())
+    for i, turn_id in enumerate(("tc", "ta", "tb")):
+        rec = replace(turn(turn_id), create_time=float(i // 2))
+        await store.create_turn(rec, lease_until=9.0)
+    first = await store.list_turns(TurnPage(session_id="s1", limit=2))
+    assert [r.turn_id for r in first] == ["ta", "tc"]  # at one time: by id
+    rest = await store.list_turns(TurnPage(session_id="s1", limit=2, after=(0.0, "tc")))
+    assert [r.turn_id for r in rest] == ["tb"]
+    assert await store.list_turns(TurnPage(session_id="s2", limit=2)) == []
+
+
+async def test_a_turns_history_is_the_sessions_when_kept(store):
+    await store.create_session(session())
+    await store.keep_turn_history("s1", "t0")  # no history yet: an empty one
+    await store.set_history("s1", b"one")
+    await store.keep_turn_history("s1", "t1")
+    await store.set_history("s1", b"two")
+    assert await store.get_turn_history("s1", "t0") == b""
+    assert await store.get_turn_history("s1", "t1") == b"one"
+    assert await store.get_turn_history("s1", "t2") is None
+
+
+async def test_a_files_first_original_is_kept(store):
+    assert await store.keep_original(FileOriginal("s1", "b.txt", None))
+    assert await store.keep_original(FileOriginal("s1", "a.txt", b"first"))
+    assert not await store.keep_original(FileOriginal("s1", "a.txt", b"second"))
+    assert await store.originals("s1") == [
+        FileOriginal("s1", "a.txt", b"first"),
+        FileOriginal("s1", "b.txt", None),
+    ]
+    assert await store.originals("s2") == []
 
 
 async def test_a_turn_reads_back_and_its_update_writes_every_mutable_field(store):

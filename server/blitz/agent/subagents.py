@@ -173,6 +173,9 @@ class SubAgentIO:
     async def record_model_call(self, usage: ModelCallUsage) -> None:
         await self._io.record_model_call(usage)
 
+    async def before_file_change(self, path: str, content: bytes | None) -> None:
+        await self._io.before_file_change(path, content)
+
     async def rule_approves(self, approval: turn_pb2.ApprovalRequest) -> bool:
         self._request(approval)
         return await self._io.rule_approves(approval)

@@ -123,7 +123,7 @@ async def write_file(ctx: RunContext[ToolDeps], path: str, content: str) -> dict
         rel, old = await FILE_CALLS.run(ws.current, path)
     except _FILE_ERRORS as exc:
         return _failed(path, exc, doing="write")
-    return await _gated_write(ctx, rel, _text(old), content)
+    return await _gated_write(ctx, rel, old, content)
 
 
 async def edit_file(
@@ -157,7 +157,7 @@ async def edit_file(
             "path": rel,
             "error": f"old_string occurs {count} times; include more context to make it unique",
         }
-    result = await _gated_write(ctx, rel, old, old.replace(old_string, new_string, 1))
+    result = await _gated_write(ctx, rel, data, old.replace(old_string, new_string, 1))
     if "error" not in result:
         result["replaced"] = 1
     return result
@@ -183,6 +183,7 @@ async def delete_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
     )
     if refused := await gate(ctx, action):
         return {"path": rel, "error": refused}
+    await ctx.deps.io.before_file_change(rel, old)
     try:
         await FILE_CALLS.run(ws.delete, rel)
     except _FILE_ERRORS as exc:
@@ -287,12 +288,16 @@ def workspace_toolset(*, plan: bool = False) -> FunctionToolset[ToolDeps]:
 
 
 async def _gated_write(
-    ctx: RunContext[ToolDeps], rel: str, old: str | None, new: str
+    ctx: RunContext[ToolDeps], rel: str, old: bytes | None, new: str
 ) -> dict[str, Any]:
     """Write `new` over `old` (None: no file yet) once the WRITE gate lets it through."""
-    action = Action(turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", unified_diff(old, new, rel))
+    diff = unified_diff(_text(old), new, rel)
+    action = Action(turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", diff)
     if refused := await gate(ctx, action):
         return {"path": rel, "error": refused}
+    # What the file was, for the session's diff: kept before the write, so a write that
+    # fails halfway is still covered.
+    await ctx.deps.io.before_file_change(rel, old)
     data = new.encode()
     try:
         # `rel` is where the user approved the write; it is written there or not at all.

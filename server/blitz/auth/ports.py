@@ -87,6 +87,20 @@ class AuthenticatedSessions(_Authenticated):
     async def revoke_rule(self, req: s.RevokeRuleRequest, ctx: CallContext) -> s.RevokeRuleResponse:
         return await self._port.revoke_rule(req, await self._who(ctx))
 
+    async def list_turns(self, req: s.ListTurnsRequest, ctx: CallContext) -> s.ListTurnsResponse:
+        return await self._port.list_turns(req, await self._who(ctx))
+
+    async def update_session(self, req: s.UpdateSessionRequest, ctx: CallContext) -> s.Session:
+        return await self._port.update_session(req, await self._who(ctx))
+
+    async def delete_session(
+        self, req: s.DeleteSessionRequest, ctx: CallContext
+    ) -> s.DeleteSessionResponse:
+        return await self._port.delete_session(req, await self._who(ctx))
+
+    async def fork_session(self, req: s.ForkSessionRequest, ctx: CallContext) -> s.Session:
+        return await self._port.fork_session(req, await self._who(ctx))
+
 
 class AuthenticatedWorkspaces(_Authenticated):
     """`WorkspacePort`, each call authenticated first."""
@@ -105,6 +119,9 @@ class AuthenticatedWorkspaces(_Authenticated):
 
     async def read_file(self, req: w.ReadFileRequest, ctx: CallContext) -> w.ReadFileResponse:
         return await self._port.read_file(req, await self._who(ctx))
+
+    async def get_diff(self, req: w.GetDiffRequest, ctx: CallContext) -> w.GetDiffResponse:
+        return await self._port.get_diff(req, await self._who(ctx))
 
 
 async def _closed(events: AsyncIterator[t.TurnEvent]) -> None:

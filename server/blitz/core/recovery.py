@@ -79,7 +79,7 @@ class Recovery:
             accepted = await self._log.commit(
                 taken.session_id,
                 taken.turn_id,
-                t.TurnEvent(accepted=t.Accepted()),
+                t.TurnEvent(accepted=t.Accepted(turn=t.Turn.FromString(taken.turn))),
                 fence=taken.epoch,
             )
             taken.first_seq = accepted.seq

@@ -24,6 +24,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+import structlog
+
 from blitz import metrics
 from blitz.core import validation as check
 from blitz.core.approvals import Outcome, rule_label
@@ -34,10 +36,18 @@ from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
 from blitz.core.prompt import model_prompt
 from blitz.core.recovery import Recovery
+from blitz.core.session_folders import copy_workspace, is_own_folder, remove_workspace
 from blitz.core.slash_commands import plan_text
 from blitz.core.supervisor import Supervisor
 from blitz.core.turns import Turns, new_turn_id
-from blitz.core.views import ledger_entry, rule_view, session_usage, session_view
+from blitz.core.views import (
+    ledger_entry,
+    rule_view,
+    session_usage,
+    session_view,
+    turn_summary,
+    turn_usage,
+)
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
@@ -50,6 +60,7 @@ from blitz.store import (
     SessionQuery,
     SessionRecord,
     Store,
+    TurnPage,
     TurnState,
 )
 from blitz.v1 import session_pb2 as s
@@ -59,6 +70,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
 __all__ = ["RULES_MAX", "SessionCore"]
+
+log = structlog.get_logger(__name__)
 
 # The most rules that may apply to one session (its own and its caller's ALWAYS rules).
 RULES_MAX = 200
@@ -281,7 +294,137 @@ class SessionCore:
                 )
         return await self._view(await self.session_record(req.session_id, ctx))
 
+    async def update_session(self, req: s.UpdateSessionRequest, ctx: CallContext) -> s.Session:
+        change = check.session_update(req, now=time.time())
+        async with self._locks(req.session_id):
+            rec = await self.session_record(req.session_id, ctx)
+            await self._store.update_session(rec.id, change)
+            return await self._view(await self.session_record(rec.id, ctx))
+
+    async def delete_session(
+        self, req: s.DeleteSessionRequest, ctx: CallContext
+    ) -> s.DeleteSessionResponse:
+        """Close the session if it is idle, then delete it; SESSION_BUSY while a turn runs
+        or is parked (the main turn or an aside)."""
+        check.require(req.session_id, "session_id")
+        async with self._locks(req.session_id):
+            rec = await self.session_record(req.session_id, ctx)
+            running = await self._store.turns_in_state(TurnState.RUNNING, session_id=rec.id)
+            busy = rec.turn_id or (running[0].turn_id if running else "")
+            # Closed first, if idle, in one step: no turn can start in it from here on.
+            closing = SessionChange(
+                update_time=time.time(),
+                state=s.SESSION_STATE_CLOSED,
+                expect_state=s.SESSION_STATE_IDLE,
+            )
+            if not busy and rec.state != s.SESSION_STATE_CLOSED:
+                if not await self._store.update_session(rec.id, closing):
+                    busy = (await self.session_record(rec.id, ctx)).turn_id or "?"
+            if busy:
+                raise BlitzError(
+                    Reason.SESSION_BUSY,
+                    "a turn is running or parked in this session: cancel it or close the "
+                    "session first",
+                    {"turn_id": busy},
+                )
+            await self._store.delete_session(rec.id)
+        removed = False
+        if is_own_folder(rec.workspace, rec.id):
+            try:
+                removed = await FILE_CALLS.run(
+                    remove_workspace, self._workspace_root, rec.workspace
+                )
+            except (OSError, PathRefused, CallTimedOut) as exc:
+                # The records are gone: the folder is only left behind, and said so.
+                log.warning("workspace_not_removed", session_id=rec.id, error=str(exc))
+        return s.DeleteSessionResponse(workspace_deleted=removed)
+
+    async def fork_session(self, req: s.ForkSessionRequest, ctx: CallContext) -> s.Session:
+        """A new session with the history the turn left and a copy of the workspace now."""
+        check.check_fork(req)
+        source = await self.session_record(req.session_id, ctx)
+        turn = await self._store.get_turn(source.id, req.turn_id)
+        if turn is None:
+            raise BlitzError(
+                Reason.TURN_NOT_FOUND,
+                f"no turn {req.turn_id!r} in this session",
+                {"turn_id": req.turn_id},
+            )
+        if t.Turn.FromString(turn.turn).aside:
+            raise invalid_argument(
+                "turn_id", "an aside is not recorded into the history: fork at another turn"
+            )
+        if turn.state != TurnState.FINISHED:
+            raise invalid_argument("turn_id", "the turn has not finished: fork at a finished one")
+        history = await self._store.get_turn_history(source.id, turn.turn_id)
+        if history is None:
+            raise invalid_argument(
+                "turn_id", "no history was kept for this turn (it finished before forks existed)"
+            )
+        fork_id = "s_" + uuid.uuid4().hex
+        try:
+            await FILE_CALLS.run(copy_workspace, self._workspace_root, source.workspace, fork_id)
+        except CallTimedOut:
+            raise BlitzError(Reason.INTERNAL, "the workspace could not be copied in time") from None
+        except (OSError, PathRefused) as exc:
+            log.warning("workspace_not_copied", session_id=source.id, error=str(exc))
+            raise BlitzError(
+                Reason.FILE_NOT_FOUND,
+                "the session's workspace could not be copied",
+                {"path": source.workspace},
+            ) from None
+        now = time.time()
+        rec = SessionRecord(
+            id=fork_id,
+            owner=source.owner,
+            title=req.title or f"fork of {source.title or source.id}"[:500],
+            workspace=fork_id,
+            model=source.model,
+            labels=dict(source.labels),
+            state=s.SESSION_STATE_IDLE,
+            create_time=now,
+            update_time=now,
+            approval_timeout=source.approval_timeout,
+        )
+        await self._store.create_session(rec)
+        if history:
+            await self._store.set_history(fork_id, history)
+        return await self._view(rec)
+
     # Turns
+
+    async def list_turns(self, req: s.ListTurnsRequest, ctx: CallContext) -> s.ListTurnsResponse:
+        size, after = check.turn_page(req)
+        session = await self.session_record(req.session_id, ctx)
+        recs = await self._store.list_turns(
+            TurnPage(session_id=session.id, limit=size + 1, after=after)
+        )
+        usage = turn_usage(await self._store.ledger(session.id))
+        resp = s.ListTurnsResponse()
+        used = 0
+        for rec in recs[:size]:
+            accepted = await self._event(session.id, rec.first_seq)
+            last = await self._store.last_event_of_turn(session.id, rec.turn_id)
+            view = turn_summary(
+                rec,
+                accepted=accepted,
+                finished=t.TurnEvent.FromString(last.data) if last is not None else None,
+                usage=usage.get(rec.turn_id),
+            )
+            used += view.ByteSize() + 8  # the field's tag and length
+            if resp.turns and used > ANSWER_BUDGET:
+                break  # the page is full: the next one starts at this turn
+            resp.turns.append(view)
+        listed = len(resp.turns)
+        if len(recs) > listed:
+            resp.next_page_token = check.page_token(recs[listed - 1])
+        return resp
+
+    async def _event(self, session_id: str, seq: int) -> t.TurnEvent | None:
+        if seq <= 0:
+            return None
+        rows = await self._store.read_events(session_id, after_seq=seq - 1, limit=1)
+        return t.TurnEvent.FromString(rows[0].data) if rows and rows[0].seq == seq else None
 
     async def _prompt(self, session: SessionRecord, turn: t.Turn) -> str:
         """The model's prompt: the turn's, after the accepted plan when there is one."""

@@ -20,7 +20,7 @@ from blitz.core.event_log import EventLog
 from blitz.core.pending import PendingRequests
 from blitz.errors import BlitzError, Reason
 from blitz.ports import ModelCallUsage
-from blitz.store import LedgerRow, Store
+from blitz.store import FileOriginal, LedgerRow, Store
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["TurnChannel"]
@@ -60,6 +60,9 @@ class TurnChannel:
 
     async def pace(self) -> None:
         await self._log.pace()
+
+    async def before_file_change(self, path: str, content: bytes | None) -> None:
+        await self._store.keep_original(FileOriginal(self._sid, path, content))
 
     async def rule_approves(self, approval: t.ApprovalRequest) -> bool:
         return await self._pending.approve_by_rule(self._active, approval)

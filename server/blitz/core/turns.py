@@ -147,8 +147,9 @@ class Turns:
             )
         if not await self._store.create_turn(rec, lease_until=now + self.lease, session=claim):
             raise await self._not_idle(session.id)
+        # The turn as recorded, echoed: the log masks and caps it as it does any event.
         accepted = await self._log.commit(
-            session.id, turn_id, t.TurnEvent(accepted=t.Accepted()), fence=rec.epoch
+            session.id, turn_id, t.TurnEvent(accepted=t.Accepted(turn=turn)), fence=rec.epoch
         )
         rec.first_seq = accepted.seq
         await self._store.update_turn(rec)
@@ -556,6 +557,9 @@ class Turns:
     async def record_finished(self, active: ActiveTurn) -> None:
         """Record as finished a turn whose `finished` event is in the log."""
         rec = active.rec
+        if not active.aside:
+            # The history as this turn left it, for a fork at it (ForkSession).
+            await self._store.keep_turn_history(rec.session_id, rec.turn_id)
         rec.state = TurnState.FINISHED
         rec.history = None
         await self._store.update_turn(rec)

@@ -24,13 +24,14 @@ from blitz.core.slash_commands import parse_command
 from blitz.errors import BlitzError, invalid_argument
 from blitz.paths import too_long
 from blitz.size_limits import clip
-from blitz.store import SessionRecord
+from blitz.store import SessionChange, SessionRecord, TurnRecord
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
 __all__ = [
     "check_answers",
     "check_decision",
+    "check_fork",
     "check_labels",
     "check_steer",
     "check_turn",
@@ -38,6 +39,8 @@ __all__ = [
     "require",
     "session_page",
     "session_settings",
+    "session_update",
+    "turn_page",
     "workspace_name",
 ]
 
@@ -162,28 +165,83 @@ def session_page(req: s.ListSessionsRequest) -> tuple[int, tuple[float, str] | N
     if req.state not in s.SessionState.values():
         raise invalid_argument("state", f"state {req.state} is not a SessionState")
     check_labels(req.labels)
-    size = min(req.page_size or _DEFAULT_PAGE, _MAX_PAGE)
-    if not req.page_token:
+    return _page(req.page_size, req.page_token)
+
+
+def turn_page(req: s.ListTurnsRequest) -> tuple[int, tuple[float, str] | None]:
+    """The page size and where the page starts (after the token's turn), checked."""
+    require(req.session_id, "session_id")
+    return _page(req.page_size, req.page_token)
+
+
+def _page(page_size: int, token: str) -> tuple[int, tuple[float, str] | None]:
+    if page_size < 0:
+        raise invalid_argument("page_size", "page_size must not be negative")
+    size = min(page_size or _DEFAULT_PAGE, _MAX_PAGE)
+    if not token:
         return size, None
     refused = invalid_argument("page_token", "page_token is not one this server gave")
-    if len(req.page_token) > _PAGE_TOKEN_MAX:
+    if len(token) > _PAGE_TOKEN_MAX:
         raise refused
     try:
-        raw = base64.urlsafe_b64decode(req.page_token.encode()).decode()
+        raw = base64.urlsafe_b64decode(token.encode()).decode()
         when, bar, last_id = raw.partition("|")
         start = float(when)
     except ValueError:
         raise refused from None
-    # A token this server gave holds a session's creation time and its id; nothing else
-    # ("nan|x", "inf|", "1e308|x") could have come from one.
+    # A token this server gave holds a session's or turn's creation time and its id; nothing
+    # else ("nan|x", "inf|", "1e308|x") could have come from one.
     if not bar or not last_id or not math.isfinite(start) or not 0 <= start < 1e12:
         raise refused
     return size, (start, last_id)
 
 
-def page_token(last: SessionRecord) -> str:
+def page_token(last: SessionRecord | TurnRecord) -> str:
     """The token of the page that follows `last`."""
-    return base64.urlsafe_b64encode(f"{last.create_time!r}|{last.id}".encode()).decode()
+    last_id = last.id if isinstance(last, SessionRecord) else last.turn_id
+    return base64.urlsafe_b64encode(f"{last.create_time!r}|{last_id}".encode()).decode()
+
+
+# What UpdateSession's mask may name.
+_UPDATABLE = ("title", "labels", "approval_timeout")
+
+
+def session_update(req: s.UpdateSessionRequest, *, now: float) -> SessionChange:
+    """The change an UpdateSession asks for: the fields its mask names, each checked as
+    CreateSession checks it. An unset approval_timeout named in the mask is 0.0: back to
+    the server's default."""
+    require(req.session_id, "session_id")
+    paths = list(req.update_mask.paths)
+    if not paths:
+        raise invalid_argument(
+            "update_mask",
+            "update_mask must name the fields to change",
+            accepted=", ".join(_UPDATABLE),
+        )
+    for path in paths:
+        if path not in _UPDATABLE:
+            raise invalid_argument(
+                "update_mask",
+                f"update_mask names {path[:64]!r}, which UpdateSession does not change",
+                accepted=", ".join(_UPDATABLE),
+            )
+    title = labels = timeout = None
+    if "title" in paths:
+        title = _bounded(req.title, "title", _TITLE_MAX)
+    if "labels" in paths:
+        check_labels(req.labels)
+        labels = dict(req.labels)
+    if "approval_timeout" in paths:
+        timeout = 0.0
+        if req.HasField("approval_timeout"):
+            timeout = _duration_seconds(req.approval_timeout, "approval_timeout")
+    return SessionChange(update_time=now, title=title, labels=labels, approval_timeout=timeout)
+
+
+def check_fork(req: s.ForkSessionRequest) -> None:
+    require(req.session_id, "session_id")
+    require(req.turn_id, "turn_id")
+    _bounded(req.title, "title", _TITLE_MAX)
 
 
 def check_turn(req: s.RunTurnRequest) -> None:

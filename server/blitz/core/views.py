@@ -18,7 +18,16 @@ from itertools import islice
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from blitz.size_limits import fit
-from blitz.store import LedgerRow, PendingRecord, RuleRecord, SessionRecord, Store, UsageTotals
+from blitz.store import (
+    LedgerRow,
+    PendingRecord,
+    RuleRecord,
+    SessionRecord,
+    Store,
+    TurnRecord,
+    TurnState,
+    UsageTotals,
+)
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -31,6 +40,8 @@ __all__ = [
     "session_usage",
     "session_view",
     "timestamp",
+    "turn_summary",
+    "turn_usage",
     "usage_view",
 ]
 
@@ -131,3 +142,55 @@ def ledger_entry(row: LedgerRow) -> s.LedgerEntry:
         search_cost_usd=row.search_cost_usd,
         time=timestamp(row.time),
     )
+
+
+_TURN_STATES = {
+    TurnState.RUNNING: s.TURN_STATE_RUNNING,
+    TurnState.PARKED: s.TURN_STATE_PARKED,
+    TurnState.FINISHED: s.TURN_STATE_FINISHED,
+}
+
+
+def turn_usage(rows: Iterable[LedgerRow]) -> dict[str, t.Usage]:
+    """The ledger summed per turn, as `Usage` (last_prompt: the turn's last call's)."""
+    totals: dict[str, UsageTotals] = {}
+    for row in rows:
+        sums = totals.setdefault(row.turn_id, UsageTotals())
+        sums.calls += 1
+        sums.input += row.input
+        sums.cached += row.cached
+        sums.cache_write += row.cache_write
+        sums.output += row.output
+        sums.cost_usd += row.cost_usd
+        sums.priced = sums.priced and row.priced
+        sums.search_queries += row.search_queries
+        sums.search_cost_usd += row.search_cost_usd
+        sums.last_prompt = row.input + row.cached + row.cache_write
+    return {turn_id: usage_view(sums) for turn_id, sums in totals.items()}
+
+
+def turn_summary(
+    rec: TurnRecord,
+    *,
+    accepted: t.TurnEvent | None,
+    finished: t.TurnEvent | None,
+    usage: t.Usage | None,
+) -> s.TurnSummary:
+    """A turn as ListTurns returns it: its request as `accepted` recorded it, and its end
+    as `finished` did (each as stored, so masked and within the event limit)."""
+    view = s.TurnSummary(
+        turn_id=rec.turn_id,
+        state=_TURN_STATES[rec.state],
+        create_time=timestamp(rec.create_time),
+        first_seq=rec.first_seq,
+    )
+    if accepted is not None and accepted.HasField("accepted"):
+        view.turn.CopyFrom(accepted.accepted.turn)
+    if usage is not None:
+        view.usage.CopyFrom(usage)
+    if finished is not None and finished.HasField("finished"):
+        view.finish_time.CopyFrom(finished.time)
+        view.output = finished.finished.output
+        if finished.finished.HasField("error"):
+            view.error.CopyFrom(finished.finished.error)
+    return view

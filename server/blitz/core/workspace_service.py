@@ -12,13 +12,14 @@ from __future__ import annotations
 import time
 import uuid
 
+from blitz.core.diffs import session_diff
 from blitz.core.service import SessionCore
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import CallContext
 from blitz.redact import mask_known_bytes
-from blitz.store import ImageRecord
+from blitz.store import FileOriginal, ImageRecord
 from blitz.v1 import workspace_pb2 as w
 
 __all__ = ["IMAGE_TYPES", "WorkspaceCore"]
@@ -31,6 +32,11 @@ IMAGE_TYPES: dict[str, tuple[bytes, ...]] = {
     "image/webp": (b"RIFF",),
 }
 _LIST_LIMIT = 1000
+# GetDiff: the diff's characters (each at most 4 bytes, so well within one answer), the
+# paths it lists, and how much of each current file is read to compare.
+_DIFF_MAX = 512 * 1024
+_DIFF_PATHS_MAX = 5000
+_DIFF_READ_MAX = 8 * 1024 * 1024
 
 
 class WorkspaceCore:
@@ -137,6 +143,34 @@ class WorkspaceCore:
             raise _too_slow() from None
         return w.ReadFileResponse(
             content=mask_known_bytes(got.data), truncated=got.size > len(got.data), size=got.size
+        )
+
+    async def get_diff(self, req: w.GetDiffRequest, ctx: CallContext) -> w.GetDiffResponse:
+        """What the agent's file tools changed in the session: each file from before the
+        session's first change of it to now (docs/protocol.md, "Diffs"). Secrets the server
+        knows are masked on both sides, as in ReadFile."""
+        workspace = await self._workspace(req.session_id, ctx)
+        originals = [
+            FileOriginal(
+                o.session_id, o.path, None if o.content is None else mask_known_bytes(o.content)
+            )
+            for o in await self._sessions.store.originals(req.session_id)
+        ]
+
+        def current(path: str) -> bytes | None:
+            try:
+                got = workspace.read(path, _DIFF_READ_MAX)
+            except (PathRefused, FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                return None  # gone, or no longer a file the agent may touch
+            return mask_known_bytes(got.data)
+
+        try:
+            diff = await FILE_CALLS.run(session_diff, originals, current, limit=_DIFF_MAX)
+        except CallTimedOut:
+            raise _too_slow() from None
+        paths = diff.paths[:_DIFF_PATHS_MAX]
+        return w.GetDiffResponse(
+            diff=diff.diff, paths=paths, truncated=diff.truncated or len(paths) < len(diff.paths)
         )
 
 

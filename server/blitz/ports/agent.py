@@ -80,6 +80,13 @@ class TurnIO(Protocol):
         """Record one finished model call in the usage ledger (durable on return)."""
         ...
 
+    async def before_file_change(self, path: str, content: bytes | None) -> None:
+        """Call before a file tool changes a file (writes, edits or deletes it), once it
+        may: `path` relative to the workspace, `content` what the file holds now (None: no
+        such file). The core keeps the first per session and path, for the session's diff
+        (WorkspaceService.GetDiff)."""
+        ...
+
     async def rule_approves(self, approval: turn_pb2.ApprovalRequest) -> bool:
         """Whether a stored approval rule covers this action (by kind and scope_label).
 

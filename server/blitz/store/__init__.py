@@ -8,6 +8,7 @@ from blitz.store.base import Store
 from blitz.store.records import (
     Changes,
     EventRow,
+    FileOriginal,
     ImageRecord,
     LedgerRow,
     PendingRecord,
@@ -17,6 +18,7 @@ from blitz.store.records import (
     SessionRecord,
     TokenRecord,
     TurnControl,
+    TurnPage,
     TurnRecord,
     TurnState,
     UsageTotals,
@@ -26,6 +28,7 @@ from blitz.store.sqlite import SqliteStore
 __all__ = [
     "Changes",
     "EventRow",
+    "FileOriginal",
     "ImageRecord",
     "LedgerRow",
     "PendingRecord",
@@ -37,6 +40,7 @@ __all__ = [
     "Store",
     "TokenRecord",
     "TurnControl",
+    "TurnPage",
     "TurnRecord",
     "TurnState",
     "UsageTotals",

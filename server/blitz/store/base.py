@@ -21,6 +21,7 @@ from typing import Protocol
 from blitz.store.records import (
     Changes,
     EventRow,
+    FileOriginal,
     ImageRecord,
     LedgerRow,
     PendingRecord,
@@ -30,6 +31,7 @@ from blitz.store.records import (
     SessionRecord,
     TokenRecord,
     TurnControl,
+    TurnPage,
     TurnRecord,
     TurnState,
     UsageTotals,
@@ -70,7 +72,18 @@ class Store(Protocol):
         session stays closed, whatever state the change names."""
         ...
 
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete the session and everything stored of it (its turns, events, requests,
+        ledger, SESSION rules, images, histories, file originals), in one transaction;
+        whether there was one. ALWAYS rules stay: they belong to a caller and workspace."""
+        ...
+
     # Turns
+
+    async def list_turns(self, page: TurnPage) -> list[TurnRecord]:
+        """Up to `page.limit` of the session's turns after `page.after`, oldest first
+        (by create_time, then turn_id)."""
+        ...
 
     async def create_turn(
         self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
@@ -251,3 +264,23 @@ class Store(Protocol):
     async def get_history(self, session_id: str) -> bytes | None: ...
 
     async def set_history(self, session_id: str, history: bytes) -> None: ...
+
+    async def keep_turn_history(self, session_id: str, turn_id: str) -> None:
+        """Keep a copy of the session's history as it is now as the turn's (b"" when the
+        session has none), replacing any kept before."""
+        ...
+
+    async def get_turn_history(self, session_id: str, turn_id: str) -> bytes | None:
+        """The history kept for the turn; None when none was."""
+        ...
+
+    # Workspace files as they were before the session changed them
+
+    async def keep_original(self, original: FileOriginal) -> bool:
+        """Store the file's original unless the session has one for its path already;
+        whether it stored it (the first change of a file keeps what it was)."""
+        ...
+
+    async def originals(self, session_id: str) -> list[FileOriginal]:
+        """The session's file originals, by path."""
+        ...

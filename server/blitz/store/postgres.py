@@ -26,6 +26,7 @@ from blitz.store.postgres_schema import MIGRATIONS
 from blitz.store.records import (
     Changes,
     EventRow,
+    FileOriginal,
     ImageRecord,
     LedgerRow,
     PendingRecord,
@@ -35,11 +36,12 @@ from blitz.store.records import (
     SessionRecord,
     TokenRecord,
     TurnControl,
+    TurnPage,
     TurnRecord,
     TurnState,
     UsageTotals,
 )
-from blitz.store.sql_parts import TURN_COLUMNS, due_parked_turns, session_update
+from blitz.store.sql_parts import SESSION_TABLES, TURN_COLUMNS, due_parked_turns, session_update
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["CHANNEL", "PostgresStore"]
@@ -216,7 +218,31 @@ class PostgresStore:
         sql, args = session_update(session_id, change, "%s")
         return await self._execute(sql, args) == 1
 
+    async def delete_session(self, session_id: str) -> bool:
+        async with self._pool.connection() as conn, conn.transaction():
+            deleted = 0
+            for table, key in (*SESSION_TABLES, ("session_seqs", "session_id")):
+                cur = await conn.execute(
+                    f"DELETE FROM {table} WHERE {key} = %s",  # type: ignore[arg-type]
+                    (session_id,),
+                )
+                deleted = cur.rowcount if table == "sessions" else deleted
+            return deleted == 1
+
     # Turns
+
+    async def list_turns(self, page: TurnPage) -> list[TurnRecord]:
+        where, args = "session_id = %s", list[object]([page.session_id])
+        if page.after is not None:
+            when, last_id = page.after
+            where += " AND (create_time > %s OR (create_time = %s AND turn_id > %s))"
+            args += [when, when, last_id]
+        rows = await self._fetch(
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE {where}"
+            " ORDER BY create_time, turn_id LIMIT %s",
+            (*args, page.limit),
+        )
+        return [_turn(row) for row in rows]
 
     async def create_turn(
         self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
@@ -646,6 +672,43 @@ class PostgresStore:
             " ON CONFLICT (session_id) DO UPDATE SET history = EXCLUDED.history",
             (session_id, history),
         )
+
+    async def keep_turn_history(self, session_id: str, turn_id: str) -> None:
+        await self._execute(
+            "INSERT INTO turn_histories (session_id, turn_id, history)"
+            " VALUES (%s, %s, COALESCE("
+            "  (SELECT history FROM histories WHERE session_id = %s), '\\x'::bytea))"
+            " ON CONFLICT (session_id, turn_id)"
+            " DO UPDATE SET history = EXCLUDED.history",
+            (session_id, turn_id, session_id),
+        )
+
+    async def get_turn_history(self, session_id: str, turn_id: str) -> bytes | None:
+        rows = await self._fetch(
+            "SELECT history FROM turn_histories WHERE session_id = %s AND turn_id = %s",
+            (session_id, turn_id),
+        )
+        return bytes(rows[0][0]) if rows else None
+
+    # Workspace files as they were
+
+    async def keep_original(self, original: FileOriginal) -> bool:
+        stored = await self._execute(
+            "INSERT INTO file_originals (session_id, path, content) VALUES (%s, %s, %s)"
+            " ON CONFLICT (session_id, path) DO NOTHING",
+            (original.session_id, original.path, original.content),
+        )
+        return stored == 1
+
+    async def originals(self, session_id: str) -> list[FileOriginal]:
+        rows = await self._fetch(
+            "SELECT path, content FROM file_originals WHERE session_id = %s ORDER BY path",
+            (session_id,),
+        )
+        return [
+            FileOriginal(session_id, path, None if content is None else bytes(content))
+            for path, content in rows
+        ]
 
 
 async def _fenced_out(

@@ -125,4 +125,24 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tokens_by_name ON tokens (name);
     """,
+    """
+    -- A session's history as each of its turns left it, so that a fork can start from
+    -- any finished turn; and each file the agent changed, as it was before the session
+    -- first changed it (GetDiff).
+    CREATE TABLE turn_histories (
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        history BYTEA NOT NULL,
+        PRIMARY KEY (session_id, turn_id)
+    );
+    CREATE TABLE file_originals (
+        session_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        content BYTEA,
+        PRIMARY KEY (session_id, path)
+    );
+    CREATE INDEX turns_by_time ON turns (session_id, create_time, turn_id);
+    CREATE INDEX images_by_session ON images (session_id);
+    CREATE INDEX ledger_by_turn ON ledger (session_id, turn_id);
+    """,
 ]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "Changes",
     "EventRow",
+    "FileOriginal",
     "ImageRecord",
     "LedgerRow",
     "PendingRecord",
@@ -17,6 +18,7 @@ __all__ = [
     "SessionRecord",
     "TokenRecord",
     "TurnControl",
+    "TurnPage",
     "TurnRecord",
     "TurnState",
     "UsageTotals",
@@ -80,6 +82,11 @@ class SessionChange:
     # The running or parked turn ("": none).
     turn_id: str | None = None
     model: str | None = None
+    title: str | None = None
+    # Replaces the labels whole.
+    labels: dict[str, str] | None = None
+    # Seconds; 0.0: back to the server's default (stored as none).
+    approval_timeout: float | None = None
     tasks: bytes | None = None
     # b"": no plan any more.
     plan: bytes | None = None
@@ -87,6 +94,16 @@ class SessionChange:
     # says whether it changed it): what decides a race between processes.
     expect_state: int | None = None
     expect_turn_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnPage:
+    """Which turns `list_turns` returns: one session's, oldest first, a page at a time."""
+
+    session_id: str
+    limit: int
+    # (create_time, turn_id) of the last turn of the previous page.
+    after: tuple[float, str] | None = None
 
 
 @dataclass
@@ -238,3 +255,14 @@ class TokenRecord:
     admin: bool
     create_time: float
     revoke_time: float | None = None
+
+
+@dataclass
+class FileOriginal:
+    """A workspace file as it was before a session first changed it (for its diff)."""
+
+    session_id: str
+    # Relative to the workspace, '/'-separated.
+    path: str
+    # None: the file did not exist.
+    content: bytes | None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from blitz.store.records import SessionChange
 from blitz.v1 import session_pb2 as s
 
-__all__ = ["TURN_COLUMNS", "due_parked_turns", "session_update"]
+__all__ = ["SESSION_TABLES", "TURN_COLUMNS", "due_parked_turns", "session_update"]
 
 # A turn's columns, in the order of TurnRecord's fields.
 TURN_COLUMNS = (
@@ -13,7 +15,30 @@ TURN_COLUMNS = (
     " cost_usd, steer, history, usage_before, owner, epoch"
 )
 # SessionChange's fields, by column.
-_CHANGEABLE = ("state", "turn_id", "model", "tasks", "plan")
+_CHANGEABLE = (
+    "state",
+    "turn_id",
+    "model",
+    "title",
+    "labels",
+    "approval_timeout",
+    "tasks",
+    "plan",
+)
+# What a session's deletion deletes: each table's rows of the session (rules: only its
+# SESSION rules; an ALWAYS rule belongs to its caller and workspace).
+SESSION_TABLES = (
+    ("events", "session_id"),
+    ("turns", "session_id"),
+    ("pending", "session_id"),
+    ("ledger", "session_id"),
+    ("images", "session_id"),
+    ("histories", "session_id"),
+    ("turn_histories", "session_id"),
+    ("file_originals", "session_id"),
+    ("rules", f"scope = {s.RULE_SCOPE_SESSION} AND session_id"),
+    ("sessions", "id"),
+)
 
 
 def session_update(session_id: str, change: SessionChange, mark: str) -> tuple[str, list[object]]:
@@ -27,9 +52,15 @@ def session_update(session_id: str, change: SessionChange, mark: str) -> tuple[s
         if column == "state":
             closed = s.SESSION_STATE_CLOSED
             sets.append(f"state = CASE WHEN state = {closed} THEN state ELSE {mark} END")
+        elif column == "labels":
+            # JSON text; PostgreSQL's column is JSONB.
+            sets.append(f"labels = {mark}" + ("::jsonb" if mark == "%s" else ""))
+            value = json.dumps(value, sort_keys=True)
         else:
             sets.append(f"{column} = {mark}")
-        args.append(None if column == "plan" and value == b"" else value)
+        if (column == "plan" and value == b"") or (column == "approval_timeout" and not value):
+            value = None  # no plan any more; the server's default timeout
+        args.append(value)
     where = [f"id = {mark}"]
     args.append(session_id)
     if change.expect_state is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from blitz.store.records import (
     Changes,
     EventRow,
+    FileOriginal,
     ImageRecord,
     LedgerRow,
     PendingRecord,
@@ -27,11 +28,12 @@ from blitz.store.records import (
     SessionRecord,
     TokenRecord,
     TurnControl,
+    TurnPage,
     TurnRecord,
     TurnState,
     UsageTotals,
 )
-from blitz.store.sql_parts import TURN_COLUMNS, due_parked_turns, session_update
+from blitz.store.sql_parts import SESSION_TABLES, TURN_COLUMNS, due_parked_turns, session_update
 from blitz.store.sqlite_connection import Row, SqliteConnection, transaction
 from blitz.v1.turn_pb2 import TurnEvent
 
@@ -167,7 +169,31 @@ class SqliteStore:
         sql, args = session_update(session_id, change, "?")
         return await self._execute(sql, args) == 1
 
+    async def delete_session(self, session_id: str) -> bool:
+        return await self._sql.call(self._delete_session, session_id)
+
+    def _delete_session(self, session_id: str) -> bool:
+        db = self._sql.db
+        with transaction(db):
+            deleted = 0
+            for table, key in SESSION_TABLES:
+                cur = db.execute(f"DELETE FROM {table} WHERE {key} = ?", (session_id,))
+                deleted = cur.rowcount if table == "sessions" else deleted
+        return deleted == 1
+
     # Turns
+
+    async def list_turns(self, page: TurnPage) -> list[TurnRecord]:
+        where, args = "session_id = ?", list[object]([page.session_id])
+        if page.after is not None:
+            when, last_id = page.after
+            where += " AND (create_time > ? OR (create_time = ? AND turn_id > ?))"
+            args += [when, when, last_id]
+        rows = await self._fetch(
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE {where} ORDER BY create_time, turn_id LIMIT ?",
+            (*args, page.limit),
+        )
+        return [_turn(row) for row in rows]
 
     async def create_turn(
         self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
@@ -558,3 +584,40 @@ class SqliteStore:
             " ON CONFLICT (session_id) DO UPDATE SET history = excluded.history",
             (session_id, history),
         )
+
+    async def keep_turn_history(self, session_id: str, turn_id: str) -> None:
+        await self._execute(
+            "INSERT INTO turn_histories (session_id, turn_id, history)"
+            " VALUES (?, ?, COALESCE("
+            "  (SELECT history FROM histories WHERE session_id = ?), x''))"
+            " ON CONFLICT (session_id, turn_id)"
+            " DO UPDATE SET history = excluded.history",
+            (session_id, turn_id, session_id),
+        )
+
+    async def get_turn_history(self, session_id: str, turn_id: str) -> bytes | None:
+        rows = await self._fetch(
+            "SELECT history FROM turn_histories WHERE session_id = ? AND turn_id = ?",
+            (session_id, turn_id),
+        )
+        return rows[0][0] if rows else None
+
+    # Workspace files as they were
+
+    async def keep_original(self, original: FileOriginal) -> bool:
+        stored = await self._execute(
+            "INSERT INTO file_originals (session_id, path, content) VALUES (?, ?, ?)"
+            " ON CONFLICT (session_id, path) DO NOTHING",
+            (original.session_id, original.path, original.content),
+        )
+        return stored == 1
+
+    async def originals(self, session_id: str) -> list[FileOriginal]:
+        rows = await self._fetch(
+            "SELECT path, content FROM file_originals WHERE session_id = ? ORDER BY path",
+            (session_id,),
+        )
+        return [
+            FileOriginal(session_id, path, None if content is None else bytes(content))
+            for path, content in rows
+        ]

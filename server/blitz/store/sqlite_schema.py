@@ -134,4 +134,23 @@ MIGRATIONS: list[str] = [
     CREATE INDEX turns_by_owner ON turns (owner) WHERE owner <> '';
     ALTER TABLE pending ADD COLUMN resolve_time REAL;
     """,
+    """
+    -- A session's history as each of its turns left it, so that a fork can start from
+    -- any finished turn; and each file the agent changed, as it was before the session
+    -- first changed it (GetDiff).
+    CREATE TABLE turn_histories (
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        history BLOB NOT NULL,
+        PRIMARY KEY (session_id, turn_id)
+    );
+    CREATE TABLE file_originals (
+        session_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        content BLOB,
+        PRIMARY KEY (session_id, path)
+    );
+    CREATE INDEX turns_by_time ON turns (session_id, create_time, turn_id);
+    CREATE INDEX ledger_by_turn ON ledger (session_id, turn_id);
+    """,
 ]

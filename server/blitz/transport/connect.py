@@ -178,6 +178,18 @@ class ConnectSessionService(_Adapter):
     async def revoke_rule(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
         return await self._unary("RevokeRule", self._port.revoke_rule, request, ctx)
 
+    async def list_turns(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("ListTurns", self._port.list_turns, request, ctx)
+
+    async def update_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("UpdateSession", self._port.update_session, request, ctx)
+
+    async def delete_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("DeleteSession", self._port.delete_session, request, ctx)
+
+    async def fork_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("ForkSession", self._port.fork_session, request, ctx)
+
 
 class ConnectWorkspaceService(_Adapter):
     """The generated `WorkspaceService` protocol, delegating every call to its port."""
@@ -194,6 +206,9 @@ class ConnectWorkspaceService(_Adapter):
 
     async def read_file(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
         return await self._unary("ReadFile", self._port.read_file, request, ctx)
+
+    async def get_diff(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("GetDiff", self._port.get_diff, request, ctx)
 
 
 def _call_context(ctx: RequestContext[Any, Any]) -> CallContext:

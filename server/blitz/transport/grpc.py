@@ -254,6 +254,18 @@ class GrpcSessionService(_Adapter, session_pb2_grpc.SessionServiceServicer):
     async def RevokeRule(self, request: Any, context: Any) -> session_pb2.RevokeRuleResponse:
         return await self._unary("RevokeRule", self._port.revoke_rule, request, context)
 
+    async def ListTurns(self, request: Any, context: Any) -> session_pb2.ListTurnsResponse:
+        return await self._unary("ListTurns", self._port.list_turns, request, context)
+
+    async def UpdateSession(self, request: Any, context: Any) -> session_pb2.Session:
+        return await self._unary("UpdateSession", self._port.update_session, request, context)
+
+    async def DeleteSession(self, request: Any, context: Any) -> session_pb2.DeleteSessionResponse:
+        return await self._unary("DeleteSession", self._port.delete_session, request, context)
+
+    async def ForkSession(self, request: Any, context: Any) -> session_pb2.Session:
+        return await self._unary("ForkSession", self._port.fork_session, request, context)
+
 
 class GrpcWorkspaceService(_Adapter, workspace_pb2_grpc.WorkspaceServiceServicer):
     """`blitz.v1.WorkspaceService` on `grpc.aio`, delegating every call to its port."""
@@ -270,6 +282,9 @@ class GrpcWorkspaceService(_Adapter, workspace_pb2_grpc.WorkspaceServiceServicer
 
     async def ReadFile(self, request: Any, context: Any) -> workspace_pb2.ReadFileResponse:
         return await self._unary("ReadFile", self._port.read_file, request, context)
+
+    async def GetDiff(self, request: Any, context: Any) -> workspace_pb2.GetDiffResponse:
+        return await self._unary("GetDiff", self._port.get_diff, request, context)
 
 
 class GatedHealthServicer(health.aio.HealthServicer):

@@ -22,7 +22,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .session_pb2 import AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, GetSessionRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, Session, SteerRequest, SteerResponse, UsageReport, WatchRequest
+from .session_pb2 import AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetSessionRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, Session, SteerRequest, SteerResponse, UpdateSessionRequest, UsageReport, WatchRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -116,6 +116,33 @@ class SessionService(Protocol):
     async def revoke_rule(self, request: RevokeRuleRequest, ctx: RequestContext[RevokeRuleRequest, RevokeRuleResponse], /) -> RevokeRuleResponse:
         """
         Removes a rule; later actions it covered park for approval again.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_turns(self, request: ListTurnsRequest, ctx: RequestContext[ListTurnsRequest, ListTurnsResponse], /) -> ListTurnsResponse:
+        """
+        A page of the session's turns, oldest first: each one's request, state, usage and
+        outcome.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def update_session(self, request: UpdateSessionRequest, ctx: RequestContext[UpdateSessionRequest, Session], /) -> Session:
+        """
+        Changes a session's title, labels or approval timeout (the fields update_mask names).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def delete_session(self, request: DeleteSessionRequest, ctx: RequestContext[DeleteSessionRequest, DeleteSessionResponse], /) -> DeleteSessionResponse:
+        """
+        Deletes a session with no running or parked turn: it is closed first, then its
+        records go, and its workspace folder too when the folder is the session's own.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def fork_session(self, request: ForkSessionRequest, ctx: RequestContext[ForkSessionRequest, Session], /) -> Session:
+        """
+        A new session that starts from another's history as it stood after one of its
+        turns, in a copy of that session's workspace as it is now.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -275,6 +302,50 @@ class SessionServiceASGIApplication(ConnectASGIApplication[SessionService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.revoke_rule,
+                ),
+                "/blitz.v1.SessionService/ListTurns": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListTurns",
+                        service_name="blitz.v1.SessionService",
+                        input=ListTurnsRequest,
+                        output=ListTurnsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_turns,
+                ),
+                "/blitz.v1.SessionService/UpdateSession": Endpoint.unary(
+                    method=MethodInfo(
+                        name="UpdateSession",
+                        service_name="blitz.v1.SessionService",
+                        input=UpdateSessionRequest,
+                        output=Session,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.update_session,
+                ),
+                "/blitz.v1.SessionService/DeleteSession": Endpoint.unary(
+                    method=MethodInfo(
+                        name="DeleteSession",
+                        service_name="blitz.v1.SessionService",
+                        input=DeleteSessionRequest,
+                        output=DeleteSessionResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.delete_session,
+                ),
+                "/blitz.v1.SessionService/ForkSession": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ForkSession",
+                        service_name="blitz.v1.SessionService",
+                        input=ForkSessionRequest,
+                        output=Session,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.fork_session,
                 ),
             },
             interceptors=interceptors,
@@ -615,6 +686,101 @@ class SessionServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def list_turns(
+        self,
+        request: ListTurnsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListTurnsResponse:
+        """
+        A page of the session's turns, oldest first: each one's request, state, usage and
+        outcome.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListTurns",
+                service_name="blitz.v1.SessionService",
+                input=ListTurnsRequest,
+                output=ListTurnsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def update_session(
+        self,
+        request: UpdateSessionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Session:
+        """
+        Changes a session's title, labels or approval timeout (the fields update_mask names).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="UpdateSession",
+                service_name="blitz.v1.SessionService",
+                input=UpdateSessionRequest,
+                output=Session,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def delete_session(
+        self,
+        request: DeleteSessionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DeleteSessionResponse:
+        """
+        Deletes a session with no running or parked turn: it is closed first, then its
+        records go, and its workspace folder too when the folder is the session's own.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DeleteSession",
+                service_name="blitz.v1.SessionService",
+                input=DeleteSessionRequest,
+                output=DeleteSessionResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def fork_session(
+        self,
+        request: ForkSessionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Session:
+        """
+        A new session that starts from another's history as it stood after one of its
+        turns, in a copy of that session's workspace as it is now.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ForkSession",
+                service_name="blitz.v1.SessionService",
+                input=ForkSessionRequest,
+                output=Session,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class SessionServiceSync(Protocol):
     def create_session(self, request: CreateSessionRequest, ctx: RequestContext[CreateSessionRequest, Session], /) -> Session:
@@ -694,6 +860,33 @@ class SessionServiceSync(Protocol):
     def revoke_rule(self, request: RevokeRuleRequest, ctx: RequestContext[RevokeRuleRequest, RevokeRuleResponse], /) -> RevokeRuleResponse:
         """
         Removes a rule; later actions it covered park for approval again.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_turns(self, request: ListTurnsRequest, ctx: RequestContext[ListTurnsRequest, ListTurnsResponse], /) -> ListTurnsResponse:
+        """
+        A page of the session's turns, oldest first: each one's request, state, usage and
+        outcome.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def update_session(self, request: UpdateSessionRequest, ctx: RequestContext[UpdateSessionRequest, Session], /) -> Session:
+        """
+        Changes a session's title, labels or approval timeout (the fields update_mask names).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def delete_session(self, request: DeleteSessionRequest, ctx: RequestContext[DeleteSessionRequest, DeleteSessionResponse], /) -> DeleteSessionResponse:
+        """
+        Deletes a session with no running or parked turn: it is closed first, then its
+        records go, and its workspace folder too when the folder is the session's own.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def fork_session(self, request: ForkSessionRequest, ctx: RequestContext[ForkSessionRequest, Session], /) -> Session:
+        """
+        A new session that starts from another's history as it stood after one of its
+        turns, in a copy of that session's workspace as it is now.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -851,6 +1044,50 @@ class SessionServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.revoke_rule,
+                ),
+                "/blitz.v1.SessionService/ListTurns": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListTurns",
+                        service_name="blitz.v1.SessionService",
+                        input=ListTurnsRequest,
+                        output=ListTurnsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_turns,
+                ),
+                "/blitz.v1.SessionService/UpdateSession": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="UpdateSession",
+                        service_name="blitz.v1.SessionService",
+                        input=UpdateSessionRequest,
+                        output=Session,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.update_session,
+                ),
+                "/blitz.v1.SessionService/DeleteSession": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="DeleteSession",
+                        service_name="blitz.v1.SessionService",
+                        input=DeleteSessionRequest,
+                        output=DeleteSessionResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.delete_session,
+                ),
+                "/blitz.v1.SessionService/ForkSession": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ForkSession",
+                        service_name="blitz.v1.SessionService",
+                        input=ForkSessionRequest,
+                        output=Session,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.fork_session,
                 ),
             },
             interceptors=interceptors,
@@ -1185,6 +1422,101 @@ class SessionServiceClientSync(ConnectClientSync):
                 service_name="blitz.v1.SessionService",
                 input=RevokeRuleRequest,
                 output=RevokeRuleResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_turns(
+        self,
+        request: ListTurnsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListTurnsResponse:
+        """
+        A page of the session's turns, oldest first: each one's request, state, usage and
+        outcome.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListTurns",
+                service_name="blitz.v1.SessionService",
+                input=ListTurnsRequest,
+                output=ListTurnsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def update_session(
+        self,
+        request: UpdateSessionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Session:
+        """
+        Changes a session's title, labels or approval timeout (the fields update_mask names).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="UpdateSession",
+                service_name="blitz.v1.SessionService",
+                input=UpdateSessionRequest,
+                output=Session,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def delete_session(
+        self,
+        request: DeleteSessionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DeleteSessionResponse:
+        """
+        Deletes a session with no running or parked turn: it is closed first, then its
+        records go, and its workspace folder too when the folder is the session's own.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DeleteSession",
+                service_name="blitz.v1.SessionService",
+                input=DeleteSessionRequest,
+                output=DeleteSessionResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def fork_session(
+        self,
+        request: ForkSessionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Session:
+        """
+        A new session that starts from another's history as it stood after one of its
+        turns, in a copy of that session's workspace as it is now.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ForkSession",
+                service_name="blitz.v1.SessionService",
+                input=ForkSessionRequest,
+                output=Session,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -2,6 +2,7 @@ import datetime
 
 from blitz.v1 import turn_pb2 as _turn_pb2
 from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -25,6 +26,13 @@ class RuleScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RULE_SCOPE_UNSPECIFIED: _ClassVar[RuleScope]
     RULE_SCOPE_SESSION: _ClassVar[RuleScope]
     RULE_SCOPE_ALWAYS: _ClassVar[RuleScope]
+
+class TurnState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TURN_STATE_UNSPECIFIED: _ClassVar[TurnState]
+    TURN_STATE_RUNNING: _ClassVar[TurnState]
+    TURN_STATE_PARKED: _ClassVar[TurnState]
+    TURN_STATE_FINISHED: _ClassVar[TurnState]
 SESSION_STATE_UNSPECIFIED: SessionState
 SESSION_STATE_IDLE: SessionState
 SESSION_STATE_RUNNING: SessionState
@@ -33,6 +41,10 @@ SESSION_STATE_CLOSED: SessionState
 RULE_SCOPE_UNSPECIFIED: RuleScope
 RULE_SCOPE_SESSION: RuleScope
 RULE_SCOPE_ALWAYS: RuleScope
+TURN_STATE_UNSPECIFIED: TurnState
+TURN_STATE_RUNNING: TurnState
+TURN_STATE_PARKED: TurnState
+TURN_STATE_FINISHED: TurnState
 
 class Session(_message.Message):
     __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout")
@@ -296,3 +308,86 @@ class RevokeRuleRequest(_message.Message):
 class RevokeRuleResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class ListTurnsRequest(_message.Message):
+    __slots__ = ("session_id", "page_size", "page_token")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, session_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class TurnSummary(_message.Message):
+    __slots__ = ("turn_id", "turn", "state", "create_time", "finish_time", "usage", "output", "error", "first_seq")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    FINISH_TIME_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    FIRST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    turn_id: str
+    turn: _turn_pb2.Turn
+    state: TurnState
+    create_time: _timestamp_pb2.Timestamp
+    finish_time: _timestamp_pb2.Timestamp
+    usage: _turn_pb2.Usage
+    output: str
+    error: _turn_pb2.ErrorInfo
+    first_seq: int
+    def __init__(self, turn_id: _Optional[str] = ..., turn: _Optional[_Union[_turn_pb2.Turn, _Mapping]] = ..., state: _Optional[_Union[TurnState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finish_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., output: _Optional[str] = ..., error: _Optional[_Union[_turn_pb2.ErrorInfo, _Mapping]] = ..., first_seq: _Optional[int] = ...) -> None: ...
+
+class ListTurnsResponse(_message.Message):
+    __slots__ = ("turns", "next_page_token")
+    TURNS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    turns: _containers.RepeatedCompositeFieldContainer[TurnSummary]
+    next_page_token: str
+    def __init__(self, turns: _Optional[_Iterable[_Union[TurnSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class UpdateSessionRequest(_message.Message):
+    __slots__ = ("session_id", "title", "labels", "approval_timeout", "update_mask")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    title: str
+    labels: _containers.ScalarMap[str, str]
+    approval_timeout: _duration_pb2.Duration
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, session_id: _Optional[str] = ..., title: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+
+class DeleteSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class DeleteSessionResponse(_message.Message):
+    __slots__ = ("workspace_deleted",)
+    WORKSPACE_DELETED_FIELD_NUMBER: _ClassVar[int]
+    workspace_deleted: bool
+    def __init__(self, workspace_deleted: _Optional[bool] = ...) -> None: ...
+
+class ForkSessionRequest(_message.Message):
+    __slots__ = ("session_id", "turn_id", "title")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    turn_id: str
+    title: str
+    def __init__(self, session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., title: _Optional[str] = ...) -> None: ...

@@ -100,6 +100,26 @@ class SessionServiceStub:
                 request_serializer=blitz_dot_v1_dot_session__pb2.RevokeRuleRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_session__pb2.RevokeRuleResponse.FromString,
                 _registered_method=True)
+        self.ListTurns = channel.unary_unary(
+                '/blitz.v1.SessionService/ListTurns',
+                request_serializer=blitz_dot_v1_dot_session__pb2.ListTurnsRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.ListTurnsResponse.FromString,
+                _registered_method=True)
+        self.UpdateSession = channel.unary_unary(
+                '/blitz.v1.SessionService/UpdateSession',
+                request_serializer=blitz_dot_v1_dot_session__pb2.UpdateSessionRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
+        self.DeleteSession = channel.unary_unary(
+                '/blitz.v1.SessionService/DeleteSession',
+                request_serializer=blitz_dot_v1_dot_session__pb2.DeleteSessionRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.DeleteSessionResponse.FromString,
+                _registered_method=True)
+        self.ForkSession = channel.unary_unary(
+                '/blitz.v1.SessionService/ForkSession',
+                request_serializer=blitz_dot_v1_dot_session__pb2.ForkSessionRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.Session.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -198,6 +218,37 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListTurns(self, request, context):
+        """A page of the session's turns, oldest first: each one's request, state, usage and
+        outcome.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateSession(self, request, context):
+        """Changes a session's title, labels or approval timeout (the fields update_mask names).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSession(self, request, context):
+        """Deletes a session with no running or parked turn: it is closed first, then its
+        records go, and its workspace folder too when the folder is the session's own.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForkSession(self, request, context):
+        """A new session that starts from another's history as it stood after one of its
+        turns, in a copy of that session's workspace as it is now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -265,6 +316,26 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.RevokeRule,
                     request_deserializer=blitz_dot_v1_dot_session__pb2.RevokeRuleRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_session__pb2.RevokeRuleResponse.SerializeToString,
+            ),
+            'ListTurns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTurns,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.ListTurnsRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.ListTurnsResponse.SerializeToString,
+            ),
+            'UpdateSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateSession,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.UpdateSessionRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'DeleteSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSession,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.DeleteSessionRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.DeleteSessionResponse.SerializeToString,
+            ),
+            'ForkSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkSession,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.ForkSessionRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.Session.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -618,6 +689,114 @@ class SessionService:
             '/blitz.v1.SessionService/RevokeRule',
             blitz_dot_v1_dot_session__pb2.RevokeRuleRequest.SerializeToString,
             blitz_dot_v1_dot_session__pb2.RevokeRuleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTurns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/ListTurns',
+            blitz_dot_v1_dot_session__pb2.ListTurnsRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.ListTurnsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/UpdateSession',
+            blitz_dot_v1_dot_session__pb2.UpdateSessionRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/DeleteSession',
+            blitz_dot_v1_dot_session__pb2.DeleteSessionRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.DeleteSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/ForkSession',
+            blitz_dot_v1_dot_session__pb2.ForkSessionRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.Session.FromString,
             options,
             channel_credentials,
             insecure,

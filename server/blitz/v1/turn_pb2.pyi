@@ -171,8 +171,10 @@ class Task(_message.Message):
     def __init__(self, content: _Optional[str] = ..., status: _Optional[str] = ..., id: _Optional[str] = ...) -> None: ...
 
 class Accepted(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("turn",)
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    turn: Turn
+    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ...) -> None: ...
 
 class Text(_message.Message):
     __slots__ = ("text", "partial", "repeat", "thought")

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .workspace_pb2 import ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, UploadImageRequest, UploadImageResponse
+from .workspace_pb2 import GetDiffRequest, GetDiffResponse, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, UploadImageRequest, UploadImageResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -53,6 +53,13 @@ class WorkspaceService(Protocol):
     async def read_file(self, request: ReadFileRequest, ctx: RequestContext[ReadFileRequest, ReadFileResponse], /) -> ReadFileResponse:
         """
         One file of the workspace (up to the server's read cap).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_diff(self, request: GetDiffRequest, ctx: RequestContext[GetDiffRequest, GetDiffResponse], /) -> GetDiffResponse:
+        """
+        A unified diff of the files the agent's file tools changed in this session: each as
+        it was before the session first changed it, against it as it is now.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -102,6 +109,17 @@ class WorkspaceServiceASGIApplication(ConnectASGIApplication[WorkspaceService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.read_file,
+                ),
+                "/blitz.v1.WorkspaceService/GetDiff": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetDiff",
+                        service_name="blitz.v1.WorkspaceService",
+                        input=GetDiffRequest,
+                        output=GetDiffResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_diff,
                 ),
             },
             interceptors=interceptors,
@@ -210,6 +228,30 @@ class WorkspaceServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def get_diff(
+        self,
+        request: GetDiffRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetDiffResponse:
+        """
+        A unified diff of the files the agent's file tools changed in this session: each as
+        it was before the session first changed it, against it as it is now.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetDiff",
+                service_name="blitz.v1.WorkspaceService",
+                input=GetDiffRequest,
+                output=GetDiffResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class WorkspaceServiceSync(Protocol):
     def upload_image(self, request: UploadImageRequest, ctx: RequestContext[UploadImageRequest, UploadImageResponse], /) -> UploadImageResponse:
@@ -227,6 +269,13 @@ class WorkspaceServiceSync(Protocol):
     def read_file(self, request: ReadFileRequest, ctx: RequestContext[ReadFileRequest, ReadFileResponse], /) -> ReadFileResponse:
         """
         One file of the workspace (up to the server's read cap).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_diff(self, request: GetDiffRequest, ctx: RequestContext[GetDiffRequest, GetDiffResponse], /) -> GetDiffResponse:
+        """
+        A unified diff of the files the agent's file tools changed in this session: each as
+        it was before the session first changed it, against it as it is now.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -274,6 +323,17 @@ class WorkspaceServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.read_file,
+                ),
+                "/blitz.v1.WorkspaceService/GetDiff": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetDiff",
+                        service_name="blitz.v1.WorkspaceService",
+                        input=GetDiffRequest,
+                        output=GetDiffResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_diff,
                 ),
             },
             interceptors=interceptors,
@@ -376,6 +436,30 @@ class WorkspaceServiceClientSync(ConnectClientSync):
                 service_name="blitz.v1.WorkspaceService",
                 input=ReadFileRequest,
                 output=ReadFileResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_diff(
+        self,
+        request: GetDiffRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetDiffResponse:
+        """
+        A unified diff of the files the agent's file tools changed in this session: each as
+        it was before the session first changed it, against it as it is now.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetDiff",
+                service_name="blitz.v1.WorkspaceService",
+                input=GetDiffRequest,
+                output=GetDiffResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

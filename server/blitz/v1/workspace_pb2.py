@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x62litz/v1/workspace.proto\x12\x08\x62litz.v1\"J\n\x12UploadImageRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x12\n\nmedia_type\x18\x03 \x01(\t\"5\n\x13UploadImageResponse\x12\x10\n\x08image_id\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"4\n\x10ListFilesRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\":\n\tFileEntry\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tdirectory\x18\x02 \x01(\x08\x12\x0c\n\x04size\x18\x03 \x01(\x03\"9\n\x11ListFilesResponse\x12$\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x13.blitz.v1.FileEntry\"3\n\x0fReadFileRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"D\n\x10ReadFileResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x0c\n\x04size\x18\x03 \x01(\x03\x32\xe7\x01\n\x10WorkspaceService\x12J\n\x0bUploadImage\x12\x1c.blitz.v1.UploadImageRequest\x1a\x1d.blitz.v1.UploadImageResponse\x12\x44\n\tListFiles\x12\x1a.blitz.v1.ListFilesRequest\x1a\x1b.blitz.v1.ListFilesResponse\x12\x41\n\x08ReadFile\x12\x19.blitz.v1.ReadFileRequest\x1a\x1a.blitz.v1.ReadFileResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x62litz/v1/workspace.proto\x12\x08\x62litz.v1\"J\n\x12UploadImageRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x12\n\nmedia_type\x18\x03 \x01(\t\"5\n\x13UploadImageResponse\x12\x10\n\x08image_id\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"4\n\x10ListFilesRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\":\n\tFileEntry\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tdirectory\x18\x02 \x01(\x08\x12\x0c\n\x04size\x18\x03 \x01(\x03\"9\n\x11ListFilesResponse\x12$\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x13.blitz.v1.FileEntry\"3\n\x0fReadFileRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"D\n\x10ReadFileResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x0c\n\x04size\x18\x03 \x01(\x03\"$\n\x0eGetDiffRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"A\n\x0fGetDiffResponse\x12\x0c\n\x04\x64iff\x18\x01 \x01(\t\x12\r\n\x05paths\x18\x02 \x03(\t\x12\x11\n\ttruncated\x18\x03 \x01(\x08\x32\xa7\x02\n\x10WorkspaceService\x12J\n\x0bUploadImage\x12\x1c.blitz.v1.UploadImageRequest\x1a\x1d.blitz.v1.UploadImageResponse\x12\x44\n\tListFiles\x12\x1a.blitz.v1.ListFilesRequest\x1a\x1b.blitz.v1.ListFilesResponse\x12\x41\n\x08ReadFile\x12\x19.blitz.v1.ReadFileRequest\x1a\x1a.blitz.v1.ReadFileResponse\x12>\n\x07GetDiff\x12\x18.blitz.v1.GetDiffRequest\x1a\x19.blitz.v1.GetDiffResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,6 +45,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_READFILEREQUEST']._serialized_end=393
   _globals['_READFILERESPONSE']._serialized_start=395
   _globals['_READFILERESPONSE']._serialized_end=463
-  _globals['_WORKSPACESERVICE']._serialized_start=466
-  _globals['_WORKSPACESERVICE']._serialized_end=697
+  _globals['_GETDIFFREQUEST']._serialized_start=465
+  _globals['_GETDIFFREQUEST']._serialized_end=501
+  _globals['_GETDIFFRESPONSE']._serialized_start=503
+  _globals['_GETDIFFRESPONSE']._serialized_end=568
+  _globals['_WORKSPACESERVICE']._serialized_start=571
+  _globals['_WORKSPACESERVICE']._serialized_end=866
 # @@protoc_insertion_point(module_scope)

@@ -65,3 +65,19 @@ class ReadFileResponse(_message.Message):
     truncated: bool
     size: int
     def __init__(self, content: _Optional[bytes] = ..., truncated: _Optional[bool] = ..., size: _Optional[int] = ...) -> None: ...
+
+class GetDiffRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class GetDiffResponse(_message.Message):
+    __slots__ = ("diff", "paths", "truncated")
+    DIFF_FIELD_NUMBER: _ClassVar[int]
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    diff: str
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    truncated: bool
+    def __init__(self, diff: _Optional[str] = ..., paths: _Optional[_Iterable[str]] = ..., truncated: _Optional[bool] = ...) -> None: ...

@@ -49,6 +49,11 @@ class WorkspaceServiceStub:
                 request_serializer=blitz_dot_v1_dot_workspace__pb2.ReadFileRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_workspace__pb2.ReadFileResponse.FromString,
                 _registered_method=True)
+        self.GetDiff = channel.unary_unary(
+                '/blitz.v1.WorkspaceService/GetDiff',
+                request_serializer=blitz_dot_v1_dot_workspace__pb2.GetDiffRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_workspace__pb2.GetDiffResponse.FromString,
+                _registered_method=True)
 
 
 class WorkspaceServiceServicer:
@@ -75,6 +80,14 @@ class WorkspaceServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetDiff(self, request, context):
+        """A unified diff of the files the agent's file tools changed in this session: each as
+        it was before the session first changed it, against it as it is now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkspaceServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -92,6 +105,11 @@ def add_WorkspaceServiceServicer_to_server(servicer, server):
                     servicer.ReadFile,
                     request_deserializer=blitz_dot_v1_dot_workspace__pb2.ReadFileRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_workspace__pb2.ReadFileResponse.SerializeToString,
+            ),
+            'GetDiff': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetDiff,
+                    request_deserializer=blitz_dot_v1_dot_workspace__pb2.GetDiffRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_workspace__pb2.GetDiffResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -175,6 +193,33 @@ class WorkspaceService:
             '/blitz.v1.WorkspaceService/ReadFile',
             blitz_dot_v1_dot_workspace__pb2.ReadFileRequest.SerializeToString,
             blitz_dot_v1_dot_workspace__pb2.ReadFileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetDiff(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.WorkspaceService/GetDiff',
+            blitz_dot_v1_dot_workspace__pb2.GetDiffRequest.SerializeToString,
+            blitz_dot_v1_dot_workspace__pb2.GetDiffResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,202 @@
+"""Reading a session's turns back, and changing, deleting, forking and diffing sessions."""
+
+from __future__ import annotations
+
+import pytest
+from google.protobuf.duration_pb2 import Duration
+from google.protobuf.field_mask_pb2 import FieldMask
+from wire import decide, drive, expect_error
+
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+from blitz.v1 import workspace_pb2 as w
+
+pytestmark = pytest.mark.engines("sqlite", "postgres")
+
+WRITE = "write notes/a.txt\n```\n{}\n```\nwritten"
+
+
+@pytest.mark.parity
+async def test_accepted_echoes_the_turn_as_recorded(wire):
+    session = await wire.create_session()
+    events = await wire.run_all(session.id, "hello there", plan=True, max_turns=3)
+    recorded = events[0].accepted.turn
+    assert (recorded.text, recorded.plan, recorded.max_turns) == ("hello there", True, 3)
+
+
+@pytest.mark.parity
+async def test_turns_list_oldest_first_with_request_state_usage_and_output(wire):
+    session = await wire.create_session()
+    for text in ("first", "second", "third"):
+        await wire.run_all(session.id, text)
+    page = await wire.call("ListTurns", s.ListTurnsRequest(session_id=session.id, page_size=2))
+    assert [x.turn.text for x in page.turns] == ["first", "second"]
+    assert page.next_page_token
+    rest = await wire.call(
+        "ListTurns",
+        s.ListTurnsRequest(session_id=session.id, page_size=2, page_token=page.next_page_token),
+    )
+    assert [x.turn.text for x in rest.turns] == ["third"] and not rest.next_page_token
+    first = page.turns[0]
+    assert first.state == s.TURN_STATE_FINISHED
+    assert first.output and not first.HasField("error")
+    assert first.usage.calls >= 1
+    assert first.finish_time.ToNanoseconds() >= first.create_time.ToNanoseconds() > 0
+
+
+@pytest.mark.parity
+async def test_a_failed_turn_lists_its_error(wire):
+    session = await wire.create_session()
+    # A tool call and then a reply: two model calls, one more than it may make.
+    events = await wire.run_all(session.id, "ls", max_turns=1)
+    assert events[-1].finished.error.reason == "MAX_TURNS"
+    (listed,) = [
+        x
+        for x in (await wire.call("ListTurns", s.ListTurnsRequest(session_id=session.id))).turns
+        if x.turn_id == events[0].turn_id
+    ]
+    assert listed.error.reason == events[-1].finished.error.reason
+
+
+@pytest.mark.parity
+async def test_bad_list_turns_and_update_requests_name_the_field(wire):
+    session = await wire.create_session()
+    for request, field in (
+        (s.ListTurnsRequest(session_id=session.id, page_size=-1), "page_size"),
+        (s.ListTurnsRequest(session_id=session.id, page_token="nope"), "page_token"),
+    ):
+        error = await expect_error(
+            wire.call("ListTurns", request), "invalid_argument", "INVALID_ARGUMENT"
+        )
+        assert error.metadata["field"] == field
+    for request, field in (
+        (s.UpdateSessionRequest(session_id=session.id, title="x"), "update_mask"),
+        (
+            s.UpdateSessionRequest(session_id=session.id, update_mask=FieldMask(paths=["model"])),
+            "update_mask",
+        ),
+        (
+            s.UpdateSessionRequest(
+                session_id=session.id, title="x" * 501, update_mask=FieldMask(paths=["title"])
+            ),
+            "title",
+        ),
+        (
+            s.UpdateSessionRequest(
+                session_id=session.id,
+                labels={"bad key": "x"},
+                update_mask=FieldMask(paths=["labels"]),
+            ),
+            "labels",
+        ),
+    ):
+        error = await expect_error(
+            wire.call("UpdateSession", request), "invalid_argument", "INVALID_ARGUMENT"
+        )
+        assert error.metadata["field"] == field
+
+
+@pytest.mark.parity
+async def test_an_update_changes_only_what_its_mask_names(wire):
+    session = await wire.create_session(title="old", labels={"a": "1"})
+    updated = await wire.call(
+        "UpdateSession",
+        s.UpdateSessionRequest(
+            session_id=session.id,
+            title="new",
+            labels={"b": "2"},
+            approval_timeout=Duration(seconds=90),
+            update_mask=FieldMask(paths=["title", "approval_timeout"]),
+        ),
+    )
+    assert (updated.title, dict(updated.labels)) == ("new", {"a": "1"})
+    assert updated.approval_timeout.seconds == 90
+    cleared = await wire.call(
+        "UpdateSession",
+        s.UpdateSessionRequest(
+            session_id=session.id,
+            labels={"b": "2"},
+            update_mask=FieldMask(paths=["labels", "approval_timeout"]),
+        ),
+    )
+    assert dict(cleared.labels) == {"b": "2"} and not cleared.HasField("approval_timeout")
+
+
+@pytest.mark.parity
+async def test_a_deleted_session_and_its_own_folder_are_gone(wire, settings):
+    session = await wire.create_session()
+    await drive(wire, session.id, WRITE.format("hi"), decide(wire, session.id, t.DECISION_ONCE))
+    folder = settings.workspace_root / session.id
+    assert (folder / "notes" / "a.txt").exists()
+    deleted = await wire.call("DeleteSession", s.DeleteSessionRequest(session_id=session.id))
+    assert deleted.workspace_deleted and not folder.exists()
+    await expect_error(
+        wire.call("GetSession", s.GetSessionRequest(session_id=session.id)),
+        "not_found",
+        "SESSION_NOT_FOUND",
+    )
+
+
+@pytest.mark.parity
+async def test_a_named_workspace_outlives_its_deleted_session(wire, settings):
+    session = await wire.create_session(workspace="shared")
+    deleted = await wire.call("DeleteSession", s.DeleteSessionRequest(session_id=session.id))
+    assert not deleted.workspace_deleted and (settings.workspace_root / "shared").is_dir()
+
+
+@pytest.mark.parity
+async def test_a_session_with_a_parked_turn_is_not_deleted(wire):
+    session = await wire.create_session()
+    stream = wire.run(session.id, WRITE.format("hi"))
+    async for event in stream:
+        if event.HasField("approval_request"):
+            break
+    await stream.aclose()
+    await expect_error(
+        wire.call("DeleteSession", s.DeleteSessionRequest(session_id=session.id)),
+        "failed_precondition",
+        "SESSION_BUSY",
+    )
+    assert (await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))).id
+
+
+@pytest.mark.parity
+async def test_a_fork_starts_from_the_history_at_its_turn_in_a_copy_of_the_workspace(
+    wire, settings
+):
+    session = await wire.create_session(title="origin")
+    yes = decide(wire, session.id, t.DECISION_ONCE)
+    first = await drive(wire, session.id, WRITE.format("one"), yes)
+    await drive(wire, session.id, "remember the word zebra")
+    fork = await wire.call(
+        "ForkSession", s.ForkSessionRequest(session_id=session.id, turn_id=first[0].turn_id)
+    )
+    assert fork.id != session.id and fork.title == "fork of origin"
+    assert fork.workspace == fork.id and fork.last_seq == 0
+    copied = settings.workspace_root / fork.id / "notes" / "a.txt"
+    assert copied.read_text() == "one\n"
+    # The fork's agent history ends at the first turn: a new turn in it sees no zebra.
+    events = await wire.run_all(fork.id, "echo history")
+    assert events[-1].HasField("finished") and not events[-1].finished.HasField("error")
+    await expect_error(
+        wire.call("ForkSession", s.ForkSessionRequest(session_id=session.id, turn_id="t_nope")),
+        "not_found",
+        "TURN_NOT_FOUND",
+    )
+
+
+@pytest.mark.parity
+async def test_the_diff_shows_what_the_agents_file_tools_changed(wire, settings):
+    session = await wire.create_session()
+    folder = settings.workspace_root / session.id
+    (folder / "keep.txt").write_text("untouched\n")
+    (folder / "gone.txt").write_text("bye\n")
+    yes = decide(wire, session.id, t.DECISION_ONCE)
+    await drive(wire, session.id, WRITE.format("one"), yes)
+    await drive(wire, session.id, WRITE.format("two") + "\ndelete gone.txt", yes)
+    diff = await wire.call("GetDiff", w.GetDiffRequest(session_id=session.id))
+    assert list(diff.paths) == ["gone.txt", "notes/a.txt"] and not diff.truncated
+    assert "--- /dev/null\n+++ b/notes/a.txt\n" in diff.diff
+    assert "+two\n" in diff.diff and "+one" not in diff.diff
+    assert "--- a/gone.txt\n+++ /dev/null\n" in diff.diff and "-bye\n" in diff.diff
+    assert "keep.txt" not in diff.diff

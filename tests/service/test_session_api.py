@@ -175,7 +175,12 @@ async def test_a_fork_starts_from_the_history_at_its_turn_in_a_copy_of_the_works
     assert fork.workspace == fork.id and fork.last_seq == 0
     copied = settings.workspace_root / fork.id / "notes" / "a.txt"
     assert copied.read_text() == "one\n"
-    # The fork's agent history ends at the first turn: a new turn in it sees no zebra.
+    # The fork's agent history ends at the first turn (the demo's /compact summary lists
+    # what was asked), and a turn runs in it.
+    summary = (await wire.run_all(fork.id, "/compact", command=True))[-1].finished.output
+    assert "notes/a.txt" in summary and "zebra" not in summary
+    origin = (await wire.run_all(session.id, "/compact", command=True))[-1].finished.output
+    assert "zebra" in origin, "the source keeps its whole history"
     events = await wire.run_all(fork.id, "echo history")
     assert events[-1].HasField("finished") and not events[-1].finished.HasField("error")
     await expect_error(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -362,9 +363,13 @@ class SessionCore:
                 "turn_id", "no history was kept for this turn (it finished before forks existed)"
             )
         fork_id = "s_" + uuid.uuid4().hex
+        abandoned = threading.Event()
         try:
-            await FILE_CALLS.run(copy_workspace, self._workspace_root, source.workspace, fork_id)
+            await FILE_CALLS.run(
+                copy_workspace, self._workspace_root, source.workspace, fork_id, abandoned
+            )
         except CallTimedOut:
+            abandoned.set()  # the copy stops at its next folder and removes what it made
             raise BlitzError(Reason.INTERNAL, "the workspace could not be copied in time") from None
         except (OSError, PathRefused) as exc:
             log.warning("workspace_not_copied", session_id=source.id, error=str(exc))

@@ -14,11 +14,12 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import threading
 from pathlib import Path
 
 from blitz.paths import Workspace
 
-__all__ = ["copy_workspace", "is_own_folder", "remove_workspace"]
+__all__ = ["CopyAbandoned", "copy_workspace", "is_own_folder", "remove_workspace"]
 
 
 def is_own_folder(workspace: str, session_id: str) -> bool:
@@ -26,13 +27,25 @@ def is_own_folder(workspace: str, session_id: str) -> bool:
     return workspace == session_id
 
 
-def copy_workspace(root: Path, source: str, target: str) -> None:
+class CopyAbandoned(Exception):
+    """The caller stopped waiting for the copy (it took too long)."""
+
+
+def copy_workspace(
+    root: Path, source: str, target: str, abandoned: threading.Event | None = None
+) -> None:
     """Copy the workspace `source` under `root` into the new folder `target`, as it is
-    now: files, folders and links, nothing else. `target` must not exist yet."""
+    now: files, folders and links, nothing else. `target` must not exist yet.
+
+    A copy that fails, or that is `abandoned` (checked at every folder), removes what it
+    had copied: no half-made folder is left behind.
+    """
     src = Workspace.named(root, source).root
     dst = root / target
 
     def not_plain(folder: str, names: list[str]) -> set[str]:
+        if abandoned is not None and abandoned.is_set():
+            raise CopyAbandoned(folder)
         left_out = set()
         for name in names:
             mode = os.lstat(os.path.join(folder, name)).st_mode
@@ -40,7 +53,11 @@ def copy_workspace(root: Path, source: str, target: str) -> None:
                 left_out.add(name)
         return left_out
 
-    shutil.copytree(src, dst, symlinks=True, ignore=not_plain)
+    try:
+        shutil.copytree(src, dst, symlinks=True, ignore=not_plain)
+    except BaseException:
+        shutil.rmtree(dst, ignore_errors=True)
+        raise
 
 
 def remove_workspace(root: Path, name: str) -> bool:

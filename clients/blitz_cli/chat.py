@@ -224,6 +224,7 @@ def chat(
     with Blitz(server, token=token, ca_file=ca_file, reconnect_timeout=10.0) as client:
         state = _Chat(client, console, options, Renderer(console))
         try:
+            info = _server_info(client)
             if options.session_id:
                 state.session = client.session(options.session_id)
             else:
@@ -232,6 +233,8 @@ def chat(
             console.print(error_line(exc.reason, exc.message))
             return 1
         state.renderer.session(state.session)
+        if info is not None:
+            state.renderer.server(info)
         console.print(f"[dim]{_HELP}[/]")
         # The loop ends only by raising. EOFError: Ctrl-D at a key or reason prompt, which
         # leaves as it does at the prompt. KeyboardInterrupt: between two reads, outside a
@@ -241,6 +244,16 @@ def chat(
                 state.reattach()
             state.loop()
     return 0
+
+
+def _server_info(client: Blitz) -> session_pb2.ServerInfo | None:
+    """The server's info; None from a server older than GetServerInfo."""
+    try:
+        return client.server_info()
+    except BlitzError as exc:
+        if exc.code == "unimplemented":
+            return None
+        raise
 
 
 def chat_command(

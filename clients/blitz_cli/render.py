@@ -325,6 +325,14 @@ class Renderer:
             f"[dim]{escape(_usage_line(finished.before, finished.after))}[/]", style="dim"
         )
 
+    def server(self, info: session_pb2.ServerInfo) -> None:
+        """The server's line, under the session's: version, protocol, what is on."""
+        features = "".join(f" · {escape(feature)}" for feature in info.features)
+        self.console.print(
+            f"[dim]server {escape(info.server_version)} · {escape(info.protocol)}"
+            f" revision {info.protocol_revision}{features}[/]"
+        )
+
     def session(self, session: session_pb2.Session) -> None:
         """A session's header line."""
         title = f" · {escape(session.title)}" if session.title else ""

@@ -133,6 +133,16 @@ class AsyncBlitz:
             self._reached = True
             return result
 
+    # The server
+
+    async def server_info(self) -> session_pb2.ServerInfo:
+        """What the server is and speaks: protocol revision, version, models, limits and
+        features. Call it first to check that the server has what you need."""
+        result: session_pb2.ServerInfo = await self._unary(
+            "GetServerInfo", session_pb2.GetServerInfoRequest()
+        )
+        return result
+
     # Sessions
 
     async def create_session(

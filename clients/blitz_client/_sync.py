@@ -158,6 +158,10 @@ class Blitz:
             )
         )
 
+    def server_info(self) -> session_pb2.ServerInfo:
+        """What the server is and speaks. See `AsyncBlitz.server_info`."""
+        return self._runner.run(self._client.server_info())
+
     def session(self, session_id: str) -> session_pb2.Session:
         """One session, with its open requests."""
         return self._runner.run(self._client.session(session_id))

@@ -44,6 +44,7 @@ from blitz.agent import (
     FetchLimits,
     ModelAccess,
     RetryPolicy,
+    available_models,
     load_mcp_config,
 )
 from blitz.agent.sandbox import isolation
@@ -58,12 +59,14 @@ from blitz.auth import (
     requires_tokens,
 )
 from blitz.config import Settings
-from blitz.core import SessionCore, WorkspaceCore
+from blitz.core import ServerFacts, SessionCore, WorkspaceCore
+from blitz.core.workspace_service import IMAGE_MAX_BYTES
 from blitz.ports import SessionPort, WorkspacePort
 from blitz.redact import add_known_secrets
 from blitz.store import Store, open_store
 from blitz.tracing import Tracing, open_tracing
 from blitz.transport import (
+    MAX_REQUEST_BYTES,
     CallGate,
     GatedHealthServicer,
     HttpApp,
@@ -118,6 +121,21 @@ async def open_core(
     settings.workspace_root.mkdir(parents=True, exist_ok=True)
     if "://" not in settings.database:
         Path(settings.database).parent.mkdir(parents=True, exist_ok=True)
+    access = ModelAccess(
+        openai_api_key=settings.openai_api_key,
+        openai_base_url=settings.openai_base_url,
+        anthropic_api_key=settings.anthropic_api_key,
+        anthropic_base_url=settings.anthropic_base_url,
+        compatible_base_url=settings.base_url,
+        compatible_api_key=settings.compatible_api_key,
+        compatible_images=settings.compatible_images,
+        default_context_window=settings.context_window,
+    )
+    facts = ServerFacts(
+        models=tuple(available_models(access)),
+        limits={"request_bytes": MAX_REQUEST_BYTES, "image_bytes": IMAGE_MAX_BYTES},
+        features=("tls",) if settings.tls_cert else (),
+    )
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(settings.database))
         agent = await stack.enter_async_context(
@@ -130,16 +148,7 @@ async def open_core(
                     processes=settings.command_processes,
                 ),
                 output_cap=settings.output_cap,
-                access=ModelAccess(
-                    openai_api_key=settings.openai_api_key,
-                    openai_base_url=settings.openai_base_url,
-                    anthropic_api_key=settings.anthropic_api_key,
-                    anthropic_base_url=settings.anthropic_base_url,
-                    compatible_base_url=settings.base_url,
-                    compatible_api_key=settings.compatible_api_key,
-                    compatible_images=settings.compatible_images,
-                    default_context_window=settings.context_window,
-                ),
+                access=access,
                 retry=RetryPolicy(retries=settings.model_retries, first_delay=settings.retry_delay),
                 fetch=FetchLimits(
                     allow_local=settings.fetch_allow_local, max_bytes=settings.fetch_max_bytes
@@ -161,6 +170,7 @@ async def open_core(
                 drain_timeout=settings.drain_timeout,
                 max_running_turns=settings.max_running_turns,
                 turn_lease=settings.turn_lease,
+                facts=facts,
                 tracer=tracing.tracer("blitz.core") if tracing else None,
             )
         )

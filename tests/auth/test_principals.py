@@ -17,6 +17,7 @@ import pytest
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
+from google.protobuf.field_mask_pb2 import FieldMask
 from support.images import PNG
 from support.servers import make_settings
 from wire import Wire, until
@@ -116,7 +117,22 @@ def calls(a: Alice) -> dict[str, Any]:
         "UploadImage": w.UploadImageRequest(session_id=sid, data=PNG, media_type="image/png"),
         "ListFiles": w.ListFilesRequest(session_id=sid),
         "ReadFile": w.ReadFileRequest(session_id=sid, path="notes.txt"),
+        "GetDiff": w.GetDiffRequest(session_id=sid),
+        "ListTurns": s.ListTurnsRequest(session_id=sid),
+        "UpdateSession": s.UpdateSessionRequest(
+            session_id=sid, title="taken", update_mask=FieldMask(paths=["title"])
+        ),
+        "ForkSession": s.ForkSessionRequest(session_id=sid, turn_id="t_any"),
+        "DeleteSession": s.DeleteSessionRequest(session_id=sid),
+        "GetServerInfo": s.GetServerInfoRequest(),
     }
+
+
+def test_every_rpc_is_tried():
+    services = [s.DESCRIPTOR.services_by_name["SessionService"]]
+    services.append(w.DESCRIPTOR.services_by_name["WorkspaceService"])
+    rpcs = {method.name for service in services for method in service.methods}
+    assert set(calls(Alice(s.Session(), "", "", ""))) == rpcs
 
 
 async def attempt(wire: Wire, method: str, request: Any) -> Any:
@@ -162,6 +178,8 @@ async def test_another_principal_is_told_nothing_of_alices_session(server, alice
             got = await attempt(wire, method, request)
             if method == "CreateSession":
                 assert got.title == "mine"
+            elif method == "GetServerInfo":
+                assert "tokens" in got.features, "about the server, not about alice"
             elif method == "ListSessions":
                 assert alice.session.id not in {x.id for x in got.sessions}
             else:

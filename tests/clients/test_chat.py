@@ -16,6 +16,7 @@ FOOTER = r"\d+ model calls? · \d+ in · \d+ out · \$0\.0000"
 
 def test_approve_once_streams_the_command_and_its_output(terminal):
     chat = terminal(["chat"])
+    chat.expect(r"server [\w.]+ · blitz\.v1 revision \d+")  # from GetServerInfo
     chat.prompt("think: first a look\n$ echo hello-from-blitz\nAll **done**.")
     chat.expect(r"▸ thought for 3 words")
     chat.expect(r"⏺ run_command echo hello-from-blitz")

@@ -205,3 +205,19 @@ async def test_the_diff_shows_what_the_agents_file_tools_changed(wire, settings)
     assert "+two\n" in diff.diff and "+one" not in diff.diff
     assert "--- a/gone.txt\n+++ /dev/null\n" in diff.diff and "-bye\n" in diff.diff
     assert "keep.txt" not in diff.diff
+
+
+@pytest.mark.parity
+async def test_server_info_says_what_the_server_is_and_speaks(wire, settings):
+    info = await wire.call("GetServerInfo", s.GetServerInfoRequest())
+    assert (info.protocol, info.protocol_revision) == ("blitz.v1", 2)
+    assert info.server_version and info.default_model == settings.model
+    assert "demo" in info.models
+    assert info.limits["turn_text_chars"] == 256 * 1024
+    assert info.limits["event_bytes"] == 1024 * 1024
+    if wire.name != "core":  # assembled by the server: the ports' own limits
+        assert info.limits["request_bytes"] == 8 * 1024 * 1024
+        assert info.limits["image_bytes"] == 5 * 1024 * 1024
+    shared = settings.database.startswith("postgresql")
+    assert ("replicas" in info.features) == shared
+    assert "tokens" not in info.features

@@ -24,7 +24,7 @@ from blitz.agent.agent import Agent
 from blitz.agent.demo import DEMO_MODEL_NAME, DemoModel
 from blitz.agent.deps import FetchLimits
 from blitz.agent.mcp_servers import McpServerSpec, load_mcp_config
-from blitz.agent.models import ModelAccess, resolve_model, validate_model
+from blitz.agent.models import ModelAccess, available_models, resolve_model, validate_model
 from blitz.agent.retrying import RetryPolicy
 from blitz.agent.sandbox import CommandLimits, Isolation
 
@@ -38,6 +38,7 @@ __all__ = [
     "McpServerSpec",
     "ModelAccess",
     "RetryPolicy",
+    "available_models",
     "load_mcp_config",
     "resolve_model",
     "validate_model",

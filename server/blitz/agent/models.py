@@ -35,6 +35,7 @@ __all__ = [
     "COMPATIBLE_PROVIDER",
     "ModelAccess",
     "ModelPool",
+    "available_models",
     "close_model",
     "context_window",
     "is_free",
@@ -67,6 +68,20 @@ class ModelAccess:
     compatible_images: bool = True
     # Tokens assumed for a model whose window is unknown; 0: unknown stays unknown.
     default_context_window: int = 0
+
+
+def available_models(access: ModelAccess) -> list[str]:
+    """The models `access` reaches: `demo`, and `PROVIDER:*` for each provider it has a key
+    or an address for. Other providers pydantic-ai knows may work too, given their keys in
+    the environment; they are not listed."""
+    models = [DEMO_MODEL_NAME]
+    if access.openai_api_key:
+        models.append("openai:*")
+    if access.anthropic_api_key:
+        models.append("anthropic:*")
+    if access.compatible_base_url:
+        models.append(f"{COMPATIBLE_PROVIDER}:*")
+    return models
 
 
 def resolve_model(name: str, access: ModelAccess | None = None) -> Model:

@@ -4,7 +4,7 @@ It implements the session port (`blitz.ports.session`) and drives turns through 
 port (`blitz.ports.agent`); it imports nothing from `blitz.agent` or `blitz.transport`.
 """
 
-from blitz.core.service import SessionCore
+from blitz.core.service import ServerFacts, SessionCore
 from blitz.core.workspace_service import WorkspaceCore
 
-__all__ = ["SessionCore", "WorkspaceCore"]
+__all__ = ["ServerFacts", "SessionCore", "WorkspaceCore"]

@@ -13,13 +13,15 @@ ListRules stays small too.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, aclosing
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -53,7 +55,7 @@ from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, CallContext, ImageInput
-from blitz.size_limits import ANSWER_BUDGET
+from blitz.size_limits import ANSWER_BUDGET, EVENT_MAX
 from blitz.store import (
     PendingRecord,
     RuleRecord,
@@ -70,12 +72,32 @@ from blitz.v1 import turn_pb2 as t
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-__all__ = ["RULES_MAX", "SessionCore"]
+__all__ = ["PROTOCOL_REVISION", "RULES_MAX", "ServerFacts", "SessionCore"]
 
 log = structlog.get_logger(__name__)
 
+try:
+    _SERVER_VERSION = importlib.metadata.version("blitz-server")
+except importlib.metadata.PackageNotFoundError:  # running from a checkout, not installed
+    _SERVER_VERSION = "unknown"
+
 # The most rules that may apply to one session (its own and its caller's ALWAYS rules).
 RULES_MAX = 200
+
+
+# The revision of blitz.v1 this server speaks (ServerInfo.protocol_revision): 1 was the
+# first release; 2 added ListTurns, UpdateSession, DeleteSession, ForkSession, GetDiff,
+# GetServerInfo, the echoed turn in `accepted` and the retry column of the reasons.
+PROTOCOL_REVISION = 2
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What GetServerInfo says that only the assembled server knows (server.py)."""
+
+    models: tuple[str, ...] = ("demo",)
+    limits: Mapping[str, int] = field(default_factory=dict)
+    features: tuple[str, ...] = ()
 
 
 class SessionCore:
@@ -100,6 +122,7 @@ class SessionCore:
         max_running_turns: int = 256,
         turn_lease: float = 6.0,
         replica: str = "",
+        facts: ServerFacts | None = None,
         tracer: Tracer | None = None,
     ) -> None:
         """`tracer` traces each run of a turn (see turns.py); None: no spans. `replica`
@@ -109,6 +132,7 @@ class SessionCore:
         self._agent = agent
         self._workspace_root = Path(workspace_root)
         self._default_model = default_model
+        self._facts = facts or ServerFacts()
         self._drain_timeout = drain_timeout
         self._locks = SessionLocks()
         self._log = EventLog(store)
@@ -395,6 +419,20 @@ class SessionCore:
         if history:
             await self._store.set_history(fork_id, history)
         return await self._view(rec)
+
+    async def get_server_info(self, req: s.GetServerInfoRequest, ctx: CallContext) -> s.ServerInfo:
+        """What this server is and speaks; the same for every caller."""
+        facts = self._facts
+        features = {*facts.features, *(("replicas",) if self._store.shared else ())}
+        return s.ServerInfo(
+            protocol="blitz.v1",
+            protocol_revision=PROTOCOL_REVISION,
+            server_version=_SERVER_VERSION,
+            default_model=self._default_model,
+            models=facts.models,
+            limits={**check.CLIENT_LIMITS, "event_bytes": EVENT_MAX, **facts.limits},
+            features=sorted(features),
+        )
 
     # Turns
 

@@ -73,6 +73,20 @@ _ANSWERS_MAX = 64  # AnswerRequest.answers
 _ANSWER_MAX = 16 * 1024
 _DURATION_MAX_S = 30 * 24 * 3600  # Turn.timeout, CreateSessionRequest.approval_timeout
 
+# The limits above that a client can check before it sends (GetServerInfo's `limits`).
+CLIENT_LIMITS: dict[str, int] = {
+    "turn_text_chars": _TEXT_MAX,
+    "turn_prompt_chars": _PROMPT_MAX,
+    "title_chars": _TITLE_MAX,
+    "labels": _LABELS_MAX,
+    "label_value_chars": _LABEL_VALUE_MAX,
+    "images_per_turn": _IMAGES_MAX,
+    "page_size": _MAX_PAGE,
+    "steer_text_chars": _STEER_MAX,
+    "answers": _ANSWERS_MAX,
+    "answer_chars": _ANSWER_MAX,
+}
+
 
 def _too_long(field: str, limit: int, unit: str = "characters") -> BlitzError:
     return invalid_argument(field, f"{field} is longer than {limit:,} {unit}", limit=str(limit))

@@ -22,7 +22,10 @@ from blitz.redact import mask_known_bytes
 from blitz.store import FileOriginal, ImageRecord
 from blitz.v1 import workspace_pb2 as w
 
-__all__ = ["IMAGE_TYPES", "WorkspaceCore"]
+__all__ = ["IMAGE_MAX_BYTES", "IMAGE_TYPES", "WorkspaceCore"]
+
+# The largest image UploadImage takes.
+IMAGE_MAX_BYTES = 5 * 1024 * 1024
 
 # Media types a model may be sent, each with the bytes its files start with.
 IMAGE_TYPES: dict[str, tuple[bytes, ...]] = {
@@ -46,7 +49,7 @@ class WorkspaceCore:
         self,
         *,
         sessions: SessionCore,
-        image_max_bytes: int = 5 * 1024 * 1024,
+        image_max_bytes: int = IMAGE_MAX_BYTES,
         read_max_bytes: int = 1024 * 1024,
     ) -> None:
         self._sessions = sessions

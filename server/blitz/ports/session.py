@@ -65,6 +65,10 @@ class SessionPort(Protocol):
     async def revoke_rule(
         self, req: s.RevokeRuleRequest, ctx: CallContext
     ) -> s.RevokeRuleResponse: ...
+    async def get_server_info(
+        self, req: s.GetServerInfoRequest, ctx: CallContext
+    ) -> s.ServerInfo: ...
+
     async def list_turns(
         self, req: s.ListTurnsRequest, ctx: CallContext
     ) -> s.ListTurnsResponse: ...

@@ -8,12 +8,13 @@ map its errors.
 """
 
 from blitz.transport.connect import build_connect_apps
-from blitz.transport.gate import CallGate
+from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.grpc import GatedHealthServicer, bind_grpc_server, build_grpc_server
 from blitz.transport.http import HttpApp, HttpServer
 from blitz.transport.tls import Tls
 
 __all__ = [
+    "MAX_REQUEST_BYTES",
     "CallGate",
     "GatedHealthServicer",
     "HttpApp",

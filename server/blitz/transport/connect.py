@@ -178,6 +178,9 @@ class ConnectSessionService(_Adapter):
     async def revoke_rule(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
         return await self._unary("RevokeRule", self._port.revoke_rule, request, ctx)
 
+    async def get_server_info(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("GetServerInfo", self._port.get_server_info, request, ctx)
+
     async def list_turns(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
         return await self._unary("ListTurns", self._port.list_turns, request, ctx)
 

@@ -254,6 +254,9 @@ class GrpcSessionService(_Adapter, session_pb2_grpc.SessionServiceServicer):
     async def RevokeRule(self, request: Any, context: Any) -> session_pb2.RevokeRuleResponse:
         return await self._unary("RevokeRule", self._port.revoke_rule, request, context)
 
+    async def GetServerInfo(self, request: Any, context: Any) -> session_pb2.ServerInfo:
+        return await self._unary("GetServerInfo", self._port.get_server_info, request, context)
+
     async def ListTurns(self, request: Any, context: Any) -> session_pb2.ListTurnsResponse:
         return await self._unary("ListTurns", self._port.list_turns, request, context)
 

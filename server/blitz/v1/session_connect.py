@@ -22,7 +22,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .session_pb2 import AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetSessionRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, Session, SteerRequest, SteerResponse, UpdateSessionRequest, UsageReport, WatchRequest
+from .session_pb2 import AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, UpdateSessionRequest, UsageReport, WatchRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -109,7 +109,7 @@ class SessionService(Protocol):
     async def list_rules(self, request: ListRulesRequest, ctx: RequestContext[ListRulesRequest, ListRulesResponse], /) -> ListRulesResponse:
         """
         The approval rules that apply in a session: its SESSION rules and the caller's
-        ALWAYS rules for its workspace.
+        ALWAYS rules.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -143,6 +143,13 @@ class SessionService(Protocol):
         """
         A new session that starts from another's history as it stood after one of its
         turns, in a copy of that session's workspace as it is now.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_server_info(self, request: GetServerInfoRequest, ctx: RequestContext[GetServerInfoRequest, ServerInfo], /) -> ServerInfo:
+        """
+        What this server is and speaks: call it first. The protocol revision, the server's
+        version, the models it can run, its limits and the features it has on.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -346,6 +353,17 @@ class SessionServiceASGIApplication(ConnectASGIApplication[SessionService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.fork_session,
+                ),
+                "/blitz.v1.SessionService/GetServerInfo": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetServerInfo",
+                        service_name="blitz.v1.SessionService",
+                        input=GetServerInfoRequest,
+                        output=ServerInfo,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_server_info,
                 ),
             },
             interceptors=interceptors,
@@ -648,7 +666,7 @@ class SessionServiceClient(ConnectClient):
     ) -> ListRulesResponse:
         """
         The approval rules that apply in a session: its SESSION rules and the caller's
-        ALWAYS rules for its workspace.
+        ALWAYS rules.
         """
         return await self.execute_unary(
             request=request,
@@ -781,6 +799,30 @@ class SessionServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def get_server_info(
+        self,
+        request: GetServerInfoRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ServerInfo:
+        """
+        What this server is and speaks: call it first. The protocol revision, the server's
+        version, the models it can run, its limits and the features it has on.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetServerInfo",
+                service_name="blitz.v1.SessionService",
+                input=GetServerInfoRequest,
+                output=ServerInfo,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class SessionServiceSync(Protocol):
     def create_session(self, request: CreateSessionRequest, ctx: RequestContext[CreateSessionRequest, Session], /) -> Session:
@@ -853,7 +895,7 @@ class SessionServiceSync(Protocol):
     def list_rules(self, request: ListRulesRequest, ctx: RequestContext[ListRulesRequest, ListRulesResponse], /) -> ListRulesResponse:
         """
         The approval rules that apply in a session: its SESSION rules and the caller's
-        ALWAYS rules for its workspace.
+        ALWAYS rules.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -887,6 +929,13 @@ class SessionServiceSync(Protocol):
         """
         A new session that starts from another's history as it stood after one of its
         turns, in a copy of that session's workspace as it is now.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_server_info(self, request: GetServerInfoRequest, ctx: RequestContext[GetServerInfoRequest, ServerInfo], /) -> ServerInfo:
+        """
+        What this server is and speaks: call it first. The protocol revision, the server's
+        version, the models it can run, its limits and the features it has on.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1088,6 +1137,17 @@ class SessionServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.fork_session,
+                ),
+                "/blitz.v1.SessionService/GetServerInfo": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetServerInfo",
+                        service_name="blitz.v1.SessionService",
+                        input=GetServerInfoRequest,
+                        output=ServerInfo,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_server_info,
                 ),
             },
             interceptors=interceptors,
@@ -1390,7 +1450,7 @@ class SessionServiceClientSync(ConnectClientSync):
     ) -> ListRulesResponse:
         """
         The approval rules that apply in a session: its SESSION rules and the caller's
-        ALWAYS rules for its workspace.
+        ALWAYS rules.
         """
         return self.execute_unary(
             request=request,
@@ -1517,6 +1577,30 @@ class SessionServiceClientSync(ConnectClientSync):
                 service_name="blitz.v1.SessionService",
                 input=ForkSessionRequest,
                 output=Session,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_server_info(
+        self,
+        request: GetServerInfoRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ServerInfo:
+        """
+        What this server is and speaks: call it first. The protocol revision, the server's
+        version, the models it can run, its limits and the features it has on.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetServerInfo",
+                service_name="blitz.v1.SessionService",
+                input=GetServerInfoRequest,
+                output=ServerInfo,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

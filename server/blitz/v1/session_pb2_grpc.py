@@ -120,6 +120,11 @@ class SessionServiceStub:
                 request_serializer=blitz_dot_v1_dot_session__pb2.ForkSessionRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_session__pb2.Session.FromString,
                 _registered_method=True)
+        self.GetServerInfo = channel.unary_unary(
+                '/blitz.v1.SessionService/GetServerInfo',
+                request_serializer=blitz_dot_v1_dot_session__pb2.GetServerInfoRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.ServerInfo.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -205,7 +210,7 @@ class SessionServiceServicer:
 
     def ListRules(self, request, context):
         """The approval rules that apply in a session: its SESSION rules and the caller's
-        ALWAYS rules for its workspace.
+        ALWAYS rules.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -244,6 +249,14 @@ class SessionServiceServicer:
     def ForkSession(self, request, context):
         """A new session that starts from another's history as it stood after one of its
         turns, in a copy of that session's workspace as it is now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetServerInfo(self, request, context):
+        """What this server is and speaks: call it first. The protocol revision, the server's
+        version, the models it can run, its limits and the features it has on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -336,6 +349,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.ForkSession,
                     request_deserializer=blitz_dot_v1_dot_session__pb2.ForkSessionRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_session__pb2.Session.SerializeToString,
+            ),
+            'GetServerInfo': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetServerInfo,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.GetServerInfoRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.ServerInfo.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -797,6 +815,33 @@ class SessionService:
             '/blitz.v1.SessionService/ForkSession',
             blitz_dot_v1_dot_session__pb2.ForkSessionRequest.SerializeToString,
             blitz_dot_v1_dot_session__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetServerInfo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/GetServerInfo',
+            blitz_dot_v1_dot_session__pb2.GetServerInfoRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.ServerInfo.FromString,
             options,
             channel_credentials,
             insecure,

@@ -125,4 +125,8 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tokens_by_name ON tokens (name);
     """,
+    """
+    -- Unknown is not zero: a call whose provider reported no token counts says so.
+    ALTER TABLE ledger ADD COLUMN tokens_unknown BOOLEAN NOT NULL DEFAULT FALSE;
+    """,
 ]

@@ -175,6 +175,8 @@ class LedgerRow:
     search_queries: int = 0
     search_cost_usd: float = 0.0
     time: float = 0.0
+    # The provider reported no token counts: the token fields are 0 meaning unknown.
+    tokens_unknown: bool = False
 
 
 @dataclass
@@ -193,6 +195,8 @@ class UsageTotals:
     search_cost_usd: float = 0.0
     # input + cached + cache_write of the latest call: the size of the last prompt.
     last_prompt: int = 0
+    # True when any call's token counts are unknown (the sums are then a lower bound).
+    tokens_unknown: bool = False
 
 
 @dataclass

@@ -134,4 +134,8 @@ MIGRATIONS: list[str] = [
     CREATE INDEX turns_by_owner ON turns (owner) WHERE owner <> '';
     ALTER TABLE pending ADD COLUMN resolve_time REAL;
     """,
+    """
+    -- Unknown is not zero: a call whose provider reported no token counts says so.
+    ALTER TABLE ledger ADD COLUMN tokens_unknown INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

@@ -89,21 +89,22 @@ async def test_trimmed_history_is_a_structured_event(tmp_path: Path, kind: str):
 async def test_watchers_are_told_when_the_session_goes_busy_parked_and_idle(wire):
     session = await wire.create_session()
     events = await drive(wire, session.id, "$ echo hi", decide(wire, session.id, t.DECISION_ONCE))
-    assert not of(events, "session_state"), "a RunTurn stream holds its turn's events only"
     watched = await watch_all(wire, session.id)
-    states = [
-        (e.session_state.state, e.session_state.turn_id) for e in of(watched, "session_state")
-    ]
+    assert watched == events, "events of the turn: its RunTurn stream carries them too"
     turn_id = events[0].turn_id
+    states = [(e.session_state.state, e.session_state.turn_id) for e in of(events, "session_state")]
     assert states == [
         (State.STATE_RUNNING, turn_id),
         (State.STATE_PARKED, turn_id),
         (State.STATE_RUNNING, turn_id),
         (State.STATE_IDLE, turn_id),
     ]
-    assert all(e.turn_id == "" for e in of(watched, "session_state")), "of no turn"
-    kinds = [e.WhichOneof("kind") for e in watched]
-    assert kinds.index("finished") < len(kinds) - 1 and kinds[-1] == "session_state"
+    kinds = [e.WhichOneof("kind") for e in events]
+    assert kinds[:2] == ["accepted", "session_state"]
+    assert kinds[kinds.index("approval_request") + 1] == "session_state"
+    assert kinds[-2:] == ["session_state", "finished"], "idle, then the turn's last event"
+    aside = await wire.run_all(session.id, "hi", aside=True)
+    assert not of(aside, "session_state"), "an aside changes no state"
 
 
 @pytest.mark.parity

@@ -155,7 +155,7 @@ class Turns:
         rec.first_seq = accepted.seq
         await self._store.update_turn(rec)
         if not turn.aside:
-            self.announce(session.id, _State.STATE_RUNNING, turn_id)
+            self.announce(session.id, _State.STATE_RUNNING, turn_id, fence=rec.epoch)
         active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
         self.live.add(active)
         metrics.turn_started(_turn_kind(turn))
@@ -372,6 +372,7 @@ class Turns:
                 ),
             )
             log.info("turn_parked", turn_id=rec.turn_id, requests=still_open)
+            # Unfenced: a parked turn has no holder.
             self.announce(rec.session_id, _State.STATE_PARKED, rec.turn_id)
             await self._pending.arm(rec)
             # A parked turn is data: it is in the store, and nothing of it stays here.
@@ -405,7 +406,7 @@ class Turns:
             ),
         )
         self._pending.disarm(session_id, turn_id)
-        self.announce(session_id, _State.STATE_RUNNING, turn_id)
+        self.announce(session_id, _State.STATE_RUNNING, turn_id, fence=active.rec.epoch)
         self._launch(active, await self._pending.results(session_id, turn_id))
 
     async def expired(self, session_id: str, turn_id: str) -> None:
@@ -533,10 +534,9 @@ class Turns:
         # The session is let go, the end goes into the log, and only then is the turn
         # recorded as finished: a process that dies in between leaves a turn still
         # running or parked in the store, which recovery completes from the log.
-        idle = await self.release_session(active)
+        if await self.release_session(active):
+            self.announce(sid, _State.STATE_IDLE, rec.turn_id, fence=rec.epoch)
         await self._log.commit(sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch)
-        if idle:
-            self.announce(sid, _State.STATE_IDLE, rec.turn_id)
         metrics.turn_finished(error.reason.wire if error else None)
         log.info(
             "turn_finished",
@@ -565,11 +565,18 @@ class Turns:
         session = await self._store.get_session(active.session_id)
         return session is not None and session.state == s.SESSION_STATE_IDLE
 
-    def announce(self, session_id: str, state: t.SessionStateChange.State, turn_id: str) -> None:
-        """Tell every watcher the session changed state: an event of no turn, so RunTurn
-        streams (one turn's events) never carry it."""
+    def announce(
+        self,
+        session_id: str,
+        state: t.SessionStateChange.State,
+        turn_id: str,
+        *,
+        fence: int | None = None,
+    ) -> None:
+        """Tell every watcher the session changed state because of `turn_id`: an event of
+        that turn (its RunTurn stream carries it too), before its `finished`."""
         change = t.SessionStateChange(state=state, turn_id=turn_id)
-        self._log.emit(session_id, "", t.TurnEvent(session_state=change))
+        self._log.emit(session_id, turn_id, t.TurnEvent(session_state=change), fence=fence)
 
     async def record_finished(self, active: ActiveTurn) -> None:
         """Record as finished a turn whose `finished` event is in the log."""

@@ -159,16 +159,18 @@ def openai_usage(prompt: int, completion: int, cached: int = 0, *, model: str) -
 def openai_text(
     *pieces: str,
     model: str = "gpt-4o",
-    usage: tuple[int, int, int] = (10, 5, 0),
+    usage: tuple[int, int, int] | None = (10, 5, 0),
     cut_after: int | None = None,
 ) -> Reply:
-    """An answer streamed in `pieces`, then usage and [DONE]."""
+    """An answer streamed in `pieces`, then usage (None: none, as some servers do) and
+    [DONE]."""
     events: list[tuple[str, Any]] = [
         ("", _chunk({"role": "assistant", "content": ""}, model=model))
     ]
     events += [("", _chunk({"content": p}, model=model)) for p in pieces]
     events.append(("", _chunk({}, model=model, finish="stop")))
-    events.append(("", openai_usage(usage[0], usage[1], usage[2], model=model)))
+    if usage is not None:
+        events.append(("", openai_usage(usage[0], usage[1], usage[2], model=model)))
     events.append(("", "[DONE]"))
     return Reply(events=events, cut_after=cut_after)
 

@@ -10,6 +10,7 @@ renderer never asks the user anything: prompts live in `prompts.py`.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -24,7 +25,7 @@ from rich.text import Text
 
 from blitz.v1 import session_pb2, turn_pb2
 
-__all__ = ["Renderer", "error_line", "state_word"]
+__all__ = ["Renderer", "error_line", "expiry_line", "state_word"]
 
 _SUMMARY_WIDTH = 100
 _RESULT_LINES = 8
@@ -46,6 +47,14 @@ def error_line(reason: str, message: str) -> str:
     return f"[bold red]✗ {reason}[/] {escape(message)}"
 
 
+def expiry_line(expires: float, now: float | None = None) -> str:
+    """When an approval is denied by itself: "auto-deny in 4:59 (at 14:05:00)"."""
+    now = time.time() if now is None else now
+    left = max(0, int(expires - now))
+    at = time.strftime("%H:%M:%S", time.localtime(expires))
+    return f"auto-deny in {left // 60}:{left % 60:02d} (at {at})"
+
+
 def _usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
     """The footer of a turn: its own calls, tokens and cost, and the session's totals."""
     calls = after.calls - before.calls
@@ -53,6 +62,8 @@ def _usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
     tokens_out = after.output - before.output
     cost = after.cost_usd - before.cost_usd
     price = f"${cost:.4f}" if after.priced else f"≥${cost:.4f} (some prices unknown)"
+    if after.tokens_unknown:
+        price += " · some token counts unknown"
     return (
         f"{calls} model call{'s' if calls != 1 else ''} · {tokens_in} in · {tokens_out} out"
         f" · {price} │ session: {after.input + after.output} tokens · ${after.cost_usd:.4f}"
@@ -183,10 +194,15 @@ class Renderer:
         kind = event.WhichOneof("kind")
         if kind == "text":
             if event.author and event.author in self._tools:
-                self._stream("output", event.text.text)  # a tool's output as it runs
+                self._stream("output", event.text.text)  # an older server's tool output
             else:
                 self._text(event.text)
             return
+        if kind == "tool_output":
+            self._stream("output", event.tool_output.output)  # a command's output as it runs
+            return
+        if kind in ("usage", "session_state", "file_changed"):
+            return  # the footer sums the usage; the tool's result shows what it changed
         if kind == "tool_call" and event.tool_call.partial:
             return  # the final tool_call carries the whole arguments
         self.settle()
@@ -215,6 +231,12 @@ class Renderer:
         elif kind == "notice":
             style = "red" if event.notice.error else "yellow"
             self.console.print(f"[{style}]ℹ {escape(event.notice.text)}[/]")
+        elif kind == "history_trimmed":
+            trimmed = event.history_trimmed
+            self.console.print(
+                f"[yellow]ℹ history trimmed: {trimmed.dropped_messages} older messages no longer"
+                f" sent to the model ({trimmed.kept_turns} turns kept)[/]"
+            )
         elif kind == "flow_step":
             step = event.flow_step
             self.console.print(f"[dim]» {escape(step.title or step.id)} {escape(step.status)}[/]")
@@ -272,6 +294,8 @@ class Renderer:
             body.append(Syntax(request.diff, "diff", background_color="default"))
         if request.scope_label:
             body.append(Text(f"rule scope: {request.scope_label}", style="dim"))
+        if request.HasField("expire_time"):
+            body.append(Text(expiry_line(request.expire_time.ToNanoseconds() / 1e9), style="dim"))
         self.console.print(
             Panel(
                 Group(*body),

@@ -379,6 +379,8 @@ class AsyncBlitz:
                             gap, reread_after = True, last_seq  # lost on the way: read again
                             break
                         last_seq = event.seq
+                    if turn_id is not None and _closes(event):
+                        return  # the session closed: its turns have all finished
                     if turn_id is not None and event.turn_id != turn_id:
                         continue
                     yield event
@@ -506,3 +508,11 @@ class AsyncBlitz:
         request = workspace_pb2.GetDiffRequest(session_id=session_id)
         result: workspace_pb2.GetDiffResponse = await self._unary("GetDiff", request)
         return result
+
+
+def _closes(event: turn_pb2.TurnEvent) -> bool:
+    """Whether `event` says the session closed: the server ends a Watch after it."""
+    return (
+        event.HasField("session_state")
+        and event.session_state.state == turn_pb2.SessionStateChange.STATE_CLOSED
+    )

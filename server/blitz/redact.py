@@ -163,6 +163,14 @@ def _text(event: TurnEvent) -> None:
         event.text.text = redact_text(event.text.text)
 
 
+def _tool_result(event: TurnEvent) -> None:
+    _redact_struct(event.tool_result.result)
+
+
+def _tool_output(event: TurnEvent) -> None:
+    event.tool_output.output = redact_text(event.tool_output.output)
+
+
 def _notice(event: TurnEvent) -> None:
     event.notice.text = redact_text(event.notice.text)
 
@@ -197,14 +205,17 @@ def _error(error: ErrorInfo) -> None:
         error.metadata[key] = MASK if is_secret_name(key) and value else redact_text(value)
 
 
-# Authors of text events that a tool writes, rather than a model (live command output).
+# Authors of text events that a tool writes, rather than a model: live command output, as
+# logs written before it became a partial `tool_result` hold it.
 TOOL_AUTHORS = frozenset({"run_command"})
 
 _BY_KIND: dict[str, Callable[[TurnEvent], None]] = {
     "accepted": _accepted,
     "text": _text,
     "tool_call": lambda e: _redact_struct(e.tool_call.args),
-    "tool_result": lambda e: _redact_struct(e.tool_result.result),
+    "tool_result": _tool_result,
+    "tool_output": _tool_output,
+    "file_changed": lambda e: setattr(e.file_changed, "path", redact_text(e.file_changed.path)),
     "approval_request": _approval,
     "notice": _notice,
     "resolution": _resolution,

@@ -54,17 +54,16 @@ async def test_command_output_streams_live_before_the_result(
     driver: Driver, io: RecordingIO
 ) -> None:
     await driver.run("$ echo one; echo two", io=io)
-    live = [e for e in io.events if e.author == "run_command"]
-    assert live and all(e.text.partial and not e.text.repeat for e in live)
-    assert "".join(e.text.text for e in live) == "one\ntwo\n"
-    kinds = [
-        e.WhichOneof("kind")
-        for e in io.events
-        if e.author == "run_command" or e.HasField("tool_result")
-    ]
-    assert kinds[-1] == "tool_result"
+    [call] = [e for e in io.of_kind("tool_call") if not e.tool_call.partial]
+    live = io.of_kind("tool_output")
+    assert live and all(e.tool_output.id == call.tool_call.id for e in live)
+    assert all(e.tool_output.name == "run_command" and not e.author for e in live)
+    assert "".join(e.tool_output.output for e in live) == "one\ntwo\n"
+    kinds = [e.WhichOneof("kind") for e in io.events]
+    assert kinds.index("tool_call") < kinds.index("tool_output") < kinds.index("tool_result")
     [result] = io.of_kind("tool_result")
     assert json_format.MessageToDict(result.tool_result.result)["output"] == "one\ntwo\n"
+    assert not result.tool_result.is_error and result.tool_result.HasField("duration")
 
 
 async def test_the_demo_model_sees_attached_images(workspace: Path, io: RecordingIO) -> None:

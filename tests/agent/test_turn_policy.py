@@ -180,6 +180,7 @@ async def test_a_long_sessions_history_is_kept_to_its_last_turns(workspace, io) 
         history = done.history
     kept = turn_starts(load_history(history))
     assert len(kept) == 3, "past 4 turns, the oldest go until a quarter is free again"
-    (notice,) = [e.notice.text for e in io.of_kind("notice")]
-    assert notice.startswith("History trimmed: the 2 oldest turns")
+    (trimmed,) = [e.history_trimmed for e in io.of_kind("history_trimmed")]
+    assert (trimmed.kept_turns, trimmed.reason) == (3, "history_turns")
+    assert trimmed.dropped_messages > 0
     assert "turn 5" in done.output and "turn 1" not in history.decode()

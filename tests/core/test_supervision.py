@@ -128,5 +128,6 @@ async def test_a_parked_turns_deadline_ends_it_and_withdraws_its_request(opened:
     async with opened() as client:
         session = await client.create_session()
         events = await client.run_all(session.id, "$ true", timeout=timedelta(seconds=0.3))
-    assert events[-2].resolution.via == "withdrawn"
+    assert events[-3].resolution.via == "withdrawn"
+    assert events[-2].session_state.state == events[-2].session_state.STATE_IDLE
     assert events[-1].finished.error.reason == "TURN_TIMEOUT"

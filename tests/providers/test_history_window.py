@@ -34,7 +34,7 @@ async def history_of(agent: Agent, fake: FakeProvider, workspace: Path, turns: i
     return history
 
 
-async def test_older_turns_are_dropped_whole_and_a_notice_says_how_many(
+async def test_older_turns_are_dropped_whole_and_history_trimmed_says_how_many(
     fake: FakeProvider, make_agent: Callable[..., Agent], io: RecordingIO, workspace: Path
 ) -> None:
     history = await history_of(make_agent(), fake, workspace, 4)
@@ -44,9 +44,10 @@ async def test_older_turns_are_dropped_whole_and_a_notice_says_how_many(
         io=io, model=MODEL, workspace=workspace, history=history, prompt="now?"
     )
     assert isinstance(done, Completed)
-    [notice] = io.of_kind("notice")
-    assert "dropped" in notice.notice.text and "800 tokens" in notice.notice.text
-    dropped = int(notice.notice.text.split("dropped ")[1].split()[0])
+    [event] = io.of_kind("history_trimmed")
+    trimmed = event.history_trimmed
+    assert trimmed.reason == "context_window" and trimmed.kept_turns >= 1
+    dropped = trimmed.dropped_messages
     assert dropped > 0 and dropped % 2 == 0  # whole turns: a request and its response
     sent = fake.requests[-1].json["messages"]
     assert sent[-1]["content"] == "now?"

@@ -96,6 +96,21 @@ async def test_a_model_with_no_known_price_is_unpriced_not_free(
     assert (entry.priced, entry.cost_usd, entry.input, entry.output) == (False, 0.0, 10, 5)
 
 
+async def test_a_server_that_reports_no_usage_is_recorded_as_unknown_not_zero(
+    fake: FakeProvider, make_agent: Callable[..., Agent], io: RecordingIO, workspace: Path
+) -> None:
+    fake.script(openai_text("ok", model="my-local-llama", usage=None))
+    await make_agent().start(
+        io=io,
+        model="openai-compatible:my-local-llama",
+        workspace=workspace,
+        history=None,
+        prompt="hi",
+    )
+    [entry] = io.usage
+    assert entry.tokens_unknown and (entry.input, entry.output) == (0, 0)
+
+
 async def test_a_rate_limit_is_retried_after_a_transient_notice(
     fake: FakeProvider, make_agent: Callable[..., Agent], io: RecordingIO, workspace: Path
 ) -> None:

@@ -52,7 +52,7 @@ async def test_a_multi_step_coding_turn_with_approvals(
         json_format.MessageToDict(e.tool_result.result) for e in events if e.HasField("tool_result")
     ]
     assert results[1]["output"] == "hi\n" and results[1]["exit_code"] == 0
-    live = "".join(e.text.text for e in events if e.author == "run_command")
+    live = "".join(e.tool_output.output for e in events if e.HasField("tool_output"))
     assert live == "hi\n"
     finished = events[-1].finished
     assert not finished.HasField("error")

@@ -72,6 +72,12 @@ def test_turn_proto_numbers_the_seed_fields_in_order() -> None:
         "turn_id": 18,
         "time": 19,
         "resolution": 20,
+        # Kinds Blitz added after resolution, from 21 up.
+        "usage": 21,
+        "history_trimmed": 22,
+        "session_state": 23,
+        "file_changed": 24,
+        "tool_output": 25,
     }
     assert [v.name for v in t.Decision.DESCRIPTOR.values] == [
         "DECISION_UNSPECIFIED",
@@ -92,4 +98,7 @@ def test_turn_proto_numbers_the_seed_fields_in_order() -> None:
         "priced",
         "search_queries",
         "search_cost_usd",
+        # Added by Blitz, from 16 up.
+        "tokens_unknown",
+        "model",
     ]

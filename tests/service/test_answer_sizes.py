@@ -62,7 +62,8 @@ async def test_a_pending_delete_of_a_30_mb_file_breaks_no_call(server, stock):
     listed = await stock.ListSessions(s.ListSessionsRequest())
     assert [x.id for x in listed.sessions] == [session.id]
     replay = [e async for e in stock.Watch(s.WatchRequest(session_id=session.id))]
-    assert replay[-1].approval_request == parked.approval_request
+    assert replay[-2].approval_request == parked.approval_request
+    assert replay[-1].HasField("session_state"), "then the session says it is parked"
 
 
 async def test_pages_of_sessions_with_large_pending_requests_fit_a_stock_client(server, stock):

@@ -52,7 +52,7 @@ async def test_ordinary_variables_are_shown_as_they_are(wire):
         "$ echo PWD=/srv/app max_tokens=4096 API_TOKEN=abc123xyz789",
         decide(wire, session.id, t.DECISION_ONCE),
     )
-    output = "".join(e.text.text for e in events if e.author == "run_command")
+    output = "".join(e.tool_output.output for e in events if e.HasField("tool_output"))
     assert output == "PWD=/srv/app max_tokens=4096 API_TOKEN=***\n"
 
 

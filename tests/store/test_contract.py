@@ -473,6 +473,16 @@ async def test_the_ledger_keeps_entries_in_order_and_sums_them(store):
     )
 
 
+async def test_the_ledger_keeps_unknown_token_counts_apart_from_zero(store):
+    known = LedgerRow("s1", "t1", "a", input=0, output=0, time=1.0)
+    unknown = LedgerRow("s1", "t1", "b", time=2.0, tokens_unknown=True)
+    await store.add_ledger(known)
+    assert not (await store.usage_totals("s1")).tokens_unknown, "zero tokens, reported"
+    await store.add_ledger(unknown)
+    assert await store.ledger("s1") == [known, unknown]
+    assert (await store.usage_totals("s1")).tokens_unknown, "a sum over an unknown"
+
+
 # Approval rules
 
 

@@ -51,7 +51,7 @@ from blitz.agent.sandbox import CommandLimits, Isolation, isolation
 from blitz.agent.subagents import RunShare, SubAgentRunner
 from blitz.agent.tasks import TaskList
 from blitz.agent.tools import workspace_toolset
-from blitz.agent.window import bounded_history
+from blitz.agent.window import HISTORY_TURNS, bounded_history, turn_starts
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.paths import Workspace
 from blitz.ports.agent import Completed, Parked, Resolution, TurnIO, TurnPolicy
@@ -316,10 +316,10 @@ class Agent:
             return done
         io.emit(
             turn_pb2.TurnEvent(
-                notice=turn_pb2.Notice(
-                    text=f"History trimmed: the {dropped} oldest turns "
-                    f"({len(messages) - len(kept)} messages) are no longer sent to the model; "
-                    "the event log keeps everything."
+                history_trimmed=turn_pb2.HistoryTrimmed(
+                    dropped_messages=len(messages) - len(kept),
+                    kept_turns=len(turn_starts(kept)),
+                    reason=HISTORY_TURNS,
                 )
             )
         )

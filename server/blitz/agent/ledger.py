@@ -1,7 +1,9 @@
 """One model response to one usage-ledger entry: tokens, searches, and cost from genai-prices.
 
 Unknown is not zero: a model with no known price is recorded with `priced=False`, and one
-known to be free (`demo`) with `priced=True` and cost 0. Never raises for a missing price.
+known to be free (`demo`) with `priced=True` and cost 0; a response that reports no token
+counts at all (pydantic-ai then holds zeros) with `tokens_unknown=True`. Never raises for a
+missing price.
 """
 
 from __future__ import annotations
@@ -43,4 +45,5 @@ def usage_entry(model: str, response: ModelResponse, *, free: bool) -> ModelCall
         priced=priced,
         search_queries=searches,
         search_cost_usd=search_cost,
+        tokens_unknown=not usage.has_values(),
     )

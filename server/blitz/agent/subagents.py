@@ -143,13 +143,16 @@ class SubAgentIO:
     def claim(self, event: turn_pb2.TurnEvent) -> turn_pb2.TurnEvent:
         """Sign `event` with the sub-agent's name and give its ids the turn-wide form."""
         if not event.author:
-            # run_command's live output keeps its own author, as for the main agent.
             event.author = self.name
         kind = event.WhichOneof("kind")
         if kind == "tool_call" and event.tool_call.id:
             event.tool_call.id = self.prefix + event.tool_call.id
         elif kind == "tool_result":
             event.tool_result.id = self.prefix + event.tool_result.id
+        elif kind == "tool_output":
+            event.tool_output.id = self.prefix + event.tool_output.id
+        elif kind == "file_changed" and event.file_changed.tool_call_id:
+            event.file_changed.tool_call_id = self.prefix + event.file_changed.tool_call_id
         elif kind == "approval_request":
             self._request(event.approval_request)
         elif kind == "question":

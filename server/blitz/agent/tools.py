@@ -15,11 +15,14 @@ limit, so neither a large file nor one that blocks stalls the event loop that st
 session's events, and a stuck call holds one of a few threads, not the turn;
 `TurnIO` is touched only from the loop.
 
-`run_command` shows its output while it runs: each piece arrives as a partial `text` event
-with `author` "run_command" (the event's producer is the tool, not the model), in order,
-between the command's `tool_call` and its `tool_result`. There is no final `repeat` for
-those chunks: the `tool_result` that follows carries the whole (capped) output, and is
-what a client should keep.
+`run_command` shows its output while it runs: each piece arrives as a `tool_output`
+event with the command's call id and the piece in `output`, in order, between the
+command's `tool_call` and its final `tool_result`, which carries the whole (capped) output
+and is what a client should keep. The call id tells two commands running at once apart,
+and a sub-agent's output is signed with its name like the rest of its events.
+
+The file tools announce each file they create, change or delete with a `file_changed`
+event, after the change is made.
 """
 
 from __future__ import annotations
@@ -42,7 +45,6 @@ from blitz.paths import PathRefused
 from blitz.v1 import turn_pb2
 
 __all__ = [
-    "COMMAND_OUTPUT_AUTHOR",
     "QUESTION_TOOL",
     "question_metadata",
     "workspace_toolset",
@@ -50,8 +52,6 @@ __all__ = [
 
 # The tool that asks the user; its deferred calls are questions, all others approvals.
 QUESTION_TOOL = "ask_user"
-# The `author` of run_command's live output events.
-COMMAND_OUTPUT_AUTHOR = "run_command"
 
 # A directory listing longer than this is cut, and says so.
 _MAX_ENTRIES = 1000
@@ -87,11 +87,12 @@ async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]
     # HOME is the workspace, so tools that write dotfiles write them where the session may.
     env["HOME"] = str(deps.workspace.root)
     emit = deps.io.emit
+    call_id = ctx.tool_call_id or ""
 
     def show(text: str) -> None:
         emit(
             turn_pb2.TurnEvent(
-                author=COMMAND_OUTPUT_AUTHOR, text=turn_pb2.Text(text=text, partial=True)
+                tool_output=turn_pb2.ToolOutput(id=call_id, name="run_command", output=text)
             )
         )
 
@@ -188,6 +189,7 @@ async def delete_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
         await FILE_CALLS.run(ws.delete, rel)
     except _FILE_ERRORS as exc:
         return _failed(rel, exc, doing="delete")
+    _changed(ctx, rel, turn_pb2.FileChanged.KIND_DELETED)
     return {"path": rel, "deleted": True}
 
 
@@ -304,7 +306,15 @@ async def _gated_write(
         await FILE_CALLS.run(ctx.deps.workspace.write, rel, data)
     except _FILE_ERRORS as exc:
         return _failed(rel, exc, doing="write")
+    kind = turn_pb2.FileChanged.KIND_CREATED if old is None else turn_pb2.FileChanged.KIND_MODIFIED
+    _changed(ctx, rel, kind)
     return {"path": rel, "bytes": len(data)}
+
+
+def _changed(ctx: RunContext[ToolDeps], rel: str, kind: turn_pb2.FileChanged.Kind) -> None:
+    """Announce a change a file tool made (`file_changed`), once it is made."""
+    changed = turn_pb2.FileChanged(path=rel, kind=kind, tool_call_id=ctx.tool_call_id or "")
+    ctx.deps.io.emit(turn_pb2.TurnEvent(file_changed=changed))
 
 
 # What a file call may fail with; each becomes an error result the model reads.

@@ -3,7 +3,8 @@
 Runs before every model request (a pydantic-ai history processor). When the estimated
 prompt would not fit the window (less room for the answer), the oldest whole turns go first
 — a turn starts at a user prompt — so a tool call is never separated from its result. Every
-drop is announced with a `notice` saying how many messages went; it is never silent. When
+drop is announced with a `history_trimmed` event saying how many messages went and how
+many turns are kept; it is never silent. When
 even the current turn alone does not fit, the turn fails with CONTEXT_OVERFLOW. The dropped
 messages are gone from the session's history too: later turns start from what was sent.
 
@@ -36,12 +37,19 @@ from blitz.errors import BlitzError, Reason
 from blitz.v1 import turn_pb2
 
 __all__ = [
+    "CONTEXT_WINDOW",
+    "HISTORY_TURNS",
     "bounded_history",
     "estimate_tokens",
     "fit_messages",
     "turn_starts",
     "window_processor",
 ]
+
+# HistoryTrimmed.reason: one request did not fit the model's window, or the session keeps
+# at most `history_turns` turns.
+CONTEXT_WINDOW = "context_window"
+HISTORY_TURNS = "history_turns"
 
 _CHARS_PER_TOKEN = 4
 _IMAGE_TOKENS = 1500
@@ -154,11 +162,10 @@ def window_processor(
         if dropped:
             ctx.deps.io.emit(
                 turn_pb2.TurnEvent(
-                    notice=turn_pb2.Notice(
-                        text=(
-                            f"history trimmed: dropped {dropped} older messages to fit the "
-                            f"model's context window ({window} tokens)"
-                        )
+                    history_trimmed=turn_pb2.HistoryTrimmed(
+                        dropped_messages=dropped,
+                        kept_turns=len(turn_starts(kept)),
+                        reason=CONTEXT_WINDOW,
                     )
                 )
             )

@@ -133,6 +133,8 @@ class PendingRequests:
             # As clients will see it: a rule covers what the user saw, and the stored copy
             # is what GetSession shows until the log's (the same, numbered) is stored.
             redact_event(event)
+            if expires is not None:
+                _stamp_expiry(event, expires)
             request_id = _request_id(event)
             record = PendingRecord(
                 session_id=sid,
@@ -308,6 +310,17 @@ def _observe_wait(pending: PendingRecord, via: str) -> None:
         return  # never announced: its process died first
     kind = "approval" if event.HasField("approval_request") else "question"
     metrics.request_resolved(kind, via, time.time() - event.time.ToNanoseconds() / 1e9)
+
+
+def _stamp_expiry(event: t.TurnEvent, expires: float) -> None:
+    """Say on the request when the approval timeout ends it, and how, so that a client can
+    count down ("auto-deny in 4:59")."""
+    if event.HasField("question"):
+        event.question.expire_time.FromNanoseconds(round(expires * 1e9))
+        event.question.on_expire = t.EXPIRY_ACTION_UNANSWERED
+    else:
+        event.approval_request.expire_time.FromNanoseconds(round(expires * 1e9))
+        event.approval_request.on_expire = t.EXPIRY_ACTION_DENY
 
 
 def _request_id(event: t.TurnEvent) -> str:

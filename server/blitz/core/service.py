@@ -317,6 +317,9 @@ class SessionCore:
                 await self._turns.cancel_turn(
                     rec, turn_id, BlitzError(Reason.CANCELLED, "the session was closed")
                 )
+            # After its turns' `finished`: a following Watch ends with this event.
+            closed = t.SessionStateChange(state=t.SessionStateChange.STATE_CLOSED, reason="closed")
+            await self._log.commit(rec.id, "", t.TurnEvent(session_state=closed))
         return await self._view(await self.session_record(req.session_id, ctx))
 
     async def update_session(self, req: s.UpdateSessionRequest, ctx: CallContext) -> s.Session:
@@ -546,10 +549,15 @@ class SessionCore:
                 f"after_seq {req.after_seq} is past the session's last event ({session.last_seq})",
                 last_seq=str(session.last_seq),
             )
-        events = self._log.read(session.id, after_seq=req.after_seq, follow=req.follow)
+        # A closed session has nothing more to say: its Watch ends once the replay has,
+        # and a live one ends with the `session_state` CLOSED event.
+        follow = req.follow and session.state != s.SESSION_STATE_CLOSED
+        events = self._log.read(session.id, after_seq=req.after_seq, follow=follow)
         async with aclosing(events):
             async for event in events:
                 yield event
+                if _closes(event):
+                    return
 
     # Requests
 
@@ -668,6 +676,13 @@ class SessionCore:
             entries.append(entry)
         entries.reverse()
         return s.UsageReport(total=await session_usage(self._store, session.id), entries=entries)
+
+
+def _closes(event: t.TurnEvent) -> bool:
+    return (
+        event.HasField("session_state")
+        and event.session_state.state == t.SessionStateChange.STATE_CLOSED
+    )
 
 
 def _no_running_turn(session_id: str, turn_id: str) -> BlitzError:

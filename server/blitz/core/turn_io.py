@@ -2,7 +2,8 @@
 
 Events go to the event log (which stamps, masks, stores and sends them); every model call
 is checked against the turn's limits first (MAX_TURNS, BUDGET_EXCEEDED) and hands over
-steer text queued in the store, and is recorded in the usage ledger after; an approval a stored rule
+steer text queued in the store, and is recorded in the usage ledger after, then announced
+with a `usage` event of its own (one per call); an approval a stored rule
 covers goes ahead at once. It must never make a decision of its own beyond the turn's
 limits: rules belong to `pending.py`, the event pipeline to `event_log.py`. Each recorded
 call is counted in the metrics too: its time since the check before it, tokens and cost.
@@ -23,7 +24,7 @@ from blitz.ports import ModelCallUsage
 from blitz.store import FileOriginal, LedgerRow, Store
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["TurnChannel"]
+__all__ = ["TurnChannel", "call_usage"]
 
 # When the current model call was let through. A context variable, not a field: sub-agents
 # of one turn share its channel and call their models at the same time, each in its own task.
@@ -98,6 +99,7 @@ class TurnChannel:
         self._active.rec.cost_usd += usage.cost_usd
         row = LedgerRow(session_id=self._sid, turn_id=self._tid, time=time.time(), **asdict(usage))
         await self._store.add_ledger(row)
+        self.emit(t.TurnEvent(usage=call_usage(usage)))
         tokens = {
             "input": usage.input,
             "cached": usage.cached,
@@ -105,3 +107,21 @@ class TurnChannel:
             "output": usage.output,
         }
         metrics.model_call(usage.model, seconds, tokens, usage.cost_usd)
+
+
+def call_usage(usage: ModelCallUsage) -> t.Usage:
+    """One model call as the protocol's `Usage` (calls 1; its prompt is `last_prompt`)."""
+    return t.Usage(
+        calls=1,
+        model=usage.model,
+        input=usage.input,
+        cached=usage.cached,
+        cache_write=usage.cache_write,
+        output=usage.output,
+        last_prompt=usage.input + usage.cached + usage.cache_write,
+        cost_usd=usage.cost_usd,
+        priced=usage.priced,
+        search_queries=usage.search_queries,
+        search_cost_usd=usage.search_cost_usd,
+        tokens_unknown=usage.tokens_unknown,
+    )

@@ -62,6 +62,8 @@ log = structlog.get_logger(__name__)
 
 # Seconds between looks at a turn another process is asked to cancel.
 _CANCEL_POLL = 0.1
+# What a `session_state` event says.
+_State = t.SessionStateChange.State
 
 
 class Turns:
@@ -153,6 +155,8 @@ class Turns:
         )
         rec.first_seq = accepted.seq
         await self._store.update_turn(rec)
+        if not turn.aside:
+            self.announce(session.id, _State.STATE_RUNNING, turn_id, fence=rec.epoch)
         active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
         self.live.add(active)
         metrics.turn_started(_turn_kind(turn))
@@ -369,6 +373,8 @@ class Turns:
                 ),
             )
             log.info("turn_parked", turn_id=rec.turn_id, requests=still_open)
+            # Unfenced: a parked turn has no holder.
+            self.announce(rec.session_id, _State.STATE_PARKED, rec.turn_id)
             await self._pending.arm(rec)
             # A parked turn is data: it is in the store, and nothing of it stays here.
             self.live.park(active)
@@ -401,6 +407,7 @@ class Turns:
             ),
         )
         self._pending.disarm(session_id, turn_id)
+        self.announce(session_id, _State.STATE_RUNNING, turn_id, fence=active.rec.epoch)
         self._launch(active, await self._pending.results(session_id, turn_id))
 
     async def expired(self, session_id: str, turn_id: str) -> None:
@@ -528,7 +535,8 @@ class Turns:
         # The session is let go, the end goes into the log, and only then is the turn
         # recorded as finished: a process that dies in between leaves a turn still
         # running or parked in the store, which recovery completes from the log.
-        await self.release_session(active)
+        if await self.release_session(active):
+            self.announce(sid, _State.STATE_IDLE, rec.turn_id, fence=rec.epoch)
         await self._log.commit(sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch)
         metrics.turn_finished(error.reason.wire if error else None)
         log.info(
@@ -538,12 +546,12 @@ class Turns:
             error=error.reason.wire if error else None,
         )
 
-    async def release_session(self, active: ActiveTurn) -> None:
+    async def release_session(self, active: ActiveTurn) -> bool:
         """Save the turn's task list and mark its session idle (a closed one stays closed),
-        if the session's turn is still this one."""
+        if the session's turn is still this one; whether the session is idle now."""
         if active.aside:
-            return  # an aside leaves the session as it found it, task list included
-        await self._store.update_session(
+            return False  # an aside leaves the session as it found it, task list included
+        released = await self._store.update_session(
             active.session_id,
             SessionChange(
                 update_time=time.time(),
@@ -553,6 +561,23 @@ class Turns:
                 expect_turn_id=active.turn_id,
             ),
         )
+        if not released:
+            return False
+        session = await self._store.get_session(active.session_id)
+        return session is not None and session.state == s.SESSION_STATE_IDLE
+
+    def announce(
+        self,
+        session_id: str,
+        state: t.SessionStateChange.State,
+        turn_id: str,
+        *,
+        fence: int | None = None,
+    ) -> None:
+        """Tell every watcher the session changed state because of `turn_id`: an event of
+        that turn (its RunTurn stream carries it too), before its `finished`."""
+        change = t.SessionStateChange(state=state, turn_id=turn_id)
+        self._log.emit(session_id, turn_id, t.TurnEvent(session_state=change), fence=fence)
 
     async def record_finished(self, active: ActiveTurn) -> None:
         """Record as finished a turn whose `finished` event is in the log."""

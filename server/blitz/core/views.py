@@ -120,6 +120,7 @@ def usage_view(totals: UsageTotals) -> t.Usage:
         search_queries=totals.search_queries,
         search_cost_usd=totals.search_cost_usd,
         last_prompt=totals.last_prompt,
+        tokens_unknown=totals.tokens_unknown,
     )
 
 
@@ -141,6 +142,7 @@ def ledger_entry(row: LedgerRow) -> s.LedgerEntry:
         search_queries=row.search_queries,
         search_cost_usd=row.search_cost_usd,
         time=timestamp(row.time),
+        tokens_unknown=row.tokens_unknown,
     )
 
 

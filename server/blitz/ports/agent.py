@@ -45,6 +45,8 @@ class ModelCallUsage:
     priced: bool = True
     search_queries: int = 0
     search_cost_usd: float = 0.0
+    # The provider reported no token counts: the token fields are 0 meaning unknown.
+    tokens_unknown: bool = False
 
 
 class TurnIO(Protocol):
@@ -77,7 +79,8 @@ class TurnIO(Protocol):
         ...
 
     async def record_model_call(self, usage: ModelCallUsage) -> None:
-        """Record one finished model call in the usage ledger (durable on return)."""
+        """Record one finished model call in the usage ledger (durable on return), and
+        announce it with a `usage` event."""
         ...
 
     async def before_file_change(self, path: str, content: bytes | None) -> None:

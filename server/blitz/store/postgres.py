@@ -64,7 +64,8 @@ _SESSION_COLUMNS = (
 _PENDING_COLUMNS = "session_id, request_id, turn_id, event, expires, resolution"
 _LEDGER_COLUMNS = (
     "session_id, turn_id, model, input, cached, cache_write, output, cost_usd, priced,"
-    " search_queries, search_cost_usd, time"
+    " search_queries, search_cost_usd, time,"
+    " tokens_unknown"
 )
 _RULE_COLUMNS = (
     "id, scope, kind, scope_label, session_id, workspace, caller, create_time, request_id"
@@ -536,7 +537,7 @@ class PostgresStore:
 
     async def add_ledger(self, row: LedgerRow) -> None:
         await self._execute(
-            f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES ({_marks(12)})",
+            f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES ({_marks(13)})",
             (
                 row.session_id,
                 row.turn_id,
@@ -550,6 +551,7 @@ class PostgresStore:
                 row.search_queries,
                 row.search_cost_usd,
                 row.time,
+                row.tokens_unknown,
             ),
         )
 
@@ -567,7 +569,8 @@ class PostgresStore:
             " COALESCE(SUM(cost_usd), 0), COALESCE(BOOL_AND(priced), TRUE),"
             " COALESCE(SUM(search_queries), 0)::BIGINT, COALESCE(SUM(search_cost_usd), 0),"
             " (SELECT input FROM ledger"
-            "  WHERE session_id = %s ORDER BY id DESC LIMIT 1)"
+            "  WHERE session_id = %s ORDER BY id DESC LIMIT 1),"
+            " COALESCE(BOOL_OR(tokens_unknown), FALSE)"
             " FROM ledger WHERE session_id = %s",
             (session_id, session_id),
         )
@@ -582,6 +585,7 @@ class PostgresStore:
             search_queries=r[7],
             search_cost_usd=r[8],
             last_prompt=r[9] or 0,
+            tokens_unknown=r[10],
         )
 
     # Approval rules

@@ -145,4 +145,8 @@ MIGRATIONS: list[str] = [
     CREATE INDEX images_by_session ON images (session_id);
     CREATE INDEX ledger_by_turn ON ledger (session_id, turn_id);
     """,
+    """
+    -- Unknown is not zero: a call whose provider reported no token counts says so.
+    ALTER TABLE ledger ADD COLUMN tokens_unknown BOOLEAN NOT NULL DEFAULT FALSE;
+    """,
 ]

@@ -192,6 +192,8 @@ class LedgerRow:
     search_queries: int = 0
     search_cost_usd: float = 0.0
     time: float = 0.0
+    # The provider reported no token counts: the token fields are 0 meaning unknown.
+    tokens_unknown: bool = False
 
 
 @dataclass
@@ -211,6 +213,8 @@ class UsageTotals:
     # The latest call's input, which counts the cached and cache-write tokens too: the
     # size of the last prompt.
     last_prompt: int = 0
+    # True when any call's token counts are unknown (the sums are then a lower bound).
+    tokens_unknown: bool = False
 
 
 @dataclass

@@ -54,7 +54,8 @@ _IMAGE_COLUMNS = "id, session_id, media_type, data, create_time"
 _PENDING_COLUMNS = "session_id, request_id, turn_id, event, expires, resolution"
 _LEDGER_COLUMNS = (
     "session_id, turn_id, model, input, cached, cache_write, output, cost_usd, priced,"
-    " search_queries, search_cost_usd, time"
+    " search_queries, search_cost_usd, time,"
+    " tokens_unknown"
 )
 
 
@@ -84,6 +85,7 @@ def _token(row: Row) -> TokenRecord:
 def _ledger(row: Row) -> LedgerRow:
     values = list(row)
     values[8] = bool(values[8])  # priced
+    values[12] = bool(values[12])  # tokens_unknown
     return LedgerRow(*values)
 
 
@@ -479,7 +481,7 @@ class SqliteStore:
 
     async def add_ledger(self, row: LedgerRow) -> None:
         await self._execute(
-            f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             astuple(row),
         )
 
@@ -497,7 +499,8 @@ class SqliteStore:
             " COALESCE(MIN(priced), 1), COALESCE(SUM(search_queries), 0),"
             " TOTAL(search_cost_usd),"
             " (SELECT input FROM ledger"
-            "  WHERE session_id = ?1 ORDER BY id DESC LIMIT 1)"
+            "  WHERE session_id = ?1 ORDER BY id DESC LIMIT 1),"
+            " COALESCE(MAX(tokens_unknown), 0)"
             " FROM ledger WHERE session_id = ?1",
             (session_id,),
         )
@@ -512,6 +515,7 @@ class SqliteStore:
             search_queries=r[7],
             search_cost_usd=r[8],
             last_prompt=r[9] or 0,
+            tokens_unknown=bool(r[10]),
         )
 
     # Approval rules

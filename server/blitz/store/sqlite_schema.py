@@ -153,4 +153,8 @@ MIGRATIONS: list[str] = [
     CREATE INDEX turns_by_time ON turns (session_id, create_time, turn_id);
     CREATE INDEX ledger_by_turn ON ledger (session_id, turn_id);
     """,
+    """
+    -- Unknown is not zero: a call whose provider reported no token counts says so.
+    ALTER TABLE ledger ADD COLUMN tokens_unknown INTEGER NOT NULL DEFAULT 0;
+    """,
 ]

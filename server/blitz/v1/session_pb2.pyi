@@ -259,7 +259,7 @@ class GetUsageRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class LedgerEntry(_message.Message):
-    __slots__ = ("turn_id", "model", "input", "cached", "cache_write", "output", "cost_usd", "priced", "search_queries", "search_cost_usd", "time")
+    __slots__ = ("turn_id", "model", "input", "cached", "cache_write", "output", "cost_usd", "priced", "search_queries", "search_cost_usd", "time", "tokens_unknown")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +271,7 @@ class LedgerEntry(_message.Message):
     SEARCH_QUERIES_FIELD_NUMBER: _ClassVar[int]
     SEARCH_COST_USD_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_UNKNOWN_FIELD_NUMBER: _ClassVar[int]
     turn_id: str
     model: str
     input: int
@@ -282,7 +283,8 @@ class LedgerEntry(_message.Message):
     search_queries: int
     search_cost_usd: float
     time: _timestamp_pb2.Timestamp
-    def __init__(self, turn_id: _Optional[str] = ..., model: _Optional[str] = ..., input: _Optional[int] = ..., cached: _Optional[int] = ..., cache_write: _Optional[int] = ..., output: _Optional[int] = ..., cost_usd: _Optional[float] = ..., priced: _Optional[bool] = ..., search_queries: _Optional[int] = ..., search_cost_usd: _Optional[float] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    tokens_unknown: bool
+    def __init__(self, turn_id: _Optional[str] = ..., model: _Optional[str] = ..., input: _Optional[int] = ..., cached: _Optional[int] = ..., cache_write: _Optional[int] = ..., output: _Optional[int] = ..., cost_usd: _Optional[float] = ..., priced: _Optional[bool] = ..., search_queries: _Optional[int] = ..., search_cost_usd: _Optional[float] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., tokens_unknown: _Optional[bool] = ...) -> None: ...
 
 class UsageReport(_message.Message):
     __slots__ = ("total", "entries")

@@ -12,6 +12,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ExpiryAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EXPIRY_ACTION_UNSPECIFIED: _ClassVar[ExpiryAction]
+    EXPIRY_ACTION_DENY: _ClassVar[ExpiryAction]
+    EXPIRY_ACTION_UNANSWERED: _ClassVar[ExpiryAction]
+
 class ActionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ACTION_KIND_UNSPECIFIED: _ClassVar[ActionKind]
@@ -28,6 +34,9 @@ class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DECISION_ONCE: _ClassVar[Decision]
     DECISION_SESSION: _ClassVar[Decision]
     DECISION_ALWAYS: _ClassVar[Decision]
+EXPIRY_ACTION_UNSPECIFIED: ExpiryAction
+EXPIRY_ACTION_DENY: ExpiryAction
+EXPIRY_ACTION_UNANSWERED: ExpiryAction
 ACTION_KIND_UNSPECIFIED: ActionKind
 ACTION_KIND_COMMAND: ActionKind
 ACTION_KIND_WRITE: ActionKind
@@ -85,7 +94,7 @@ class ContextBlock(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., html: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class TurnEvent(_message.Message):
-    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "seq", "session_id", "turn_id", "time")
+    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "usage", "history_trimmed", "session_state", "file_changed", "tool_output", "seq", "session_id", "turn_id", "time")
     AUTHOR_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -98,6 +107,11 @@ class TurnEvent(_message.Message):
     NOTICE_FIELD_NUMBER: _ClassVar[int]
     FLOW_STEP_FIELD_NUMBER: _ClassVar[int]
     RESOLUTION_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_TRIMMED_FIELD_NUMBER: _ClassVar[int]
+    SESSION_STATE_FIELD_NUMBER: _ClassVar[int]
+    FILE_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    TOOL_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -114,11 +128,16 @@ class TurnEvent(_message.Message):
     notice: Notice
     flow_step: FlowStep
     resolution: Resolution
+    usage: Usage
+    history_trimmed: HistoryTrimmed
+    session_state: SessionStateChange
+    file_changed: FileChanged
+    tool_output: ToolOutput
     seq: int
     session_id: str
     turn_id: str
     time: _timestamp_pb2.Timestamp
-    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., session_state: _Optional[_Union[SessionStateChange, _Mapping]] = ..., file_changed: _Optional[_Union[FileChanged, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutput, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class FlowStep(_message.Message):
     __slots__ = ("workflow", "id", "title", "type", "index", "count", "status", "output", "error", "run")
@@ -153,6 +172,58 @@ class Notice(_message.Message):
     error: bool
     transient: bool
     def __init__(self, text: _Optional[str] = ..., error: _Optional[bool] = ..., transient: _Optional[bool] = ...) -> None: ...
+
+class HistoryTrimmed(_message.Message):
+    __slots__ = ("dropped_messages", "kept_turns", "reason")
+    DROPPED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    KEPT_TURNS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    dropped_messages: int
+    kept_turns: int
+    reason: str
+    def __init__(self, dropped_messages: _Optional[int] = ..., kept_turns: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class SessionStateChange(_message.Message):
+    __slots__ = ("state", "turn_id", "reason")
+    class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        STATE_UNSPECIFIED: _ClassVar[SessionStateChange.State]
+        STATE_IDLE: _ClassVar[SessionStateChange.State]
+        STATE_RUNNING: _ClassVar[SessionStateChange.State]
+        STATE_PARKED: _ClassVar[SessionStateChange.State]
+        STATE_CLOSED: _ClassVar[SessionStateChange.State]
+    STATE_UNSPECIFIED: SessionStateChange.State
+    STATE_IDLE: SessionStateChange.State
+    STATE_RUNNING: SessionStateChange.State
+    STATE_PARKED: SessionStateChange.State
+    STATE_CLOSED: SessionStateChange.State
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    state: SessionStateChange.State
+    turn_id: str
+    reason: str
+    def __init__(self, state: _Optional[_Union[SessionStateChange.State, str]] = ..., turn_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class FileChanged(_message.Message):
+    __slots__ = ("path", "kind", "tool_call_id")
+    class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        KIND_UNSPECIFIED: _ClassVar[FileChanged.Kind]
+        KIND_CREATED: _ClassVar[FileChanged.Kind]
+        KIND_MODIFIED: _ClassVar[FileChanged.Kind]
+        KIND_DELETED: _ClassVar[FileChanged.Kind]
+    KIND_UNSPECIFIED: FileChanged.Kind
+    KIND_CREATED: FileChanged.Kind
+    KIND_MODIFIED: FileChanged.Kind
+    KIND_DELETED: FileChanged.Kind
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    kind: FileChanged.Kind
+    tool_call_id: str
+    def __init__(self, path: _Optional[str] = ..., kind: _Optional[_Union[FileChanged.Kind, str]] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
 
 class Tasks(_message.Message):
     __slots__ = ("items",)
@@ -201,17 +272,31 @@ class ToolCall(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., partial: _Optional[bool] = ...) -> None: ...
 
 class ToolResult(_message.Message):
-    __slots__ = ("id", "name", "result")
+    __slots__ = ("id", "name", "result", "is_error", "duration")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     result: _struct_pb2.Struct
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    is_error: bool
+    duration: _duration_pb2.Duration
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., result: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., is_error: _Optional[bool] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ToolOutput(_message.Message):
+    __slots__ = ("id", "name", "output")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    output: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., output: _Optional[str] = ...) -> None: ...
 
 class ApprovalRequest(_message.Message):
-    __slots__ = ("request_id", "tool", "kind", "detail", "diff", "scope_label", "agent", "task_id")
+    __slots__ = ("request_id", "tool", "kind", "detail", "diff", "scope_label", "agent", "task_id", "expire_time", "on_expire")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -220,6 +305,8 @@ class ApprovalRequest(_message.Message):
     SCOPE_LABEL_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    ON_EXPIRE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     tool: str
     kind: ActionKind
@@ -228,23 +315,29 @@ class ApprovalRequest(_message.Message):
     scope_label: str
     agent: str
     task_id: str
-    def __init__(self, request_id: _Optional[str] = ..., tool: _Optional[str] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., detail: _Optional[str] = ..., diff: _Optional[str] = ..., scope_label: _Optional[str] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ...) -> None: ...
+    expire_time: _timestamp_pb2.Timestamp
+    on_expire: ExpiryAction
+    def __init__(self, request_id: _Optional[str] = ..., tool: _Optional[str] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., detail: _Optional[str] = ..., diff: _Optional[str] = ..., scope_label: _Optional[str] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ...) -> None: ...
 
 class Question(_message.Message):
-    __slots__ = ("request_id", "question", "options", "agent", "task_id", "multi_select")
+    __slots__ = ("request_id", "question", "options", "agent", "task_id", "multi_select", "expire_time", "on_expire")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTION_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     MULTI_SELECT_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    ON_EXPIRE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     question: str
     options: _containers.RepeatedScalarFieldContainer[str]
     agent: str
     task_id: str
     multi_select: bool
-    def __init__(self, request_id: _Optional[str] = ..., question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., multi_select: _Optional[bool] = ...) -> None: ...
+    expire_time: _timestamp_pb2.Timestamp
+    on_expire: ExpiryAction
+    def __init__(self, request_id: _Optional[str] = ..., question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., multi_select: _Optional[bool] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ...) -> None: ...
 
 class Resolution(_message.Message):
     __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id")
@@ -267,7 +360,7 @@ class Resolution(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ...) -> None: ...
 
 class Usage(_message.Message):
-    __slots__ = ("calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced", "search_queries", "search_cost_usd")
+    __slots__ = ("calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced", "search_queries", "search_cost_usd", "tokens_unknown", "model")
     CALLS_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     CACHED_FIELD_NUMBER: _ClassVar[int]
@@ -278,6 +371,8 @@ class Usage(_message.Message):
     PRICED_FIELD_NUMBER: _ClassVar[int]
     SEARCH_QUERIES_FIELD_NUMBER: _ClassVar[int]
     SEARCH_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_UNKNOWN_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
     calls: int
     input: int
     cached: int
@@ -288,7 +383,9 @@ class Usage(_message.Message):
     priced: bool
     search_queries: int
     search_cost_usd: float
-    def __init__(self, calls: _Optional[int] = ..., input: _Optional[int] = ..., cached: _Optional[int] = ..., cache_write: _Optional[int] = ..., output: _Optional[int] = ..., last_prompt: _Optional[int] = ..., cost_usd: _Optional[float] = ..., priced: _Optional[bool] = ..., search_queries: _Optional[int] = ..., search_cost_usd: _Optional[float] = ...) -> None: ...
+    tokens_unknown: bool
+    model: str
+    def __init__(self, calls: _Optional[int] = ..., input: _Optional[int] = ..., cached: _Optional[int] = ..., cache_write: _Optional[int] = ..., output: _Optional[int] = ..., last_prompt: _Optional[int] = ..., cost_usd: _Optional[float] = ..., priced: _Optional[bool] = ..., search_queries: _Optional[int] = ..., search_cost_usd: _Optional[float] = ..., tokens_unknown: _Optional[bool] = ..., model: _Optional[str] = ...) -> None: ...
 
 class TurnFinished(_message.Message):
     __slots__ = ("output", "before", "after", "leftover", "error")

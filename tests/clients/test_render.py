@@ -1,0 +1,50 @@
+"""What `blitz chat` prints for the events a pseudo-terminal test cannot easily bring about."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from rich.console import Console
+
+from blitz.v1 import turn_pb2 as t
+from blitz_cli.render import Renderer, expiry_line
+
+
+def rendered(*events: t.TurnEvent) -> str:
+    out = io.StringIO()
+    renderer = Renderer(Console(file=out, width=120, color_system=None))
+    for event in events:
+        renderer.event(event, replay=True)
+    renderer.settle()
+    return out.getvalue()
+
+
+def test_an_approval_with_an_expiry_counts_down_to_its_auto_deny() -> None:
+    assert expiry_line(1000.0 + 299.5, now=1000.0).startswith("auto-deny in 4:59 (at ")
+    assert expiry_line(900.0, now=1000.0).startswith("auto-deny in 0:00"), "never negative"
+    request = t.ApprovalRequest(request_id="r", tool="run_command", detail="ls")
+    request.kind = t.ACTION_KIND_COMMAND
+    request.expire_time.FromNanoseconds(int((time.time() + 300) * 1e9))
+    assert "auto-deny in 4:5" in rendered(t.TurnEvent(approval_request=request))
+    assert "auto-deny" not in rendered(
+        t.TurnEvent(approval_request=t.ApprovalRequest(request_id="r", detail="ls"))
+    )
+
+
+def test_live_command_output_and_trimmed_history_are_shown() -> None:
+    call = t.TurnEvent(tool_call=t.ToolCall(id="c1", name="run_command"))
+    output = t.TurnEvent(tool_output=t.ToolOutput(id="c1", name="run_command", output="hi\n"))
+    trimmed = t.TurnEvent(
+        history_trimmed=t.HistoryTrimmed(dropped_messages=4, kept_turns=2, reason="history_turns")
+    )
+    state = t.TurnEvent(session_state=t.SessionStateChange(state=t.SessionStateChange.STATE_IDLE))
+    shown = rendered(call, output, trimmed, state)
+    assert "hi" in shown
+    assert "history trimmed: 4 older messages" in shown and "2 turns kept" in shown
+    assert "turn " not in shown.replace("turns kept", ""), "a session event starts no turn"
+
+
+def test_the_footer_says_when_token_counts_are_unknown() -> None:
+    finished = t.TurnFinished(after=t.Usage(calls=1, priced=True, tokens_unknown=True))
+    assert "some token counts unknown" in rendered(t.TurnEvent(finished=finished))

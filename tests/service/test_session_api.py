@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.field_mask_pb2 import FieldMask
@@ -128,8 +130,14 @@ async def test_a_deleted_session_and_its_own_folder_are_gone(wire, settings):
     await drive(wire, session.id, WRITE.format("hi"), decide(wire, session.id, t.DECISION_ONCE))
     folder = settings.workspace_root / session.id
     assert (folder / "notes" / "a.txt").exists()
+    watch = wire.stream("Watch", s.WatchRequest(session_id=session.id, follow=True))
+    seen = [await anext(watch)]  # the watcher is following
     deleted = await wire.call("DeleteSession", s.DeleteSessionRequest(session_id=session.id))
     assert deleted.workspace_deleted and not folder.exists()
+    async with asyncio.timeout(10):
+        seen += [e async for e in watch]
+    assert seen[-1].session_state.state == t.SessionStateChange.STATE_CLOSED, "ends cleanly"
+    assert seen[-1].session_state.reason == "deleted"
     await expect_error(
         wire.call("GetSession", s.GetSessionRequest(session_id=session.id)),
         "not_found",

@@ -348,6 +348,12 @@ class SessionCore:
             if not busy and rec.state != s.SESSION_STATE_CLOSED:
                 if not await self._store.update_session(rec.id, closing):
                     busy = (await self.session_record(rec.id, ctx)).turn_id or "?"
+                else:
+                    # Its watchers end cleanly, as on CloseSession, before the log goes.
+                    closed = t.SessionStateChange(
+                        state=t.SessionStateChange.STATE_CLOSED, reason="deleted"
+                    )
+                    await self._log.commit(rec.id, "", t.TurnEvent(session_state=closed))
             if busy:
                 raise BlitzError(
                     Reason.SESSION_BUSY,

@@ -171,6 +171,7 @@ class _Chat:
                         approval.decision,
                         reason=approval.reason,
                         command=approval.command,
+                        interrupt=approval.interrupt,
                     )
                 else:
                     answers = ask_question(self.console, event.question)

@@ -20,7 +20,7 @@ from blitz.v1 import turn_pb2
 
 __all__ = ["Approval", "ask_approval", "ask_question", "parse_answers"]
 
-_APPROVAL_KEYS = "[o]nce [s]ession [a]lways (all your sessions) [d]eny [e]dit"
+_APPROVAL_KEYS = "[o]nce [s]ession [a]lways (all your sessions) [d]eny [x] deny+stop [e]dit"
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Approval:
     decision: str  # "once", "session", "always" or "deny"
     reason: str = ""
     command: str = ""
+    interrupt: bool = False  # a deny that also stops the turn
 
 
 @contextlib.contextmanager
@@ -95,13 +96,15 @@ def _edit_line(prompt: str, default: str = "") -> str:
 
 
 def ask_approval(console: Console, request: turn_pb2.ApprovalRequest) -> Approval:
-    """o / s / a / d (then a reason) / e (edit the command, then run it once)."""
-    keys = "osade" if request.kind == turn_pb2.ACTION_KIND_COMMAND else "osad"
+    """o / s / a / d (then a reason) / x (deny, then a reason, and stop the turn) / e (edit
+    the command, then run it once)."""
+    keys = "osadxe" if request.kind == turn_pb2.ACTION_KIND_COMMAND else "osadx"
     shown = _APPROVAL_KEYS if "e" in keys else _APPROVAL_KEYS.rsplit(" ", 1)[0]
     while True:
         key = _read_key(console, f"{shown} › ", keys)
-        if key == "d":
-            return Approval("deny", reason=input("reason (Enter for none): ").strip())
+        if key in "dx":
+            reason = input("reason (Enter for none): ").strip()
+            return Approval("deny", reason=reason, interrupt=key == "x")
         if key != "e":
             return Approval({"o": "once", "s": "session", "a": "always"}[key])
         command = _edit_line("command: ", request.detail).strip()

@@ -323,7 +323,8 @@ class Renderer:
         elif resolution.decision == turn_pb2.DECISION_DENY:
             reason = f": {resolution.reason}" if resolution.reason else ""
             via = " (timed out)" if resolution.via == "timeout" else ""
-            self.console.print(f"[red]  ↳ denied{by}{via}{escape(reason)}[/]")
+            stop = " and stopped the turn" if resolution.interrupt else ""
+            self.console.print(f"[red]  ↳ denied{by}{via}{stop}{escape(reason)}[/]")
         else:
             how = "by rule" if resolution.via == "rule" else _decision_word(resolution.decision)
             edited = f": {resolution.command}" if resolution.command else ""

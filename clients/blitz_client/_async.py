@@ -418,10 +418,12 @@ class AsyncBlitz:
         *,
         reason: str = "",
         command: str = "",
+        interrupt: bool = False,
     ) -> None:
         """Answer an approval request: "once", "session", "always" or "deny".
 
-        `reason` goes to the model on a deny; `command` replaces a COMMAND's command.
+        `reason` goes to the model on a deny; `command` replaces a COMMAND's command;
+        `interrupt` (with "deny" only) also stops the turn, which ends CANCELLED.
         """
         request = session_pb2.DecideRequest(
             session_id=session_id,
@@ -429,6 +431,7 @@ class AsyncBlitz:
             decision=decision_value(decision),  # type: ignore[arg-type]  # a valid enum int
             reason=reason,
             command=command,
+            interrupt=interrupt,
         )
         await self._unary("Decide", request)
 

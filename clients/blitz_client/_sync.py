@@ -244,10 +244,19 @@ class Blitz:
         *,
         reason: str = "",
         command: str = "",
+        interrupt: bool = False,
     ) -> None:
-        """Answer an approval request: "once", "session", "always" or "deny"."""
+        """Answer an approval request: "once", "session", "always" or "deny" (with
+        `interrupt`: and stop the turn)."""
         self._runner.run(
-            self._client.decide(session_id, request_id, decision, reason=reason, command=command)
+            self._client.decide(
+                session_id,
+                request_id,
+                decision,
+                reason=reason,
+                command=command,
+                interrupt=interrupt,
+            )
         )
 
     def answer(self, session_id: str, request_id: str, answers: str | Sequence[str]) -> None:

@@ -209,7 +209,8 @@ async def test_an_admin_sees_and_acts_on_every_session(server, alice, kind):
         got = await admin.call("GetSession", s.GetSessionRequest(session_id=sid))
         assert got.title == TITLE and len(got.pending) == 1
         replay = [e async for e in admin.stream("Watch", s.WatchRequest(session_id=sid))]
-        assert replay[-1].HasField("approval_request")
+        assert replay[-2].HasField("approval_request")
+        assert replay[-1].session_state.state == t.SessionStateChange.STATE_PARKED
         files = await admin.call("ReadFile", w.ReadFileRequest(session_id=sid, path="notes.txt"))
         assert files.content == b"secret\n"
         # The admin approves alice's command: the resolution names who decided.

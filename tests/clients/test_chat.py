@@ -9,8 +9,8 @@ import time
 
 from blitz_client import Blitz
 
-KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[e\]dit › "
-WRITE_KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny › "
+KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop \[e\]dit › "
+WRITE_KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop › "
 FOOTER = r"\d+ model calls? · \d+ in · \d+ out · \$0\.0000"
 
 
@@ -58,6 +58,19 @@ def test_deny_asks_a_reason_that_the_model_receives(terminal):
     chat.expect(r"↳ denied: not today")
     chat.expect(r"denied: not today")  # the model's reply quotes what it was told
     chat.expect(FOOTER)
+
+
+def test_deny_and_stop_ends_the_turn(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("$ rm -rf build\n$ echo never-asked")
+    chat.expect(KEYS)
+    chat.child.send("x")
+    chat.expect(r"reason \(Enter for none\): ")
+    chat.child.sendline("stop here")
+    chat.expect(r"↳ denied and stopped the turn: stop here")
+    chat.expect(r"CANCELLED")
+    chat.expect(FOOTER)
+    assert "never-asked" not in chat.screen.split("stopped the turn")[1]
 
 
 def test_an_edit_left_empty_asks_again_rather_than_run_the_original(terminal):
@@ -192,6 +205,6 @@ def test_piped_input_answers_prompts_line_by_line(blitz_env):
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("[o]nce [s]ession [a]lways (all your sessions) [d]eny [e]dit › ") == 2
+    assert proc.stdout.count("[o]nce [s]ession [a]lways (all your sessions) [d]eny [x] deny+stop [e]dit › ") == 2
     assert "↳ approved once" in proc.stdout
     assert re.search(r"piped\s+⎿ exit 0", proc.stdout)

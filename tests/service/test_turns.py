@@ -489,3 +489,43 @@ async def test_usage_ledger_and_before_after(wire):
     assert usage.total.input == sum(e.input for e in usage.entries)
     assert all(e.model == "demo" and e.priced for e in usage.entries)
     assert usage.total.priced
+
+
+@pytest.mark.parity
+async def test_a_deny_with_interrupt_stops_the_turn_in_one_call(wire, settings):
+    session = await wire.create_session()
+    events = await drive(
+        wire,
+        session.id,
+        "$ touch first.txt\n$ touch second.txt",
+        decide(wire, session.id, t.DECISION_DENY, reason="not now", interrupt=True),
+    )
+    [resolution] = [e.resolution for e in events if e.HasField("resolution")]
+    assert (resolution.decision, resolution.interrupt) == (t.DECISION_DENY, True)
+    assert resolution.reason == "not now"
+    assert events[-1].finished.error.reason == "CANCELLED"
+    assert len([e for e in events if e.HasField("approval_request")]) == 1, "no second ask"
+    workspace = settings.workspace_root / session.workspace
+    assert not (workspace / "first.txt").exists() and not (workspace / "second.txt").exists()
+    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert got.state == s.SESSION_STATE_IDLE
+    again = await wire.run_all(session.id, "hello")
+    assert not again[-1].finished.HasField("error"), "the session goes on"
+
+
+@pytest.mark.parity
+async def test_interrupt_goes_with_a_deny_only(wire):
+    session = await wire.create_session()
+    stream = wire.run(session.id, "$ echo x")
+    asked = await until(stream, "approval_request")
+    await stream.aclose()
+    decision = s.DecideRequest(
+        session_id=session.id,
+        request_id=asked.approval_request.request_id,
+        decision=t.DECISION_ONCE,
+        interrupt=True,
+    )
+    error = await expect_error(
+        wire.call("Decide", decision), "invalid_argument", "INVALID_ARGUMENT"
+    )
+    assert error.metadata["field"] == "interrupt"

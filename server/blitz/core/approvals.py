@@ -78,6 +78,7 @@ class Outcome:
         by: str = "",
         via: str = "decide",
         rule_id: str = "",
+        interrupt: bool = False,
     ) -> Outcome:
         approved = decision != t.DECISION_DENY
         return cls(
@@ -90,8 +91,14 @@ class Outcome:
                 resolved_by=by,
                 via=via,
                 rule_id=rule_id,
+                interrupt=interrupt and not approved,
             ),
         )
+
+    @property
+    def interrupts(self) -> bool:
+        """A deny that also stops the turn."""
+        return self.event.interrupt
 
     @classmethod
     def answer(
@@ -116,6 +123,7 @@ class Outcome:
             "by": e.resolved_by,
             "via": e.via,
             "rule_id": e.rule_id,
+            "interrupt": e.interrupt,
             "type": "withdrawn"
             if self.result is None
             else "approval"
@@ -139,6 +147,7 @@ def outcome_from_json(request_id: str, text: str) -> Outcome:
         by=body["by"],
         via=body["via"],
         rule_id=body["rule_id"],
+        interrupt=body.get("interrupt", False),
     )
 
 

@@ -174,6 +174,13 @@ class PendingRequests:
                 results[p.request_id] = result
         return results
 
+    async def interrupted(self, session_id: str, turn_id: str) -> bool:
+        """Whether a request of the turn was denied with `interrupt`: the turn is to stop."""
+        for p in await self._store.list_pending(session_id, turn_id=turn_id, open_only=False):
+            if p.resolution and outcome_from_json(p.request_id, p.resolution).interrupts:
+                return True
+        return False
+
     # Deadlines of parked turns
 
     async def arm(self, rec: TurnRecord) -> None:

@@ -42,7 +42,7 @@ from blitz.core.recovery import Recovery
 from blitz.core.session_folders import copy_workspace, is_own_folder, remove_workspace
 from blitz.core.slash_commands import plan_text
 from blitz.core.supervisor import Supervisor
-from blitz.core.turns import Turns, new_turn_id
+from blitz.core.turns import Turns, interrupted, new_turn_id
 from blitz.core.views import (
     ledger_entry,
     rule_view,
@@ -86,8 +86,7 @@ RULES_MAX = 200
 
 
 # The revision of blitz.v1 this server speaks (ServerInfo.protocol_revision): 1 was the
-# first release; 2 added ListTurns, UpdateSession, DeleteSession, ForkSession, GetDiff,
-# GetServerInfo, the echoed turn in `accepted` and the retry column of the reasons.
+# first release; docs/protocol.md ("The server") lists what each later one added.
 PROTOCOL_REVISION = 2
 
 
@@ -610,10 +609,19 @@ class SessionCore:
                 request_id=approval.request_id,
             )
         outcome = Outcome.approval(
-            req.request_id, req.decision, reason=req.reason, command=req.command, by=ctx.caller
+            req.request_id,
+            req.decision,
+            reason=req.reason,
+            command=req.command,
+            by=ctx.caller,
+            interrupt=req.interrupt,
         )
         if not await self._pending.resolve(pending, outcome, rule=rule):
             raise _already_resolved(req.request_id)
+        if req.interrupt and await self._store.list_pending(session.id, turn_id=pending.turn_id):
+            # Others are still open: the turn ends here, and they are withdrawn. (Its last
+            # open request: the turn ends instead of resuming, in Turns.answered.)
+            await self._turns.cancel_turn(session, pending.turn_id, interrupted())
         return s.DecideResponse()
 
     async def answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:

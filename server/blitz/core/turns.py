@@ -56,7 +56,7 @@ from blitz.v1 import turn_pb2 as t
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
-__all__ = ["Turns", "new_turn_id"]
+__all__ = ["Turns", "interrupted", "new_turn_id"]
 
 log = structlog.get_logger(__name__)
 
@@ -398,6 +398,13 @@ class Turns:
         active = await self.take(session, turn_id, TurnState.PARKED)
         if active is None:
             return  # another process resumed it, or it ended
+        if await self._pending.interrupted(session_id, turn_id):
+            # Ended rather than resumed; in a task, since ending takes the lock held here.
+            self._tasks.spawn(
+                self._finish(active, output="", error=interrupted()),
+                name=f"finish-{turn_id}",
+            )
+            return
         await self._store.update_session(
             session_id,
             SessionChange(
@@ -613,6 +620,11 @@ def _aside_cannot_wait() -> BlitzError:
         "an aside turn cannot wait for an approval or an answer",
         {"field": "turn.aside"},
     )
+
+
+def interrupted() -> BlitzError:
+    """How a turn ends that a DENY with `interrupt` stopped."""
+    return BlitzError(Reason.CANCELLED, "the user denied an action and stopped the turn")
 
 
 def _timed_out(rec: TurnRecord) -> BlitzError:

@@ -316,6 +316,8 @@ def check_decision(req: s.DecideRequest, request: t.TurnEvent | None = None) -> 
         raise invalid_argument("decision", "decision must be DENY, ONCE, SESSION or ALWAYS")
     _bounded(req.reason, "reason", _REASON_MAX)
     _bounded(req.command, "command", _COMMAND_MAX)
+    if req.interrupt and req.decision != t.DECISION_DENY:
+        raise invalid_argument("interrupt", "only a DENY can also stop the turn")
     if request is None:
         return
     if not request.HasField("approval_request"):

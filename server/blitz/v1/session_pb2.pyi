@@ -193,18 +193,20 @@ class WatchRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., after_seq: _Optional[int] = ..., follow: _Optional[bool] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("session_id", "request_id", "decision", "reason", "command")
+    __slots__ = ("session_id", "request_id", "decision", "reason", "command", "interrupt")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
+    INTERRUPT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     request_id: str
     decision: _turn_pb2.Decision
     reason: str
     command: str
-    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., decision: _Optional[_Union[_turn_pb2.Decision, str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ...) -> None: ...
+    interrupt: bool
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., decision: _Optional[_Union[_turn_pb2.Decision, str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., interrupt: _Optional[bool] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
     __slots__ = ()

@@ -340,7 +340,7 @@ class Question(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., multi_select: _Optional[bool] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ...) -> None: ...
 
 class Resolution(_message.Message):
-    __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id")
+    __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id", "interrupt")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     ANSWERS_FIELD_NUMBER: _ClassVar[int]
@@ -349,6 +349,7 @@ class Resolution(_message.Message):
     RESOLVED_BY_FIELD_NUMBER: _ClassVar[int]
     VIA_FIELD_NUMBER: _ClassVar[int]
     RULE_ID_FIELD_NUMBER: _ClassVar[int]
+    INTERRUPT_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     decision: Decision
     answers: _containers.RepeatedScalarFieldContainer[str]
@@ -357,7 +358,8 @@ class Resolution(_message.Message):
     resolved_by: str
     via: str
     rule_id: str
-    def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ...) -> None: ...
+    interrupt: bool
+    def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ..., interrupt: _Optional[bool] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced", "search_queries", "search_cost_usd", "tokens_unknown", "model")

@@ -9,7 +9,9 @@ import time
 
 from blitz_client import Blitz
 
-KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop \[e\]dit › "
+KEYS = (
+    r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop \[e\]dit › "
+)
 WRITE_KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop › "
 FOOTER = r"\d+ model calls? · \d+ in · \d+ out · \$0\.0000"
 
@@ -205,6 +207,11 @@ def test_piped_input_answers_prompts_line_by_line(blitz_env):
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("[o]nce [s]ession [a]lways (all your sessions) [d]eny [x] deny+stop [e]dit › ") == 2
+    assert (
+        proc.stdout.count(
+            "[o]nce [s]ession [a]lways (all your sessions) [d]eny [x] deny+stop [e]dit › "
+        )
+        == 2
+    )
     assert "↳ approved once" in proc.stdout
     assert re.search(r"piped\s+⎿ exit 0", proc.stdout)

@@ -107,6 +107,15 @@ class FakeCore:
     async def revoke_rule(self, req: s.RevokeRuleRequest, ctx: CallContext) -> s.RevokeRuleResponse:
         raise _unused()
 
+    async def accept_plan(
+        self, req: s.AcceptPlanRequest, ctx: CallContext
+    ) -> AsyncIterator[t.TurnEvent]:
+        raise _unused()
+        yield t.TurnEvent()  # pragma: no cover - makes this an async generator
+
+    async def reject_plan(self, req: s.RejectPlanRequest, ctx: CallContext) -> s.RejectPlanResponse:
+        raise _unused()
+
     async def get_server_info(self, req: s.GetServerInfoRequest, ctx: CallContext) -> s.ServerInfo:
         raise _unused()
 

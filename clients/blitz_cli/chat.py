@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from blitz.v1 import session_pb2, turn_pb2
-from blitz_cli.prompts import ask_approval, ask_question
+from blitz_cli.prompts import ask_approval, ask_plan, ask_question
 from blitz_cli.render import Renderer, error_line
 from blitz_client import Blitz, BlitzError, Stream, TurnOptions
 
@@ -58,6 +58,7 @@ class _Chat:
     session: session_pb2.Session = field(default_factory=session_pb2.Session)
     last_interrupt: float = 0.0
     handled: set[str] = field(default_factory=set)  # request ids already answered here
+    proposed: str = ""  # the plan the last turn proposed, until the user decides it
 
     def interrupted(self) -> None:
         """A Ctrl-C: raises _Leave when it is the second in a short while."""
@@ -111,6 +112,27 @@ class _Chat:
         self.renderer.thinking()
         events = self.client.run(self.session.id, line, turn_id=turn_id, **fields)
         self.drive(events, turn_id)
+        while self.proposed:
+            self.decide_plan(self.proposed)
+
+    def decide_plan(self, plan_id: str) -> None:
+        """The turn proposed a plan: carry it out, reject it (with feedback), or leave it."""
+        self.proposed = ""
+        choice, feedback = ask_plan(self.console)
+        try:
+            if choice == "accept":
+                turn_id = f"t_{uuid.uuid4().hex}"
+                self.renderer.thinking()
+                self.drive(
+                    self.client.accept_plan(self.session.id, plan_id, turn_id=turn_id), turn_id
+                )
+            elif choice == "reject":
+                self.client.reject_plan(self.session.id, plan_id, feedback)
+                self.console.print(
+                    "[dim]  ↳ plan rejected; your next prompt goes with the feedback[/]"
+                )
+        except BlitzError as exc:
+            self.console.print(error_line(exc.reason, exc.message))
 
     # One turn's events
 
@@ -124,6 +146,8 @@ class _Chat:
                     for event in events:
                         started = True
                         ended = event.HasField("finished")
+                        if event.HasField("plan_proposed"):
+                            self.proposed = event.plan_proposed.plan_id
                         self.renderer.event(event)
                         self.respond(event)
                     return

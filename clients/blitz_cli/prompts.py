@@ -18,7 +18,7 @@ from rich.text import Text
 
 from blitz.v1 import turn_pb2
 
-__all__ = ["Approval", "ask_approval", "ask_question", "parse_answers"]
+__all__ = ["Approval", "ask_approval", "ask_plan", "ask_question", "parse_answers"]
 
 _APPROVAL_KEYS = "[o]nce [s]ession [a]lways (all your sessions) [d]eny [x] deny+stop [e]dit"
 
@@ -112,6 +112,16 @@ def ask_approval(console: Console, request: turn_pb2.ApprovalRequest) -> Approva
             return Approval("once", command=command if command != request.detail else "")
         # Approving nothing would run the command as it was: ask again.
         console.print("[dim]no command given; choose again[/]")
+
+
+def ask_plan(console: Console) -> tuple[str, str]:
+    """What to do with a proposed plan: ("accept", ""), ("reject", feedback) or ("later", "")."""
+    key = _read_key(console, "plan: [a]ccept [r]eject [l]ater › ", "arl")
+    if key == "a":
+        return "accept", ""
+    if key == "r":
+        return "reject", input("feedback (Enter for none): ").strip()
+    return "later", ""
 
 
 def parse_answers(question: turn_pb2.Question, line: str) -> list[str] | None:

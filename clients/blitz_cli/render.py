@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -55,8 +56,11 @@ def expiry_line(expires: float, now: float | None = None) -> str:
     return f"auto-deny in {left // 60}:{left % 60:02d} (at {at})"
 
 
-def _usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
-    """The footer of a turn: its own calls, tokens and cost, and the session's totals."""
+def _usage_line(
+    before: turn_pb2.Usage, after: turn_pb2.Usage, per_call: Sequence[turn_pb2.Usage] = ()
+) -> str:
+    """The footer of a turn: its own calls, tokens and cost (and each call's tokens, when
+    there were several), and the session's totals."""
     calls = after.calls - before.calls
     tokens_in = after.input - before.input
     tokens_out = after.output - before.output
@@ -64,9 +68,14 @@ def _usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
     price = f"${cost:.4f}" if after.priced else f"≥${cost:.4f} (some prices unknown)"
     if after.tokens_unknown:
         price += " · some token counts unknown"
+    each = ""
+    if len(per_call) > 1:
+        shown = ", ".join(f"{u.input}→{u.output}" for u in per_call[:8])
+        each = f" ({shown}{', …' if len(per_call) > 8 else ''})"
     return (
-        f"{calls} model call{'s' if calls != 1 else ''} · {tokens_in} in · {tokens_out} out"
-        f" · {price} │ session: {after.input + after.output} tokens · ${after.cost_usd:.4f}"
+        f"{calls} model call{'s' if calls != 1 else ''}{each} · {tokens_in} in ·"
+        f" {tokens_out} out · {price} │ session: {after.input + after.output} tokens"
+        f" · ${after.cost_usd:.4f}"
     )
 
 
@@ -119,6 +128,7 @@ class Renderer:
         self._tools: set[str] = set()  # names of tools called: their streamed output is "output"
         self._output_shown = False  # the running tool's output streamed already
         self._text_shown = False  # the turn's answer was shown (a command's is only in finished)
+        self._calls: list[turn_pb2.Usage] = []  # the turn's model calls, for the footer
 
     # The live region
 
@@ -201,8 +211,11 @@ class Renderer:
         if kind == "tool_output":
             self._stream("output", event.tool_output.output)  # a command's output as it runs
             return
-        if kind in ("usage", "session_state", "file_changed"):
-            return  # the footer sums the usage; the tool's result shows what it changed
+        if kind == "usage":
+            self._calls.append(event.usage)  # for the footer
+            return
+        if kind in ("session_state", "file_changed"):
+            return  # the tool's result shows what it changed
         if kind == "tool_call" and event.tool_call.partial:
             return  # the final tool_call carries the whole arguments
         self.settle()
@@ -212,6 +225,7 @@ class Renderer:
         author = f"[dim]{escape(event.author)}:[/] " if event.author else ""
         if kind == "accepted":
             self._text_shown = False
+            self._calls = []
         elif kind == "tool_call":
             call = event.tool_call
             self._tools.add(call.name)
@@ -237,6 +251,17 @@ class Renderer:
                 f"[yellow]ℹ history trimmed: {trimmed.dropped_messages} older messages no longer"
                 f" sent to the model ({trimmed.kept_turns} turns kept)[/]"
             )
+        elif kind == "plan_proposed":
+            steps = len(event.plan_proposed.tasks)
+            self.console.print(f"[bold]▣ plan proposed[/] [dim]({steps} steps)[/]")
+        elif kind == "plan_decision":
+            decision = event.plan_decision
+            by = f" by {decision.decided_by}" if decision.decided_by else ""
+            if decision.approved:
+                self.console.print(f"[green]  ↳ plan accepted{by}[/]")
+            else:
+                why = f": {decision.feedback}" if decision.feedback else ""
+                self.console.print(f"[red]  ↳ plan rejected{by}{escape(why)}[/]")
         elif kind == "flow_step":
             step = event.flow_step
             self.console.print(f"[dim]» {escape(step.title or step.id)} {escape(step.status)}[/]")
@@ -347,8 +372,10 @@ class Renderer:
         if finished.leftover:
             self.console.print(f"[yellow]not delivered: {escape('; '.join(finished.leftover))}[/]")
         self.console.rule(
-            f"[dim]{escape(_usage_line(finished.before, finished.after))}[/]", style="dim"
+            f"[dim]{escape(_usage_line(finished.before, finished.after, self._calls))}[/]",
+            style="dim",
         )
+        self._calls = []
 
     def server(self, info: session_pb2.ServerInfo) -> None:
         """The server's line, under the session's: version, protocol, what is on."""

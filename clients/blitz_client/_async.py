@@ -302,6 +302,38 @@ class AsyncBlitz:
         ):
             yield event
 
+    async def accept_plan(
+        self, session_id: str, plan_id: str, text: str = "", *, turn_id: str | None = None
+    ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        """Carry out the proposed plan `plan_id` (a `plan_proposed` event's): the turn's
+        events, as `run` yields them, resumed the same way after a drop. `text` is sent to
+        the model after the plan. NO_PENDING_PLAN (a BlitzError) when that plan is not the
+        session's open proposal."""
+        request = session_pb2.AcceptPlanRequest(
+            session_id=session_id,
+            plan_id=plan_id,
+            text=text,
+            turn_id=turn_id or f"t_{uuid.uuid4().hex}",
+        )
+        watch = self._watcher(session_id, follow=True)
+
+        def open_stream(after_seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+            if after_seq == 0:
+                return self._t.stream("AcceptPlan", request)
+            return watch(after_seq)
+
+        async for event in self._resuming(
+            open_stream, turn_id=request.turn_id, contiguous=lambda after_seq: after_seq > 0
+        ):
+            yield event
+
+    async def reject_plan(self, session_id: str, plan_id: str, feedback: str = "") -> None:
+        """Reject the proposed plan `plan_id`; the model gets `feedback` with the next turn."""
+        request = session_pb2.RejectPlanRequest(
+            session_id=session_id, plan_id=plan_id, feedback=feedback
+        )
+        await self._unary("RejectPlan", request)
+
     async def follow_turn(
         self, session_id: str, turn_id: str, *, after_seq: int = 0
     ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:

@@ -236,6 +236,16 @@ class Blitz:
 
     # Interaction
 
+    def accept_plan(
+        self, session_id: str, plan_id: str, text: str = "", *, turn_id: str | None = None
+    ) -> Stream[turn_pb2.TurnEvent]:
+        """Carry out a proposed plan; its turn's events. See `AsyncBlitz.accept_plan`."""
+        return self._stream(self._client.accept_plan(session_id, plan_id, text, turn_id=turn_id))
+
+    def reject_plan(self, session_id: str, plan_id: str, feedback: str = "") -> None:
+        """Reject a proposed plan, with feedback for the model's next turn."""
+        self._runner.run(self._client.reject_plan(session_id, plan_id, feedback))
+
     def decide(
         self,
         session_id: str,

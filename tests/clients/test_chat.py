@@ -13,7 +13,7 @@ KEYS = (
     r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop \[e\]dit › "
 )
 WRITE_KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop › "
-FOOTER = r"\d+ model calls? · \d+ in · \d+ out · \$0\.0000"
+FOOTER = r"\d+ model calls?(?: \([^)]*\))? · \d+ in · \d+ out · \$0\.0000"
 
 
 def test_approve_once_streams_the_command_and_its_output(terminal):
@@ -73,6 +73,26 @@ def test_deny_and_stop_ends_the_turn(terminal):
     chat.expect(r"CANCELLED")
     chat.expect(FOOTER)
     assert "never-asked" not in chat.screen.split("stopped the turn")[1]
+
+
+def test_a_proposed_plan_is_rejected_with_feedback_then_accepted(terminal, server_process):
+    chat = terminal(["chat", "--plan"])
+    chat.prompt("todo: make file\n$ touch planned.txt")
+    chat.expect(r"plan proposed")
+    chat.expect(r"plan: \[a\]ccept \[r\]eject \[l\]ater › ")
+    chat.child.send("r")
+    chat.expect(r"feedback \(Enter for none\): ")
+    chat.child.sendline("name it better")
+    chat.expect(r"plan rejected; your next prompt goes with the feedback")
+    chat.prompt("todo: make file\n$ touch planned.txt")
+    chat.expect(r"plan: \[a\]ccept \[r\]eject \[l\]ater › ")
+    chat.child.send("a")
+    chat.expect(r"plan accepted")
+    chat.expect(KEYS)
+    chat.child.send("o")
+    chat.expect(FOOTER)
+    workspaces = server_process.data_dir / "workspaces"
+    assert list(workspaces.glob("*/planned.txt")), "carried out"
 
 
 def test_an_edit_left_empty_asks_again_rather_than_run_the_original(terminal):

@@ -48,3 +48,23 @@ def test_live_command_output_and_trimmed_history_are_shown() -> None:
 def test_the_footer_says_when_token_counts_are_unknown() -> None:
     finished = t.TurnFinished(after=t.Usage(calls=1, priced=True, tokens_unknown=True))
     assert "some token counts unknown" in rendered(t.TurnEvent(finished=finished))
+
+
+def test_the_footer_lists_each_model_calls_tokens() -> None:
+    calls = [t.Usage(calls=1, input=1200, output=80), t.Usage(calls=1, input=3400, output=120)]
+    before, after = t.Usage(), t.Usage(calls=2, input=4600, output=200, priced=True)
+    shown = rendered(
+        t.TurnEvent(accepted=t.Accepted()),
+        *[t.TurnEvent(usage=usage) for usage in calls],
+        t.TurnEvent(finished=t.TurnFinished(before=before, after=after)),
+    )
+    assert "2 model calls (1200→80, 3400→120) · 4600 in · 200 out" in shown
+
+
+def test_plans_proposed_and_decided_are_shown() -> None:
+    steps = [t.Task(content="a"), t.Task(content="b")]
+    shown = rendered(
+        t.TurnEvent(plan_proposed=t.PlanProposed(plan_id="t_1", plan="do a, b", tasks=steps)),
+        t.TurnEvent(plan_decision=t.PlanDecision(plan_id="t_1", feedback="not b")),
+    )
+    assert "plan proposed (2 steps)" in shown and "plan rejected: not b" in shown

@@ -78,6 +78,8 @@ def test_turn_proto_numbers_the_seed_fields_in_order() -> None:
         "session_state": 23,
         "file_changed": 24,
         "tool_output": 25,
+        "plan_proposed": 26,
+        "plan_decision": 27,
     }
     assert [v.name for v in t.Decision.DESCRIPTOR.values] == [
         "DECISION_UNSPECIFIED",

@@ -229,3 +229,63 @@ async def test_server_info_says_what_the_server_is_and_speaks(wire, settings):
     shared = settings.database.startswith("postgresql")
     assert ("replicas" in info.features) == shared
     assert "tokens" not in info.features
+
+
+async def _run_deciding(wire, stream, session_id: str) -> list[t.TurnEvent]:
+    """A turn's stream to its end, approving each request once."""
+    events = []
+    async for event in stream:
+        events.append(event)
+        if event.HasField("approval_request"):
+            await decide(wire, session_id, t.DECISION_ONCE)(event)
+    return events
+
+
+@pytest.mark.parity
+async def test_a_proposed_plan_is_rejected_with_feedback_or_accepted_by_its_id(wire, settings):
+    session = await wire.create_session()
+    workspace = settings.workspace_root / session.workspace
+    plan_turn = "todo: make file; check\n$ touch planned.txt"
+    first = await wire.run_all(session.id, plan_turn, plan=True)
+    [proposed] = [e.plan_proposed for e in first if e.HasField("plan_proposed")]
+    assert proposed.plan_id == first[0].turn_id
+    assert [task.content for task in proposed.tasks][:2] == ["make file", "check"]
+    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert got.plan_id == proposed.plan_id
+
+    reject = s.RejectPlanRequest(
+        session_id=session.id, plan_id=proposed.plan_id, feedback="call it chosen.txt"
+    )
+    await wire.call("RejectPlan", reject)
+    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert got.plan_id == ""
+    watched = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]
+    decision = watched[-1].plan_decision
+    assert (decision.plan_id, decision.approved, decision.feedback) == (
+        proposed.plan_id,
+        False,
+        "call it chosen.txt",
+    )
+    assert watched[-1].turn_id == ""
+    await expect_error(wire.call("RejectPlan", reject), "failed_precondition", "NO_PENDING_PLAN")
+    accept = s.AcceptPlanRequest(session_id=session.id, plan_id=proposed.plan_id)
+    await expect_error(
+        _run_deciding(wire, wire.stream("AcceptPlan", accept), session.id),
+        "failed_precondition",
+        "NO_PENDING_PLAN",
+    )
+
+    # The next turn's model is told of the feedback; then a new proposal is accepted.
+    second = await wire.run_all(session.id, plan_turn, plan=True)
+    [again] = [e.plan_proposed for e in second if e.HasField("plan_proposed")]
+    accept = s.AcceptPlanRequest(session_id=session.id, plan_id=again.plan_id)
+    done = await _run_deciding(wire, wire.stream("AcceptPlan", accept), session.id)
+    [approved] = [e.plan_decision for e in done if e.HasField("plan_decision")]
+    assert approved.approved and approved.plan_id == again.plan_id
+    assert done[0].HasField("accepted") and done[0].accepted.turn.accepted
+    assert not done[-1].finished.HasField("error")
+    assert (workspace / "planned.txt").exists()
+    got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert got.plan_id == "", "carried out: no longer open"
+    summary = (await wire.run_all(session.id, "/compact", command=True))[-1].finished.output
+    assert "rejected the plan you proposed. Their feedback: call it chosen.txt" in summary

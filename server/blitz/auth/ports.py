@@ -58,6 +58,19 @@ class AuthenticatedSessions(_Authenticated):
         finally:
             await _closed(events)
 
+    async def accept_plan(
+        self, req: s.AcceptPlanRequest, ctx: CallContext
+    ) -> AsyncIterator[t.TurnEvent]:
+        events = self._port.accept_plan(req, await self._who(ctx))
+        try:
+            async for event in events:
+                yield event
+        finally:
+            await _closed(events)
+
+    async def reject_plan(self, req: s.RejectPlanRequest, ctx: CallContext) -> s.RejectPlanResponse:
+        return await self._port.reject_plan(req, await self._who(ctx))
+
     async def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         events = self._port.watch(req, await self._who(ctx))
         try:

@@ -37,10 +37,10 @@ from blitz.core.event_log import EventLog
 from blitz.core.leases import Leases
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
+from blitz.core.plans import read_plan, rejection
 from blitz.core.prompt import model_prompt
 from blitz.core.recovery import Recovery
 from blitz.core.session_folders import copy_workspace, is_own_folder, remove_workspace
-from blitz.core.slash_commands import plan_text
 from blitz.core.supervisor import Supervisor
 from blitz.core.turns import Turns, interrupted, new_turn_id
 from blitz.core.views import (
@@ -478,18 +478,21 @@ class SessionCore:
         return t.TurnEvent.FromString(rows[0].data) if rows and rows[0].seq == seq else None
 
     async def _prompt(self, session: SessionRecord, turn: t.Turn) -> str:
-        """The model's prompt: the turn's, after the accepted plan when there is one."""
+        """The model's prompt: the turn's, after the accepted plan, or after the feedback
+        on the rejected one."""
         prompt = model_prompt(turn)
+        plan = read_plan(session.plan)
         if not turn.accepted:
+            if plan is not None and plan.rejected:
+                return plan.rejected_prompt() + (f"\n\n{prompt}" if prompt else "")
             return prompt
-        if session.plan is None:
+        if plan is None or not plan.open:
             raise BlitzError(
                 Reason.NO_PENDING_PLAN,
                 "there is no proposed plan to accept",
                 {"field": "turn.accepted"},
             )
-        accepted = "The user accepted the plan you proposed. Carry it out now.\n\n"
-        return accepted + plan_text(session.plan) + (f"\n\n{prompt}" if prompt else "")
+        return plan.accepted_prompt() + (f"\n\n{prompt}" if prompt else "")
 
     async def _images(self, session: SessionRecord, turn: t.Turn) -> tuple[ImageInput, ...]:
         images = []
@@ -502,7 +505,41 @@ class SessionCore:
             images.append(ImageInput(data=image.data, media_type=image.media_type))
         return tuple(images)
 
-    async def run_turn(self, req: s.RunTurnRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
+    def run_turn(self, req: s.RunTurnRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
+        return self._run_turn(req, ctx)
+
+    def accept_plan(self, req: s.AcceptPlanRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
+        check.require(req.plan_id, "plan_id")
+        run = s.RunTurnRequest(
+            session_id=req.session_id,
+            turn=t.Turn(text=req.text, accepted=True),
+            turn_id=req.turn_id,
+        )
+        return self._run_turn(run, ctx, plan_id=req.plan_id)
+
+    async def reject_plan(self, req: s.RejectPlanRequest, ctx: CallContext) -> s.RejectPlanResponse:
+        check.require(req.plan_id, "plan_id")
+        check.check_feedback(req)
+        async with self._locks(req.session_id):
+            session = await self.session_record(req.session_id, ctx)
+            _open_plan(session, req.plan_id)
+            change = SessionChange(
+                update_time=time.time(),
+                plan=rejection(req.plan_id, req.feedback),
+                expect_state=s.SESSION_STATE_IDLE,
+            )
+            if not await self._store.update_session(session.id, change):
+                raise _no_plan(req.plan_id)  # a turn started meanwhile: it superseded the plan
+            decision = t.PlanDecision(
+                plan_id=req.plan_id, approved=False, feedback=req.feedback, decided_by=ctx.caller
+            )
+            await self._log.commit(session.id, "", t.TurnEvent(plan_decision=decision))
+        return s.RejectPlanResponse()
+
+    async def _run_turn(
+        self, req: s.RunTurnRequest, ctx: CallContext, *, plan_id: str = ""
+    ) -> AsyncIterator[t.TurnEvent]:
+        """RunTurn; with `plan_id`, the turn that carries out that proposed plan."""
         check.require(req.session_id, "session_id")
         check.check_turn(req)
         async with self._locks(req.session_id):
@@ -527,6 +564,8 @@ class SessionCore:
                         "a turn is already running in this session",
                         {"turn_id": session.turn_id},
                     )
+                if plan_id:
+                    _open_plan(session, plan_id)
                 rec = await self._turns.start(
                     session,
                     req.turn,
@@ -534,6 +573,11 @@ class SessionCore:
                     prompt="" if req.turn.command else await self._prompt(session, req.turn),
                     images=await self._images(session, req.turn),
                 )
+                if plan_id:
+                    decision = t.PlanDecision(plan_id=plan_id, approved=True, decided_by=ctx.caller)
+                    await self._log.commit(
+                        session.id, rec.turn_id, t.TurnEvent(plan_decision=decision)
+                    )
         # Closed here, not when collected: its live subscription ends with the stream.
         events = self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True)
         async with aclosing(events):
@@ -705,6 +749,22 @@ def _no_running_turn(session_id: str, turn_id: str) -> BlitzError:
         "no turn is running in this session" + (f" as {turn_id!r}" if turn_id else ""),
         {"session_id": session_id, **({"turn_id": turn_id} if turn_id else {})},
     )
+
+
+def _no_plan(plan_id: str) -> BlitzError:
+    return BlitzError(
+        Reason.NO_PENDING_PLAN,
+        "that plan is not the session's open proposal (a later turn superseded it, or it "
+        "was decided)",
+        {"plan_id": plan_id},
+    )
+
+
+def _open_plan(session: SessionRecord, plan_id: str) -> None:
+    """NO_PENDING_PLAN unless `plan_id` is the session's open proposal."""
+    plan = read_plan(session.plan)
+    if plan is None or not plan.open or plan.plan_id != plan_id:
+        raise _no_plan(plan_id)
 
 
 def _already_resolved(request_id: str) -> BlitzError:

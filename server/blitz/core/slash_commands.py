@@ -8,7 +8,6 @@ ledger like any other.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
@@ -18,7 +17,7 @@ from blitz.ports import AgentPort, TurnIO
 from blitz.store import SessionChange, Store
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["COMMANDS", "CommandContext", "parse_command", "plan_record", "plan_text", "run_command"]
+__all__ = ["COMMANDS", "CommandContext", "parse_command", "run_command"]
 
 COMMANDS: dict[str, str] = {
     "help": "list these commands",
@@ -93,16 +92,3 @@ async def run_command(name: str, arg: str, ctx: CommandContext) -> str:
     ctx.agent.validate_model(arg)
     await store.update_session(ctx.session_id, SessionChange(update_time=time.time(), model=arg))
     return f"Model switched from {ctx.model} to {arg}."
-
-
-def plan_record(tasks: t.Tasks | None, output: str) -> bytes:
-    """A proposed plan as stored until a turn accepts it: its task list and its text."""
-    items = [item.content for item in tasks.items] if tasks else []
-    return json.dumps({"tasks": items, "output": output}).encode()
-
-
-def plan_text(plan: bytes) -> str:
-    """The stored proposed plan as prompt text for the turn that carries it out."""
-    body = json.loads(plan)
-    tasks = "\n".join(f"- {item}" for item in body["tasks"])
-    return f"Proposed plan:\n{tasks}\n\n{body['output']}".strip()

@@ -42,7 +42,8 @@ from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.event_log import EventLog, TurnLost
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
-from blitz.core.slash_commands import CommandContext, parse_command, plan_record, run_command
+from blitz.core.plans import proposal, proposed_event
+from blitz.core.slash_commands import CommandContext, parse_command, run_command
 from blitz.core.supervisor import Supervisor
 from blitz.core.turn_io import TurnChannel
 from blitz.core.views import session_usage
@@ -343,10 +344,17 @@ class Turns:
             if not active.aside:  # an aside is not recorded into the history
                 await self._store.set_history(sid, outcome.history)
             if active.turn.plan:
-                plan = plan_record(active.todo, outcome.output)
+                tid = active.turn_id
                 await self._store.update_session(
-                    sid, SessionChange(update_time=time.time(), plan=plan)
+                    sid,
+                    SessionChange(
+                        update_time=time.time(),
+                        plan=proposal(tid, active.todo, outcome.output),
+                        expect_turn_id=tid,
+                    ),
                 )
+                proposed = proposed_event(tid, active.todo, outcome.output)
+                await self._log.commit(sid, tid, proposed, fence=active.rec.epoch)
             await self.finish(active, output=outcome.output)
 
     async def _park(self, active: ActiveTurn, parked: Parked) -> None:

@@ -329,6 +329,10 @@ def check_decision(req: s.DecideRequest, request: t.TurnEvent | None = None) -> 
             raise invalid_argument("command", "an edited command needs an approving decision")
 
 
+def check_feedback(req: s.RejectPlanRequest) -> None:
+    _bounded(req.feedback, "feedback", _STEER_MAX)
+
+
 def check_answers(req: s.AnswerRequest, request: t.TurnEvent | None = None) -> None:
     """Check answers alone, then (given) against the question they answer."""
     if len(req.answers) > _ANSWERS_MAX:

@@ -17,6 +17,7 @@ from itertools import islice
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from blitz.core.plans import read_plan
 from blitz.size_limits import fit
 from blitz.store import (
     LedgerRow,
@@ -80,6 +81,9 @@ def session_view(
     )
     if rec.approval_timeout is not None:
         session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))
+    plan = read_plan(rec.plan)
+    if plan is not None and plan.open:
+        session.plan_id = plan.plan_id
     return session
 
 

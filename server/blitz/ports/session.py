@@ -50,6 +50,14 @@ class SessionPort(Protocol):
         """The turn's events, `accepted` first and `finished` last."""
         ...
 
+    def accept_plan(self, req: s.AcceptPlanRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
+        """The events of the turn that carries out the proposed plan, as run_turn's."""
+        ...
+
+    async def reject_plan(
+        self, req: s.RejectPlanRequest, ctx: CallContext
+    ) -> s.RejectPlanResponse: ...
+
     def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         """The session's events after `after_seq`, then (with `follow`) live ones."""
         ...

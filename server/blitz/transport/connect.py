@@ -154,6 +154,12 @@ class ConnectSessionService(_Adapter):
     def run_turn(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
         return self._stream("RunTurn", self._port.run_turn, request, ctx)
 
+    def accept_plan(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
+        return self._stream("AcceptPlan", self._port.accept_plan, request, ctx)
+
+    async def reject_plan(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
+        return await self._unary("RejectPlan", self._port.reject_plan, request, ctx)
+
     def watch(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
         return self._stream("Watch", self._port.watch, request, ctx)
 

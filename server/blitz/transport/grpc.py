@@ -231,6 +231,7 @@ class GrpcSessionService(_Adapter, session_pb2_grpc.SessionServiceServicer):
         return await self._unary("CloseSession", self._port.close_session, request, context)
 
     RunTurn = _stream_handler("RunTurn", "run_turn")
+    AcceptPlan = _stream_handler("AcceptPlan", "accept_plan")
     Watch = _stream_handler("Watch", "watch")
 
     async def Decide(self, request: Any, context: Any) -> session_pb2.DecideResponse:
@@ -256,6 +257,9 @@ class GrpcSessionService(_Adapter, session_pb2_grpc.SessionServiceServicer):
 
     async def GetServerInfo(self, request: Any, context: Any) -> session_pb2.ServerInfo:
         return await self._unary("GetServerInfo", self._port.get_server_info, request, context)
+
+    async def RejectPlan(self, request: Any, context: Any) -> session_pb2.RejectPlanResponse:
+        return await self._unary("RejectPlan", self._port.reject_plan, request, context)
 
     async def ListTurns(self, request: Any, context: Any) -> session_pb2.ListTurnsResponse:
         return await self._unary("ListTurns", self._port.list_turns, request, context)

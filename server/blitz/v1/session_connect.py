@@ -22,7 +22,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .session_pb2 import AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, UpdateSessionRequest, UsageReport, WatchRequest
+from .session_pb2 import AcceptPlanRequest, AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RejectPlanRequest, RejectPlanResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, UpdateSessionRequest, UsageReport, WatchRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -150,6 +150,20 @@ class SessionService(Protocol):
         """
         What this server is and speaks: call it first. The protocol revision, the server's
         version, the models it can run, its limits and the features it has on.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def accept_plan(self, request: AcceptPlanRequest, ctx: RequestContext[AcceptPlanRequest, TurnEvent], /) -> AsyncIterator[TurnEvent]:
+        """
+        Carries out the proposed plan `plan_id`: a turn, streamed as RunTurn streams one.
+        NO_PENDING_PLAN when that plan is not the session's open proposal.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def reject_plan(self, request: RejectPlanRequest, ctx: RequestContext[RejectPlanRequest, RejectPlanResponse], /) -> RejectPlanResponse:
+        """
+        Rejects the proposed plan `plan_id`, with feedback that the model receives with the
+        session's next turn.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -364,6 +378,28 @@ class SessionServiceASGIApplication(ConnectASGIApplication[SessionService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_server_info,
+                ),
+                "/blitz.v1.SessionService/AcceptPlan": Endpoint.server_stream(
+                    method=MethodInfo(
+                        name="AcceptPlan",
+                        service_name="blitz.v1.SessionService",
+                        input=AcceptPlanRequest,
+                        output=TurnEvent,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=svc.accept_plan,
+                ),
+                "/blitz.v1.SessionService/RejectPlan": Endpoint.unary(
+                    method=MethodInfo(
+                        name="RejectPlan",
+                        service_name="blitz.v1.SessionService",
+                        input=RejectPlanRequest,
+                        output=RejectPlanResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.reject_plan,
                 ),
             },
             interceptors=interceptors,
@@ -823,6 +859,54 @@ class SessionServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    def accept_plan(
+        self,
+        request: AcceptPlanRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AsyncIterator[TurnEvent]:
+        """
+        Carries out the proposed plan `plan_id`: a turn, streamed as RunTurn streams one.
+        NO_PENDING_PLAN when that plan is not the session's open proposal.
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="AcceptPlan",
+                service_name="blitz.v1.SessionService",
+                input=AcceptPlanRequest,
+                output=TurnEvent,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def reject_plan(
+        self,
+        request: RejectPlanRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RejectPlanResponse:
+        """
+        Rejects the proposed plan `plan_id`, with feedback that the model receives with the
+        session's next turn.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RejectPlan",
+                service_name="blitz.v1.SessionService",
+                input=RejectPlanRequest,
+                output=RejectPlanResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class SessionServiceSync(Protocol):
     def create_session(self, request: CreateSessionRequest, ctx: RequestContext[CreateSessionRequest, Session], /) -> Session:
@@ -936,6 +1020,20 @@ class SessionServiceSync(Protocol):
         """
         What this server is and speaks: call it first. The protocol revision, the server's
         version, the models it can run, its limits and the features it has on.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def accept_plan(self, request: AcceptPlanRequest, ctx: RequestContext[AcceptPlanRequest, TurnEvent], /) -> Iterator[TurnEvent]:
+        """
+        Carries out the proposed plan `plan_id`: a turn, streamed as RunTurn streams one.
+        NO_PENDING_PLAN when that plan is not the session's open proposal.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def reject_plan(self, request: RejectPlanRequest, ctx: RequestContext[RejectPlanRequest, RejectPlanResponse], /) -> RejectPlanResponse:
+        """
+        Rejects the proposed plan `plan_id`, with feedback that the model receives with the
+        session's next turn.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1148,6 +1246,28 @@ class SessionServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_server_info,
+                ),
+                "/blitz.v1.SessionService/AcceptPlan": EndpointSync.server_stream(
+                    method=MethodInfo(
+                        name="AcceptPlan",
+                        service_name="blitz.v1.SessionService",
+                        input=AcceptPlanRequest,
+                        output=TurnEvent,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=service.accept_plan,
+                ),
+                "/blitz.v1.SessionService/RejectPlan": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="RejectPlan",
+                        service_name="blitz.v1.SessionService",
+                        input=RejectPlanRequest,
+                        output=RejectPlanResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.reject_plan,
                 ),
             },
             interceptors=interceptors,
@@ -1601,6 +1721,54 @@ class SessionServiceClientSync(ConnectClientSync):
                 service_name="blitz.v1.SessionService",
                 input=GetServerInfoRequest,
                 output=ServerInfo,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def accept_plan(
+        self,
+        request: AcceptPlanRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Iterator[TurnEvent]:
+        """
+        Carries out the proposed plan `plan_id`: a turn, streamed as RunTurn streams one.
+        NO_PENDING_PLAN when that plan is not the session's open proposal.
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="AcceptPlan",
+                service_name="blitz.v1.SessionService",
+                input=AcceptPlanRequest,
+                output=TurnEvent,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def reject_plan(
+        self,
+        request: RejectPlanRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RejectPlanResponse:
+        """
+        Rejects the proposed plan `plan_id`, with feedback that the model receives with the
+        session's next turn.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RejectPlan",
+                service_name="blitz.v1.SessionService",
+                input=RejectPlanRequest,
+                output=RejectPlanResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

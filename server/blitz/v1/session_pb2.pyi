@@ -46,6 +46,32 @@ TURN_STATE_RUNNING: TurnState
 TURN_STATE_PARKED: TurnState
 TURN_STATE_FINISHED: TurnState
 
+class AcceptPlanRequest(_message.Message):
+    __slots__ = ("session_id", "plan_id", "text", "turn_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    plan_id: str
+    text: str
+    turn_id: str
+    def __init__(self, session_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., text: _Optional[str] = ..., turn_id: _Optional[str] = ...) -> None: ...
+
+class RejectPlanRequest(_message.Message):
+    __slots__ = ("session_id", "plan_id", "feedback")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    plan_id: str
+    feedback: str
+    def __init__(self, session_id: _Optional[str] = ..., plan_id: _Optional[str] = ..., feedback: _Optional[str] = ...) -> None: ...
+
+class RejectPlanResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class GetServerInfoRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
@@ -76,7 +102,7 @@ class ServerInfo(_message.Message):
     def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout")
+    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -97,6 +123,7 @@ class Session(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     PENDING_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     title: str
     workspace: str
@@ -110,7 +137,8 @@ class Session(_message.Message):
     usage: _turn_pb2.Usage
     pending: _containers.RepeatedCompositeFieldContainer[_turn_pb2.TurnEvent]
     approval_timeout: _duration_pb2.Duration
-    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    plan_id: str
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., plan_id: _Optional[str] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
     __slots__ = ("title", "workspace", "model", "labels", "approval_timeout")

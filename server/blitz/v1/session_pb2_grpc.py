@@ -125,6 +125,16 @@ class SessionServiceStub:
                 request_serializer=blitz_dot_v1_dot_session__pb2.GetServerInfoRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_session__pb2.ServerInfo.FromString,
                 _registered_method=True)
+        self.AcceptPlan = channel.unary_stream(
+                '/blitz.v1.SessionService/AcceptPlan',
+                request_serializer=blitz_dot_v1_dot_session__pb2.AcceptPlanRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_turn__pb2.TurnEvent.FromString,
+                _registered_method=True)
+        self.RejectPlan = channel.unary_unary(
+                '/blitz.v1.SessionService/RejectPlan',
+                request_serializer=blitz_dot_v1_dot_session__pb2.RejectPlanRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.RejectPlanResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -262,6 +272,22 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AcceptPlan(self, request, context):
+        """Carries out the proposed plan `plan_id`: a turn, streamed as RunTurn streams one.
+        NO_PENDING_PLAN when that plan is not the session's open proposal.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RejectPlan(self, request, context):
+        """Rejects the proposed plan `plan_id`, with feedback that the model receives with the
+        session's next turn.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -354,6 +380,16 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.GetServerInfo,
                     request_deserializer=blitz_dot_v1_dot_session__pb2.GetServerInfoRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_session__pb2.ServerInfo.SerializeToString,
+            ),
+            'AcceptPlan': grpc.unary_stream_rpc_method_handler(
+                    servicer.AcceptPlan,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.AcceptPlanRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_turn__pb2.TurnEvent.SerializeToString,
+            ),
+            'RejectPlan': grpc.unary_unary_rpc_method_handler(
+                    servicer.RejectPlan,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.RejectPlanRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.RejectPlanResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -842,6 +878,60 @@ class SessionService:
             '/blitz.v1.SessionService/GetServerInfo',
             blitz_dot_v1_dot_session__pb2.GetServerInfoRequest.SerializeToString,
             blitz_dot_v1_dot_session__pb2.ServerInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcceptPlan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/blitz.v1.SessionService/AcceptPlan',
+            blitz_dot_v1_dot_session__pb2.AcceptPlanRequest.SerializeToString,
+            blitz_dot_v1_dot_turn__pb2.TurnEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RejectPlan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/RejectPlan',
+            blitz_dot_v1_dot_session__pb2.RejectPlanRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.RejectPlanResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -94,7 +94,7 @@ class ContextBlock(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., html: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class TurnEvent(_message.Message):
-    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "usage", "history_trimmed", "session_state", "file_changed", "tool_output", "seq", "session_id", "turn_id", "time")
+    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "usage", "history_trimmed", "session_state", "file_changed", "tool_output", "plan_proposed", "plan_decision", "seq", "session_id", "turn_id", "time")
     AUTHOR_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +112,8 @@ class TurnEvent(_message.Message):
     SESSION_STATE_FIELD_NUMBER: _ClassVar[int]
     FILE_CHANGED_FIELD_NUMBER: _ClassVar[int]
     TOOL_OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    PLAN_PROPOSED_FIELD_NUMBER: _ClassVar[int]
+    PLAN_DECISION_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -133,11 +135,35 @@ class TurnEvent(_message.Message):
     session_state: SessionStateChange
     file_changed: FileChanged
     tool_output: ToolOutput
+    plan_proposed: PlanProposed
+    plan_decision: PlanDecision
     seq: int
     session_id: str
     turn_id: str
     time: _timestamp_pb2.Timestamp
-    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., session_state: _Optional[_Union[SessionStateChange, _Mapping]] = ..., file_changed: _Optional[_Union[FileChanged, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutput, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., session_state: _Optional[_Union[SessionStateChange, _Mapping]] = ..., file_changed: _Optional[_Union[FileChanged, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutput, _Mapping]] = ..., plan_proposed: _Optional[_Union[PlanProposed, _Mapping]] = ..., plan_decision: _Optional[_Union[PlanDecision, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class PlanProposed(_message.Message):
+    __slots__ = ("plan_id", "plan", "tasks")
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    plan_id: str
+    plan: str
+    tasks: _containers.RepeatedCompositeFieldContainer[Task]
+    def __init__(self, plan_id: _Optional[str] = ..., plan: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[Task, _Mapping]]] = ...) -> None: ...
+
+class PlanDecision(_message.Message):
+    __slots__ = ("plan_id", "approved", "feedback", "decided_by")
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_BY_FIELD_NUMBER: _ClassVar[int]
+    plan_id: str
+    approved: bool
+    feedback: str
+    decided_by: str
+    def __init__(self, plan_id: _Optional[str] = ..., approved: _Optional[bool] = ..., feedback: _Optional[str] = ..., decided_by: _Optional[str] = ...) -> None: ...
 
 class FlowStep(_message.Message):
     __slots__ = ("workflow", "id", "title", "type", "index", "count", "status", "output", "error", "run")

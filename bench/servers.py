@@ -142,6 +142,18 @@ async def _wait_until(
         await asyncio.sleep(_POLL_S)
 
 
+def _profiler() -> list[str]:
+    """`-m pyinstrument …` when BLITZ_BENCH_PROFILE names a folder: each Blitz server then
+    runs under pyinstrument, which writes its report there when the server exits. Its
+    figures are then the profiler's too: profile in a run of its own."""
+    folder = os.environ.get("BLITZ_BENCH_PROFILE")
+    if not folder:
+        return []
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    report = Path(folder) / f"blitz-{os.getpid()}-{time.monotonic_ns()}.txt"
+    return ["-m", "pyinstrument", "--renderer", "text", "--show-all", "-o", str(report)]
+
+
 @asynccontextmanager
 async def blitz_server(extra_flags: Sequence[str] = ()) -> AsyncIterator[BlitzServer]:
     """`python -m blitz.cli serve` on free ports and a temporary data folder, until exit."""
@@ -151,6 +163,7 @@ async def blitz_server(extra_flags: Sequence[str] = ()) -> AsyncIterator[BlitzSe
         log_path = Path(tmp) / "server.log"
         command = [
             sys.executable,
+            *_profiler(),
             "-m",
             "blitz.cli",
             "serve",

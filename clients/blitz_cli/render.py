@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -56,11 +55,8 @@ def expiry_line(expires: float, now: float | None = None) -> str:
     return f"auto-deny in {left // 60}:{left % 60:02d} (at {at})"
 
 
-def _usage_line(
-    before: turn_pb2.Usage, after: turn_pb2.Usage, per_call: Sequence[turn_pb2.Usage] = ()
-) -> str:
-    """The footer of a turn: its own calls, tokens and cost (and each call's tokens, when
-    there were several), and the session's totals."""
+def _usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
+    """The footer of a turn: its own calls, tokens and cost, and the session's totals."""
     calls = after.calls - before.calls
     tokens_in = after.input - before.input
     tokens_out = after.output - before.output
@@ -68,14 +64,9 @@ def _usage_line(
     price = f"${cost:.4f}" if after.priced else f"≥${cost:.4f} (some prices unknown)"
     if after.tokens_unknown:
         price += " · some token counts unknown"
-    each = ""
-    if len(per_call) > 1:
-        shown = ", ".join(f"{u.input}→{u.output}" for u in per_call[:8])
-        each = f" ({shown}{', …' if len(per_call) > 8 else ''})"
     return (
-        f"{calls} model call{'s' if calls != 1 else ''}{each} · {tokens_in} in ·"
-        f" {tokens_out} out · {price} │ session: {after.input + after.output} tokens"
-        f" · ${after.cost_usd:.4f}"
+        f"{calls} model call{'s' if calls != 1 else ''} · {tokens_in} in · {tokens_out} out"
+        f" · {price} │ session: {after.input + after.output} tokens · ${after.cost_usd:.4f}"
     )
 
 
@@ -371,11 +362,13 @@ class Renderer:
             self.console.print(error_line(finished.error.reason, finished.error.message))
         if finished.leftover:
             self.console.print(f"[yellow]not delivered: {escape('; '.join(finished.leftover))}[/]")
-        self.console.rule(
-            f"[dim]{escape(_usage_line(finished.before, finished.after, self._calls))}[/]",
-            style="dim",
-        )
+        if len(self._calls) > 1:
+            each = ", ".join(f"{u.input}→{u.output}" for u in self._calls)
+            self.console.print(f"[dim]tokens per model call (in→out): {each}[/]")
         self._calls = []
+        self.console.rule(
+            f"[dim]{escape(_usage_line(finished.before, finished.after))}[/]", style="dim"
+        )
 
     def server(self, info: session_pb2.ServerInfo) -> None:
         """The server's line, under the session's: version, protocol, what is on."""

@@ -125,6 +125,8 @@ def calls(a: Alice) -> dict[str, Any]:
         "ForkSession": s.ForkSessionRequest(session_id=sid, turn_id="t_any"),
         "DeleteSession": s.DeleteSessionRequest(session_id=sid),
         "GetServerInfo": s.GetServerInfoRequest(),
+        "AcceptPlan": s.AcceptPlanRequest(session_id=sid, plan_id="t_any"),
+        "RejectPlan": s.RejectPlanRequest(session_id=sid, plan_id="t_any"),
     }
 
 
@@ -138,7 +140,7 @@ def test_every_rpc_is_tried():
 async def attempt(wire: Wire, method: str, request: Any) -> Any:
     """The call's answer (a stream's events, read to its end), or the BlitzError it raised."""
     try:
-        if method in ("RunTurn", "Watch"):
+        if method in ("RunTurn", "Watch", "AcceptPlan"):
             return [e async for e in wire.stream(method, request)]
         return await wire.call(method, request)
     except BlitzError as exc:

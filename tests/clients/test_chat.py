@@ -13,7 +13,7 @@ KEYS = (
     r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop \[e\]dit › "
 )
 WRITE_KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop › "
-FOOTER = r"\d+ model calls?(?: \([^)]*\))? · \d+ in · \d+ out · \$0\.0000"
+FOOTER = r"\d+ model calls? · \d+ in · \d+ out · \$0\.0000"
 
 
 def test_approve_once_streams_the_command_and_its_output(terminal):

@@ -58,7 +58,8 @@ def test_the_footer_lists_each_model_calls_tokens() -> None:
         *[t.TurnEvent(usage=usage) for usage in calls],
         t.TurnEvent(finished=t.TurnFinished(before=before, after=after)),
     )
-    assert "2 model calls (1200→80, 3400→120) · 4600 in · 200 out" in shown
+    assert "tokens per model call (in→out): 1200→80, 3400→120" in shown
+    assert "2 model calls · 4600 in · 200 out" in shown
 
 
 def test_plans_proposed_and_decided_are_shown() -> None:

@@ -85,3 +85,21 @@ async def test_a_server_that_reuses_tool_call_ids_can_be_approved_again(
     outputs = [e.tool_result.result["output"] for e in first + second if e.HasField("tool_result")]
     assert outputs == ["one\n", "two\n", "three\n"]
     assert second[-1].finished.output == "second turn done"
+
+
+@pytest.mark.parametrize("transport", ["grpc", "connect"])
+async def test_a_call_with_no_reported_usage_is_unknown_on_the_wire_not_zero(
+    fake: FakeProvider, tmp_path: Path, transport: str
+) -> None:
+    fake.script(openai_text("ok", model=MODEL, usage=None))
+    settings = make_settings(
+        tmp_path / "data", model=f"openai-compatible:{MODEL}", base_url=fake.url + "/v1"
+    )
+    async with serving(settings, transport) as wire:
+        session = await wire.create_session()
+        events = await wire.run_all(session.id, "hi")
+        usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
+    [call] = [e.usage for e in events if e.HasField("usage")]
+    assert call.tokens_unknown and call.calls == 1 and call.input == 0
+    assert events[-1].finished.after.tokens_unknown
+    assert usage.total.tokens_unknown and usage.entries[0].tokens_unknown

@@ -167,7 +167,7 @@ async def test_a_deleted_session_leaves_nothing_but_its_always_rules(store):
     assert await store.originals("s1") == []
     assert await store.get_image("s1", "img-s1") is None
     assert await store.list_pending("s1", open_only=False) == []
-    assert await store.rules_for(session_id="s1", workspace="w", caller="") == [always]
+    assert await store.rules_for(session_id="s1", caller="") == [always]
     # The other session is whole, and a new session may take the old one's id and seqs.
     assert len(await store.read_events("s2", after_seq=0, limit=10)) == 1
     assert await store.get_turn_history("s2", "t1") == b"h"

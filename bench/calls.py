@@ -122,12 +122,14 @@ async def read_to_end(
 ) -> int:
     """Read a turn's stream up to `finished`; returns the model deltas in it.
 
-    With `resuming`, the first event read is the turn's next after a Decide (`resumed`).
+    With `resuming`, the turn's `resolution` is its next event after the Decide
+    (`resumed`): what came before it (the `session_state` PARKED after the request) was
+    sent before the Decide.
     """
     deltas = 0
     while True:
         event = await _next(call)
-        if resuming and math.isnan(times.resumed):
+        if resuming and math.isnan(times.resumed) and event.HasField("resolution"):
             times.resumed = now()
         deltas += deltas_in(event)
         if event.HasField("accepted"):

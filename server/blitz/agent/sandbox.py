@@ -50,16 +50,44 @@ class CommandLimits:
     # Counted over every process of the user the server runs as (the kernel's rule).
     processes: int = 0
 
+    def _limits(self) -> list[tuple[int, str, int]]:
+        return [
+            (kind, flag, value)
+            for kind, flag, value in (
+                (resource.RLIMIT_CPU, "--cpu", self.cpu_seconds),
+                (resource.RLIMIT_AS, "--as", self.memory_bytes),
+                (resource.RLIMIT_FSIZE, "--fsize", self.file_bytes),
+                (resource.RLIMIT_NPROC, "--nproc", self.processes),
+            )
+            if value > 0
+        ]
+
     def apply(self) -> None:
         """Set the limits in the calling process: run in the child, before it execs."""
-        for kind, value in (
-            (resource.RLIMIT_CPU, self.cpu_seconds),
-            (resource.RLIMIT_AS, self.memory_bytes),
-            (resource.RLIMIT_FSIZE, self.file_bytes),
-            (resource.RLIMIT_NPROC, self.processes),
-        ):
-            if value > 0:
-                resource.setrlimit(kind, (value, value))
+        for kind, _, value in self._limits():
+            resource.setrlimit(kind, (value, value))
+
+    def prefix(self) -> list[str] | None:
+        """The argv prefix that sets the limits (`prlimit`), or None where there is none.
+
+        Setting them this way, rather than with `apply` as a preexec_fn, lets the server
+        start a command with vfork instead of a fork of its whole address space: a preexec
+        function makes CPython fork, which costs milliseconds of the event loop's time per
+        command in a server of a hundred megabytes or more (docs/benchmarks.md).
+        """
+        limits = self._limits()
+        if not limits:
+            return []
+        tool = _prlimit()
+        if tool is None:
+            return None
+        return [tool, *(f"{flag}={value}" for _, flag, value in limits), "--"]
+
+
+@functools.cache
+def _prlimit() -> str | None:
+    """util-linux's prlimit, which Debian (and the image) always has; None elsewhere."""
+    return shutil.which("prlimit")
 
 
 class Isolation(enum.Enum):

@@ -79,7 +79,11 @@ async def run_shell(
 ) -> CommandOutcome:
     """Run `command` with /bin/sh in `cwd`; keep at most `output_cap` bytes of its output."""
     marker = uuid.uuid4().hex
+    # The limits as a command prefix where prlimit exists, so that no preexec function
+    # forces a fork of the whole server (see CommandLimits.prefix).
+    prefix = limits.prefix() if limits is not None else []
     proc = await asyncio.create_subprocess_exec(
+        *(prefix or []),
         *wrapped(command, isolation),
         cwd=cwd,
         env={**env, MARKER_VARIABLE: marker},
@@ -88,7 +92,7 @@ async def run_shell(
         stderr=asyncio.subprocess.STDOUT,
         # Its own session, so a kill reaches every process of its group.
         start_new_session=True,
-        preexec_fn=limits.apply if limits is not None else None,
+        preexec_fn=limits.apply if limits is not None and prefix is None else None,
     )
     kept = bytearray()
     truncated = False

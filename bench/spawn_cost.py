@@ -1,0 +1,56 @@
+"""`python -m bench.spawn_cost`: server CPU to start one command, with the rlimits set
+by `prlimit` (as Blitz does) and by a preexec function (as it did).
+
+A micro-benchmark of one call, `blitz.agent.shell.run_shell`, in a process holding some
+150 MB of small objects, as a server with a thousand parked turns does: a fork copies
+the page tables of all of it, a vfork none. Prints CPU and wall time per command for
+each way, over `N` (100) `echo` commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from pathlib import Path
+from unittest import mock
+
+from blitz.agent.sandbox import CommandLimits, isolation
+from blitz.agent.shell import run_shell
+
+_LIMITS = CommandLimits(cpu_seconds=10, memory_bytes=2**33, file_bytes=2**30)
+
+
+async def _per_command(count: int) -> tuple[float, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(count):
+        await run_shell(
+            "echo hi",
+            cwd=Path("/tmp"),
+            env={"PATH": "/usr/bin:/bin"},
+            time_limit=10,
+            output_cap=1000,
+            limits=_LIMITS,
+            isolation=isolation(),
+        )
+    return (time.process_time() - cpu) / count, (time.perf_counter() - wall) / count
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    ballast = [bytearray(1024) for _ in range(150_000)]  # noqa: F841  # a server's heap
+    ways = {
+        "prlimit": contextlib.nullcontext(),
+        "preexec_fn": mock.patch.object(CommandLimits, "prefix", lambda self: None),
+    }
+    for way, patched in ways.items():
+        with patched:
+            cpu, wall = asyncio.run(_per_command(count))
+        print(
+            f"{way:>10}: {cpu * 1000:.2f} ms of server CPU, {wall * 1000:.2f} ms wall, per command"
+        )
+
+
+if __name__ == "__main__":
+    main()

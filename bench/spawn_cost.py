@@ -40,7 +40,7 @@ async def _per_command(count: int) -> tuple[float, float]:
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     ballast = [bytearray(1024) for _ in range(150_000)]  # noqa: F841  # a server's heap
-    ways = {
+    ways: dict[str, contextlib.AbstractContextManager[object]] = {
         "prlimit": contextlib.nullcontext(),
         "preexec_fn": mock.patch.object(CommandLimits, "prefix", lambda self: None),
     }

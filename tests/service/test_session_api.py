@@ -289,3 +289,16 @@ async def test_a_proposed_plan_is_rejected_with_feedback_or_accepted_by_its_id(w
     assert got.plan_id == "", "carried out: no longer open"
     summary = (await wire.run_all(session.id, "/compact", command=True))[-1].finished.output
     assert "rejected the plan you proposed. Their feedback: call it chosen.txt" in summary
+
+
+async def test_a_fork_is_possible_at_a_sessions_last_20_turns_only(wire):
+    session = await wire.create_session()
+    turns = [(await wire.run_all(session.id, f"turn {i}"))[0].turn_id for i in range(21)]
+    fork = s.ForkSessionRequest(session_id=session.id, turn_id=turns[1])
+    assert (await wire.call("ForkSession", fork)).id, "the 20th latest"
+    error = await expect_error(
+        wire.call("ForkSession", s.ForkSessionRequest(session_id=session.id, turn_id=turns[0])),
+        "invalid_argument",
+        "INVALID_ARGUMENT",
+    )
+    assert (error.metadata["field"], error.metadata["limit"]) == ("turn_id", "20")

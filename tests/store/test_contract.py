@@ -148,7 +148,7 @@ async def test_a_deleted_session_leaves_nothing_but_its_always_rules(store):
         await store.append_events([event(sid)])
         await store.add_ledger(LedgerRow(sid, "t1", "demo", input=1))
         await store.set_history(sid, b"h")
-        await store.keep_turn_history(sid, "t1")
+        await store.keep_turn_history(sid, "t1", newest=20)
         await store.keep_original(FileOriginal(sid, "a.txt", b"a"))
         await store.add_image(ImageRecord(f"img-{sid}", sid, "image/png", b"png", 1.0))
         await store.put_pending([PendingRecord(sid, "r1", "t1", b"e")])
@@ -194,13 +194,20 @@ async def test_turns_page_oldest_first(store):
 
 async def test_a_turns_history_is_the_sessions_when_kept(store):
     await store.create_session(session())
-    await store.keep_turn_history("s1", "t0")  # no history yet: an empty one
+    for n, tid in enumerate(("t0", "t1", "t2")):
+        await store.create_turn(replace(turn(), turn_id=tid, create_time=float(n)), lease_until=9.0)
+    await store.keep_turn_history("s1", "t0", newest=20)  # no history yet: an empty one
     await store.set_history("s1", b"one")
-    await store.keep_turn_history("s1", "t1")
+    await store.keep_turn_history("s1", "t1", newest=20)
     await store.set_history("s1", b"two")
     assert await store.get_turn_history("s1", "t0") == b""
     assert await store.get_turn_history("s1", "t1") == b"one"
     assert await store.get_turn_history("s1", "t2") is None
+    # Only the newest turns' copies are kept.
+    await store.keep_turn_history("s1", "t2", newest=2)
+    assert await store.get_turn_history("s1", "t0") is None
+    assert await store.get_turn_history("s1", "t1") == b"one"
+    assert await store.get_turn_history("s1", "t2") == b"two"
 
 
 async def test_a_files_first_original_is_kept(store):

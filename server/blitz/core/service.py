@@ -42,7 +42,7 @@ from blitz.core.prompt import model_prompt
 from blitz.core.recovery import Recovery
 from blitz.core.session_folders import copy_workspace, is_own_folder, remove_workspace
 from blitz.core.supervisor import Supervisor
-from blitz.core.turns import Turns, interrupted, new_turn_id
+from blitz.core.turns import FORKABLE_TURNS, Turns, interrupted, new_turn_id
 from blitz.core.views import (
     ledger_entry,
     rule_view,
@@ -392,7 +392,10 @@ class SessionCore:
         history = await self._store.get_turn_history(source.id, turn.turn_id)
         if history is None:
             raise invalid_argument(
-                "turn_id", "no history was kept for this turn (it finished before forks existed)"
+                "turn_id",
+                f"no history is kept for this turn: a session can be forked at its last "
+                f"{FORKABLE_TURNS} finished turns",
+                limit=str(FORKABLE_TURNS),
             )
         fork_id = "s_" + uuid.uuid4().hex
         abandoned = threading.Event()

@@ -57,10 +57,12 @@ from blitz.v1 import turn_pb2 as t
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
-__all__ = ["Turns", "interrupted", "new_turn_id"]
+__all__ = ["FORKABLE_TURNS", "Turns", "interrupted", "new_turn_id"]
 
 log = structlog.get_logger(__name__)
 
+# A session can be forked at each of its last this many finished turns (ForkSession).
+FORKABLE_TURNS = 20
 # Seconds between looks at a turn another process is asked to cancel.
 _CANCEL_POLL = 0.1
 # What a `session_state` event says.
@@ -598,8 +600,9 @@ class Turns:
         """Record as finished a turn whose `finished` event is in the log."""
         rec = active.rec
         if not active.aside:
-            # The history as this turn left it, for a fork at it (ForkSession).
-            await self._store.keep_turn_history(rec.session_id, rec.turn_id)
+            # The history as this turn left it, for a fork at it (ForkSession), kept for
+            # the session's latest turns only: a copy can be a hundred kilobytes.
+            await self._store.keep_turn_history(rec.session_id, rec.turn_id, newest=FORKABLE_TURNS)
         rec.state = TurnState.FINISHED
         rec.history = None
         await self._store.update_turn(rec)

@@ -265,9 +265,10 @@ class Store(Protocol):
 
     async def set_history(self, session_id: str, history: bytes) -> None: ...
 
-    async def keep_turn_history(self, session_id: str, turn_id: str) -> None:
+    async def keep_turn_history(self, session_id: str, turn_id: str, *, newest: int) -> None:
         """Keep a copy of the session's history as it is now as the turn's (b"" when the
-        session has none), replacing any kept before."""
+        session has none), replacing any kept before; the session keeps those of its
+        `newest` latest turns (by start) and no others."""
         ...
 
     async def get_turn_history(self, session_id: str, turn_id: str) -> bytes | None:

@@ -41,7 +41,13 @@ from blitz.store.records import (
     TurnState,
     UsageTotals,
 )
-from blitz.store.sql_parts import SESSION_TABLES, TURN_COLUMNS, due_parked_turns, session_update
+from blitz.store.sql_parts import (
+    SESSION_TABLES,
+    TURN_COLUMNS,
+    due_parked_turns,
+    older_turn_histories,
+    session_update,
+)
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["CHANNEL", "PostgresStore"]
@@ -677,15 +683,17 @@ class PostgresStore:
             (session_id, history),
         )
 
-    async def keep_turn_history(self, session_id: str, turn_id: str) -> None:
-        await self._execute(
-            "INSERT INTO turn_histories (session_id, turn_id, history)"
-            " VALUES (%s, %s, COALESCE("
-            "  (SELECT history FROM histories WHERE session_id = %s), '\\x'::bytea))"
-            " ON CONFLICT (session_id, turn_id)"
-            " DO UPDATE SET history = EXCLUDED.history",
-            (session_id, turn_id, session_id),
-        )
+    async def keep_turn_history(self, session_id: str, turn_id: str, *, newest: int) -> None:
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO turn_histories (session_id, turn_id, history)"
+                " VALUES (%s, %s, COALESCE("
+                "  (SELECT history FROM histories WHERE session_id = %s), '\\x'::bytea))"
+                " ON CONFLICT (session_id, turn_id)"
+                " DO UPDATE SET history = EXCLUDED.history",
+                (session_id, turn_id, session_id),
+            )
+            await conn.execute(older_turn_histories("%s"), (session_id, session_id, newest))
 
     async def get_turn_history(self, session_id: str, turn_id: str) -> bytes | None:
         rows = await self._fetch(

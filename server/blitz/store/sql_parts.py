@@ -7,7 +7,13 @@ import json
 from blitz.store.records import SessionChange
 from blitz.v1 import session_pb2 as s
 
-__all__ = ["SESSION_TABLES", "TURN_COLUMNS", "due_parked_turns", "session_update"]
+__all__ = [
+    "SESSION_TABLES",
+    "TURN_COLUMNS",
+    "due_parked_turns",
+    "older_turn_histories",
+    "session_update",
+]
 
 # A turn's columns, in the order of TurnRecord's fields.
 TURN_COLUMNS = (
@@ -86,3 +92,15 @@ def due_parked_turns(mark: str, now: float, settled_before: float) -> tuple[str,
         f"  AND (p.resolution IS NULL OR p.resolve_time >= {mark})))"
     )
     return sql, [now, now, settled_before]
+
+
+def older_turn_histories(placeholder: str) -> str:
+    """DELETE of a session's kept turn histories but its newest (by the turn's start):
+    parameters session_id, session_id, how many to keep."""
+    p = placeholder
+    return (
+        f"DELETE FROM turn_histories WHERE session_id = {p} AND turn_id NOT IN ("
+        " SELECT h.turn_id FROM turn_histories h JOIN turns t"
+        "  ON t.session_id = h.session_id AND t.turn_id = h.turn_id"
+        f" WHERE h.session_id = {p} ORDER BY t.create_time DESC, t.turn_id DESC LIMIT {p})"
+    )

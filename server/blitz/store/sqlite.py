@@ -33,7 +33,13 @@ from blitz.store.records import (
     TurnState,
     UsageTotals,
 )
-from blitz.store.sql_parts import SESSION_TABLES, TURN_COLUMNS, due_parked_turns, session_update
+from blitz.store.sql_parts import (
+    SESSION_TABLES,
+    TURN_COLUMNS,
+    due_parked_turns,
+    older_turn_histories,
+    session_update,
+)
 from blitz.store.sqlite_connection import Row, SqliteConnection, transaction
 from blitz.v1.turn_pb2 import TurnEvent
 
@@ -589,15 +595,21 @@ class SqliteStore:
             (session_id, history),
         )
 
-    async def keep_turn_history(self, session_id: str, turn_id: str) -> None:
-        await self._execute(
-            "INSERT INTO turn_histories (session_id, turn_id, history)"
-            " VALUES (?, ?, COALESCE("
-            "  (SELECT history FROM histories WHERE session_id = ?), x''))"
-            " ON CONFLICT (session_id, turn_id)"
-            " DO UPDATE SET history = excluded.history",
-            (session_id, turn_id, session_id),
-        )
+    async def keep_turn_history(self, session_id: str, turn_id: str, *, newest: int) -> None:
+        await self._sql.call(self._keep_turn_history, session_id, turn_id, newest)
+
+    def _keep_turn_history(self, session_id: str, turn_id: str, newest: int) -> None:
+        db = self._sql.db
+        with transaction(db):
+            db.execute(
+                "INSERT INTO turn_histories (session_id, turn_id, history)"
+                " VALUES (?, ?, COALESCE("
+                "  (SELECT history FROM histories WHERE session_id = ?), x''))"
+                " ON CONFLICT (session_id, turn_id)"
+                " DO UPDATE SET history = excluded.history",
+                (session_id, turn_id, session_id),
+            )
+            db.execute(older_turn_histories("?"), (session_id, session_id, newest))
 
     async def get_turn_history(self, session_id: str, turn_id: str) -> bytes | None:
         rows = await self._fetch(

@@ -380,15 +380,15 @@ class SqliteStore:
                     if held is None:
                         lost.add((sid, tid))
                 kept = [e for e in events if (e.session_id, e.turn_id) not in lost]
-                sessions = sorted({e.session_id for e in kept})
-                marks = ",".join("?" * len(sessions))
-                last: dict[str, int] = dict(
-                    db.execute(
-                        f"SELECT session_id, MAX(seq) FROM events WHERE session_id IN ({marks})"
-                        " GROUP BY session_id",
-                        sessions,
-                    ).fetchall()
-                )
+                # One MAX per session: SQLite answers it from the end of the primary key
+                # (O(log n)), where a GROUP BY over several sessions reads every event of
+                # each, which made every append of a long session dearer than the last.
+                last: dict[str, int] = {}
+                for sid in {e.session_id for e in kept}:
+                    (top,) = db.execute(
+                        "SELECT MAX(seq) FROM events WHERE session_id = ?", (sid,)
+                    ).fetchone()
+                    last[sid] = top or 0
                 rows = []
                 for event in kept:
                     event.seq = last.get(event.session_id, 0) + 1

@@ -19,13 +19,20 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+    MutableSequence,
+    Sequence,
+)
 from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 
@@ -64,6 +71,7 @@ from blitz.store import (
     SessionRecord,
     Store,
     TurnPage,
+    TurnRecord,
     TurnState,
 )
 from blitz.v1 import session_pb2 as s
@@ -75,6 +83,10 @@ if TYPE_CHECKING:
 __all__ = ["PROTOCOL_REVISION", "RULES_MAX", "ServerFacts", "SessionCore"]
 
 log = structlog.get_logger(__name__)
+
+# A stored record and the message that shows it, for a page of either (_fill_page).
+_Rec = TypeVar("_Rec", SessionRecord, TurnRecord)
+_View = TypeVar("_View", s.Session, s.TurnSummary)
 
 try:
     _SERVER_VERSION = importlib.metadata.version("blitz-server")
@@ -288,16 +300,7 @@ class SessionCore:
             )
         )
         resp = s.ListSessionsResponse()
-        used = 0
-        for rec in recs[:size]:
-            view = await self._view(rec)
-            used += view.ByteSize() + 8  # the field's tag and length
-            if resp.sessions and used > ANSWER_BUDGET:
-                break  # the page is full: the next one starts at this session
-            resp.sessions.append(view)
-        listed = len(resp.sessions)
-        if len(recs) > listed:
-            resp.next_page_token = check.page_token(recs[listed - 1])
+        resp.next_page_token = await _fill_page(recs, size, self._view, resp.sessions)
         return resp
 
     async def close_session(self, req: s.CloseSessionRequest, ctx: CallContext) -> s.Session:
@@ -454,24 +457,18 @@ class SessionCore:
             TurnPage(session_id=session.id, limit=size + 1, after=after)
         )
         usage = turn_usage(await self._store.ledger(session.id))
-        resp = s.ListTurnsResponse()
-        used = 0
-        for rec in recs[:size]:
-            accepted = await self._event(session.id, rec.first_seq)
+
+        async def summary(rec: TurnRecord) -> s.TurnSummary:
             last = await self._store.last_event_of_turn(session.id, rec.turn_id)
-            view = turn_summary(
+            return turn_summary(
                 rec,
-                accepted=accepted,
+                accepted=await self._event(session.id, rec.first_seq),
                 finished=t.TurnEvent.FromString(last.data) if last is not None else None,
                 usage=usage.get(rec.turn_id),
             )
-            used += view.ByteSize() + 8  # the field's tag and length
-            if resp.turns and used > ANSWER_BUDGET:
-                break  # the page is full: the next one starts at this turn
-            resp.turns.append(view)
-        listed = len(resp.turns)
-        if len(recs) > listed:
-            resp.next_page_token = check.page_token(recs[listed - 1])
+
+        resp = s.ListTurnsResponse()
+        resp.next_page_token = await _fill_page(recs, size, summary, resp.turns)
         return resp
 
     async def _event(self, session_id: str, seq: int) -> t.TurnEvent | None:
@@ -752,6 +749,24 @@ def _no_running_turn(session_id: str, turn_id: str) -> BlitzError:
         "no turn is running in this session" + (f" as {turn_id!r}" if turn_id else ""),
         {"session_id": session_id, **({"turn_id": turn_id} if turn_id else {})},
     )
+
+
+async def _fill_page(
+    recs: Sequence[_Rec],
+    size: int,
+    view: Callable[[_Rec], Awaitable[_View]],
+    page: MutableSequence[_View],
+) -> str:
+    """Add the views of the first `size` records to `page` while they fit one answer
+    (ANSWER_BUDGET; always at least one); the next page's token, "" when none is left."""
+    used = 0
+    for rec in recs[:size]:
+        shown = await view(rec)
+        used += shown.ByteSize() + 8  # the field's tag and length
+        if page and used > ANSWER_BUDGET:
+            break  # the page is full: the next one starts at this record
+        page.append(shown)
+    return check.page_token(recs[len(page) - 1]) if len(recs) > len(page) else ""
 
 
 def _no_plan(plan_id: str) -> BlitzError:

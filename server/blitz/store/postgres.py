@@ -22,6 +22,7 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from blitz.store import sql_parts
 from blitz.store.postgres_schema import MIGRATIONS
 from blitz.store.records import (
     Changes,
@@ -318,15 +319,16 @@ class PostgresStore:
         lease_until: float,
         expired_before: float | None = None,
     ) -> TurnRecord | None:
-        sql = (
-            "UPDATE turns SET state = 'running', owner = %s, epoch = epoch + 1,"
-            " lease_until = %s WHERE session_id = %s AND turn_id = %s AND state = %s"
+        sql, args = sql_parts.claim_turn(
+            "%s",
+            session_id,
+            turn_id,
+            state=state.value,
+            owner=owner,
+            lease_until=lease_until,
+            expired_before=expired_before,
         )
-        args: list[object] = [owner, lease_until, session_id, turn_id, state.value]
-        if expired_before is not None:
-            sql += " AND (lease_until IS NULL OR lease_until < %s)"
-            args.append(expired_before)
-        rows = await self._fetch(f"{sql} RETURNING {TURN_COLUMNS}", args)
+        rows = await self._fetch(sql, args)
         return _turn(rows[0]) if rows else None
 
     async def renew_leases(self, owner: str, *, lease_until: float) -> list[TurnControl]:

@@ -10,6 +10,7 @@ from blitz.v1 import session_pb2 as s
 __all__ = [
     "SESSION_TABLES",
     "TURN_COLUMNS",
+    "claim_turn",
     "due_parked_turns",
     "older_turn_histories",
     "session_update",
@@ -104,3 +105,26 @@ def older_turn_histories(placeholder: str) -> str:
         "  ON t.session_id = h.session_id AND t.turn_id = h.turn_id"
         f" WHERE h.session_id = {p} ORDER BY t.create_time DESC, t.turn_id DESC LIMIT {p})"
     )
+
+
+def claim_turn(
+    mark: str,
+    session_id: str,
+    turn_id: str,
+    *,
+    state: str,
+    owner: str,
+    lease_until: float,
+    expired_before: float | None,
+) -> tuple[str, list[object]]:
+    """Store.claim_turn's UPDATE … RETURNING the turn, and its parameters."""
+    sql = (
+        f"UPDATE turns SET state = 'running', owner = {mark}, epoch = epoch + 1,"
+        f" lease_until = {mark} WHERE session_id = {mark} AND turn_id = {mark}"
+        f" AND state = {mark}"
+    )
+    args: list[object] = [owner, lease_until, session_id, turn_id, state]
+    if expired_before is not None:
+        sql += f" AND (lease_until IS NULL OR lease_until < {mark})"
+        args.append(expired_before)
+    return f"{sql} RETURNING {TURN_COLUMNS}", args

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import astuple
 from pathlib import Path
 
+from blitz.store import sql_parts
 from blitz.store.records import (
     Changes,
     EventRow,
@@ -275,15 +276,16 @@ class SqliteStore:
         lease_until: float,
         expired_before: float | None = None,
     ) -> TurnRecord | None:
-        sql = (
-            "UPDATE turns SET state = 'running', owner = ?, epoch = epoch + 1,"
-            " lease_until = ? WHERE session_id = ? AND turn_id = ? AND state = ?"
+        sql, args = sql_parts.claim_turn(
+            "?",
+            session_id,
+            turn_id,
+            state=state.value,
+            owner=owner,
+            lease_until=lease_until,
+            expired_before=expired_before,
         )
-        args: list[object] = [owner, lease_until, session_id, turn_id, state.value]
-        if expired_before is not None:
-            sql += " AND (lease_until IS NULL OR lease_until < ?)"
-            args.append(expired_before)
-        rows = await self._fetch(f"{sql} RETURNING {TURN_COLUMNS}", args)
+        rows = await self._fetch(sql, args)
         return _turn(rows[0]) if rows else None
 
     async def renew_leases(self, owner: str, *, lease_until: float) -> list[TurnControl]:

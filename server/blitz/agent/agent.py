@@ -141,6 +141,7 @@ class Agent:
         self._models = ModelPool(access or ModelAccess(), models)
         self._loop = ModelLoop(
             instructions=instructions,
+            static_toolsets=[*self._tools.values(), self._delegation],
             tool_retries=tool_retries,
             retry=retry or RetryPolicy(),
             window_of=self._models.window_of,

@@ -1,21 +1,32 @@
-"""The model loop: one pydantic-ai run to its end, and the retry of failed model calls.
+"""The model loop: one run to its end, and the retry of failed model calls.
 
-`ModelLoop.run_to_end` iterates one run — the main agent's or a sub-agent's — node by node.
-Before every model request it calls `TurnIO.before_model_call` (which may stop the turn,
-and hands over steer text that is added to the request); it streams the response into the
-`EventMapper`, records the call with `TurnIO.record_model_call`, and streams the tool step.
+`ModelLoop.run_to_end` drives one run — the main agent's or a sub-agent's: a model call,
+then the tool step of its response (tool_step.py), and again, until the model answers with
+text or a tool defers its call. Before every model request it calls
+`TurnIO.before_model_call` (which may stop the turn, and hands over steer text that is added
+to the request) and fits the history into the model's window (window.py); it streams the
+response into the `EventMapper` and records the call with `TurnIO.record_model_call`. A run
+ends with a `RunResult`: the answer or the open calls, and the history.
+
+This is pydantic-ai's agent loop for what Blitz uses of it — function tools, text output,
+deferred calls — on pydantic-ai's models, toolsets and messages. The library's own graph
+(`Agent.iter`) built a run's machinery afresh for every start and resume, and cost a
+turn several times the CPU of everything else it does (docs/benchmarks.md); here a run
+is a loop over plain data, and the tools of the toolsets that never change are listed
+once per process.
 
 `ModelCalls` is the one place a failed model call is retried, for runs and for the single
 call of a compaction alike: retrying.py classifies the failure; a rate limit, a server
 error or a broken stream is retried after a transient `notice` and a backoff, anything else
 — or the last failed try — fails the turn with `BlitzError(MODEL_ERROR)` (a too-long prompt
-`CONTEXT_OVERFLOW`). A retried run restarts from the messages it had sent, so no tool runs
-twice, and `before_model_call` is not asked again for the same call. Library exceptions end
-here: their text goes to the log, never to the client. Cancellation propagates untouched.
-This module knows nothing of parking, sub-agents or MCP; it must never build a toolset.
+`CONTEXT_OVERFLOW`). A retried call sends the same request again: no tool runs twice, and
+`before_model_call` is not asked again for it. Library exceptions end here: their text goes
+to the log, never to the client. Cancellation propagates untouched. This module knows
+nothing of parking, sub-agents or MCP; it must never build a toolset.
 
-Given a tracer provider, pydantic-ai traces each run, model call and tool call (spans
-without prompts, outputs or tool arguments: those may hold secrets the event log masks).
+Given a tracer provider, model calls and tool calls are traced (pydantic-ai's model
+instrumentation; spans without prompts, outputs or tool arguments: those may hold secrets
+the event log masks).
 """
 
 from __future__ import annotations
@@ -26,17 +37,28 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 import structlog
-from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability, Instrumentation, ProcessHistory
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
-from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent, UserPromptPart
-from pydantic_ai.models import Model
-from pydantic_ai.models.instrumented import InstrumentationSettings
-from pydantic_ai.run import AgentRun, AgentRunResult
+from pydantic_ai.messages import (
+    InstructionPart,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryInfo,
+    TextPart,
+    ToolReturnPart,
+    UserContent,
+    UserPromptPart,
+    repair_messages,
+)
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.models.instrumented import InstrumentationSettings, InstrumentedModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset
-from pydantic_ai.usage import UsageLimits
+from pydantic_ai.usage import RunUsage
 
 from blitz.agent.deps import ToolDeps
 from blitz.agent.events import EventMapper
@@ -50,23 +72,20 @@ from blitz.agent.retrying import (
     retry_notice,
     status_of,
 )
+from blitz.agent.tool_step import Listings, Resolved, ToolBelt, list_tools
 from blitz.agent.window import window_processor
 from blitz.ports.agent import TurnIO
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import TracerProvider
+    from opentelemetry.trace import Tracer, TracerProvider
 
-__all__ = ["ModelCalls", "ModelLoop", "RunOutput", "RunStart", "add_user_text"]
+__all__ = ["ModelCalls", "ModelLoop", "RunOutput", "RunResult", "RunStart", "add_user_text"]
 
 log = structlog.get_logger(__name__)
 
 # What a run ends with: the answer, or the calls that need a person.
 RunOutput = str | DeferredToolRequests
-
-# The core counts model calls (max_turns) through before_model_call; pydantic-ai's own
-# default cap of 50 requests would end long turns behind its back.
-_NO_LIMITS = UsageLimits(request_limit=None)
 
 _T = TypeVar("_T")
 
@@ -143,10 +162,26 @@ class ModelCalls:
         return delay
 
 
-class ModelLoop:
-    """The pydantic-ai agent every run of every turn goes through, and its retry policy.
+@dataclass
+class RunResult:
+    """How a run ended: its output (the answer, or the calls that need a person) and the
+    whole history, the run's own messages included."""
 
-    One instance serves any number of runs concurrently: it keeps nothing of a run.
+    output: RunOutput
+    messages: list[ModelMessage]
+
+    def all_messages(self) -> list[ModelMessage]:
+        return self.messages
+
+    def all_messages_json(self) -> bytes:
+        return ModelMessagesTypeAdapter.dump_json(self.messages)
+
+
+class ModelLoop:
+    """The loop every run of every turn goes through: model call, tool step, and again.
+
+    One instance serves any number of runs concurrently: it keeps nothing of a run, only
+    the listings of the toolsets that never change.
     """
 
     def __init__(
@@ -157,31 +192,32 @@ class ModelLoop:
         retry: RetryPolicy,
         window_of: Callable[[RunContext[ToolDeps]], int | None],
         tracer_provider: TracerProvider | None = None,
+        static_toolsets: Sequence[AbstractToolset[ToolDeps]] = (),
     ) -> None:
         """
         Args:
             instructions: The system instructions of every run (a run may add its own).
-            tool_retries: How often a model may retry a tool call with invalid arguments.
+            static_toolsets: Toolsets whose tools never change: listed once, not per run.
+            tool_retries: How often a model may retry a tool call with invalid arguments,
+                and a response with no answer and no tool call.
             retry: Retries of failed model calls and their backoff.
             window_of: The context window of a run's model (None: unknown, never trimmed).
-            tracer_provider: Where runs, model calls and tool calls are traced; None: not.
+            tracer_provider: Where model calls and tool calls are traced; None: not.
         """
+        self._instructions = instructions
+        self._tool_retries = tool_retries
         self._retry = retry
-        capabilities: list[AbstractCapability[ToolDeps]] = [
-            ProcessHistory(window_processor(window_of))
-        ]
+        self._fit = window_processor(window_of)
+        self._tracing: InstrumentationSettings | None = None
+        self._tracer: Tracer | None = None
         if tracer_provider is not None:
-            settings = InstrumentationSettings(
+            self._tracing = InstrumentationSettings(
                 tracer_provider=tracer_provider, include_content=False
             )
-            capabilities.append(Instrumentation(settings=settings))
-        self._agent = PydanticAgent[ToolDeps, RunOutput](
-            output_type=[str, DeferredToolRequests],
-            deps_type=ToolDeps,
-            instructions=instructions,
-            retries=tool_retries,
-            capabilities=capabilities,
-        )
+            self._tracer = tracer_provider.get_tracer("blitz.agent")
+        self._listed: Listings = {id(t): (t, None) for t in static_toolsets}
+        # Each model wrapped for tracing, by id (the model kept beside it).
+        self._traced: dict[int, tuple[Model, Model]] = {}
 
     def model_calls(self, *, io: TurnIO, model: str) -> ModelCalls:
         """The retrying of one run's (or one direct call's) model calls."""
@@ -197,19 +233,15 @@ class ModelLoop:
         mapper: EventMapper,
         toolsets: Sequence[AbstractToolset[ToolDeps]],
         instructions: str | None = None,
-    ) -> AgentRunResult[RunOutput]:
-        """One pydantic-ai run to its end, model calls through `deps.io`, retried as needed.
+    ) -> RunResult:
+        """One run to its end, model calls through `deps.io`, retried as needed.
 
         `model` is the session's name for `llm` (the ledger's), `instructions` are added to
         the loop's own.
         """
-        calls = self.model_calls(io=deps.io, model=model)
-        attempts = _Attempts(start)
-
-        async def attempt() -> AgentRunResult[RunOutput]:
-            return await self._attempt(
-                attempts,
-                calls,
+        try:
+            return await self._run(
+                start,
                 model=model,
                 llm=llm,
                 deps=deps,
@@ -217,17 +249,13 @@ class ModelLoop:
                 toolsets=toolsets,
                 instructions=instructions,
             )
+        except UnexpectedModelBehavior as exc:  # a tool called wrongly too often
+            log.warning("model_misbehaved", model=model, error=_details(exc))
+            raise misbehaviour_error(exc, model=model) from exc
 
-        def before_retry() -> None:
-            attempts.restart()
-            mapper.restart()
-
-        return await calls.retried(attempt, before_retry=before_retry)
-
-    async def _attempt(
+    async def _run(
         self,
-        attempts: _Attempts,
-        calls: ModelCalls,
+        start: RunStart,
         *,
         model: str,
         llm: Model,
@@ -235,63 +263,142 @@ class ModelLoop:
         mapper: EventMapper,
         toolsets: Sequence[AbstractToolset[ToolDeps]],
         instructions: str | None,
-    ) -> AgentRunResult[RunOutput]:
-        """One try of the run, from where the last try left it."""
-        agent, io, start = self._agent, deps.io, attempts.start
-        free = is_free(llm)
-        async with agent.iter(
-            start.prompt,
-            message_history=start.messages,
-            deferred_tool_results=start.deferred,
-            model=llm,
+    ) -> RunResult:
+        io = deps.io
+        # Provider-valid whatever stored it (pydantic-ai's graph kept a parked run's answers
+        # and its resumed ones as two requests in a row): the repair every request had there.
+        messages = repair_messages(
+            start.messages or [], repair_last_response=start.deferred is None
+        )
+        ctx = RunContext[ToolDeps](
             deps=deps,
-            usage_limits=_NO_LIMITS,
-            toolsets=toolsets,
-            instructions=instructions,
-        ) as run:
-            attempts.current = run
-            async for node in run:
-                if agent.is_model_request_node(node):
-                    if attempts.retrying:
-                        # before_model_call was already called for this very request.
-                        attempts.retrying = False
-                    elif steer := await io.before_model_call():
-                        add_user_text(node.request, steer)
-                    async with node.stream(run.ctx) as stream:
-                        async for event in stream:
-                            mapper.model_event(event)
-                            await io.pace()
-                    mapper.response_done()
-                    calls.answered()
-                    await io.record_model_call(usage_entry(model, stream.response, free=free))
-                elif agent.is_call_tools_node(node):
-                    async with node.stream(run.ctx) as tool_stream:
-                        async for tool_event in tool_stream:
-                            mapper.tool_event(tool_event)
-            result = run.result
-        if result is None:  # pragma: no cover - iter() always ends with a result
-            raise RuntimeError("agent run ended without a result")
-        return result
+            model=llm,
+            usage=RunUsage(),
+            prompt=start.prompt,
+            messages=messages,
+            max_retries=self._tool_retries,
+        )
+        belt = ToolBelt(
+            tools=await list_tools(toolsets, ctx, self._listed),
+            deps=deps,
+            ctx=ctx,
+            mapper=mapper,
+            default_retries=self._tool_retries,
+            tracer=self._tracer,
+        )
+        texts = [self._instructions, *([instructions] if instructions else [])]
+        params = ModelRequestParameters(
+            function_tools=belt.definitions,
+            instruction_parts=[InstructionPart(text) for text in texts],
+        )
+        joined = InstructionPart.join(params.instruction_parts or [])
+        calls = self.model_calls(io=io, model=model)
+        sender = self._sender(llm)
+        free = is_free(llm)
+
+        if start.deferred is not None:
+            resumed = await _resume(messages, start.deferred, belt)
+            if isinstance(resumed, RunResult):
+                return resumed
+            request = resumed
+        else:
+            request = ModelRequest(parts=[UserPromptPart(start.prompt or "")])
+        output_retries = 0
+        while True:
+            request.instructions = joined
+            messages.append(request)
+            if steer := await io.before_model_call():
+                add_user_text(request, steer)
+            kept = await self._fit(ctx, messages)
+            if kept is not messages:
+                messages[:] = kept
+
+            async def attempt() -> ModelResponse:
+                return await _streamed(sender, messages, params, ctx, mapper, io)
+
+            response = await calls.retried(attempt, before_retry=mapper.restart)
+            mapper.response_done()
+            calls.answered()
+            messages.append(response)
+            await io.record_model_call(usage_entry(model, response, free=free))
+
+            tool_calls = response.tool_calls
+            if not tool_calls:
+                text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
+                if text:
+                    return RunResult(output=text, messages=messages)
+                output_retries += 1
+                if output_retries > self._tool_retries:
+                    raise UnexpectedModelBehavior(
+                        f"Exceeded maximum retries ({self._tool_retries}) for output validation"
+                    )
+                request = ModelRequest(
+                    parts=[
+                        RetryFeedbackPart(content=_NO_OUTPUT, retry=RetryInfo(cause="no_output"))
+                    ]
+                )
+                continue
+            step = await belt.run_calls(tool_calls)
+            if step.deferred is not None:
+                if step.parts:
+                    messages.append(ModelRequest(parts=step.parts))
+                return RunResult(output=step.deferred, messages=messages)
+            request = ModelRequest(parts=step.parts)
+
+    def _sender(self, llm: Model) -> Model:
+        """The model the requests go to: `llm`, wrapped for tracing when tracing is on."""
+        if self._tracing is None:
+            return llm
+        traced = self._traced.get(id(llm))
+        if traced is None or traced[0] is not llm:
+            traced = self._traced[id(llm)] = (llm, InstrumentedModel(llm, self._tracing))
+        return traced[1]
 
 
-class _Attempts:
-    """Where the next try of a run starts, and whether it retries a failed model call."""
+_NO_OUTPUT = "Please answer with text, or call one of the tools."
 
-    def __init__(self, start: RunStart) -> None:
-        self.start = start
-        # The run of the try under way, once pydantic-ai has begun it.
-        self.current: AgentRun[ToolDeps, RunOutput] | None = None
-        self.retrying = False
 
-    def restart(self) -> None:
-        """The try failed in a model call: the next starts from the messages sent so far."""
-        if self.current is not None:
-            sent = list(self.current.ctx.state.message_history)
-            if sent and isinstance(sent[-1], ModelRequest):
-                # Everything up to the failed request, tool results included.
-                self.start = RunStart(messages=sent)
-        self.current = None
-        self.retrying = True
+async def _streamed(
+    llm: Model,
+    messages: list[ModelMessage],
+    params: ModelRequestParameters,
+    ctx: RunContext[ToolDeps],
+    mapper: EventMapper,
+    io: TurnIO,
+) -> ModelResponse:
+    """One model call, its stream mapped to events as it comes."""
+    async with llm.request_stream(messages, None, params, ctx) as stream:
+        async for event in stream:
+            mapper.model_event(event)
+            await io.pace()
+    return stream.get()
+
+
+async def _resume(
+    messages: list[ModelMessage], deferred: DeferredToolResults, belt: ToolBelt
+) -> ModelRequest | RunResult:
+    """The parked run's open calls, run with their results: the request that carries the
+    answers on, or the run parked again."""
+    answered: list[ModelRequestPart] = []
+    last = messages[-1] if messages else None
+    if isinstance(last, ModelRequest):
+        # The answers of the calls that ran before the run parked.
+        answered = list(last.parts)
+        messages.pop()
+    response = messages[-1] if messages else None
+    if not isinstance(response, ModelResponse) or not response.tool_calls:
+        raise UnexpectedModelBehavior("a parked history ends without the calls it parked on")
+    results: dict[str, Resolved] = dict(deferred.to_tool_call_results())
+    for part in answered:
+        if isinstance(part, ToolReturnPart):
+            results[part.tool_call_id] = "skip"
+    step = await belt.run_calls(response.tool_calls, results=results, metadata=deferred.metadata)
+    parts = [*answered, *step.parts]
+    if step.deferred is not None:
+        if parts:
+            messages.append(ModelRequest(parts=parts))
+        return RunResult(output=step.deferred, messages=messages)
+    return ModelRequest(parts=parts)
 
 
 def _details(exc: Exception) -> str:

@@ -26,11 +26,10 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 
 from blitz.agent.handoff import DELEGATE_TOOL, ID_SEPARATOR, Delegation
-from blitz.agent.loop import RunOutput
+from blitz.agent.loop import RunResult
 from blitz.agent.tools import QUESTION_TOOL
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports.agent import AnswerResult, ApprovalResult, Completed, Parked, Resolution
@@ -62,9 +61,7 @@ def load_history(data: bytes) -> list[ModelMessage]:
         raise invalid_argument("history", "the stored message history is unreadable") from exc
 
 
-def run_outcome(
-    result: AgentRunResult[RunOutput], display_names: Mapping[str, str]
-) -> Completed | Parked:
+def run_outcome(result: RunResult, display_names: Mapping[str, str]) -> Completed | Parked:
     """How a run ended, as plain data; a parked one keeps its parked sub-agents' runs."""
     output = result.output
     if not isinstance(output, DeferredToolRequests):

@@ -36,7 +36,9 @@ also name turns someone asked to cancel or steer: the listener hears of those (`
 
 Memory is bounded twice, in bytes. The backlog waiting for the writer: past a high mark,
 producers that can wait do (`pace`, which the agent calls as it streams) until the writer
-has caught up. And each live reader's buffer: one that falls that far behind is told so
+has caught up (the mark is low, 128 KiB, so that a streaming turn waits for the
+writer instead of racing it). And each live reader's buffer, its largest event aside: one
+that falls that far behind is told so
 (SLOW_CONSUMER, with the last seq it got) instead of being dropped silently, what it had
 queued is let go at once, and it resumes with Watch(after_seq).
 """
@@ -67,8 +69,8 @@ log = structlog.get_logger(__name__)
 DEFAULT_BUFFER = 256 * 1024
 # Bytes of queued events past which `pace` makes producers wait, and below which it lets
 # them go again.
-_BACKLOG_HIGH = 8 * 2**20
-_BACKLOG_LOW = 2 * 2**20
+_BACKLOG_HIGH = 128 * 2**10
+_BACKLOG_LOW = 32 * 2**10
 # What an event is reckoned to cost beside its text (its envelope, its object).
 _EVENT_COST = 256
 # Events read from the store per query while replaying.
@@ -106,6 +108,8 @@ class Subscription:
         self._limit = limit
         self._queue: deque[TurnEvent] = deque()
         self._bytes = 0
+        # The largest event queued, in bytes.
+        self._largest = 0
         # The seq of the last event handed to the reader, and the newest it knows exists.
         self._delivered = 0
         self._known = 0
@@ -113,19 +117,22 @@ class Subscription:
         self._overflow_after: int | None = None
         self._closed = False
 
-    def _push(self, events: list[TurnEvent], size: int) -> None:
+    def _push(self, events: list[TurnEvent], size: int, largest: int) -> None:
         if self._overflow_after is not None:
             return
-        if self._queue and self._bytes + size > self._limit:
+        largest = max(largest, self._largest)
+        if self._queue and self._bytes + size - largest > self._limit:
             # Too far behind: what is queued is let go now, and the reader is told where
-            # to resume (after what it got) once it asks for more. A reader that holds
-            # nothing takes any batch, so one event past the limit does not end a stream.
+            # to resume (after what it got) once it asks for more. Its largest event
+            # does not count, so one large event (a diff of a quarter of a MiB, say) does
+            # not end a stream that keeps up: a reader holds its limit and one event.
             self._overflow_after = self._known = self._delivered
             self._queue.clear()
-            self._bytes = 0
+            self._bytes = self._largest = 0
         else:
             self._queue.extend(events)
             self._bytes += size
+            self._largest = largest
             self._known = max(self._known, events[-1].seq)
         self._wake.set()
 
@@ -168,7 +175,7 @@ class Subscription:
                     continue
                 queued = [e for e in self._queue if e.seq > self._delivered]
                 self._queue.clear()
-                self._bytes = 0
+                self._bytes = self._largest = 0
                 batch = await self._complete(queued)
                 if batch:
                     self._delivered = batch[-1].seq
@@ -414,12 +421,14 @@ class EventLog:
         by_session: dict[str, tuple[list[TurnEvent], list[int]]] = {}
         for event in events:
             if event.seq and event.session_id in self._subscribers:
-                listed, size = by_session.setdefault(event.session_id, ([], [0]))
+                listed, sizes = by_session.setdefault(event.session_id, ([], [0, 0]))
                 listed.append(event)
-                size[0] += event.ByteSize()
-        for sid, (session_events, size) in by_session.items():
+                size = event.ByteSize()
+                sizes[0] += size
+                sizes[1] = max(sizes[1], size)
+        for sid, (session_events, sizes) in by_session.items():
             for sub in list(self._subscribers.get(sid, ())):
-                sub._push(session_events, size[0])
+                sub._push(session_events, sizes[0], sizes[1])
         for item in kept:
             if item.done is not None and not item.done.done():
                 item.done.set_result(None)

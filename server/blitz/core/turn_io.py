@@ -11,6 +11,7 @@ call is counted in the metrics too: its time since the check before it, tokens a
 
 from __future__ import annotations
 
+import asyncio
 import time
 from contextvars import ContextVar
 from dataclasses import asdict
@@ -25,6 +26,10 @@ from blitz.store import FileOriginal, LedgerRow, Store
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["TurnChannel", "call_usage"]
+
+# A streaming turn lets the other tasks of the loop run after this many stream events,
+# even when nothing else makes it wait: one turn's long stream never holds up the rest.
+_YIELD_EVERY = 4
 
 # When the current model call was let through. A context variable, not a field: sub-agents
 # of one turn share its channel and call their models at the same time, each in its own task.
@@ -50,6 +55,7 @@ class TurnChannel:
         self._store = store
         self._pending = pending
         self._default_max_turns = default_max_turns
+        self._paced = 0
 
     def emit(self, event: t.TurnEvent) -> None:
         if event.HasField("tasks") and not event.author:  # a sub-agent's list is its own
@@ -60,6 +66,10 @@ class TurnChannel:
         await self._log.commit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def pace(self) -> None:
+        self._paced += 1
+        if self._paced >= _YIELD_EVERY:
+            self._paced = 0
+            await asyncio.sleep(0)
         await self._log.pace()
 
     async def before_file_change(self, path: str, content: bytes | None) -> None:

@@ -66,7 +66,9 @@ class TurnIO(Protocol):
 
     async def pace(self) -> None:
         """Return once the turn may emit more: at once, unless the core's event log is far
-        behind, and then when it has caught up. Call it as events stream."""
+        behind, and then when it has caught up; now and then after letting other tasks
+        run. Call it as events stream: it is where a long stream gives way and is
+        cancelled."""
         ...
 
     async def before_model_call(self) -> list[str]:

@@ -1,9 +1,10 @@
 """The SQLite engine: the store's contract in SQL over one file. The default.
 
-One connection serves the whole process, on a thread of its own (`sqlite_connection.py`):
-each method is one statement or one transaction there, so it is one atomic step and has
-committed when it returns. The schema is `sqlite_schema.py`, WAL its journal. One process
-owns the file: several replicas need a server database.
+One connection serves the whole process, on the event loop's thread
+(`sqlite_connection.py`): each method is one statement or one transaction, run to its end
+without an await, so it is one atomic step and has committed when it returns. The schema
+is `sqlite_schema.py`, WAL its journal. One process owns the file: several replicas need a
+server database.
 """
 
 from __future__ import annotations

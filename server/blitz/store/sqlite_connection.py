@@ -1,9 +1,18 @@
-"""One SQLite connection on a thread of its own, and the schema's migrations.
+"""One SQLite connection on the event loop's thread, and the schema's migrations.
 
-Every call hands the thread one function — a statement, or a whole transaction — and
-awaits it: one hop between threads per call, and no transaction ever spans an await, so no
-other caller's statement can land inside one. Knows nothing of Blitz's tables but the
-migrations it runs when it opens a file.
+Every call runs one function — a statement, or a whole transaction — to its end on the
+loop's thread: no transaction ever spans an await, so no other caller's statement can land
+inside one. Opening (and migrating) the file runs on a thread, since it happens once and
+may take a while.
+
+Not on a thread of its own, as it was: SQLite answers Blitz's statements in tens to hundreds
+of microseconds, less than a hop between threads costs, and a thread that runs Python needs
+the GIL back after every statement. While the loop was busy with turns it won that race
+rarely: a 0.3 ms append took 250 ms, a streaming turn starved every other session's store
+calls for seconds, and half of a turn's CPU went to the hops (docs/benchmarks.md). The
+price is that a statement blocks the loop while it runs: the engine is for one process and
+its own file, and a long query blocks what a thread would have. Knows nothing of Blitz's
+tables but the migrations it runs when it opens a file.
 """
 
 from __future__ import annotations
@@ -11,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -48,47 +56,38 @@ def _migrate(db: sqlite3.Connection) -> None:
 
 
 class SqliteConnection:
-    """A file's one connection, opened (and migrated) and closed on its thread."""
+    """A file's one connection: opened (and migrated) on a thread, used on the loop's."""
 
     def __init__(self, path: str | Path) -> None:
         self._path = str(path)
-        self._thread: ThreadPoolExecutor | None = None
         self._db: sqlite3.Connection | None = None
 
     async def open(self) -> None:
         if self._path != ":memory:":
             Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="blitz-sqlite")
-        try:
-            await self.call(self._connect)
-        except BaseException:
-            self._thread.shutdown(wait=False)
-            self._thread = None
-            raise
+        self._db = await asyncio.to_thread(self._connect)
 
     async def close(self) -> None:
-        if self._thread is not None:
-            if self._db is not None:
-                await self.call(self._db.close)
-                self._db = None
-            thread, self._thread = self._thread, None
-            thread.shutdown(wait=True)
+        if self._db is not None:
+            db, self._db = self._db, None
+            db.close()
 
     async def call(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """Run `fn(*args)` on the connection's thread; `fn` uses `db`."""
-        if self._thread is None:
+        """Run `fn(*args)`, which uses `db`, to its end (on the loop's thread)."""
+        if self._db is None:
             raise RuntimeError("store is not open")
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+        return fn(*args)
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The connection itself: for functions run by `call`, on its thread, only."""
+        """The connection itself: for functions run by `call` only."""
         if self._db is None:
             raise RuntimeError("store is not open")
         return self._db
 
-    def _connect(self) -> None:
-        db = sqlite3.connect(self._path, isolation_level=None)
+    def _connect(self) -> sqlite3.Connection:
+        # Made on a thread, used on the loop's: never by two threads at once.
+        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode loses no committed transaction on a process crash (only
@@ -99,7 +98,7 @@ class SqliteConnection:
         except BaseException:
             db.close()
             raise
-        self._db = db
+        return db
 
     async def execute(self, sql: str, params: Sequence[object] = ()) -> int:
         """One statement; the number of rows it changed."""

@@ -1,5 +1,7 @@
 """`python -m bench.spawn_cost`: server CPU to start one command, with the rlimits set
-by `prlimit` (as Blitz does) and by a preexec function (as it did).
+by `prlimit` (as Blitz does) and by a preexec function (as it did), on asyncio's loop and
+on uvloop's (which `blitz serve` runs on), beside uvloop's own `subprocess_exec` (which
+Blitz used until it was measured here).
 
 A micro-benchmark of one call, `blitz.agent.shell.run_shell`, in a process holding some
 150 MB of small objects, as a server with a thousand parked turns does: a fork copies
@@ -16,10 +18,29 @@ import time
 from pathlib import Path
 from unittest import mock
 
+import uvloop
+
 from blitz.agent.sandbox import CommandLimits, isolation
 from blitz.agent.shell import run_shell
 
 _LIMITS = CommandLimits(cpu_seconds=10, memory_bytes=2**33, file_bytes=2**30)
+
+
+async def _uvloop_spawn(count: int) -> tuple[float, float]:
+    """`echo` by the loop's own subprocess_exec (on uvloop: libuv's fork)."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(count):
+        proc = await asyncio.create_subprocess_exec(
+            *_LIMITS.prefix() or [],
+            "/bin/sh",
+            "-c",
+            "echo hi",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        await proc.communicate()
+    return (time.process_time() - cpu) / count, (time.perf_counter() - wall) / count
 
 
 async def _per_command(count: int) -> tuple[float, float]:
@@ -47,9 +68,15 @@ def main() -> None:
     for way, patched in ways.items():
         with patched:
             cpu, wall = asyncio.run(_per_command(count))
-        print(
-            f"{way:>10}: {cpu * 1000:.2f} ms of server CPU, {wall * 1000:.2f} ms wall, per command"
-        )
+        _show(f"{way}, asyncio", cpu, wall)
+    cpu, wall = uvloop.run(_per_command(count))
+    _show("prlimit, uvloop", cpu, wall)
+    cpu, wall = uvloop.run(_uvloop_spawn(count))
+    _show("uvloop's subprocess_exec", cpu, wall)
+
+
+def _show(way: str, cpu: float, wall: float) -> None:
+    print(f"{way:>25}: {cpu * 1000:.2f} ms of server CPU, {wall * 1000:.2f} ms wall, per command")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import codecs
 import contextlib
 import os
 import signal
+import subprocess
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -82,16 +83,10 @@ async def run_shell(
     # The limits as a command prefix where prlimit exists, so that no preexec function
     # forces a fork of the whole server (see CommandLimits.prefix).
     prefix = limits.prefix() if limits is not None else []
-    proc = await asyncio.create_subprocess_exec(
-        *(prefix or []),
-        *wrapped(command, isolation),
+    proc = await _Command.start(
+        [*(prefix or []), *wrapped(command, isolation)],
         cwd=cwd,
         env={**env, MARKER_VARIABLE: marker},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        # Its own session, so a kill reaches every process of its group.
-        start_new_session=True,
         preexec_fn=limits.apply if limits is not None and prefix is None else None,
     )
     kept = bytearray()
@@ -100,7 +95,6 @@ async def run_shell(
 
     async def pump() -> None:
         nonlocal truncated
-        assert proc.stdout is not None
         while chunk := await proc.stdout.read(_READ_SIZE):
             room = output_cap - len(kept)
             if len(chunk) > room:
@@ -128,6 +122,7 @@ async def run_shell(
         pumping.cancel()
         marked = marker if isolation is Isolation.PROCESS else None
         await _to_the_end(_reaped(proc, pumping, marked))
+        proc.close()
     if not pumping.cancelled() and (failed := pumping.exception()) is not None:
         raise failed
     # The command has ended: what is held of its last line goes out now.
@@ -172,25 +167,108 @@ class _Lines:
             self._on_output(text)
 
 
-async def _exit_of(proc: asyncio.subprocess.Process) -> None:
-    """Until the shell has exited and been reaped.
+class _Command:
+    """A started command: its pid, its output (stdout and stderr), and its exit.
 
-    `proc.wait()` says so at once on uvloop, but from Python 3.12 asyncio's waits for the
-    output pipe to close as well, which a process left in the background can hold open; the
-    return code, set on exit, is watched beside it.
+    Started by `subprocess.Popen`, which spawns with vfork: the server's memory is not
+    copied. (uvloop's own `subprocess_exec` forks, which cost the server 2.6 ms of CPU per
+    command beside a 150 MB heap, and more with a thousand parked turns, against 0.5 here:
+    `python -m bench.spawn_cost`.) Its exit is watched with a pidfd where the kernel has
+    them (Linux 5.3), else by polling; the output pipe is read through the loop.
     """
-    waiting = asyncio.create_task(proc.wait(), name=f"command-exit-{proc.pid}")
-    try:
-        while proc.returncode is None and not waiting.done():
-            await asyncio.wait({waiting}, timeout=_POLL_S)
-    finally:
-        waiting.cancel()
-        await _settled(waiting)
+
+    def __init__(self, popen: subprocess.Popen[bytes], stdout: asyncio.StreamReader) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self.stdout = stdout
+        self._transport: asyncio.BaseTransport | None = None
+        self._exited = asyncio.get_running_loop().create_future()
+        self._pidfd: int | None = None
+
+    @classmethod
+    async def start(
+        cls,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        preexec_fn: Callable[[], None] | None,
+    ) -> _Command:
+        # Blocking, but for the spawn only: a vfork and an exec, well under a millisecond.
+        popen = subprocess.Popen(  # noqa: ASYNC220
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            # Its own session, so a kill reaches every process of its group.
+            start_new_session=True,
+            preexec_fn=preexec_fn,
+        )
+        assert popen.stdout is not None
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_READ_SIZE, loop=loop)
+        command = cls(popen, reader)
+        try:
+            command._transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), popen.stdout
+            )
+            command._watch(loop)
+        except BaseException:
+            _kill_group(popen.pid)
+            popen.wait()
+            command.close()
+            raise
+        return command
+
+    def _watch(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            self._pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            return  # no pidfds here: `wait` polls
+        loop.add_reader(self._pidfd, self._poll)
+
+    def _poll(self) -> None:
+        if self._popen.poll() is not None and not self._exited.done():
+            self._exited.set_result(None)
+            if self._pidfd is not None:
+                asyncio.get_running_loop().remove_reader(self._pidfd)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    async def wait(self) -> None:
+        """Until the shell has exited and been reaped (not until its output has ended:
+        a process it left in the background may hold the pipe open)."""
+        while not self._exited.done():
+            self._poll()
+            if self._pidfd is not None:
+                await asyncio.shield(self._exited)
+            else:
+                await asyncio.sleep(_POLL_S)
+
+    def close(self) -> None:
+        """Let go of the pipe and the pidfd (the process is reaped)."""
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+        elif self._popen.stdout is not None:
+            self._popen.stdout.close()
+        if self._pidfd is not None:
+            with contextlib.suppress(ValueError, RuntimeError):
+                asyncio.get_running_loop().remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
 
 
-async def _reaped(
-    proc: asyncio.subprocess.Process, pumping: asyncio.Task[None], marker: str | None
-) -> None:
+async def _exit_of(proc: _Command) -> None:
+    """Until the shell has exited and been reaped."""
+    await proc.wait()
+
+
+async def _reaped(proc: _Command, pumping: asyncio.Task[None], marker: str | None) -> None:
     """Until the killed shell is reaped, what carries `marker` killed, and its output task
     has ended."""
     await _exit_of(proc)

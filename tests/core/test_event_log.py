@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from blitz.config import Settings
+from blitz.core import event_log
 from blitz.core.event_log import EventLog
 from blitz.errors import BlitzError
 from blitz.size_limits import EVENT_MAX
@@ -128,7 +129,7 @@ async def test_producers_wait_while_the_backlog_is_far_behind(store, monkeypatch
         await asyncio.sleep(0)
         for i in range(200):  # distinct events, none merging: about 10 MB in all
             log.emit("s1", "t1", t.TurnEvent(notice=t.Notice(text=str(i) * 50_000)))
-        pacing = asyncio.create_task(log.pace())
+        pacing = asyncio.create_task(log.pace("s1"))
         await asyncio.sleep(0.05)
         waited = not pacing.done()
         release.set()
@@ -136,6 +137,38 @@ async def test_producers_wait_while_the_backlog_is_far_behind(store, monkeypatch
     assert waited, "past the high mark, a producer waits"
     monkeypatch.undo()
     assert len(await stored(store)) == 201, "nothing was dropped"
+
+
+async def test_producers_wait_for_a_reader_that_keeps_taking_not_for_a_stalled_one(
+    store, monkeypatch
+):
+    """A live reader half full holds its session's producers until it takes its events;
+    one that stopped taking does not, and is cut off instead."""
+    monkeypatch.setattr(event_log, "_STALLED", 0.5)
+    async with EventLog(store, buffer=64 * 1024) as log:
+        reader = log.read("s1", after_seq=0, follow=True)
+        await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text="start")))
+        assert (await anext(reader)).notice.text == "start"
+        for i in range(5):  # 50 KB for the reader, which is not reading yet
+            await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text=str(i) * 10_000)))
+        pacing = asyncio.create_task(log.pace("s1"))
+        await asyncio.sleep(0.1)
+        assert not pacing.done(), "the reader is half full and took events lately"
+        assert (await anext(reader)).notice.text == "0" * 10_000
+        await asyncio.wait_for(pacing, 5)  # it took them: the producer goes on
+        await log.pace("s2")  # another session's producer never waited
+
+        await asyncio.sleep(0.6)  # the reader stops taking: it is stalled now
+        for i in range(5):
+            await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text=str(i) * 10_000)))
+        await asyncio.wait_for(log.pace("s1"), 0.2)
+        for i in range(5):  # and past its buffer, it is cut off
+            await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text=str(i) * 10_000)))
+        with pytest.raises(BlitzError) as err:
+            while True:
+                await anext(reader)
+        assert err.value.reason.wire == "SLOW_CONSUMER"
+        await reader.aclose()
 
 
 async def test_a_replay_then_follow_has_no_gap_and_no_duplicate(store):

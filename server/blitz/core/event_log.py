@@ -37,8 +37,10 @@ also name turns someone asked to cancel or steer: the listener hears of those (`
 Memory is bounded twice, in bytes. The backlog waiting for the writer: past a high mark,
 producers that can wait do (`pace`, which the agent calls as it streams) until the writer
 has caught up (the mark is low, 128 KiB, so that a streaming turn waits for the
-writer instead of racing it). And each live reader's buffer, its largest event aside: one
-that falls that far behind is told so
+writer instead of racing it); and while a live reader of their session that keeps taking
+what it is sent holds half its buffer, so that a turn streams at the pace of its readers.
+And each live reader's buffer, its largest event aside: one that stopped taking and falls
+that far behind is told so
 (SLOW_CONSUMER, with the last seq it got) instead of being dropped silently, what it had
 queued is let go at once, and it resumes with Watch(after_seq).
 """
@@ -73,6 +75,9 @@ _BACKLOG_HIGH = 128 * 2**10
 _BACKLOG_LOW = 32 * 2**10
 # What an event is reckoned to cost beside its text (its envelope, its object).
 _EVENT_COST = 256
+# Seconds after which a live reader that took nothing is not waited for (`pace`): it is
+# stalled, and is cut off when it overflows.
+_STALLED = 1.0
 # Events read from the store per query while replaying.
 _REPLAY_PAGE = 1000
 # The most characters streamed chunks are merged into (step 1).
@@ -116,6 +121,10 @@ class Subscription:
         self._wake = asyncio.Event()
         self._overflow_after: int | None = None
         self._closed = False
+        # Set while it holds less than half its limit; when it last took a batch.
+        self._room = asyncio.Event()
+        self._room.set()
+        self._taken_at = time.monotonic()
 
     def _push(self, events: list[TurnEvent], size: int, largest: int) -> None:
         if self._overflow_after is not None:
@@ -129,12 +138,25 @@ class Subscription:
             self._overflow_after = self._known = self._delivered
             self._queue.clear()
             self._bytes = self._largest = 0
+            self._room.set()
         else:
             self._queue.extend(events)
             self._bytes += size
             self._largest = largest
             self._known = max(self._known, events[-1].seq)
+            if self._bytes > self._limit // 2:
+                self._room.clear()
         self._wake.set()
+
+    async def room(self) -> None:
+        """Until this reader holds less than half its limit: a producer of its session
+        waits here, so a reader that takes what it is sent, however slowly, is not cut
+        off. One that has taken nothing for `_STALLED` seconds is not waited for."""
+        if self._room.is_set() or time.monotonic() - self._taken_at > _STALLED:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_STALLED):
+                await self._room.wait()
 
     def _hint(self, seq: int) -> None:
         """Another process appended up to `seq`: read what is missing from the store."""
@@ -144,6 +166,7 @@ class Subscription:
 
     def _end(self) -> None:
         self._closed = True
+        self._room.set()
         self._wake.set()
 
     async def batches(self, *, after_seq: int = 0) -> AsyncIterator[list[TurnEvent]]:
@@ -176,6 +199,8 @@ class Subscription:
                 queued = [e for e in self._queue if e.seq > self._delivered]
                 self._queue.clear()
                 self._bytes = self._largest = 0
+                self._taken_at = time.monotonic()
+                self._room.set()
                 batch = await self._complete(queued)
                 if batch:
                     self._delivered = batch[-1].seq
@@ -205,6 +230,7 @@ class Subscription:
         return [*missing, *(e for e in queued if e.seq > missing[-1].seq)]
 
     def close(self) -> None:
+        self._room.set()
         self._owner._unsubscribe(self)
 
 
@@ -343,10 +369,16 @@ class EventLog:
         await done
         return event
 
-    async def pace(self) -> None:
-        """Return at once unless the backlog is past its high mark; then once it is low."""
+    async def pace(self, session_id: str) -> None:
+        """Return at once unless the backlog is past its high mark (then once it is low),
+        or a live reader of the session that keeps taking is half full (then once it has
+        taken its events, or stopped taking: see `Subscription.room`)."""
         if not self._caught_up.is_set():
             await self._caught_up.wait()
+        readers = self._subscribers.get(session_id)
+        if readers:
+            for reader in list(readers):
+                await reader.room()
 
     def _enqueue(self, item: _Queued) -> None:
         # 1. merge, into the session's last queued event when it may take it: other

@@ -27,7 +27,7 @@ from collections.abc import (
     MutableSequence,
     Sequence,
 )
-from contextlib import AsyncExitStack, aclosing
+from contextlib import AsyncExitStack, ExitStack, aclosing
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -542,6 +542,24 @@ class SessionCore:
         """RunTurn; with `plan_id`, the turn that carries out that proposed plan."""
         check.require(req.session_id, "session_id")
         check.check_turn(req)
+        with ExitStack() as admission:
+            # Until its `accepted` is handed over, the turn goes before agent work.
+            admission.enter_context(self._turns.admissions.admitting())
+            rec, session = await self._admit(req, ctx, plan_id=plan_id)
+            # Closed here, not when collected: its live subscription ends with the stream.
+            events = self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True)
+            async with aclosing(events):
+                async for event in events:
+                    if event.turn_id == rec.turn_id:
+                        admission.close()  # admitted
+                        yield event
+                        if event.HasField("finished"):
+                            return
+
+    async def _admit(
+        self, req: s.RunTurnRequest, ctx: CallContext, *, plan_id: str
+    ) -> tuple[TurnRecord, SessionRecord]:
+        """The turn of a RunTurn call, started (or found, when its turn_id ran before)."""
         async with self._locks(req.session_id):
             session = await self.session_record(req.session_id, ctx)
             rec = None
@@ -578,14 +596,7 @@ class SessionCore:
                     await self._log.commit(
                         session.id, rec.turn_id, t.TurnEvent(plan_decision=decision)
                     )
-        # Closed here, not when collected: its live subscription ends with the stream.
-        events = self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True)
-        async with aclosing(events):
-            async for event in events:
-                if event.turn_id == rec.turn_id:
-                    yield event
-                    if event.HasField("finished"):
-                        return
+        return rec, session
 
     async def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         if req.after_seq < 0:

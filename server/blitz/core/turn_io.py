@@ -70,7 +70,7 @@ class TurnChannel:
         if self._paced >= _YIELD_EVERY:
             self._paced = 0
             await asyncio.sleep(0)
-        await self._log.pace()
+        await self._log.pace(self._sid)
 
     async def before_file_change(self, path: str, content: bytes | None) -> None:
         await self._store.keep_original(FileOriginal(self._sid, path, content))

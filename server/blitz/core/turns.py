@@ -39,6 +39,7 @@ import structlog
 
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn, LiveTurns
+from blitz.core.admissions import Admissions
 from blitz.core.event_log import EventLog, TurnLost
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
@@ -105,6 +106,8 @@ class Turns:
         self._tasks = Supervisor("turns")
         self.live = LiveTurns(count_parked=not store.shared)
         self._slots = asyncio.Semaphore(max_running)
+        # RunTurn calls under way: runs wait for them to be admitted first.
+        self.admissions = Admissions()
         pending.listen(self)
         log.listen(self)
 
@@ -235,8 +238,10 @@ class Turns:
             if rec.deadline is not None:
                 deadline = asyncio.get_running_loop().time() + (rec.deadline - time.time())
             try:
-                # A slot bounds how many turns do work at once: under a burst, the first
-                # ones park or finish first instead of all of them at the end.
+                # Turns being admitted go first (admissions.py); then a slot bounds how
+                # many turns do work at once: under a burst, the first ones park or
+                # finish first instead of all of them at the end.
+                await self.admissions.let_through()
                 async with self._slots:
                     async with asyncio.timeout_at(deadline) as scope:
                         outcome = await self._step(active, io, results)

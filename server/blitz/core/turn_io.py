@@ -29,7 +29,7 @@ __all__ = ["TurnChannel", "call_usage"]
 
 # A streaming turn lets the other tasks of the loop run after this many stream events,
 # even when nothing else makes it wait: one turn's long stream never holds up the rest.
-_YIELD_EVERY = 4
+_YIELD_EVERY = 8
 
 # When the current model call was let through. A context variable, not a field: sub-agents
 # of one turn share its channel and call their models at the same time, each in its own task.

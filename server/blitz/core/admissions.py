@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -37,13 +38,19 @@ class Admissions:
         self._count = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        # When the admissions of the last `_QUIET` seconds began (monotonic), oldest first.
+        # When the admissions of the last `_QUIET` seconds began (monotonic), oldest first;
+        # set while they are no burst; and the one timer that looks again during one (the
+        # runs waiting wait on the event, not on timers of their own).
         self._began: deque[float] = deque()
+        self._calm = asyncio.Event()
+        self._calm.set()
+        self._timer: asyncio.TimerHandle | None = None
 
     @contextlib.contextmanager
     def admitting(self) -> Iterator[None]:
         """Hold while a turn is being admitted."""
         self._began.append(time.monotonic())
+        self._look()
         self._count += 1
         self._idle.clear()
         try:
@@ -53,18 +60,33 @@ class Admissions:
             if not self._count:
                 self._idle.set()
 
+    def _look(self, *, timer: bool = False) -> None:
+        """Whether a burst is coming in; while one is, look again when it may be over."""
+        if timer:
+            self._timer = None
+        now = time.monotonic()
+        while self._began and self._began[0] < now - _QUIET:
+            self._began.popleft()
+        if len(self._began) <= 1:
+            self._calm.set()
+            return
+        self._calm.clear()
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(
+                self._began[-1] + _QUIET - now, functools.partial(self._look, timer=True)
+            )
+
     async def let_through(self) -> None:
         """Return once no admission is under way nor a burst of them coming in (at most
         `_MOST` seconds from now)."""
         give_up = time.monotonic() + _MOST
         while (now := time.monotonic()) < give_up:
             if self._count:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(give_up - now):
-                        await self._idle.wait()
-                continue
-            while self._began and self._began[0] < now - _QUIET:
-                self._began.popleft()
-            if len(self._began) <= 1:
+                waited = self._idle
+            elif not self._calm.is_set():
+                waited = self._calm
+            else:
                 return
-            await asyncio.sleep(self._began[-1] + _QUIET - now)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(give_up - now):
+                    await waited.wait()

@@ -25,7 +25,6 @@ import asyncio
 import ctypes
 import math
 import signal
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -85,9 +84,6 @@ __all__ = ["RunningServer", "open_core", "running_server", "serve"]
 
 log = structlog.get_logger(__name__)
 
-# Seconds a thread waiting for the GIL waits before it asks the holder to let go.
-_SWITCH_INTERVAL = 0.0005
-
 
 @dataclass(frozen=True)
 class RunningServer:
@@ -119,11 +115,6 @@ async def open_core(
     settings: Settings, *, tracing: Tracing | None = None
 ) -> AsyncIterator[SessionCore]:
     """The store, the agent and the core, opened in order and closed in reverse."""
-    # The store's thread (SQLite) and the gRPC threads need the GIL in many short holds
-    # while the event loop's thread is busy with turns; at Python's default of 5 ms per
-    # hand-over, a loop kept busy by one streaming turn starved every store call for
-    # seconds. Half a millisecond bounds that wait at a cost too small to measure.
-    sys.setswitchinterval(_SWITCH_INTERVAL)
     add_known_secrets(
         [settings.openai_api_key, settings.anthropic_api_key, settings.compatible_api_key]
     )

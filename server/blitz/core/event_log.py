@@ -34,15 +34,14 @@ slow poll of its sessions' last seqs; it reads from the store whatever it has be
 and not received, gaps included, so what it yields stays contiguous. The announcements
 also name turns someone asked to cancel or steer: the listener hears of those (`asked`).
 
-Memory is bounded twice, in bytes. The backlog waiting for the writer: past a high mark,
+Memory is bounded twice, in bytes. The backlog waiting for the writer: past a high mark
+(128 KiB, low so that a streaming turn waits for the writer instead of racing it),
 producers that can wait do (`pace`, which the agent calls as it streams) until the writer
-has caught up (the mark is low, 128 KiB, so that a streaming turn waits for the
-writer instead of racing it); and while a live reader of their session that keeps taking
-what it is sent holds half its buffer, so that a turn streams at the pace of its readers.
-And each live reader's buffer, its largest event aside: one that stopped taking and falls
-that far behind is told so
-(SLOW_CONSUMER, with the last seq it got) instead of being dropped silently, what it had
-queued is let go at once, and it resumes with Watch(after_seq).
+has caught up; they also wait while a live reader of their session that keeps taking what
+it is sent holds half its buffer, so that a turn streams at the pace of its readers. And
+each live reader's buffer, its largest event aside: one that stopped taking and falls that
+far behind is told so (SLOW_CONSUMER, with the last seq it got) instead of being dropped
+silently, what it had queued is let go at once, and it resumes with Watch(after_seq).
 """
 
 from __future__ import annotations
@@ -148,11 +147,16 @@ class Subscription:
                 self._room.clear()
         self._wake.set()
 
+    def behind(self) -> bool:
+        """Whether a producer of its session should wait for it (`room`): it holds half
+        its limit and has taken something within the last `_STALLED` seconds."""
+        return not self._room.is_set() and time.monotonic() - self._taken_at <= _STALLED
+
     async def room(self) -> None:
         """Until this reader holds less than half its limit: a producer of its session
         waits here, so a reader that takes what it is sent, however slowly, is not cut
         off. One that has taken nothing for `_STALLED` seconds is not waited for."""
-        if self._room.is_set() or time.monotonic() - self._taken_at > _STALLED:
+        if not self.behind():
             return
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_STALLED):
@@ -375,9 +379,10 @@ class EventLog:
         taken its events, or stopped taking: see `Subscription.room`)."""
         if not self._caught_up.is_set():
             await self._caught_up.wait()
+        # Per stream event: a plain look at each reader, an await only for one behind.
         readers = self._subscribers.get(session_id)
         if readers:
-            for reader in list(readers):
+            for reader in [r for r in readers if r.behind()]:
                 await reader.room()
 
     def _enqueue(self, item: _Queued) -> None:

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 from blitz.config import Settings
+from blitz.core import SessionCore
 from blitz.logs import configure_logging
 from blitz.ports import CallContext
 from blitz.server import open_core
@@ -103,10 +104,7 @@ async def _measure(count: int, profile: bool, data: Path) -> None:
     print(f"{count} turns: {park * 1000:.2f} ms CPU per park, {resume * 1000:.2f} ms per resume")
 
 
-async def _whole_turn(core: object, session_id: str) -> None:
-    from blitz.core import SessionCore
-
-    assert isinstance(core, SessionCore)
+async def _whole_turn(core: SessionCore, session_id: str) -> None:
     events = core.run_turn(
         s.RunTurnRequest(session_id=session_id, turn=t.Turn(prompt="$ echo warm")), _CTX
     )

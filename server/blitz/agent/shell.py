@@ -110,7 +110,7 @@ async def run_shell(
     try:
         try:
             async with asyncio.timeout(time_limit):
-                await _exit_of(proc)
+                await proc.wait()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(pumping), _DRAIN_S)
         except TimeoutError:
@@ -263,15 +263,10 @@ class _Command:
             self._pidfd = None
 
 
-async def _exit_of(proc: _Command) -> None:
-    """Until the shell has exited and been reaped."""
-    await proc.wait()
-
-
 async def _reaped(proc: _Command, pumping: asyncio.Task[None], marker: str | None) -> None:
     """Until the killed shell is reaped, what carries `marker` killed, and its output task
     has ended."""
-    await _exit_of(proc)
+    await proc.wait()
     if marker is not None:
         await asyncio.to_thread(kill_marked, marker)
     await _settled(pumping)

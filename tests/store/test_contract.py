@@ -397,6 +397,19 @@ async def test_appenders_at_once_get_distinct_contiguous_seqs(store):
         assert seqs == list(range(seqs[0], seqs[0] + 5)), "a batch is numbered as one"
 
 
+async def test_a_turns_accepted_event_sets_its_first_seq_once(store):
+    await store.create_session(session())
+    await store.create_turn(turn(), lease_until=9.0)
+    accepted = t.TurnEvent(session_id="s1", turn_id="t1", accepted=t.Accepted())
+    await store.append_events([event("s1", "t0"), event("s1", "t0"), accepted, event("s1")])
+    got = await store.get_turn("s1", "t1")
+    assert got is not None and got.first_seq == 3 == accepted.seq
+    again = t.TurnEvent(session_id="s1", turn_id="t1", accepted=t.Accepted())
+    await store.append_events([again])
+    got = await store.get_turn("s1", "t1")
+    assert got is not None and got.first_seq == 3, "set once, by the turn's first event"
+
+
 async def test_the_last_seqs_of_sessions(store):
     await store.append_events([event("s1"), event("s2"), event("s1")])
     assert await store.last_seqs(["s1", "s2", "s3"]) == {"s1": 2, "s2": 1}

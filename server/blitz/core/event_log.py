@@ -50,7 +50,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Protocol
 
 import structlog
@@ -359,10 +359,12 @@ class EventLog:
         """
         self._enqueue(_Queued(session_id, turn_id, event, None, fence))
 
-    async def commit(
+    def commit(
         self, session_id: str, turn_id: str, event: TurnEvent, *, fence: int | None = None
-    ) -> TurnEvent:
-        """Append an event of the turn; returns it, numbered and masked, once durable.
+    ) -> Awaitable[TurnEvent]:
+        """Append an event of the turn: queued at once, so what is queued after it follows
+        it (in the same batch, when it is soon enough); awaited, returns the event,
+        numbered and masked, once durable.
 
         Raises `TurnLost` when `fence` is given and the turn is held at another epoch.
         """
@@ -370,8 +372,7 @@ class EventLog:
             raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._enqueue(_Queued(session_id, turn_id, event, done, fence))
-        await done
-        return event
+        return _durable(done, event)
 
     async def pace(self, session_id: str) -> None:
         """Return at once unless the backlog is past its high mark (then once it is low),
@@ -574,6 +575,11 @@ class EventLog:
         finally:
             if sub is not None:
                 sub.close()
+
+
+async def _durable(done: asyncio.Future[None], event: TurnEvent) -> TurnEvent:
+    await done
+    return event
 
 
 def _cap(event: TurnEvent) -> None:

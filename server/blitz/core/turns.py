@@ -155,14 +155,15 @@ class Turns:
             )
         if not await self._store.create_turn(rec, lease_until=now + self.lease, session=claim):
             raise await self._not_idle(session.id)
-        # The turn as recorded, echoed: the log masks and caps it as it does any event.
-        accepted = await self._log.commit(
+        # The turn as recorded, echoed: the log masks and caps it as it does any event. The
+        # store sets the turn's first_seq from it, and the session's RUNNING goes in the
+        # same batch: one write for both.
+        accepted = self._log.commit(
             session.id, turn_id, t.TurnEvent(accepted=t.Accepted(turn=turn)), fence=rec.epoch
         )
-        rec.first_seq = accepted.seq
-        await self._store.update_turn(rec)
         if not turn.aside:
             self.announce(session.id, _State.STATE_RUNNING, turn_id, fence=rec.epoch)
+        rec.first_seq = (await accepted).seq
         active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
         self.live.add(active)
         metrics.turn_started(_turn_kind(turn))

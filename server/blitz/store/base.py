@@ -168,7 +168,8 @@ class Store(Protocol):
         set on the event before it is stored; nothing is stored if anything fails. The
         events of a turn in `fences` ({(session_id, turn_id): epoch}) are stored only if
         the turn still runs at that epoch; the others are left out, unnumbered, and their
-        turns returned.
+        turns returned. An `accepted` event, its turn's first, sets the turn's `first_seq`
+        (when not yet set) in the same transaction.
         """
         ...
 

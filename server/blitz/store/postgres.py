@@ -442,6 +442,9 @@ class PostgresStore:
                             " VALUES (%s, %s, %s, %s)",
                             rows,
                         )
+                        sql, firsts = sql_parts.first_seqs(kept, "%s")
+                        if firsts:
+                            await cur.executemany(sql, firsts)
                 for payload in _payloads(last):
                     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
         except BaseException:

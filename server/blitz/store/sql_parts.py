@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from blitz.store.records import SessionChange
 from blitz.v1 import session_pb2 as s
+from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = [
     "SESSION_TABLES",
     "TURN_COLUMNS",
     "claim_turn",
     "due_parked_turns",
+    "first_seqs",
     "older_turn_histories",
     "session_update",
 ]
@@ -46,6 +49,17 @@ SESSION_TABLES = (
     ("rules", f"scope = {s.RULE_SCOPE_SESSION} AND session_id"),
     ("sessions", "id"),
 )
+
+
+def first_seqs(events: Sequence[TurnEvent], mark: str) -> tuple[str, list[tuple[int, str, str]]]:
+    """The UPDATE that sets each turn's first_seq from its `accepted` event (a turn's first,
+    numbered), with its rows: written in the events' transaction, no write of its own."""
+    sql = (
+        f"UPDATE turns SET first_seq = {mark}"
+        f" WHERE session_id = {mark} AND turn_id = {mark} AND first_seq = 0"
+    )
+    rows = [(e.seq, e.session_id, e.turn_id) for e in events if e.HasField("accepted")]
+    return sql, rows
 
 
 def session_update(session_id: str, change: SessionChange, mark: str) -> tuple[str, list[object]]:

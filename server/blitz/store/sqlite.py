@@ -401,6 +401,9 @@ class SqliteStore:
                 db.executemany(
                     "INSERT INTO events (session_id, seq, turn_id, data) VALUES (?,?,?,?)", rows
                 )
+                sql, firsts = sql_parts.first_seqs(kept, "?")
+                if firsts:
+                    db.executemany(sql, firsts)
         except BaseException:
             for event in events:
                 event.seq = 0

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from blitz.store import open_store
+from blitz.store import open_store, sqlite_connection
+from blitz.store.sqlite_connection import SqliteConnection
 from blitz.store.sqlite_schema import MIGRATIONS
 
 
@@ -52,3 +55,37 @@ async def test_an_older_file_keeps_its_histories_when_migrated(tmp_path: Path) -
 def test_an_unknown_database_url_scheme_is_refused() -> None:
     with pytest.raises(ValueError, match="unsupported"):
         open_store("mysql://x")
+
+
+async def test_the_log_is_copied_back_on_a_thread_and_started_afresh_while_writes_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commits take no checkpoint on the loop's thread; the checkpoints that do keep the
+    write-ahead log from growing for as long as writing goes on."""
+    monkeypatch.setattr(sqlite_connection, "_CHECKPOINT_EVERY", 0.05)
+    path = tmp_path / "blitz.db"
+    sql = SqliteConnection(path)
+    await sql.open()
+    try:
+        assert sql.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        await sql.execute("CREATE TABLE blobs (n INTEGER PRIMARY KEY, data BLOB)")
+        written = 0
+        wal = f"{path}-wal"
+        biggest = 0
+        # 24 MiB in 3,000 transactions, the loop turning between them: left alone, the
+        # log would hold all of it.
+        for n in range(3000):
+            await sql.execute_many("INSERT INTO blobs VALUES (?, ?)", [(n, bytes(8192))])
+            written += 8192
+            biggest = max(biggest, _size(wal) or 0)
+            await asyncio.sleep(0.001 if n % 10 == 0 else 0)
+        assert biggest < written / 3, (biggest, written)
+        (count,) = sql.db.execute("SELECT COUNT(*) FROM blobs").fetchone()
+        assert count == 3000
+    finally:
+        await sql.close()
+    assert _size(wal) is None, "closing the last connection removes the log"
+
+
+def _size(path: str) -> int | None:
+    return os.stat(path).st_size if os.path.exists(path) else None

@@ -13,20 +13,36 @@ calls for seconds, and half of a turn's CPU went to the hops (docs/benchmarks.md
 price is that a statement blocks the loop while it runs: the engine is for one process and
 its own file, and a long query blocks what a thread would have. Knows nothing of Blitz's
 tables but the migrations it runs when it opens a file.
+
+Checkpoints (the write-ahead log's pages copied back into the file, and synced) run on a
+thread, on a connection of their own, once a second when anything was written: left to
+SQLite, every thousandth page written made one commit on the loop's thread pay for a
+whole checkpoint, fsync included (a 64 µs commit on average, 23 µs typical, 8 ms at
+worst), and a page written a hundred times a second was copied back each time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import structlog
+
 from blitz.store.sqlite_schema import MIGRATIONS
 
 __all__ = ["Row", "SqliteConnection", "transaction"]
+
+log = structlog.get_logger(__name__)
+
+# Seconds between checkpoints, while anything is written.
+_CHECKPOINT_EVERY = 1.0
+# Bytes of write-ahead log kept on disk once it is copied back.
+_LOG_KEPT = 32 * 2**20
 
 _T = TypeVar("_T")
 Row = tuple[Any, ...]
@@ -61,16 +77,65 @@ class SqliteConnection:
     def __init__(self, path: str | Path) -> None:
         self._path = str(path)
         self._db: sqlite3.Connection | None = None
+        # The checkpoints' own connection, their task, and the one running on a thread.
+        self._checkpoint_db: sqlite3.Connection | None = None
+        self._checkpoints: asyncio.Task[None] | None = None
+        self._checkpointing: asyncio.Future[None] | None = None
 
     async def open(self) -> None:
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        if self._path == ":memory:":
+            self._db = await asyncio.to_thread(self._connect)
+            return
+        Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         self._db = await asyncio.to_thread(self._connect)
+        self._checkpoint_db = await asyncio.to_thread(
+            sqlite3.connect, self._path, isolation_level=None, check_same_thread=False
+        )
+        self._checkpoints = asyncio.create_task(
+            self._checkpoint_loop(), name="blitz-sqlite-checkpoints"
+        )
 
     async def close(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checkpoints
+            self._checkpoints = None
+        if self._checkpointing is not None:  # still on its thread: let it end
+            with contextlib.suppress(Exception):
+                await self._checkpointing
+            self._checkpointing = None
+        if self._checkpoint_db is not None:
+            self._checkpoint_db.close()
+            self._checkpoint_db = None
         if self._db is not None:
+            # The last connection: closing it checkpoints what is left, and removes the log.
             db, self._db = self._db, None
             db.close()
+
+    async def _checkpoint_loop(self) -> None:
+        written = self.db.total_changes
+        while True:
+            await asyncio.sleep(_CHECKPOINT_EVERY)
+            if self.db.total_changes == written:
+                continue
+            written = self.db.total_changes
+            self._checkpointing = asyncio.ensure_future(asyncio.to_thread(self._checkpoint))
+            try:
+                await asyncio.shield(self._checkpointing)
+                # The pages written meanwhile, a few, here: the log is then copied back
+                # whole, and the next write starts it afresh instead of growing it.
+                self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("sqlite_checkpoint_failed", exc_info=True)
+            self._checkpointing = None
+
+    def _checkpoint(self) -> None:
+        assert self._checkpoint_db is not None
+        # PASSIVE: copies what no reader still needs, never waits for, nor blocks, a writer.
+        self._checkpoint_db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     async def call(self, fn: Callable[..., _T], *args: Any) -> _T:
         """Run `fn(*args)`, which uses `db`, to its end (on the loop's thread)."""
@@ -94,6 +159,10 @@ class SqliteConnection:
             # on power loss), and is several times faster than FULL.
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA busy_timeout=5000")
+            # Checkpoints are taken on a thread (see the module doc), not by commits.
+            db.execute("PRAGMA wal_autocheckpoint=0")
+            # A log grown by a burst is cut back to this when it starts afresh.
+            db.execute(f"PRAGMA journal_size_limit={_LOG_KEPT}")
             _migrate(db)
         except BaseException:
             db.close()

@@ -43,6 +43,10 @@ log = structlog.get_logger(__name__)
 _CHECKPOINT_EVERY = 1.0
 # Bytes of write-ahead log kept on disk once it is copied back.
 _LOG_KEPT = 32 * 2**20
+# The connection's page cache, in KiB (SQLite's default is 2,000). Pages past it are read
+# again from the operating system's cache, a few microseconds each; the default held
+# 1.5 KB of the server's memory per parked turn at a thousand (docs/benchmarks.md).
+_CACHE_KIB = 512
 
 _T = TypeVar("_T")
 Row = tuple[Any, ...]
@@ -88,9 +92,7 @@ class SqliteConnection:
             return
         Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         self._db = await asyncio.to_thread(self._connect)
-        self._checkpoint_db = await asyncio.to_thread(
-            sqlite3.connect, self._path, isolation_level=None, check_same_thread=False
-        )
+        self._checkpoint_db = await asyncio.to_thread(self._connect_checkpoints)
         self._checkpoints = asyncio.create_task(
             self._checkpoint_loop(), name="blitz-sqlite-checkpoints"
         )
@@ -132,6 +134,11 @@ class SqliteConnection:
                 log.warning("sqlite_checkpoint_failed", exc_info=True)
             self._checkpointing = None
 
+    def _connect_checkpoints(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA cache_size=-64")  # it copies pages; it keeps none
+        return db
+
     def _checkpoint(self) -> None:
         assert self._checkpoint_db is not None
         # PASSIVE: copies what no reader still needs, never waits for, nor blocks, a writer.
@@ -163,6 +170,7 @@ class SqliteConnection:
             db.execute("PRAGMA wal_autocheckpoint=0")
             # A log grown by a burst is cut back to this when it starts afresh.
             db.execute(f"PRAGMA journal_size_limit={_LOG_KEPT}")
+            db.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
             _migrate(db)
         except BaseException:
             db.close()

@@ -83,18 +83,32 @@ class _DecodeFailuresAsInvalidArgument(grpc.aio.ServerInterceptor):
     reflection) have their handlers wrapped to check it first (`_checked`).
     """
 
+    def __init__(self) -> None:
+        # Each served method's handler and its tolerant one, made once: the handler is the
+        # same object every call (a replaced one is wrapped afresh).
+        self._made: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler  # no such method: not kept, whatever names callers make up
+        method = handler_call_details.method
+        made = self._made.get(method)
+        if made is None or made[0] is not handler:
+            made = self._made[method] = (handler, self._tolerant(method, handler))
+        return made[1]
+
+    def _tolerant(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         decode = getattr(handler, "request_deserializer", None)
         if decode is None:
             return handler
-        ours = handler_call_details.method.startswith("/blitz.v1.")
+        ours = method.startswith("/blitz.v1.")
         if ours:
-            name = "blitz.v1." + handler_call_details.method.rsplit("/", 1)[-1] + "Request"
+            name = "blitz.v1." + method.rsplit("/", 1)[-1] + "Request"
         else:
             message = getattr(decode, "__self__", None)
             name = getattr(getattr(message, "DESCRIPTOR", None), "full_name", "request")

@@ -18,7 +18,10 @@ Checkpoints (the write-ahead log's pages copied back into the file, and synced) 
 thread, on a connection of their own, once a second when anything was written: left to
 SQLite, every thousandth page written made one commit on the loop's thread pay for a
 whole checkpoint, fsync included (a 64 µs commit on average, 23 µs typical, 8 ms at
-worst), and a page written a hundred times a second was copied back each time.
+worst), and a page written a hundred times a second was copied back each time. The
+loop's connection then copies back the few pages written during that checkpoint, syncs
+included: only a log copied back whole starts afresh at the next write, and under steady
+writes the thread's checkpoints alone never catch up with it.
 """
 
 from __future__ import annotations

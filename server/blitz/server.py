@@ -417,8 +417,8 @@ def _settle_heap() -> None:
     the collector no longer walks it on every full collection. And a young generation of
     `_YOUNG` objects instead of Python's 700 collects less often: the server allocates in
     bursts (a thousand turns at once), whose objects mostly die young anyway. Together
-    they took the collector from 7% of the server's CPU in a burst of turns to 1% (perf)
-    (docs/benchmarks.md).
+    they took the collector from 7% of the server's CPU in a burst of turns to 1% (perf;
+    docs/benchmarks.md).
     """
     gc.collect()
     gc.freeze()

@@ -99,30 +99,32 @@ class _DecodeFailuresAsInvalidArgument(grpc.aio.ServerInterceptor):
         method = handler_call_details.method
         made = self._made.get(method)
         if made is None or made[0] is not handler:
-            made = self._made[method] = (handler, self._tolerant(method, handler))
+            made = self._made[method] = (handler, _tolerant(method, handler))
         return made[1]
 
-    def _tolerant(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-        decode = getattr(handler, "request_deserializer", None)
-        if decode is None:
-            return handler
-        ours = method.startswith("/blitz.v1.")
-        if ours:
-            name = "blitz.v1." + method.rsplit("/", 1)[-1] + "Request"
-        else:
-            message = getattr(decode, "__self__", None)
-            name = getattr(getattr(message, "DESCRIPTOR", None), "full_name", "request")
 
-        def tolerant(data: bytes) -> Any:
-            if len(data) > MAX_REQUEST_BYTES:
-                return _Undecodable(request_too_large())
-            try:
-                return decode(data)
-            except Exception as exc:
-                return _Undecodable(undecodable(name, exc))
+def _tolerant(method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    """`handler` with a decoder that hands a failure to the handler (`_Undecodable`)."""
+    decode = getattr(handler, "request_deserializer", None)
+    if decode is None:
+        return handler
+    ours = method.startswith("/blitz.v1.")
+    if ours:
+        name = "blitz.v1." + method.rsplit("/", 1)[-1] + "Request"
+    else:
+        message = getattr(decode, "__self__", None)
+        name = getattr(getattr(message, "DESCRIPTOR", None), "full_name", "request")
 
-        tolerant_handler = handler._replace(request_deserializer=tolerant)  # type: ignore[attr-defined]
-        return tolerant_handler if ours else _checked(tolerant_handler)
+    def tolerant(data: bytes) -> Any:
+        if len(data) > MAX_REQUEST_BYTES:
+            return _Undecodable(request_too_large())
+        try:
+            return decode(data)
+        except Exception as exc:
+            return _Undecodable(undecodable(name, exc))
+
+    tolerant_handler = handler._replace(request_deserializer=tolerant)  # type: ignore[attr-defined]
+    return tolerant_handler if ours else _checked(tolerant_handler)
 
 
 def _checked(handler: Any) -> Any:

@@ -3,17 +3,19 @@
 It is not a fake of anything we test here: the transports are. Its calls fail on cue
 (by the session title or turn text) so that each wire's error mapping can be checked,
 and it records what it was handed. Calls the transport tests do not make answer
-UNIMPLEMENTED-like INTERNAL errors; it implements `SessionPort` and `WorkspacePort` whole,
-so it is served as it is (`FakeCore.ports`).
+INTERNAL; it implements every method of `SessionPort` and `WorkspacePort`, whatever RPCs
+the services hold, so it is served as it is (`FakeCore.ports`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from blitz.errors import BlitzError, Reason
 from blitz.ports import CallContext, SessionPort, WorkspacePort
+from blitz.transport.methods import SERVICES, methods_of
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workspace_pb2 as w
@@ -76,81 +78,34 @@ class FakeCore:
         finally:
             await self._count("closed_streams")
 
-    # The rest of both ports: the transport tests never call them.
+    # The rest of both ports, whatever RPCs they hold: the transport tests call them only
+    # to see them served, and each answers INTERNAL.
 
-    async def list_sessions(
-        self, req: s.ListSessionsRequest, ctx: CallContext
-    ) -> s.ListSessionsResponse:
-        raise _unused()
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = _UNUSED.get(name)
+        if method is None:
+            raise AttributeError(name)
+        if method.streaming:
 
-    async def close_session(self, req: s.CloseSessionRequest, ctx: CallContext) -> s.Session:
-        raise _unused()
+            async def stream(req: Any, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
+                raise _unused()
+                yield t.TurnEvent()  # pragma: no cover - makes this an async generator
 
-    async def decide(self, req: s.DecideRequest, ctx: CallContext) -> s.DecideResponse:
-        raise _unused()
+            return stream
 
-    async def answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:
-        raise _unused()
+        async def unary(req: Any, ctx: CallContext) -> Any:
+            raise _unused()
 
-    async def cancel(self, req: s.CancelRequest, ctx: CallContext) -> s.CancelResponse:
-        raise _unused()
-
-    async def steer(self, req: s.SteerRequest, ctx: CallContext) -> s.SteerResponse:
-        raise _unused()
-
-    async def get_usage(self, req: s.GetUsageRequest, ctx: CallContext) -> s.UsageReport:
-        raise _unused()
-
-    async def list_rules(self, req: s.ListRulesRequest, ctx: CallContext) -> s.ListRulesResponse:
-        raise _unused()
-
-    async def revoke_rule(self, req: s.RevokeRuleRequest, ctx: CallContext) -> s.RevokeRuleResponse:
-        raise _unused()
-
-    async def accept_plan(
-        self, req: s.AcceptPlanRequest, ctx: CallContext
-    ) -> AsyncIterator[t.TurnEvent]:
-        raise _unused()
-        yield t.TurnEvent()  # pragma: no cover - makes this an async generator
-
-    async def reject_plan(self, req: s.RejectPlanRequest, ctx: CallContext) -> s.RejectPlanResponse:
-        raise _unused()
-
-    async def get_server_info(self, req: s.GetServerInfoRequest, ctx: CallContext) -> s.ServerInfo:
-        raise _unused()
-
-    async def list_turns(self, req: s.ListTurnsRequest, ctx: CallContext) -> s.ListTurnsResponse:
-        raise _unused()
-
-    async def update_session(self, req: s.UpdateSessionRequest, ctx: CallContext) -> s.Session:
-        raise _unused()
-
-    async def delete_session(
-        self, req: s.DeleteSessionRequest, ctx: CallContext
-    ) -> s.DeleteSessionResponse:
-        raise _unused()
-
-    async def fork_session(self, req: s.ForkSessionRequest, ctx: CallContext) -> s.Session:
-        raise _unused()
-
-    async def get_diff(self, req: w.GetDiffRequest, ctx: CallContext) -> w.GetDiffResponse:
-        raise _unused()
-
-    async def upload_image(
-        self, req: w.UploadImageRequest, ctx: CallContext
-    ) -> w.UploadImageResponse:
-        raise _unused()
-
-    async def list_files(self, req: w.ListFilesRequest, ctx: CallContext) -> w.ListFilesResponse:
-        raise _unused()
-
-    async def read_file(self, req: w.ReadFileRequest, ctx: CallContext) -> w.ReadFileResponse:
-        raise _unused()
+        return unary
 
     @property
     def ports(self) -> tuple[SessionPort, WorkspacePort]:
         """What `running_server(ports=...)` serves: this double, as both ports."""
         return self, self
+
+
+# Every port method by name, for those this double does not define itself.
+_UNUSED = {m.port_method: m for service in SERVICES for m in methods_of(service)}
 
 
 def _unused() -> BlitzError:

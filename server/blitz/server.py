@@ -22,8 +22,6 @@ environment.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import gc
 import math
 import signal
 import time
@@ -49,22 +47,14 @@ from blitz.agent import (
     load_mcp_config,
 )
 from blitz.agent.sandbox import isolation
-from blitz.auth import (
-    AuthenticatedSessions,
-    AuthenticatedWorkspaces,
-    Authenticator,
-    ServeRefused,
-    StaticToken,
-    exposed_hosts,
-    parse_tokens,
-    requires_tokens,
-)
+from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings
 from blitz.core import ServerFacts, SessionCore, WorkspaceCore
 from blitz.core.workspace_service import IMAGE_MAX_BYTES
 from blitz.ports import SessionPort, WorkspacePort
+from blitz.process import settle_heap, undumpable
 from blitz.redact import add_known_secrets
-from blitz.store import Store, open_store
+from blitz.store import open_store
 from blitz.tracing import Tracing, open_tracing
 from blitz.transport import (
     MAX_REQUEST_BYTES,
@@ -77,6 +67,7 @@ from blitz.transport import (
     build_connect_apps,
     build_grpc_server,
 )
+from blitz.transport.methods import SESSION_SERVICE, WORKSPACE_SERVICE
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -116,6 +107,18 @@ async def open_core(
     settings: Settings, *, tracing: Tracing | None = None
 ) -> AsyncIterator[SessionCore]:
     """The store, the agent and the core, opened in order and closed in reverse."""
+    async with _assembled(settings, tracing=tracing) as (core, _):
+        yield core
+
+
+@asynccontextmanager
+async def _assembled(
+    settings: Settings, *, tracing: Tracing | None
+) -> AsyncIterator[tuple[SessionCore, Authenticator | None]]:
+    """`open_core`'s parts, and the authenticator of every call (None: no token needed).
+
+    Raises ServeRefused when the server would be reachable beyond loopback with no token.
+    """
     add_known_secrets(
         [settings.openai_api_key, settings.anthropic_api_key, settings.compatible_api_key]
     )
@@ -132,13 +135,15 @@ async def open_core(
         compatible_images=settings.compatible_images,
         default_context_window=settings.context_window,
     )
-    facts = ServerFacts(
-        models=tuple(available_models(access)),
-        limits={"request_bytes": MAX_REQUEST_BYTES, "image_bytes": IMAGE_MAX_BYTES},
-        features=("tls",) if settings.tls_cert else (),
-    )
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(settings.database))
+        authenticator = await authentication(settings, store)
+        features = ("tls",) if settings.tls_cert else ()
+        facts = ServerFacts(
+            models=tuple(available_models(access)),
+            limits={"request_bytes": MAX_REQUEST_BYTES, "image_bytes": IMAGE_MAX_BYTES},
+            features=(*features, "tokens") if authenticator is not None else features,
+        )
         agent = await stack.enter_async_context(
             Agent(
                 command_timeout=settings.command_timeout,
@@ -175,7 +180,7 @@ async def open_core(
                 tracer=tracing.tracer("blitz.core") if tracing else None,
             )
         )
-        yield core
+        yield core, authenticator
 
 
 @asynccontextmanager
@@ -197,29 +202,35 @@ async def running_server(
         )
         metrics_port = await _serve_metrics(stack, settings)
         ready: Callable[[], Awaitable[None]] | None = None
+        authenticate = None
         if ports is None:
-            core = await stack.enter_async_context(open_core(settings, tracing=tracing))
-            ports = await _authenticated(settings, core.store, core, WorkspaceCore(sessions=core))
+            core, authenticator = await stack.enter_async_context(
+                _assembled(settings, tracing=tracing)
+            )
+            ports = (core, WorkspaceCore(sessions=core))
+            if authenticator is not None:
+                authenticate = authenticator.authenticate
             store = core.store
 
             async def ready() -> None:
                 await store.ping()
 
         sessions, workspaces = ports
+        served = {SESSION_SERVICE.full_name: sessions, WORKSPACE_SERVICE.full_name: workspaces}
         tls = _tls(settings)
         gate = CallGate()
         health_servicer = GatedHealthServicer(gate)
         await health_servicer.serving()
         grpc_server = build_grpc_server(
-            sessions,
-            workspaces,
+            served,
             gate,
             health_servicer,
+            authenticate=authenticate,
             interceptors=[tracing.grpc_interceptor()] if tracing else (),
         )
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port, tls=tls)
         connect_apps = build_connect_apps(
-            sessions, workspaces, gate, compress_streams=settings.compress_streams
+            served, gate, authenticate=authenticate, compress_streams=settings.compress_streams
         )
         http_app = HttpApp(connect_apps, gate, ready=ready)
         http = HttpServer(
@@ -330,7 +341,7 @@ async def serve(settings: Settings) -> None:
     handled = (signal.SIGTERM, signal.SIGINT)
     for sig in handled:
         loop.add_signal_handler(sig, on_signal, sig)
-    _undumpable()
+    undumpable()
     try:
         async with running_server(settings) as server:
             log.info(
@@ -342,57 +353,13 @@ async def serve(settings: Settings) -> None:
                 commands=isolation().value,
                 metrics_port=server.metrics_port,
             )
-            _settle_heap()
+            settle_heap()
             await stop.wait()
             log.info("shutting down", signal=received[0] if received else None)
     finally:
         for sig in handled:
             loop.remove_signal_handler(sig)
     log.info("stopped")
-
-
-async def _authenticated(
-    settings: Settings, store: Store, sessions: SessionPort, workspaces: WorkspacePort
-) -> tuple[SessionPort, WorkspacePort]:
-    """The ports behind authentication when tokens are required (see blitz.auth.exposure).
-
-    Raises ServeRefused when the server would be reachable beyond loopback with no token.
-    """
-    static = _static_tokens(settings)
-    add_known_secrets(token.secret for token in static)
-    stored = [token for token in await store.list_tokens() if token.revoke_time is None]
-    hosts = [settings.grpc_host, settings.http_host]
-    configured = bool(static or stored)
-    if not requires_tokens(hosts=hosts, tokens_configured=configured, insecure=settings.insecure):
-        if exposed := exposed_hosts(hosts):
-            log.warning(
-                "INSECURE: serving beyond loopback with no authentication; anyone who reaches"
-                " a port can read every session and run commands",
-                hosts=exposed,
-            )
-        return sessions, workspaces
-    principals = {t.principal.name for t in static} | {t.name for t in stored}
-    log.info("tokens required", principals=len(principals))
-    authenticator = Authenticator(store, static)
-    return (
-        AuthenticatedSessions(sessions, authenticator),
-        AuthenticatedWorkspaces(workspaces, authenticator),
-    )
-
-
-def _static_tokens(settings: Settings) -> list[StaticToken]:
-    """The tokens given in settings: `--tokens` and the lines of `--tokens-file`."""
-    try:
-        tokens = parse_tokens(settings.tokens, source="--tokens")
-        if settings.tokens_file:
-            try:
-                text = Path(settings.tokens_file).read_text()
-            except OSError as exc:
-                raise ValueError(f"--tokens-file: cannot read it ({exc.strerror})") from None
-            tokens += parse_tokens(text, source=settings.tokens_file)
-    except ValueError as exc:
-        raise ServeRefused(str(exc)) from None
-    return tokens
 
 
 def _tls(settings: Settings) -> Tls | None:
@@ -408,43 +375,6 @@ def _tls(settings: Settings) -> Tls | None:
         )
     except OSError as exc:
         raise ServeRefused(f"TLS: cannot read {exc.filename} ({exc.strerror})") from None
-
-
-def _settle_heap() -> None:
-    """Tune the garbage collector for a long-lived server, once it is up.
-
-    What starting made (modules, schemas, the core) lives as long as the process: frozen,
-    the collector no longer walks it on every full collection. And a young generation of
-    `_YOUNG` objects instead of Python's 700 collects less often: the server allocates in
-    bursts (a thousand turns at once), whose objects mostly die young anyway. Together
-    they took the collector from 7% of the server's CPU in a burst of turns to 1% (perf;
-    docs/benchmarks.md).
-    """
-    gc.collect()
-    gc.freeze()
-    _, older, oldest = gc.get_threshold()
-    gc.set_threshold(_YOUNG, older, oldest)
-
-
-# The collector's first threshold (see _settle_heap).
-_YOUNG = 10_000
-
-
-def _undumpable() -> None:
-    """Keep this process's `/proc` entries (its environment and command line, with their
-    keys) from other processes of the same user: the commands the agent runs.
-
-    Linux only; a no-op elsewhere. Root's processes can still read them: there, commands
-    run in a namespace of their own (blitz.agent.sandbox).
-    """
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        log.warning("cannot make the server's /proc entries private", exc_info=True)
-
-
-_PR_SET_DUMPABLE = 4
 
 
 def _timedelta_or_none(seconds: float) -> timedelta | None:

@@ -1,5 +1,9 @@
 """Who a call is from: the bearer token in its `authorization` header, checked.
 
+The transports ask `authenticate` before any call reaches a port, so no call of either
+wire reaches the core unauthenticated. Health checks, reflection and metrics are not
+behind it.
+
 Tokens are those in the store (`blitz token create`) and those in settings. A store lookup
 is remembered for a second, so a busy client costs no query per call, and a revoked token
 stops working within that second. Every refusal is UNAUTHENTICATED, and says what was
@@ -10,9 +14,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from blitz.auth.tokens import Principal, StaticToken, token_hash
 from blitz.errors import BlitzError, Reason
+from blitz.ports import CallContext
 from blitz.store import Store
 
 __all__ = ["Authenticator"]
@@ -30,6 +36,11 @@ class Authenticator:
         self._store = store
         self._static = {token.hash: token.principal for token in static}
         self._seen: dict[str, tuple[float, Principal | None]] = {}
+
+    async def authenticate(self, ctx: CallContext) -> CallContext:
+        """The call's context with its principal (`blitz.ports.Authenticate`)."""
+        principal = await self.principal(ctx.metadata)
+        return replace(ctx, caller=principal.name, admin=principal.admin)
 
     async def principal(self, metadata: Mapping[str, str]) -> Principal:
         """The principal of a call's headers (lower-case keys); UNAUTHENTICATED otherwise."""

@@ -16,12 +16,13 @@ from blitz.ports.agent import (
     TurnIO,
     TurnPolicy,
 )
-from blitz.ports.session import CallContext, SessionPort, WorkspacePort
+from blitz.ports.session import Authenticate, CallContext, SessionPort, WorkspacePort
 
 __all__ = [
     "AgentPort",
     "AnswerResult",
     "ApprovalResult",
+    "Authenticate",
     "CallContext",
     "Completed",
     "ImageInput",

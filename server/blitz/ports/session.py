@@ -1,15 +1,16 @@
 """The session port: what the transports ask of the core, and the context of each call.
 
 Both transports depend on `SessionPort` and `WorkspacePort` only, never on the core's
-classes, so that a test double needs no `type: ignore`, and a layer that wraps every call
-(authentication, say) has one place to sit. Every method takes a request message and a
+classes, so that a test double needs no `type: ignore`. Each method is an RPC of the
+service, named as the RPC in snake_case: the transports find it by that name
+(`blitz.transport.methods`). Every method takes a request message and a
 `CallContext`, and returns a response message or, for streams, an async iterator of
 events; failures are `blitz.errors.BlitzError`. Nothing here knows a wire format.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -17,7 +18,7 @@ from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workspace_pb2 as w
 
-__all__ = ["CallContext", "SessionPort", "WorkspacePort"]
+__all__ = ["Authenticate", "CallContext", "SessionPort", "WorkspacePort"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,11 @@ class CallContext:
     deadline: float | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
     peer: str = ""
+
+
+# Who a call is from: its context with the principal filled in (`caller`, `admin`), or a
+# BlitzError (UNAUTHENTICATED). The transports ask it before any call reaches a port.
+Authenticate = Callable[[CallContext], Awaitable[CallContext]]
 
 
 class SessionPort(Protocol):

@@ -1,11 +1,10 @@
-"""The Connect transport: Connect and gRPC-Web over ASGI through `connectrpc`.
+"""The Connect transport: Connect and gRPC-Web over ASGI, through the one adapter (`calls`).
 
-`ConnectSessionService` and `ConnectWorkspaceService` implement the generated service
-protocols over the session and workspace ports: each call builds a `CallContext`, calls
-the port and maps failures with one table. A `BlitzError` becomes a `ConnectError` whose
-detail is the `ErrorInfo`; any other exception is logged with its traceback and becomes
-INTERNAL with a generic message (`unexpected`). Its text never reaches the client. The
-apps are mounted on the HTTP port's router (`blitz.transport.http`).
+Every method of every service is served by the handler `Calls` makes for it, on a
+connectrpc ASGI app per service built from the service descriptors (`methods`); this
+module supplies only what Connect does its own way: a call's context, and failures: a
+`BlitzError` becomes a `ConnectError` whose detail is the `ErrorInfo`, mapped with one
+table. The apps are mounted on the HTTP port's router (`blitz.transport.http`).
 
 Compression: connectrpc compresses a stream's every message with what the client accepts,
 however small, and has no size threshold; on small events gzip doubles the server's CPU.
@@ -14,9 +13,10 @@ server-streaming calls and connectrpc answers them uncompressed, which every cli
 accept. Requests may still arrive gzip-compressed, and unary responses are compressed as
 negotiated.
 
-Refusals of connectrpc's own (a broken envelope, an unknown content type) are answered
-like every other bad input, with an ErrorInfo and our words (`connect_errors`), and every
-error is cut to a size any client takes (`error_size`).
+Refusals of connectrpc's own (a broken envelope, an unknown content type, a body that
+does not decode) are answered like every other bad input, with an ErrorInfo and our words
+(`connect_errors`, `undecodable`), and every error is cut to a size any client takes
+(`error_size`).
 
 No business logic here.
 """
@@ -24,39 +24,34 @@ No business logic here.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from connectrpc.code import Code
 from connectrpc.compat import google_protobuf_codecs
 from connectrpc.errors import ConnectError
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.server import ConnectASGIApplication, Endpoint
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.descriptor_pb2 import MethodOptions
 from protobuf.wkt import Any as AnyDetail
 
 from blitz.errors import BlitzError, Status
-from blitz.ports import CallContext, SessionPort, WorkspacePort
+from blitz.ports import Authenticate, CallContext
+from blitz.transport.calls import Calls
 from blitz.transport.connect_errors import Guarded, ProtocolErrors
 from blitz.transport.error_size import fit_error
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.http import MountedApp, Receive, Scope, Send
+from blitz.transport.methods import SERVICES, methods_of
 from blitz.transport.undecodable import undecodable
-from blitz.transport.unexpected import unexpected_as_internal
-from blitz.v1 import session_pb2, turn_pb2
-from blitz.v1.session_connect import SessionServiceASGIApplication
-from blitz.v1.workspace_connect import WorkspaceServiceASGIApplication
+from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:
     from connectrpc.codec import Codec
     from connectrpc.request import RequestContext
 
-__all__ = [
-    "CONNECT_CODES",
-    "ConnectSessionService",
-    "ConnectWorkspaceService",
-    "build_connect_apps",
-]
-
-_REQ = TypeVar("_REQ")
-_RES = TypeVar("_RES")
+__all__ = ["CONNECT_CODES", "build_connect_apps"]
 
 # The one table from our canonical statuses to Connect's.
 CONNECT_CODES: dict[Status, Code] = {
@@ -74,11 +69,16 @@ CONNECT_CODES: dict[Status, Code] = {
 }
 
 _ERROR_INFO_TYPE_URL = "type.googleapis.com/" + turn_pb2.ErrorInfo.DESCRIPTOR.full_name
-_SERVICE = session_pb2.DESCRIPTOR.services_by_name["SessionService"]
 # Paths of the server-streaming methods, whose responses are left uncompressed.
 _STREAM_PATHS = frozenset(
-    f"/{_SERVICE.full_name}/{method.name}" for method in _SERVICE.methods if method.server_streaming
+    method.path for service in SERVICES for method in methods_of(service) if method.streaming
 )
+# A method's idempotency option, as connectrpc names it.
+_IDEMPOTENCY = {
+    MethodOptions.IDEMPOTENCY_UNKNOWN: IdempotencyLevel.UNKNOWN,
+    MethodOptions.NO_SIDE_EFFECTS: IdempotencyLevel.NO_SIDE_EFFECTS,
+    MethodOptions.IDEMPOTENT: IdempotencyLevel.IDEMPOTENT,
+}
 # The request headers by which a client offers to accept compressed stream messages.
 _STREAM_ACCEPT_ENCODING = frozenset({b"connect-accept-encoding", b"grpc-accept-encoding"})
 
@@ -90,134 +90,43 @@ def _to_connect_error(error: BlitzError) -> ConnectError:
     return ConnectError(CONNECT_CODES[error.status], error.message, details=[detail])
 
 
-class _Adapter:
-    """Runs a port method for a Connect call: gate, call context, error mapping."""
+class _ConnectWire:
+    """What Connect supplies to the adapter (`calls.Wire`)."""
 
-    def __init__(self, gate: CallGate) -> None:
-        self._gate = gate
+    name = "connect"
 
-    async def _unary(
-        self,
-        rpc: str,
-        method: Callable[[_REQ, CallContext], Awaitable[_RES]],
-        request: _REQ,
-        ctx: RequestContext[Any, Any],
-    ) -> _RES:
-        try:
-            with unexpected_as_internal("call", rpc=rpc, transport="connect"), self._gate.unary():
-                return await method(request, _call_context(ctx))
-        except BlitzError as exc:
-            raise _to_connect_error(exc) from None
+    def context(self, native: RequestContext[Any, Any]) -> CallContext:
+        return _call_context(native)
 
-    async def _stream(
-        self,
-        rpc: str,
-        method: Callable[[_REQ, CallContext], AsyncIterator[_RES]],
-        request: _REQ,
-        ctx: RequestContext[Any, Any],
-    ) -> AsyncIterator[_RES]:
-        events: AsyncIterator[_RES] | None = None
-        try:
-            with (
-                unexpected_as_internal("stream", rpc=rpc, transport="connect"),
-                self._gate.stream(),
-            ):
-                events = method(request, _call_context(ctx))
-                async for event in events:
-                    yield event
-        except BlitzError as exc:
-            raise _to_connect_error(exc) from None
-        finally:
-            if events is not None and (aclose := getattr(events, "aclose", None)):
-                await aclose()
+    def request(self, received: Any) -> Any:
+        return received  # a request that does not decode is refused by the codec
+
+    async def fail(self, native: RequestContext[Any, Any], error: BlitzError) -> NoReturn:
+        raise _to_connect_error(error)
 
 
-class ConnectSessionService(_Adapter):
-    """The generated `SessionService` protocol, delegating every call to its port."""
+class _ServiceApp(ConnectASGIApplication[Calls]):
+    """One service's methods as a Connect ASGI app, each served by the handler `Calls`
+    makes for it."""
 
-    def __init__(self, port: SessionPort, gate: CallGate) -> None:
-        super().__init__(gate)
-        self._port = port
+    # The service's path prefix, as the HTTP port's router mounts it (`MountedApp`).
+    path: str = ""
 
-    async def create_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("CreateSession", self._port.create_session, request, ctx)
-
-    async def get_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("GetSession", self._port.get_session, request, ctx)
-
-    async def list_sessions(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ListSessions", self._port.list_sessions, request, ctx)
-
-    async def close_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("CloseSession", self._port.close_session, request, ctx)
-
-    def run_turn(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
-        return self._stream("RunTurn", self._port.run_turn, request, ctx)
-
-    def accept_plan(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
-        return self._stream("AcceptPlan", self._port.accept_plan, request, ctx)
-
-    async def reject_plan(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("RejectPlan", self._port.reject_plan, request, ctx)
-
-    def watch(self, request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
-        return self._stream("Watch", self._port.watch, request, ctx)
-
-    async def decide(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Decide", self._port.decide, request, ctx)
-
-    async def answer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Answer", self._port.answer, request, ctx)
-
-    async def cancel(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Cancel", self._port.cancel, request, ctx)
-
-    async def steer(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("Steer", self._port.steer, request, ctx)
-
-    async def get_usage(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("GetUsage", self._port.get_usage, request, ctx)
-
-    async def list_rules(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ListRules", self._port.list_rules, request, ctx)
-
-    async def revoke_rule(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("RevokeRule", self._port.revoke_rule, request, ctx)
-
-    async def get_server_info(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("GetServerInfo", self._port.get_server_info, request, ctx)
-
-    async def list_turns(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ListTurns", self._port.list_turns, request, ctx)
-
-    async def update_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("UpdateSession", self._port.update_session, request, ctx)
-
-    async def delete_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("DeleteSession", self._port.delete_session, request, ctx)
-
-    async def fork_session(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ForkSession", self._port.fork_session, request, ctx)
-
-
-class ConnectWorkspaceService(_Adapter):
-    """The generated `WorkspaceService` protocol, delegating every call to its port."""
-
-    def __init__(self, port: WorkspacePort, gate: CallGate) -> None:
-        super().__init__(gate)
-        self._port = port
-
-    async def upload_image(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("UploadImage", self._port.upload_image, request, ctx)
-
-    async def list_files(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ListFiles", self._port.list_files, request, ctx)
-
-    async def read_file(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("ReadFile", self._port.read_file, request, ctx)
-
-    async def get_diff(self, request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await self._unary("GetDiff", self._port.get_diff, request, ctx)
+    def __init__(self, service: ServiceDescriptor, calls: Calls, **options: Any) -> None:
+        self.path = "/" + service.full_name
+        endpoints: dict[str, Any] = {}
+        for method in methods_of(service):
+            info = MethodInfo(
+                name=method.name,
+                service_name=method.service,
+                input=method.request,
+                output=method.response,
+                idempotency_level=_IDEMPOTENCY[method.idempotency],
+                stream_type=StreamType.SERVER_STREAM if method.streaming else StreamType.UNARY,
+            )
+            make = Endpoint.server_stream if method.streaming else Endpoint.unary
+            endpoints[method.path] = make(method=info, function=calls.handler(method))
+        super().__init__(service=calls, endpoints=lambda _: endpoints, **options)
 
 
 def _call_context(ctx: RequestContext[Any, Any]) -> CallContext:
@@ -250,29 +159,30 @@ class _ExplainedCodec:
 
 
 def build_connect_apps(
-    sessions: SessionPort, workspaces: WorkspacePort, gate: CallGate, *, compress_streams: bool
+    ports: Mapping[str, object],
+    gate: CallGate,
+    *,
+    authenticate: Authenticate | None = None,
+    compress_streams: bool,
 ) -> list[MountedApp]:
-    """The Connect (and gRPC-Web) ASGI apps of both services, for the HTTP port's router."""
-    codecs = [_ExplainedCodec(codec) for codec in google_protobuf_codecs()]
-    explained = [ProtocolErrors(_to_connect_error)]
-    session_app = SessionServiceASGIApplication(
-        ConnectSessionService(sessions, gate),
-        codecs=codecs,
-        read_max_bytes=MAX_REQUEST_BYTES,
-        interceptors=explained,
-    )
-    workspace_app = WorkspaceServiceASGIApplication(
-        ConnectWorkspaceService(workspaces, gate),
-        codecs=codecs,
-        read_max_bytes=MAX_REQUEST_BYTES,
-        interceptors=explained,
-    )
-    return [
-        Guarded(
-            session_app if compress_streams else _UncompressedStreams(session_app), CONNECT_CODES
-        ),
-        Guarded(workspace_app, CONNECT_CODES),
-    ]
+    """The Connect (and gRPC-Web) ASGI apps of every service, for the HTTP port's router.
+
+    `ports` serve the services by full name (`methods.SERVICES`); `authenticate` checks
+    each call first (None: no token needed).
+    """
+    calls = Calls(ports, gate, _ConnectWire(), authenticate=authenticate)
+    options = {
+        "codecs": [_ExplainedCodec(codec) for codec in google_protobuf_codecs()],
+        "read_max_bytes": MAX_REQUEST_BYTES,
+        "interceptors": [ProtocolErrors(_to_connect_error)],
+    }
+    apps: list[MountedApp] = []
+    for service in SERVICES:
+        app: Any = _ServiceApp(service, calls, **options)
+        if not compress_streams and any(m.streaming for m in methods_of(service)):
+            app = _UncompressedStreams(app)
+        apps.append(Guarded(app, CONNECT_CODES))
+    return apps
 
 
 class _UncompressedStreams:

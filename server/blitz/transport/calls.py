@@ -1,0 +1,116 @@
+"""The one adapter both wires use: an RPC's call, from the wire's request to the port's answer.
+
+For every RPC (`methods.py`) it makes one handler, the same for gRPC and Connect, that
+admits the call through the gate, builds its `CallContext`, authenticates it (the one
+hook where a token is checked; none when the server needs no token), reads the request,
+calls the port method and closes a stream's iterator however it ends. An exception that
+is not a `BlitzError` becomes INTERNAL (`unexpected`). A wire supplies only what differs
+(`Wire`): how it makes a call's context, how it reads a request (a request that failed to
+decode is refused here, after authentication, so a caller without a token learns nothing
+of what the body should be), and how it fails a call with a `BlitzError`.
+
+No business logic here, and no wire format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, NoReturn, Protocol
+
+from google.protobuf.message import Message
+
+from blitz.errors import BlitzError
+from blitz.ports import Authenticate, CallContext
+from blitz.transport.gate import CallGate
+from blitz.transport.methods import Method
+from blitz.transport.unexpected import unexpected_as_internal
+
+__all__ = ["Calls", "Wire"]
+
+Handler = Callable[[Any, Any], Any]
+
+
+class Wire(Protocol):
+    """What one wire supplies to the adapter; `native` is its own call object."""
+
+    name: str
+
+    def context(self, native: Any) -> CallContext:
+        """The call's context as the wire saw it (deadline, headers, peer)."""
+        ...
+
+    def request(self, received: Any) -> Message:
+        """The request the wire decoded; raises the BlitzError of one that did not decode."""
+        ...
+
+    async def fail(self, native: Any, error: BlitzError) -> NoReturn:
+        """End the call with `error`, mapped to the wire."""
+        ...
+
+
+class Calls:
+    """Makes each RPC's handler over the ports, for one wire."""
+
+    def __init__(
+        self,
+        ports: Mapping[str, object],
+        gate: CallGate,
+        wire: Wire,
+        *,
+        authenticate: Authenticate | None = None,
+    ) -> None:
+        """`ports`: the object serving each service, by the service's full name."""
+        self._ports = ports
+        self._gate = gate
+        self._wire = wire
+        self._authenticate = authenticate
+
+    def handler(self, method: Method) -> Handler:
+        """The handler of `method`: `(request, native) -> response`, or an async generator
+        of responses for a stream (grpc.aio tells a stream by its handler being one)."""
+        call = getattr(self._ports[method.service], method.port_method)
+        return self._stream(method, call) if method.streaming else self._unary(method, call)
+
+    async def _context(self, native: Any) -> CallContext:
+        ctx = self._wire.context(native)
+        return ctx if self._authenticate is None else await self._authenticate(ctx)
+
+    def _unary(self, method: Method, call: Callable[[Any, CallContext], Awaitable[Any]]) -> Handler:
+        gate, wire, rpc = self._gate, self._wire, method.name
+
+        async def unary(received: Any, native: Any) -> Any:
+            # fail() raises, so it is called outside the try that catches the core's errors.
+            try:
+                with unexpected_as_internal("call", rpc=rpc, transport=wire.name), gate.unary():
+                    ctx = await self._context(native)
+                    return await call(wire.request(received), ctx)
+            except BlitzError as exc:
+                error = exc
+            await wire.fail(native, error)
+
+        unary.__name__ = unary.__qualname__ = rpc
+        return unary
+
+    def _stream(
+        self, method: Method, call: Callable[[Any, CallContext], AsyncIterator[Any]]
+    ) -> Handler:
+        gate, wire, rpc = self._gate, self._wire, method.name
+
+        async def stream(received: Any, native: Any) -> AsyncIterator[Any]:
+            events: AsyncIterator[Any] | None = None
+            try:
+                with unexpected_as_internal("stream", rpc=rpc, transport=wire.name), gate.stream():
+                    ctx = await self._context(native)
+                    events = call(wire.request(received), ctx)
+                    async for event in events:
+                        yield event
+                    return
+            except BlitzError as exc:
+                error = exc
+            finally:
+                if events is not None and (aclose := getattr(events, "aclose", None)):
+                    await aclose()
+            await wire.fail(native, error)
+
+        stream.__name__ = stream.__qualname__ = rpc
+        return stream

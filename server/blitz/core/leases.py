@@ -7,7 +7,8 @@ Only where processes share the store. Every third of a lease (`--turn-lease`), o
    was paused, or cut off from the database): it is stopped here without a further write,
    its events being fenced anyway. The answer also says which turns someone asked to
    cancel or to take steer text, so a cancel reaches its turn even if its announcement
-   was missed; an announcement (`Turns.nudge`) makes the renewal come at once;
+   was missed (`Turns.renewed` acts on the answer); an announcement (`Turns.on_asked`)
+   makes the renewal come at once;
 2. sweeps: takes over running turns whose lease ended (their holder died) and settles
    parked turns that need someone (`recovery.py`), and counts the parked turns.
 
@@ -25,7 +26,6 @@ import structlog
 from blitz.core.recovery import Recovery
 from blitz.core.supervisor import Supervisor
 from blitz.core.turns import Turns
-from blitz.errors import BlitzError, Reason
 from blitz.store import Store, TurnState
 
 __all__ = ["Leases"]
@@ -46,12 +46,12 @@ class Leases:
         self._loop: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Leases:
-        self._turns.nudge = self._nudged.set
+        self._turns.on_asked(self._nudged.set)
         self._loop = self._tasks.spawn(self._run(), name="leases")
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self._turns.nudge = lambda: None
+        self._turns.on_asked(None)
         if self._loop is not None:
             self._loop.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -77,29 +77,8 @@ class Leases:
         """Step 1 of the module doc."""
         turns = self._turns
         started = time.monotonic()
-        held = {
-            (c.session_id, c.turn_id): c
-            for c in await self._store.renew_leases(
-                turns.owner, lease_until=time.time() + turns.lease
-            )
-        }
-        for active in turns.live.all():
-            if active.lost or active.rec.state != TurnState.RUNNING:
-                continue
-            if active.held_since > started:
-                continue  # taken after the renewal read the store
-            control = held.get((active.session_id, active.turn_id))
-            if control is None or control.epoch != active.rec.epoch:
-                log.warning("turn_lost", session_id=active.session_id, turn_id=active.turn_id)
-                turns.lost(active.session_id, active.turn_id)
-                continue
-            if control.steer:
-                active.steer_waiting = True
-            if control.cancel and active.cancel_reason is None:
-                self._tasks.spawn(
-                    turns.cancel(active, BlitzError(Reason.CANCELLED, "the turn was cancelled")),
-                    name=f"cancel-{active.turn_id}",
-                )
+        held = await self._store.renew_leases(turns.owner, lease_until=time.time() + turns.lease)
+        turns.renewed(held, read_at=started)
 
     async def sweep(self) -> None:
         """Step 2 of the module doc."""
@@ -110,4 +89,4 @@ class Leases:
             except Exception:
                 log.exception("take_over_failed", turn_id=rec.turn_id)
         await self._recovery.sweep_parked()
-        self._turns.live.parked_count = await self._store.count_turns(TurnState.PARKED)
+        self._turns.count_parked_in_store(await self._store.count_turns(TurnState.PARKED))

@@ -6,15 +6,18 @@ after a restart. A request ends exactly once, whoever gets there first: a decisi
 answer (`resolve`), a stored rule (when the request is asked, or when the turn parks), its
 approval timeout, or the end of its turn (withdrawn). Each ending is stored with the
 request and announced as a `resolution` event. Once none of a parked turn's requests is
-open, the turn's listener (the turn driver) is told, under the session's lock, and resumes
-the turn. A parked turn's deadlines — its own, and its requests' expiries — wait in one
-`Deadlines` for all parked turns. Nothing here drives a turn. How long each request waited
-for its ending is observed here too (`blitz.metrics`).
+open, its deadlines are disarmed and the turn's listener (the turn driver) is told, under
+the session's lock, with all it needs of them (`Answered`): a resolution travels one way,
+and the driver never asks back. A parked turn's deadlines — its own, and its requests'
+expiries — wait in one `Deadlines` for all parked turns. Nothing here drives a turn. How
+long each request waited for its ending is observed here too (`blitz.metrics`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 from typing import Protocol
@@ -23,7 +26,7 @@ import structlog
 
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
-from blitz.core.approvals import Outcome, covering_rule, outcome_from_json, result_of
+from blitz.core.approvals import Outcome, covering_rule, outcome_from_json
 from blitz.core.deadlines import Deadlines
 from blitz.core.event_log import EventLog
 from blitz.core.locks import SessionLocks
@@ -33,7 +36,7 @@ from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store, TurnRec
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["PendingRequests", "TurnListener"]
+__all__ = ["Answered", "PendingRequests", "TurnListener"]
 
 log = structlog.get_logger(__name__)
 
@@ -42,11 +45,38 @@ log = structlog.get_logger(__name__)
 _SETTLE_SCAN = 1000
 
 
-class TurnListener(Protocol):
-    """What the turn driver hears from here."""
+@dataclass(frozen=True)
+class Answered:
+    """A parked turn none of whose requests is open any more: all the driver needs of
+    them. `results` is what the agent is told of each (by request id; a withdrawn one is
+    left out); `interrupted`, whether one was denied with `interrupt` (the turn is to end
+    instead of resuming)."""
 
-    async def answered(self, session_id: str, turn_id: str) -> None:
-        """None of the parked turn's requests is open any more: resume it.
+    results: dict[str, Resolution]
+    interrupted: bool
+
+    @classmethod
+    def of(cls, requests: Sequence[PendingRecord]) -> Answered | None:
+        """What the turn's requests (all of them, resolved or not) say; None while one is
+        open."""
+        results: dict[str, Resolution] = {}
+        interrupted = False
+        for p in requests:
+            if p.resolution is None:
+                return None
+            outcome = outcome_from_json(p.request_id, p.resolution)
+            interrupted = interrupted or outcome.interrupts
+            if outcome.result is not None:
+                results[p.request_id] = outcome.result
+        return cls(results, interrupted)
+
+
+class TurnListener(Protocol):
+    """What the turn driver hears from here: the one way resolutions travel."""
+
+    async def answered(self, session_id: str, turn_id: str, answered: Answered) -> None:
+        """None of the parked turn's requests is open any more (its deadlines are
+        disarmed): resume it with `answered`, or end it.
 
         Called with the session's lock held.
         """
@@ -165,38 +195,27 @@ class PendingRequests:
             await self._store.stamp_pending(sid, _request_id(event), event.SerializeToString())
         return settled, len(records) - len(settled)
 
-    async def results(self, session_id: str, turn_id: str) -> dict[str, Resolution]:
-        """What the agent is told of the turn's resolved requests, by request id."""
-        results: dict[str, Resolution] = {}
-        for p in await self._store.list_pending(session_id, turn_id=turn_id, open_only=False):
-            result = result_of(p.request_id, p.resolution) if p.resolution else None
-            if result is not None:
-                results[p.request_id] = result
-        return results
-
-    async def interrupted(self, session_id: str, turn_id: str) -> bool:
-        """Whether a request of the turn was denied with `interrupt`: the turn is to stop."""
-        for p in await self._store.list_pending(session_id, turn_id=turn_id, open_only=False):
-            if p.resolution and outcome_from_json(p.request_id, p.resolution).interrupts:
-                return True
-        return False
-
     # Deadlines of parked turns
 
-    async def arm(self, rec: TurnRecord) -> None:
+    async def arm(self, rec: TurnRecord) -> Answered | None:
         """File the parked turn's next deadline: its own, or its first request's expiry.
 
         Only the turn's ids are kept until then: a parked turn holds nothing in memory.
+        Where processes share the store, its requests may all have been answered
+        elsewhere while it parked (the answerer found it still running and left it): then
+        nothing is filed, and what the turn resumes with is returned.
         """
         sid, tid = rec.session_id, rec.turn_id
-        pending = await self._store.list_pending(sid, turn_id=tid)
-        times = [p.expires for p in pending if p.expires is not None]
-        if rec.deadline is not None:
+        requests = await self._store.list_pending(sid, turn_id=tid, open_only=False)
+        answered = Answered.of(requests)
+        times = [p.expires for p in requests if p.resolution is None and p.expires is not None]
+        if rec.deadline is not None and answered is None:
             times.append(rec.deadline)
         if times:
             self._deadlines.set(_key(sid, tid), min(times), partial(self.check_deadlines, sid, tid))
         else:
             self._deadlines.clear(_key(sid, tid))
+        return answered
 
     def disarm(self, session_id: str, turn_id: str) -> None:
         self._deadlines.clear(_key(session_id, turn_id))
@@ -263,9 +282,17 @@ class PendingRequests:
                 self._log.emit(sid, tid, t.TurnEvent(notice=t.Notice(text=notice)))
             await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
             _observe_wait(pending, outcome.event.via)
-            if not await self._store.list_pending(sid, turn_id=tid):
-                await self.listener.answered(sid, tid)
+            await self._hand_over(sid, tid)
             return True
+
+    async def _hand_over(self, session_id: str, turn_id: str) -> None:
+        """Once none of the turn's requests is open: disarm its deadlines and tell the
+        driver, with everything it needs of them. Call with the lock held."""
+        requests = await self._store.list_pending(session_id, turn_id=turn_id, open_only=False)
+        answered = Answered.of(requests)
+        if answered is not None:
+            self.disarm(session_id, turn_id)
+            await self.listener.answered(session_id, turn_id, answered)
 
     async def withdraw(self, session_id: str, turn_id: str, *, fence: int) -> None:
         """Withdraw the turn's open requests: it is ending, held at epoch `fence` here.
@@ -306,8 +333,10 @@ class PendingRequests:
                     assert p.resolution is not None
                     outcome = outcome_from_json(p.request_id, p.resolution)
                     await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
-            if len(resolved) == len(rows):
-                await self.listener.answered(sid, tid)
+            answered = Answered.of(rows)
+            if answered is not None:
+                self.disarm(sid, tid)
+                await self.listener.answered(sid, tid, answered)
 
 
 def _observe_wait(pending: PendingRecord, via: str) -> None:

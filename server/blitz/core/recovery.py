@@ -84,9 +84,7 @@ class Recovery:
             )
             taken.first_seq = accepted.seq
         elif t.TurnEvent.FromString(last.data).HasField("finished"):
-            await self._turns.release_session(active)
-            await self._turns.record_finished(active)
-            self._turns.live.discard(active)
+            await self._turns.settle_finished(active)
             return
         if session.state == s.SESSION_STATE_CLOSED:
             error = BlitzError(Reason.CANCELLED, "the session was closed")
@@ -119,9 +117,7 @@ class Recovery:
             if active is None:
                 return
             if ended:  # it died between its `finished` and its records
-                await self._turns.release_session(active)
-                await self._turns.record_finished(active)
-                self._turns.live.discard(active)
+                await self._turns.settle_finished(active)
             elif session.state == s.SESSION_STATE_CLOSED:  # it died closing the session
                 await self._turns.finish(
                     active, error=BlitzError(Reason.CANCELLED, "the session was closed")
@@ -133,7 +129,7 @@ class Recovery:
                 )
             return
         if at_start:
-            self._turns.live.parked(sid, tid)
+            self._turns.found_parked(sid, tid)
             await self._pending.arm(rec)
         else:
             await self._pending.check_deadlines(sid, tid)

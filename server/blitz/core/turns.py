@@ -1,23 +1,25 @@
-"""The turn driver: starts turns, drives the agent, and ends every turn exactly once.
+"""The turn driver: starts turns, drives the agent, parks them and resumes them.
 
 A turn is a durable log of events plus a small resumable state (its `TurnRecord`). While
 it runs, one supervised task of this process drives the agent through the agent port.
 When the agent stops on requests that need a person, the turn parks (`pending.py` stores
 and announces them) and the task ends: no coroutine waits for the answer. Once every
-request is resolved, the driver hears of it (`answered`) and resumes the turn from what is
-stored, in whichever process received the last answer, after a restart included.
+request is resolved, the driver hears of it (`answered`, with everything it needs) and
+resumes the turn from what is stored, in whichever process received the last answer,
+after a restart included.
 
 Every turn ends with exactly one `finished` event, whatever happened: an answer, an
-error, a cancel, a deadline, a shutdown. The per-session lock orders a turn's last steps
-(session released, `finished` committed, turn recorded finished) before the next turn's
-first. What a dead process left behind is settled by `recovery.py`.
+error, a cancel, a deadline, a shutdown; how is the other half of the driver,
+`endings.py`, which `Turns` inherits. What a dead process left behind is settled by
+`recovery.py`.
 
 Where processes share the store, a turn is held by the one running it: that one writes
-it, fenced by the epoch it took it at, and renews its lease (`leases.py`). A parked turn
-is held by no one: whichever process hears the last answer takes it (`claim_turn`, which
-one wins) and resumes it; so does one ending it at its deadline or cancelling it. A cancel
-of a turn running elsewhere asks its holder (`request_cancel`), and waits for its end.
-Steer text goes through the store, so any process can queue it for any turn.
+it, fenced by the epoch it took it at, and renews its lease (`leases.py`, through
+`renewed`). A parked turn is held by no one: whichever process hears the last answer
+takes it (`claim_turn`, which one wins) and resumes it; so does one ending it at its
+deadline or cancelling it. A cancel of a turn running elsewhere asks its holder
+(`request_cancel`), and waits for its end. Steer text goes through the store, so any
+process can queue it for any turn.
 
 Each run of a turn is traced as one span (when a tracer is given), a child of the call that
 started or resumed it, since its task inherits that call's context.
@@ -40,9 +42,10 @@ import structlog
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.admissions import Admissions
+from blitz.core.endings import FORKABLE_TURNS, TurnEndings, interrupted
 from blitz.core.event_log import EventLog, TurnLost
 from blitz.core.locks import SessionLocks
-from blitz.core.pending import PendingRequests
+from blitz.core.pending import Answered, PendingRequests
 from blitz.core.plans import proposal, proposed_event
 from blitz.core.slash_commands import CommandContext, parse_command, run_command
 from blitz.core.supervisor import Supervisor
@@ -62,15 +65,11 @@ __all__ = ["FORKABLE_TURNS", "Turns", "interrupted", "new_turn_id"]
 
 log = structlog.get_logger(__name__)
 
-# A session can be forked at each of its last this many finished turns (ForkSession).
-FORKABLE_TURNS = 20
-# Seconds between looks at a turn another process is asked to cancel.
-_CANCEL_POLL = 0.1
 # What a `session_state` event says.
 _State = t.SessionStateChange.State
 
 
-class Turns:
+class Turns(TurnEndings):
     """Every unfinished turn of this process, and the tasks that drive them."""
 
     def __init__(
@@ -86,14 +85,16 @@ class Turns:
         default_timeout: timedelta | None,
         owner: str,
         lease: float,
+        admissions: Admissions,
         max_running: int = 256,
         tracer: Tracer | None = None,
     ) -> None:
+        """`admissions`: the RunTurn calls under way, which runs let through first."""
         # This process, as the holder of the turns it runs, and how long a hold lasts.
         self.owner = owner
         self.lease = lease
-        # Called when another process asks something of a turn held here (set by leases).
-        self.nudge: Callable[[], None] = lambda: None
+        # Called when another process asks something of a turn held here (`on_asked`).
+        self._asked: Callable[[], None] = lambda: None
         self._store = store
         self._log = log
         self._agent = agent
@@ -104,10 +105,9 @@ class Turns:
         self._default_timeout = default_timeout
         self._tracer = tracer
         self._tasks = Supervisor("turns")
-        self.live = LiveTurns(count_parked=not store.shared)
+        self._live = LiveTurns(count_parked=not store.shared)
         self._slots = asyncio.Semaphore(max_running)
-        # RunTurn calls under way: runs wait for them to be admitted first.
-        self.admissions = Admissions()
+        self._admissions = admissions
         pending.listen(self)
         log.listen(self)
 
@@ -165,7 +165,7 @@ class Turns:
             self.announce(session.id, _State.STATE_RUNNING, turn_id, fence=rec.epoch)
         rec.first_seq = (await accepted).seq
         active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
-        self.live.add(active)
+        self._live.add(active)
         metrics.turn_started(_turn_kind(turn))
         self._launch(active, None)
         return rec
@@ -182,37 +182,6 @@ class Turns:
             "a turn is already running in this session",
             {"turn_id": session.turn_id},
         )
-
-    async def take(
-        self,
-        session: SessionRecord,
-        turn_id: str,
-        state: TurnState,
-        *,
-        expired_before: float | None = None,
-    ) -> ActiveTurn | None:
-        """Take the turn if it is in `state` (see `Store.claim_turn`): held here, running.
-
-        None when another process took it or it ended first.
-        """
-        rec = await self._store.claim_turn(
-            session.id,
-            turn_id,
-            state=state,
-            owner=self.owner,
-            lease_until=time.time() + self.lease,
-            expired_before=expired_before,
-        )
-        if rec is None:
-            return None
-        active = ActiveTurn(
-            rec=rec,
-            turn=t.Turn.FromString(rec.turn),
-            session=session,
-            steer_waiting=bool(rec.steer),
-        )
-        self.live.add(active)
-        return active
 
     # Driving
 
@@ -242,7 +211,7 @@ class Turns:
                 # Turns being admitted go first (admissions.py); then a slot bounds how
                 # many turns do work at once: under a burst, the first ones park or
                 # finish first instead of all of them at the end.
-                await self.admissions.let_through()
+                await self._admissions.let_through()
                 async with self._slots:
                     async with asyncio.timeout_at(deadline) as scope:
                         outcome = await self._step(active, io, results)
@@ -391,30 +360,29 @@ class Turns:
             log.info("turn_parked", turn_id=rec.turn_id, requests=still_open)
             # Unfenced: a parked turn has no holder.
             self.announce(rec.session_id, _State.STATE_PARKED, rec.turn_id)
-            await self._pending.arm(rec)
+            answered = await self._pending.arm(rec)
             # A parked turn is data: it is in the store, and nothing of it stays here.
-            self.live.park(active)
-            if self._store.shared and not await self._store.list_pending(
-                rec.session_id, turn_id=rec.turn_id
-            ):
+            self._live.park(active)
+            if answered is not None:
                 # Answered elsewhere while it parked: the answerer found it still running
                 # and left it, so it is resumed here.
-                await self.answered(rec.session_id, rec.turn_id)
+                await self.answered(rec.session_id, rec.turn_id, answered)
 
     # What the pending requests report (`TurnListener`)
 
-    async def answered(self, session_id: str, turn_id: str) -> None:
-        """Resume a parked turn whose requests are all resolved. Called with the lock held."""
+    async def answered(self, session_id: str, turn_id: str, answered: Answered) -> None:
+        """Resume a parked turn whose requests are all resolved, with their results; or end
+        it, when one was denied with `interrupt`. Called with the lock held."""
         session = await self._store.get_session(session_id)
         if session is None or session.turn_id != turn_id:
             return
-        held = self.live.held(session_id, turn_id)
+        held = self._live.held(session_id, turn_id)
         if held is not None and held.cancel_reason is not None:
             return  # being cancelled: the cancel ends it
         active = await self.take(session, turn_id, TurnState.PARKED)
         if active is None:
             return  # another process resumed it, or it ended
-        if await self._pending.interrupted(session_id, turn_id):
+        if answered.interrupted:
             # Ended rather than resumed; in a task, since ending takes the lock held here.
             self._tasks.spawn(
                 self._finish(active, output="", error=interrupted()),
@@ -429,9 +397,8 @@ class Turns:
                 expect_turn_id=turn_id,
             ),
         )
-        self._pending.disarm(session_id, turn_id)
         self.announce(session_id, _State.STATE_RUNNING, turn_id, fence=active.rec.epoch)
-        self._launch(active, await self._pending.results(session_id, turn_id))
+        self._launch(active, answered.results)
 
     async def expired(self, session_id: str, turn_id: str) -> None:
         """End a parked turn whose deadline passed."""
@@ -440,196 +407,6 @@ class Turns:
         if active is not None:
             await self.finish(active, error=_timed_out(active.rec))
 
-    # What the event log reports (`LogListener`)
-
-    def lost(self, session_id: str, turn_id: str) -> None:
-        active = self.live.held(session_id, turn_id)
-        if active is not None:
-            self._lose(active)
-
-    def asked(self, session_id: str, turn_id: str) -> None:
-        if self.live.held(session_id, turn_id) is not None:
-            self.nudge()  # the leases read what was asked, with the next renewal
-
-    def _lose(self, active: ActiveTurn) -> None:
-        """Another process took the turn over: stop it here without writing anything."""
-        if active.lost:
-            return
-        active.lost = True
-        self.live.discard(active)
-        task = active.task
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
-
-    # Cancelling, finishing
-
-    async def cancel_turn(self, session: SessionRecord, turn_id: str, reason: BlitzError) -> bool:
-        """End the turn with `reason`, wherever it is; False if it has already finished.
-
-        Returns once its `finished` is in the log, or, for a turn another process runs,
-        once that process has been asked and has had two leases' time to end it.
-        """
-        sid = session.id
-        asked_at: float | None = None
-        while True:
-            active = self.live.held(sid, turn_id)
-            if active is not None:
-                await self.cancel(active, reason)
-                if not active.lost:
-                    return True
-            rec = await self._store.get_turn(sid, turn_id)
-            if rec is None or rec.state == TurnState.FINISHED:
-                return asked_at is not None
-            if rec.state == TurnState.PARKED:
-                active = await self.take(session, turn_id, TurnState.PARKED)
-                if active is not None:
-                    await self.finish(active, error=reason)
-                    return True
-                continue
-            if asked_at is None:
-                await self._store.request_cancel(sid, turn_id)
-                asked_at = time.monotonic()
-            elif time.monotonic() - asked_at > 2 * self.lease + 10:
-                log.warning("cancel_unanswered", session_id=sid, turn_id=turn_id)
-                return True
-            await asyncio.sleep(_CANCEL_POLL)
-
-    async def cancel(self, active: ActiveTurn, reason: BlitzError) -> None:
-        """Stop the turn; returns once its `finished` event is in the log.
-
-        The turn is marked under the lock, so that an answer being handled at the same
-        moment either resumes it before (and its task is cancelled here) or not at all.
-        """
-        async with self._locks(active.session_id):
-            active.cancel_reason = reason
-            task = active.task
-            if task is not None:
-                task.cancel()
-        if task is not None:
-            await asyncio.wait({task})
-        else:
-            await self.finish(active, error=reason)
-
-    async def finish(
-        self, active: ActiveTurn, *, output: str = "", error: BlitzError | None = None
-    ) -> None:
-        """End the turn with its `finished` event, exactly once.
-
-        The ending runs in a task of its own that a cancel of the caller cannot stop
-        halfway (a turn marked finished in the store without its `finished` in the log); if
-        it fails, the failure is logged and raised here.
-        """
-        ending = self._tasks.spawn(
-            self._finish(active, output=output, error=error), name=f"finish-{active.turn_id}"
-        )
-        await asyncio.shield(ending)
-
-    async def _finish(self, active: ActiveTurn, *, output: str, error: BlitzError | None) -> None:
-        rec = active.rec
-        sid = rec.session_id
-        async with self._locks(sid):
-            if rec.state == TurnState.FINISHED or active.lost:
-                return
-            # Still held here? (The write checks the epoch, and keeps the counters.)
-            if not await self._store.update_turn(rec):
-                self._lose(active)
-                return
-            try:
-                await self._end(active, output=output, error=error)
-            except TurnLost:
-                self._lose(active)
-                return
-            await self.record_finished(active)
-            self.live.discard(active)
-
-    async def _end(self, active: ActiveTurn, *, output: str, error: BlitzError | None) -> None:
-        rec = active.rec
-        sid = rec.session_id
-        await self._pending.withdraw(sid, rec.turn_id, fence=rec.epoch)
-        leftover = await self._store.take_steer(sid, rec.turn_id, close=True)
-        finished = t.TurnFinished(
-            output=output,
-            before=t.Usage.FromString(rec.usage_before),
-            after=await session_usage(self._store, sid),
-            leftover=leftover,
-        )
-        if error is not None:
-            finished.error.CopyFrom(error.to_proto())
-        # The session is let go, the end goes into the log, and only then is the turn
-        # recorded as finished: a process that dies in between leaves a turn still
-        # running or parked in the store, which recovery completes from the log.
-        if await self.release_session(active):
-            self.announce(sid, _State.STATE_IDLE, rec.turn_id, fence=rec.epoch)
-        await self._log.commit(sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch)
-        metrics.turn_finished(error.reason.wire if error else None)
-        log.info(
-            "turn_finished",
-            session_id=sid,
-            turn_id=rec.turn_id,
-            error=error.reason.wire if error else None,
-        )
-
-    async def release_session(self, active: ActiveTurn) -> bool:
-        """Save the turn's task list and mark its session idle (a closed one stays closed),
-        if the session's turn is still this one; whether the session is idle now."""
-        if active.aside:
-            return False  # an aside leaves the session as it found it, task list included
-        released = await self._store.update_session(
-            active.session_id,
-            SessionChange(
-                update_time=time.time(),
-                state=s.SESSION_STATE_IDLE,
-                turn_id="",
-                tasks=active.todo.SerializeToString() if active.todo is not None else None,
-                expect_turn_id=active.turn_id,
-            ),
-        )
-        if not released:
-            return False
-        session = await self._store.get_session(active.session_id)
-        return session is not None and session.state == s.SESSION_STATE_IDLE
-
-    def announce(
-        self,
-        session_id: str,
-        state: t.SessionStateChange.State,
-        turn_id: str,
-        *,
-        fence: int | None = None,
-    ) -> None:
-        """Tell every watcher the session changed state because of `turn_id`: an event of
-        that turn (its RunTurn stream carries it too), before its `finished`."""
-        change = t.SessionStateChange(state=state, turn_id=turn_id)
-        self._log.emit(session_id, turn_id, t.TurnEvent(session_state=change), fence=fence)
-
-    async def record_finished(self, active: ActiveTurn) -> None:
-        """Record as finished a turn whose `finished` event is in the log."""
-        rec = active.rec
-        if not active.aside:
-            # The history as this turn left it, for a fork at it (ForkSession), kept for
-            # the session's latest turns only: a copy can be a hundred kilobytes.
-            await self._store.keep_turn_history(rec.session_id, rec.turn_id, newest=FORKABLE_TURNS)
-        rec.state = TurnState.FINISHED
-        rec.history = None
-        await self._store.update_turn(rec)
-
-    # Process life
-
-    async def drain(self, grace: float) -> None:
-        """Let running turns finish for up to `grace` s, then stop them; stop the timers."""
-        tasks = {a.task for a in self.live.all() if a.task is not None}
-        if tasks:
-            await asyncio.wait(tasks, timeout=grace)
-        for active in self.live.all():
-            if active.task is not None:
-                await self.cancel(
-                    active,
-                    BlitzError(
-                        Reason.SERVER_RESTARTED, "the server stopped while the turn was running"
-                    ),
-                )
-        await self._tasks.aclose()
-
 
 def _aside_cannot_wait() -> BlitzError:
     return BlitzError(
@@ -637,11 +414,6 @@ def _aside_cannot_wait() -> BlitzError:
         "an aside turn cannot wait for an approval or an answer",
         {"field": "turn.aside"},
     )
-
-
-def interrupted() -> BlitzError:
-    """How a turn ends that a DENY with `interrupt` stopped."""
-    return BlitzError(Reason.CANCELLED, "the user denied an action and stopped the turn")
 
 
 def _timed_out(rec: TurnRecord) -> BlitzError:

@@ -1,0 +1,133 @@
+"""The calls that answer a parked turn's requests: Decide and Answer, and the rules.
+
+`DecisionCalls` is the part of `SessionCore` (service.py) that takes a person's answer to
+an approval request or a question: the request is checked against what was asked
+(`validation.py`), resolved exactly once through the pending requests (the first answer
+wins; later ones get ALREADY_RESOLVED), and a SESSION or ALWAYS decision leaves a rule.
+`ListRules` and `RevokeRule` show and remove those rules. Resuming the turn is the
+pending requests' and the turn driver's business, not this module's.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from blitz.core import validation as check
+from blitz.core.approvals import Outcome, rule_label
+from blitz.core.pending import PendingRequests
+from blitz.core.turns import Turns, interrupted
+from blitz.core.views import rule_view
+from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.ports import CallContext
+from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+__all__ = ["RULES_MAX", "DecisionCalls"]
+
+# The most rules that may apply to one session (its own and its caller's ALWAYS rules).
+RULES_MAX = 200
+
+
+class DecisionCalls:
+    """Decide, Answer, ListRules and RevokeRule; `SessionCore` holds what they use."""
+
+    _store: Store
+    _pending: PendingRequests
+    _turns: Turns
+
+    async def session_record(self, session_id: str, ctx: CallContext) -> SessionRecord:
+        raise NotImplementedError  # pragma: no cover - SessionCalls.session_record
+
+    async def _open_request(
+        self, session_id: str, request_id: str
+    ) -> tuple[PendingRecord, t.TurnEvent]:
+        check.require(request_id, "request_id")
+        found = await self._store.list_pending(session_id, request_id=request_id, open_only=False)
+        if not found:
+            raise BlitzError(
+                Reason.REQUEST_NOT_FOUND,
+                f"no request {request_id!r} in this session",
+                {"request_id": request_id},
+            )
+        if found[0].resolution is not None:
+            raise _already_resolved(request_id)
+        return found[0], t.TurnEvent.FromString(found[0].event)
+
+    async def decide(self, req: s.DecideRequest, ctx: CallContext) -> s.DecideResponse:
+        check.check_decision(req)
+        session = await self.session_record(req.session_id, ctx)
+        pending, event = await self._open_request(session.id, req.request_id)
+        check.check_decision(req, event)
+        approval = event.approval_request
+        rule = None
+        if req.decision in (t.DECISION_SESSION, t.DECISION_ALWAYS):
+            if len(await self._pending.rules_of(session)) >= RULES_MAX:
+                raise invalid_argument(
+                    "decision",
+                    f"{RULES_MAX} rules already apply to this session: revoke some "
+                    "(RevokeRule) or approve ONCE",
+                    limit=str(RULES_MAX),
+                )
+            always = req.decision == t.DECISION_ALWAYS
+            rule = RuleRecord(
+                id="r_" + uuid.uuid4().hex,
+                scope=s.RULE_SCOPE_ALWAYS if always else s.RULE_SCOPE_SESSION,
+                kind=approval.kind,
+                scope_label=rule_label(approval, req.command),
+                session_id=session.id,
+                workspace=session.workspace,
+                caller=session.owner,
+                create_time=time.time(),
+                request_id=approval.request_id,
+            )
+        outcome = Outcome.approval(
+            req.request_id,
+            req.decision,
+            reason=req.reason,
+            command=req.command,
+            by=ctx.caller,
+            interrupt=req.interrupt,
+        )
+        if not await self._pending.resolve(pending, outcome, rule=rule):
+            raise _already_resolved(req.request_id)
+        if req.interrupt and await self._store.list_pending(session.id, turn_id=pending.turn_id):
+            # Others are still open: the turn ends here, and they are withdrawn. (Its last
+            # open request: the turn ends instead of resuming, in Turns.answered.)
+            await self._turns.cancel_turn(session, pending.turn_id, interrupted())
+        return s.DecideResponse()
+
+    async def answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:
+        check.check_answers(req)
+        session = await self.session_record(req.session_id, ctx)
+        pending, event = await self._open_request(session.id, req.request_id)
+        check.check_answers(req, event)
+        outcome = Outcome.answer(req.request_id, tuple(req.answers), by=ctx.caller)
+        if not await self._pending.resolve(pending, outcome):
+            raise _already_resolved(req.request_id)
+        return s.AnswerResponse()
+
+    async def list_rules(self, req: s.ListRulesRequest, ctx: CallContext) -> s.ListRulesResponse:
+        session = await self.session_record(req.session_id, ctx)
+        return s.ListRulesResponse(
+            rules=[rule_view(r) for r in await self._pending.rules_of(session)]
+        )
+
+    async def revoke_rule(self, req: s.RevokeRuleRequest, ctx: CallContext) -> s.RevokeRuleResponse:
+        session = await self.session_record(req.session_id, ctx)
+        check.require(req.rule_id, "rule_id")
+        rules = {r.id for r in await self._pending.rules_of(session)}
+        if req.rule_id not in rules or not await self._store.delete_rule(req.rule_id):
+            raise BlitzError(
+                Reason.RULE_NOT_FOUND,
+                f"no rule {req.rule_id!r} applies to this session",
+                {"rule_id": req.rule_id},
+            )
+        return s.RevokeRuleResponse()
+
+
+def _already_resolved(request_id: str) -> BlitzError:
+    return BlitzError(
+        Reason.ALREADY_RESOLVED, "that request was already resolved", {"request_id": request_id}
+    )

@@ -1,0 +1,259 @@
+"""The session lifecycle calls of SessionService: create, get, list, update, close, delete, fork.
+
+`SessionCalls` is the part of `SessionCore` (service.py) that keeps sessions themselves:
+each call checks its request (`validation.py`), finds the caller's session (another
+principal's is not found: its existence is not revealed), acts through the store, the
+session's folder and, to close a session, the turn driver, and answers with `views.py`'s
+views. Turns and their requests are the core's other calls (`service.py`,
+`decisions.py`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import structlog
+
+from blitz.core import validation as check
+from blitz.core.event_log import EventLog
+from blitz.core.locks import SessionLocks
+from blitz.core.pages import fill_page
+from blitz.core.session_folders import copy_workspace, is_own_folder, remove_workspace
+from blitz.core.turns import FORKABLE_TURNS, Turns
+from blitz.core.views import session_usage, session_view
+from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.offload import FILE_CALLS, CallTimedOut
+from blitz.paths import PathRefused, Workspace
+from blitz.ports import AgentPort, CallContext
+from blitz.store import SessionChange, SessionQuery, SessionRecord, Store, TurnState
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+
+__all__ = ["SessionCalls"]
+
+log = structlog.get_logger(__name__)
+
+
+class SessionCalls:
+    """The session lifecycle calls; `SessionCore` holds what they use."""
+
+    _store: Store
+    _agent: AgentPort
+    _log: EventLog
+    _locks: SessionLocks
+    _turns: Turns
+    _workspace_root: Path
+    _default_model: str
+
+    async def session_record(self, session_id: str, ctx: CallContext) -> SessionRecord:
+        """The caller's session, or SESSION_NOT_FOUND (for the workspace service too)."""
+        check.require(session_id, "session_id")
+        rec = await self._store.get_session(session_id)
+        # Another principal's session is not found: its existence is not revealed.
+        if rec is None or (rec.owner != ctx.caller and not ctx.admin):
+            raise BlitzError(
+                Reason.SESSION_NOT_FOUND, f"no session {session_id!r}", {"session_id": session_id}
+            )
+        return rec
+
+    async def _view(self, rec: SessionRecord) -> s.Session:
+        return session_view(
+            rec,
+            usage=await session_usage(self._store, rec.id),
+            pending=await self._store.list_pending(rec.id),
+        )
+
+    async def create_session(self, req: s.CreateSessionRequest, ctx: CallContext) -> s.Session:
+        approval_timeout = check.session_settings(req)
+        model = req.model or self._default_model
+        self._agent.validate_model(model)
+        session_id = "s_" + uuid.uuid4().hex
+        workspace = check.workspace_name(
+            req.workspace, session_id=session_id, root=self._workspace_root
+        )
+        try:
+            # Made folder by folder, none through a link: a link another session left
+            # cannot widen this one's workspace to wherever it leads.
+            await FILE_CALLS.run(Workspace.named, self._workspace_root, workspace, create=True)
+        except PathRefused as exc:
+            raise invalid_argument("workspace", str(exc)) from None
+        except NotADirectoryError:
+            raise invalid_argument(
+                "workspace", f"workspace {workspace!r} passes through a file, not a folder"
+            ) from None
+        except CallTimedOut:
+            raise BlitzError(
+                Reason.INTERNAL, "the workspace's folder could not be made in time"
+            ) from None
+        now = time.time()
+        rec = SessionRecord(
+            id=session_id,
+            owner=ctx.caller,
+            title=req.title,
+            workspace=workspace,
+            model=model,
+            labels=dict(req.labels),
+            state=s.SESSION_STATE_IDLE,
+            create_time=now,
+            update_time=now,
+            approval_timeout=approval_timeout,
+        )
+        await self._store.create_session(rec)
+        return await self._view(rec)
+
+    async def get_session(self, req: s.GetSessionRequest, ctx: CallContext) -> s.Session:
+        check.require(req.session_id, "session_id")
+        # Under the lock: a turn parking or finishing is seen before or after, not halfway.
+        async with self._locks(req.session_id):
+            return await self._view(await self.session_record(req.session_id, ctx))
+
+    async def list_sessions(
+        self, req: s.ListSessionsRequest, ctx: CallContext
+    ) -> s.ListSessionsResponse:
+        size, before = check.session_page(req)
+        recs = await self._store.list_sessions(
+            SessionQuery(
+                owner=None if ctx.admin else ctx.caller,
+                state=req.state,
+                labels=dict(req.labels),
+                limit=size + 1,
+                before=before,
+            )
+        )
+        resp = s.ListSessionsResponse()
+        resp.next_page_token = await fill_page(recs, size, self._view, resp.sessions)
+        return resp
+
+    async def close_session(self, req: s.CloseSessionRequest, ctx: CallContext) -> s.Session:
+        rec = await self.session_record(req.session_id, ctx)
+        if rec.state != s.SESSION_STATE_CLOSED:
+            async with self._locks(rec.id):
+                await self._store.update_session(
+                    rec.id, SessionChange(update_time=time.time(), state=s.SESSION_STATE_CLOSED)
+                )
+                rec = await self.session_record(req.session_id, ctx)
+            # Its main turn and its asides, wherever they run.
+            unfinished = await self._store.turns_in_state(TurnState.RUNNING, session_id=rec.id)
+            turn_ids = {rec.turn_id} if rec.turn_id else set()
+            turn_ids |= {turn.turn_id for turn in unfinished}
+            for turn_id in sorted(turn_ids):
+                await self._turns.cancel_turn(
+                    rec, turn_id, BlitzError(Reason.CANCELLED, "the session was closed")
+                )
+            # After its turns' `finished`: a following Watch ends with this event.
+            closed = t.SessionStateChange(state=t.SessionStateChange.STATE_CLOSED, reason="closed")
+            await self._log.commit(rec.id, "", t.TurnEvent(session_state=closed))
+        return await self._view(await self.session_record(req.session_id, ctx))
+
+    async def update_session(self, req: s.UpdateSessionRequest, ctx: CallContext) -> s.Session:
+        change = check.session_update(req, now=time.time())
+        async with self._locks(req.session_id):
+            rec = await self.session_record(req.session_id, ctx)
+            await self._store.update_session(rec.id, change)
+            return await self._view(await self.session_record(rec.id, ctx))
+
+    async def delete_session(
+        self, req: s.DeleteSessionRequest, ctx: CallContext
+    ) -> s.DeleteSessionResponse:
+        """Close the session if it is idle, then delete it; SESSION_BUSY while a turn runs
+        or is parked (the main turn or an aside)."""
+        check.require(req.session_id, "session_id")
+        async with self._locks(req.session_id):
+            rec = await self.session_record(req.session_id, ctx)
+            running = await self._store.turns_in_state(TurnState.RUNNING, session_id=rec.id)
+            busy = rec.turn_id or (running[0].turn_id if running else "")
+            # Closed first, if idle, in one step: no turn can start in it from here on.
+            closing = SessionChange(
+                update_time=time.time(),
+                state=s.SESSION_STATE_CLOSED,
+                expect_state=s.SESSION_STATE_IDLE,
+            )
+            if not busy and rec.state != s.SESSION_STATE_CLOSED:
+                if not await self._store.update_session(rec.id, closing):
+                    busy = (await self.session_record(rec.id, ctx)).turn_id or "?"
+                else:
+                    # Its watchers end cleanly, as on CloseSession, before the log goes.
+                    closed = t.SessionStateChange(
+                        state=t.SessionStateChange.STATE_CLOSED, reason="deleted"
+                    )
+                    await self._log.commit(rec.id, "", t.TurnEvent(session_state=closed))
+            if busy:
+                raise BlitzError(
+                    Reason.SESSION_BUSY,
+                    "a turn is running or parked in this session: cancel it or close the "
+                    "session first",
+                    {"turn_id": busy},
+                )
+            await self._store.delete_session(rec.id)
+        removed = False
+        if is_own_folder(rec.workspace, rec.id):
+            try:
+                removed = await FILE_CALLS.run(
+                    remove_workspace, self._workspace_root, rec.workspace
+                )
+            except (OSError, PathRefused, CallTimedOut) as exc:
+                # The records are gone: the folder is only left behind, and said so.
+                log.warning("workspace_not_removed", session_id=rec.id, error=str(exc))
+        return s.DeleteSessionResponse(workspace_deleted=removed)
+
+    async def fork_session(self, req: s.ForkSessionRequest, ctx: CallContext) -> s.Session:
+        """A new session with the history the turn left and a copy of the workspace now."""
+        check.check_fork(req)
+        source = await self.session_record(req.session_id, ctx)
+        turn = await self._store.get_turn(source.id, req.turn_id)
+        if turn is None:
+            raise BlitzError(
+                Reason.TURN_NOT_FOUND,
+                f"no turn {req.turn_id!r} in this session",
+                {"turn_id": req.turn_id},
+            )
+        if t.Turn.FromString(turn.turn).aside:
+            raise invalid_argument(
+                "turn_id", "an aside is not recorded into the history: fork at another turn"
+            )
+        if turn.state != TurnState.FINISHED:
+            raise invalid_argument("turn_id", "the turn has not finished: fork at a finished one")
+        history = await self._store.get_turn_history(source.id, turn.turn_id)
+        if history is None:
+            raise invalid_argument(
+                "turn_id",
+                f"no history is kept for this turn: a session can be forked at its last "
+                f"{FORKABLE_TURNS} finished turns",
+                limit=str(FORKABLE_TURNS),
+            )
+        fork_id = "s_" + uuid.uuid4().hex
+        abandoned = threading.Event()
+        try:
+            await FILE_CALLS.run(
+                copy_workspace, self._workspace_root, source.workspace, fork_id, abandoned
+            )
+        except CallTimedOut:
+            abandoned.set()  # the copy stops at its next folder and removes what it made
+            raise BlitzError(Reason.INTERNAL, "the workspace could not be copied in time") from None
+        except (OSError, PathRefused) as exc:
+            log.warning("workspace_not_copied", session_id=source.id, error=str(exc))
+            raise BlitzError(
+                Reason.FILE_NOT_FOUND,
+                "the session's workspace could not be copied",
+                {"path": source.workspace},
+            ) from None
+        now = time.time()
+        rec = SessionRecord(
+            id=fork_id,
+            owner=source.owner,
+            title=req.title or f"fork of {source.title or source.id}"[:500],
+            workspace=fork_id,
+            model=source.model,
+            labels=dict(source.labels),
+            state=s.SESSION_STATE_IDLE,
+            create_time=now,
+            update_time=now,
+            approval_timeout=source.approval_timeout,
+        )
+        await self._store.create_session(rec)
+        if history:
+            await self._store.set_history(fork_id, history)
+        return await self._view(rec)

@@ -38,10 +38,8 @@ async def test_a_run_waits_while_a_turn_is_being_admitted():
     await asyncio.wait_for(waiting, 1)
 
 
-async def test_a_run_waits_for_a_burst_to_pass_but_not_for_ever(monkeypatch):
-    monkeypatch.setattr(admissions, "_WINDOW", 0.05)
-    monkeypatch.setattr(admissions, "_MOST", 0.3)
-    gate = Admissions()
+async def test_a_run_waits_for_a_burst_to_pass_but_not_for_ever():
+    gate = Admissions(window=0.05, most=0.3)
     _burst(gate)
     loop = asyncio.get_running_loop()
     began = loop.time()
@@ -62,10 +60,9 @@ async def test_a_run_waits_for_a_burst_to_pass_but_not_for_ever(monkeypatch):
     feeding.cancel()
 
 
-async def test_held_runs_go_in_order_one_per_turn_of_the_loop(monkeypatch):
+async def test_held_runs_go_in_order_one_per_turn_of_the_loop():
     """Let go together, their first steps would all land in one turn of the loop."""
-    monkeypatch.setattr(admissions, "_WINDOW", 0.05)
-    gate = Admissions()
+    gate = Admissions(window=0.05)
     _burst(gate)
     went: list[tuple[int, int]] = []
     turns = 0

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 import pytest
 
 from blitz.config import Settings
-from blitz.core import event_log
 from blitz.core.event_log import EventLog
 from blitz.errors import BlitzError
 from blitz.size_limits import EVENT_MAX
@@ -139,13 +138,10 @@ async def test_producers_wait_while_the_backlog_is_far_behind(store, monkeypatch
     assert len(await stored(store)) == 201, "nothing was dropped"
 
 
-async def test_producers_wait_for_a_reader_that_keeps_taking_not_for_a_stalled_one(
-    store, monkeypatch
-):
+async def test_producers_wait_for_a_reader_that_keeps_taking_not_for_a_stalled_one(store):
     """A live reader half full holds its session's producers until it takes its events;
     one that stopped taking does not, and is cut off instead."""
-    monkeypatch.setattr(event_log, "_STALLED", 0.5)
-    async with EventLog(store, buffer=64 * 1024) as log:
+    async with EventLog(store, buffer=64 * 1024, stalled=0.5) as log:
         reader = log.read("s1", after_seq=0, follow=True)
         await log.commit("s1", "t1", t.TurnEvent(notice=t.Notice(text="start")))
         assert (await anext(reader)).notice.text == "start"

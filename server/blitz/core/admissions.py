@@ -39,7 +39,11 @@ _WINDOW = 0.02
 class Admissions:
     """The admissions under way in this process, and the runs held for them."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, window: float = _WINDOW, most: float = _MOST) -> None:
+        """`window`: the seconds within which `_BURST` admissions are a burst; `most`: the
+        longest a run is held."""
+        self._window = window
+        self._most = most
         self._count = 0
         # When the admissions of the last `_WINDOW` seconds began (monotonic), oldest first.
         self._began: deque[float] = deque()
@@ -72,7 +76,7 @@ class Admissions:
 
     def _open(self, now: float) -> bool:
         """No admission under way, and no burst of them coming in."""
-        while self._began and self._began[0] < now - _WINDOW:
+        while self._began and self._began[0] < now - self._window:
             self._began.popleft()
         return not self._count and len(self._began) < _BURST
 
@@ -85,7 +89,7 @@ class Admissions:
             return
         now = time.monotonic()
         since, waiter = self._held[0]
-        if self._open(now) or now - since >= _MOST:
+        if self._open(now) or now - since >= self._most:
             self._held.popleft()
             waiter.set_result(None)
             if self._held:
@@ -93,9 +97,9 @@ class Admissions:
             return
         # Held: look again when the oldest's time is up, or the burst may be over; while an
         # admission is under way, its end looks again.
-        at = since + _MOST
+        at = since + self._most
         if not self._count:
-            at = min(at, self._began[-_BURST] + _WINDOW)
+            at = min(at, self._began[-_BURST] + self._window)
         self._look_in(max(0.0, at - now))
 
     def _look_in(self, delay: float) -> None:

@@ -29,40 +29,39 @@ the hand-over has no gap and no duplicate.
 
 Where processes share the store, a session's events may be written by any of them. A live
 reader gets this process's events pushed, and learns of the others' from the store's
-announcements (`Store.changes`, followed by one task) or, should one be missed, from a
-slow poll of its sessions' last seqs; it reads from the store whatever it has been told of
-and not received, gaps included, so what it yields stays contiguous. The announcements
-also name turns someone asked to cancel or steer: the listener hears of those (`asked`).
+announcements or a slow poll (`following.py`); it reads from the store whatever it has
+been told of and not received, gaps included, so what it yields stays contiguous
+(`subscriptions.py`). The announcements also name turns someone asked to cancel or
+steer: the listener hears of those (`asked`).
 
 Memory is bounded twice, in bytes. The backlog waiting for the writer: past a high mark
 (128 KiB, low so that a streaming turn waits for the writer instead of racing it),
 producers that can wait do (`pace`, which the agent calls as it streams) until the writer
 has caught up; they also wait while a live reader of their session that keeps taking what
 it is sent holds half its buffer, so that a turn streams at the pace of its readers. And
-each live reader's buffer, its largest event aside: one that stopped taking and falls that
-far behind is told so (SLOW_CONSUMER, with the last seq it got) instead of being dropped
-silently, what it had queued is let go at once, and it resumes with Watch(after_seq).
+each live reader's buffer (`Subscription`): one that stopped taking and falls that far
+behind is told so (SLOW_CONSUMER) instead of being dropped silently.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable
 from typing import Protocol
 
 import structlog
 
 from blitz import metrics
+from blitz.core.following import DEFAULT_POLL, Following
+from blitz.core.subscriptions import STALLED, Subscription
 from blitz.errors import BlitzError, Reason
 from blitz.redact import redact_event
 from blitz.size_limits import EVENT_MAX, fit
 from blitz.store import Store
 from blitz.v1.turn_pb2 import Notice, TurnEvent
 
-__all__ = ["EventLog", "LogListener", "Subscription", "TurnLost"]
+__all__ = ["EventLog", "LogListener", "TurnLost"]
 
 log = structlog.get_logger(__name__)
 
@@ -74,17 +73,12 @@ _BACKLOG_HIGH = 128 * 2**10
 _BACKLOG_LOW = 32 * 2**10
 # What an event is reckoned to cost beside its text (its envelope, its object).
 _EVENT_COST = 256
-# Seconds after which a live reader that took nothing is not waited for (`pace`): it is
-# stalled, and is cut off when it overflows.
-_STALLED = 1.0
 # Events read from the store per query while replaying.
 _REPLAY_PAGE = 1000
 # The most characters streamed chunks are merged into (step 1).
 _MERGE_MAX = 64 * 1024
 # What a cut string says of why (step 3).
 _CUT_WHY = f"an event holds at most {EVENT_MAX // (1024 * 1024)} MiB"
-# Seconds between polls of the followed sessions' last seqs, on a shared store.
-DEFAULT_POLL = 2.0
 
 
 class TurnLost(Exception):
@@ -101,141 +95,6 @@ class LogListener(Protocol):
     def asked(self, session_id: str, turn_id: str) -> None:
         """Someone asked something of the turn (to cancel, or to take steer text)."""
         ...
-
-
-class Subscription:
-    """Live events of one session from the moment of subscribing, in seq order."""
-
-    def __init__(self, owner: EventLog, session_id: str, limit: int) -> None:
-        self._owner = owner
-        self.session_id = session_id
-        self._limit = limit
-        self._queue: deque[TurnEvent] = deque()
-        self._bytes = 0
-        # The largest event queued, in bytes.
-        self._largest = 0
-        # The seq of the last event handed to the reader, and the newest it knows exists.
-        self._delivered = 0
-        self._known = 0
-        self._wake = asyncio.Event()
-        self._overflow_after: int | None = None
-        self._closed = False
-        # Set while it holds less than half its limit; when it last took a batch.
-        self._room = asyncio.Event()
-        self._room.set()
-        self._taken_at = time.monotonic()
-
-    def _push(self, events: list[TurnEvent], size: int, largest: int) -> None:
-        if self._overflow_after is not None:
-            return
-        largest = max(largest, self._largest)
-        if self._queue and self._bytes + size - largest > self._limit:
-            # Too far behind: what is queued is let go now, and the reader is told where
-            # to resume (after what it got) once it asks for more. Its largest event
-            # does not count, so one large event (a diff of a quarter of a MiB, say) does
-            # not end a stream that keeps up: a reader holds its limit and one event.
-            self._overflow_after = self._known = self._delivered
-            self._queue.clear()
-            self._bytes = self._largest = 0
-            self._room.set()
-        else:
-            self._queue.extend(events)
-            self._bytes += size
-            self._largest = largest
-            self._known = max(self._known, events[-1].seq)
-            if self._bytes > self._limit // 2:
-                self._room.clear()
-        self._wake.set()
-
-    def behind(self) -> bool:
-        """Whether a producer of its session should wait for it (`room`): it holds half
-        its limit and has taken something within the last `_STALLED` seconds."""
-        return not self._room.is_set() and time.monotonic() - self._taken_at <= _STALLED
-
-    async def room(self) -> None:
-        """Until this reader holds less than half its limit: a producer of its session
-        waits here, so a reader that takes what it is sent, however slowly, is not cut
-        off. One that has taken nothing for `_STALLED` seconds is not waited for."""
-        if not self.behind():
-            return
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(_STALLED):
-                await self._room.wait()
-
-    def _hint(self, seq: int) -> None:
-        """Another process appended up to `seq`: read what is missing from the store."""
-        if seq > self._known and self._overflow_after is None:
-            self._known = seq
-            self._wake.set()
-
-    def _end(self) -> None:
-        self._closed = True
-        self._room.set()
-        self._wake.set()
-
-    async def batches(self, *, after_seq: int = 0) -> AsyncIterator[list[TurnEvent]]:
-        """Yield what has arrived since the last batch, skipping seqs up to `after_seq`.
-
-        What it was told of and has not received (another process's events, or a gap
-        before one of this process's) is read from the store first, so that the seqs it
-        yields are contiguous.
-        """
-        self._delivered = after_seq
-        self._known = max(self._known, after_seq)
-        try:
-            while True:
-                if not self._queue and self._known <= self._delivered:
-                    if self._overflow_after is not None:
-                        raise BlitzError(
-                            Reason.SLOW_CONSUMER,
-                            "the client fell too far behind the live stream; "
-                            "resume with Watch(after_seq)",
-                            {"after_seq": str(self._overflow_after), "limit": str(self._limit)},
-                        )
-                    if self._closed:
-                        raise BlitzError(
-                            Reason.SHUTTING_DOWN,
-                            "the server is shutting down; resume with Watch(after_seq) later",
-                        )
-                    self._wake.clear()
-                    await self._wake.wait()
-                    continue
-                queued = [e for e in self._queue if e.seq > self._delivered]
-                self._queue.clear()
-                self._bytes = self._largest = 0
-                self._taken_at = time.monotonic()
-                self._room.set()
-                batch = await self._complete(queued)
-                if batch:
-                    self._delivered = batch[-1].seq
-                    self._known = max(self._known, self._delivered)
-                    yield batch
-        finally:
-            self.close()
-
-    async def _complete(self, queued: list[TurnEvent]) -> list[TurnEvent]:
-        """`queued` after what comes before it and was not pushed here, from the store.
-
-        A page at most is read at once; when more is missing, the queued events wait for
-        the next round.
-        """
-        upto = queued[0].seq - 1 if queued else self._known
-        if upto <= self._delivered:
-            return queued
-        missing = await self._owner._read_range(self.session_id, self._delivered, upto)
-        if not missing:
-            if not queued:
-                self._known = self._delivered  # told of more than the store holds
-            return queued  # the store has none of them: go on past the gap
-        if missing[-1].seq < upto and queued:
-            self._queue.extendleft(reversed(queued))
-            self._bytes += sum(e.ByteSize() for e in queued)
-            return missing
-        return [*missing, *(e for e in queued if e.seq > missing[-1].seq)]
-
-    def close(self) -> None:
-        self._room.set()
-        self._owner._unsubscribe(self)
 
 
 class _Queued:
@@ -298,14 +157,32 @@ class EventLog:
     """Append, persist and fan out session events. `async with` runs the writer."""
 
     def __init__(
-        self, store: Store, *, buffer: int = DEFAULT_BUFFER, poll: float = DEFAULT_POLL
+        self,
+        store: Store,
+        *,
+        buffer: int = DEFAULT_BUFFER,
+        poll: float = DEFAULT_POLL,
+        stalled: float = STALLED,
     ) -> None:
+        """`buffer`: the bytes each live reader may lag behind; `poll`: seconds between
+        polls of other processes' appends (a shared store); `stalled`: seconds without
+        taking after which a reader is not waited for (`pace`)."""
         self._store = store
         self._buffer = buffer
-        self._poll_every = poll
+        self._stalled = stalled
         self._listener: LogListener | None = None
-        # Following other processes' announcements and polling (a shared store only).
-        self._followers: list[asyncio.Task[None]] = []
+        # Other processes' appends, where they share the store.
+        self._following = (
+            Following(
+                store,
+                followed=lambda: list(self._subscribers),
+                hint=self._hint,
+                asked=self._asked,
+                poll=poll,
+            )
+            if store.shared
+            else None
+        )
         self._queue: list[_Queued] = []
         # The last queued event of each session, while it may still take more text.
         self._tails: dict[str, _Queued] = {}
@@ -322,20 +199,13 @@ class EventLog:
 
     async def __aenter__(self) -> EventLog:
         self._writer = asyncio.create_task(self._write_loop(), name="blitz-event-writer")
-        if self._store.shared:
-            self._followers = [
-                asyncio.create_task(self._follow(), name="blitz-event-follower"),
-                asyncio.create_task(self._poll(), name="blitz-event-poll"),
-            ]
+        if self._following is not None:
+            await self._following.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        for task in self._followers:
-            task.cancel()
-        for task in self._followers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._followers = []
+        if self._following is not None:
+            await self._following.__aexit__(*exc)
         # Flush what is queued, then stop the writer and end every live reader.
         self._closing = True
         self._wake.set()
@@ -346,7 +216,7 @@ class EventLog:
                 self._writer = None
         for subs in list(self._subscribers.values()):
             for sub in list(subs):
-                sub._end()
+                sub.end()
 
     # Appending
 
@@ -466,7 +336,7 @@ class EventLog:
                 sizes[1] = max(sizes[1], size)
         for sid, (session_events, sizes) in by_session.items():
             for sub in list(self._subscribers.get(sid, ())):
-                sub._push(session_events, sizes[0], sizes[1])
+                sub.push(session_events, sizes[0], sizes[1])
         for item in kept:
             if item.done is not None and not item.done.done():
                 item.done.set_result(None)
@@ -481,43 +351,15 @@ class EventLog:
                 if not item.done.done():
                     item.done.set_exception(TurnLost(item.session_id, item.turn_id))
 
-    # Other processes' events (a shared store)
+    def _hint(self, session_id: str, seq: int) -> None:
+        """Another process appended the session's events up to `seq`."""
+        for sub in self._subscribers.get(session_id, ()):
+            sub.hint(seq)
 
-    async def _follow(self) -> None:
-        """Hear the store's announcements for as long as the log is open."""
-        while True:
-            try:
-                async for change in self._store.changes():
-                    if not change.seqs and not change.turns:
-                        await self._poll_once()  # (again) listening: catch up on the gap
-                    for sid, seq in change.seqs.items():
-                        for sub in self._subscribers.get(sid, ()):
-                            sub._hint(seq)
-                    if self._listener is not None:
-                        for sid, tid in change.turns:
-                            self._listener.asked(sid, tid)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.warning("event_follow_failed", exc_info=True)
-            await asyncio.sleep(1.0)  # the poll covers what is announced meanwhile
-
-    async def _poll(self) -> None:
-        """The floor of correctness: an announcement may be missed, a poll is not."""
-        while True:
-            await asyncio.sleep(self._poll_every)
-            try:
-                await self._poll_once()
-            except Exception:
-                log.warning("event_poll_failed", exc_info=True)
-
-    async def _poll_once(self) -> None:
-        followed = list(self._subscribers)
-        for start in range(0, len(followed), _REPLAY_PAGE):
-            last = await self._store.last_seqs(followed[start : start + _REPLAY_PAGE])
-            for sid, seq in last.items():
-                for sub in self._subscribers.get(sid, ()):
-                    sub._hint(seq)
+    def _asked(self, session_id: str, turn_id: str) -> None:
+        """Another process asked something of the turn."""
+        if self._listener is not None:
+            self._listener.asked(session_id, turn_id)
 
     async def _read_range(self, session_id: str, after_seq: int, upto: int) -> list[TurnEvent]:
         """The session's stored events after `after_seq` up to `upto`, a page at most."""
@@ -534,10 +376,16 @@ class EventLog:
 
     def subscribe(self, session_id: str) -> Subscription:
         """Live events of the session from now on (see `read` for replay first)."""
-        sub = Subscription(self, session_id, self._buffer)
+        sub = Subscription(
+            session_id,
+            self._buffer,
+            read_range=self._read_range,
+            on_close=self._unsubscribe,
+            stalled=self._stalled,
+        )
         self._subscribers.setdefault(session_id, set()).add(sub)
         if self._closing:
-            sub._end()
+            sub.end()
         return sub
 
     def _unsubscribe(self, sub: Subscription) -> None:

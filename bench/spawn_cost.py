@@ -20,7 +20,7 @@ from unittest import mock
 
 import uvloop
 
-from blitz.agent.sandbox import CommandLimits, isolation
+from blitz.agent.sandbox import CommandLimits, CommandSandbox
 from blitz.agent.shell import run_shell
 
 _LIMITS = CommandLimits(cpu_seconds=10, memory_bytes=2**33, file_bytes=2**30)
@@ -52,8 +52,7 @@ async def _per_command(count: int) -> tuple[float, float]:
             env={"PATH": "/usr/bin:/bin"},
             time_limit=10,
             output_cap=1000,
-            limits=_LIMITS,
-            isolation=isolation(),
+            sandbox=CommandSandbox(limits=_LIMITS),
         )
     return (time.process_time() - cpu) / count, (time.perf_counter() - wall) / count
 

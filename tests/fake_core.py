@@ -18,7 +18,6 @@ from blitz.ports import CallContext, SessionPort, WorkspacePort
 from blitz.transport.methods import SERVICES, methods_of
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
-from blitz.v1 import workspace_pb2 as w
 
 SECRET = "the database password is hunter2"
 

@@ -39,14 +39,17 @@ from grpc_health.v1 import health
 from blitz import metrics
 from blitz.agent import (
     Agent,
+    BoxSpec,
     CommandLimits,
+    CommandSandbox,
     FetchLimits,
+    Isolation,
     ModelAccess,
     RetryPolicy,
     available_models,
+    isolation,
     load_mcp_config,
 )
-from blitz.agent.sandbox import isolation
 from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings
 from blitz.core import ServerFacts, SessionCore, WorkspaceCore
@@ -89,6 +92,8 @@ class RunningServer:
     http_port: int
     # None: no metrics port.
     metrics_port: int | None = None
+    # What confines commands (`blitz.agent.sandbox.Isolation`); "" when not this server's.
+    commands: str = ""
 
     @property
     def grpc_target(self) -> str:
@@ -135,24 +140,22 @@ async def _assembled(
         compatible_images=settings.compatible_images,
         default_context_window=settings.context_window,
     )
+    sandbox = _sandbox(settings)
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(settings.database))
         authenticator = await authentication(settings, store)
+        _check_confinement(settings, sandbox, authenticator)
         features = ("tls",) if settings.tls_cert else ()
         facts = ServerFacts(
             models=tuple(available_models(access)),
             limits={"request_bytes": MAX_REQUEST_BYTES, "image_bytes": IMAGE_MAX_BYTES},
             features=(*features, "tokens") if authenticator is not None else features,
+            command_isolation=sandbox.isolation.value,
         )
         agent = await stack.enter_async_context(
             Agent(
                 command_timeout=settings.command_timeout,
-                command_limits=CommandLimits(
-                    cpu_seconds=settings.command_cpu or math.ceil(settings.command_timeout),
-                    memory_bytes=settings.command_memory,
-                    file_bytes=settings.command_file_size,
-                    processes=settings.command_processes,
-                ),
+                sandbox=sandbox,
                 output_cap=settings.output_cap,
                 access=access,
                 retry=RetryPolicy(retries=settings.model_retries, first_delay=settings.retry_delay),
@@ -203,6 +206,8 @@ async def running_server(
         metrics_port = await _serve_metrics(stack, settings)
         ready: Callable[[], Awaitable[None]] | None = None
         authenticate = None
+        commands = ""
+        notes: tuple[str, ...] = ()
         if ports is None:
             core, authenticator = await stack.enter_async_context(
                 _assembled(settings, tracing=tracing)
@@ -211,6 +216,9 @@ async def running_server(
             if authenticator is not None:
                 authenticate = authenticator.authenticate
             store = core.store
+            commands = core.facts.command_isolation
+            if commands == Isolation.UNCONFINED.value:
+                notes = ("WARNING: commands run unconfined (docs/security.md)",)
 
             async def ready() -> None:
                 await store.ping()
@@ -232,7 +240,7 @@ async def running_server(
         connect_apps = build_connect_apps(
             served, gate, authenticate=authenticate, compress_streams=settings.compress_streams
         )
-        http_app = HttpApp(connect_apps, gate, ready=ready)
+        http_app = HttpApp(connect_apps, gate, ready=ready, notes=notes)
         http = HttpServer(
             tracing.asgi(http_app) if tracing else http_app,
             host=settings.http_host,
@@ -253,6 +261,7 @@ async def running_server(
             grpc_port=grpc_port,
             http_port=http.port,
             metrics_port=metrics_port,
+            commands=commands,
         )
         try:
             yield server
@@ -265,6 +274,48 @@ async def running_server(
                 grace=settings.drain_timeout,
                 delay=settings.drain_delay,
             )
+
+
+def _sandbox(settings: Settings) -> CommandSandbox:
+    """What confines every command, as configured; ServeRefused when the mechanism asked
+    for does not work here."""
+    try:
+        mechanism = isolation(settings.command_isolation)
+    except ValueError as exc:
+        raise ServeRefused(str(exc)) from None
+    secret_files = (settings.tokens_file, settings.tls_key, settings.mcp_config)
+    return CommandSandbox(
+        isolation=mechanism,
+        limits=CommandLimits(
+            cpu_seconds=settings.command_cpu or math.ceil(settings.command_timeout),
+            memory_bytes=settings.command_memory,
+            file_bytes=settings.command_file_size,
+            processes=settings.command_processes,
+        ),
+        tree_processes=settings.command_tree_processes,
+        tree_memory_bytes=settings.command_tree_memory,
+        box=BoxSpec(
+            secret_files=tuple(str(Path(f).resolve()) for f in secret_files if f),
+            binds=settings.command_binds,
+        ),
+    )
+
+
+def _check_confinement(
+    settings: Settings, sandbox: CommandSandbox, authenticator: Authenticator | None
+) -> None:
+    """Unconfined commands of one principal could read another's files: with neither a box
+    nor Landlock, a server of several principals starts only when the operator says so."""
+    if sandbox.isolation is not Isolation.UNCONFINED or authenticator is None:
+        return
+    if len(authenticator.principals) > 1 and not settings.unconfined_commands:
+        raise ServeRefused(
+            "commands would run unconfined here (neither bubblewrap's namespaces nor"
+            " Landlock work), so one principal's commands could read another's files:"
+            f" refusing to serve {len(authenticator.principals)} principals. Give the"
+            " server what docs/security.md names, or pass --unconfined-commands to accept"
+            " it."
+        )
 
 
 async def _serve_metrics(stack: AsyncExitStack, settings: Settings) -> int | None:
@@ -350,9 +401,15 @@ async def serve(settings: Settings) -> None:
                 http=server.http_url,
                 grpc_port=server.grpc_port,
                 http_port=server.http_port,
-                commands=isolation().value,
+                commands=server.commands,
                 metrics_port=server.metrics_port,
             )
+            if server.commands == Isolation.UNCONFINED.value:
+                log.warning(
+                    "UNCONFINED: commands run with the server's own access to files and"
+                    " network; see docs/security.md",
+                    several_principals=settings.unconfined_commands,
+                )
             settle_heap()
             await stop.wait()
             log.info("shutting down", signal=received[0] if received else None)

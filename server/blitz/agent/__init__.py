@@ -21,17 +21,20 @@ is implementation. The package imports nothing of `blitz.core`, `blitz.store`,
 """
 
 from blitz.agent.agent import Agent
+from blitz.agent.box import BoxSpec
 from blitz.agent.demo import DEMO_MODEL_NAME, DemoModel
 from blitz.agent.deps import FetchLimits
 from blitz.agent.mcp_servers import McpServerSpec, load_mcp_config
 from blitz.agent.models import ModelAccess, available_models, resolve_model, validate_model
 from blitz.agent.retrying import RetryPolicy
-from blitz.agent.sandbox import CommandLimits, Isolation
+from blitz.agent.sandbox import CommandLimits, CommandSandbox, Isolation, isolation
 
 __all__ = [
     "DEMO_MODEL_NAME",
     "Agent",
+    "BoxSpec",
     "CommandLimits",
+    "CommandSandbox",
     "DemoModel",
     "FetchLimits",
     "Isolation",
@@ -39,6 +42,7 @@ __all__ = [
     "ModelAccess",
     "RetryPolicy",
     "available_models",
+    "isolation",
     "load_mcp_config",
     "resolve_model",
     "validate_model",

@@ -47,7 +47,7 @@ from blitz.agent.parking import (
     take_delegations,
 )
 from blitz.agent.retrying import RetryPolicy
-from blitz.agent.sandbox import CommandLimits, Isolation, isolation
+from blitz.agent.sandbox import CommandSandbox, Isolation
 from blitz.agent.subagents import RunShare, SubAgentRunner
 from blitz.agent.tasks import TaskList
 from blitz.agent.tools import workspace_toolset
@@ -94,7 +94,7 @@ class Agent:
         access: ModelAccess | None = None,
         retry: RetryPolicy | None = None,
         fetch: FetchLimits | None = None,
-        command_limits: CommandLimits | None = None,
+        sandbox: CommandSandbox | None = None,
         mcp_servers: tuple[McpServerSpec, ...] = (),
         history_turns: int = 100,
         models: Mapping[str, Model] | None = None,
@@ -107,8 +107,8 @@ class Agent:
                 for the model.
             command_env: The whole environment commands run with (HOME is always the
                 workspace); a plain PATH and a UTF-8 locale by default.
-            command_limits: The rlimits every command runs with (sandbox.py); none by
-                default. Its isolation is the strongest the machine allows.
+            sandbox: What every command runs inside: its box, rlimits and cgroup bounds
+                (sandbox.py); none by default (a process group only).
             history_turns: Turns of a session's history kept for the model (0: all); past
                 it the oldest go, announced by a notice, so a turn's cost stays flat.
             instructions: The system instructions real models get.
@@ -127,8 +127,7 @@ class Agent:
             output_cap=output_cap,
             command_env=dict(DEFAULT_COMMAND_ENV if command_env is None else command_env),
             fetch=fetch or FetchLimits(),
-            command_limits=command_limits or CommandLimits(),
-            isolation=isolation(),
+            sandbox=sandbox or CommandSandbox(),
         )
         self._mcp_servers = mcp_servers
         self._history_turns = history_turns
@@ -151,7 +150,7 @@ class Agent:
     @property
     def isolation(self) -> Isolation:
         """How far this agent's commands are kept from the server (sandbox.py)."""
-        return self._settings.isolation
+        return self._settings.sandbox.isolation
 
     async def __aenter__(self) -> Agent:
         return self

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from blitz.agent.handoff import SubAgents
-from blitz.agent.sandbox import CommandLimits, Isolation
+from blitz.agent.sandbox import CommandSandbox
 from blitz.agent.tasks import TaskList
 from blitz.paths import Workspace
 from blitz.ports.agent import TurnIO, TurnPolicy
@@ -48,8 +48,7 @@ class ToolSettings:
     command_env: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_COMMAND_ENV))
     fetch: FetchLimits = field(default_factory=FetchLimits)
     # What every command runs inside (sandbox.py).
-    command_limits: CommandLimits = field(default_factory=CommandLimits)
-    isolation: Isolation = Isolation.PROCESS
+    sandbox: CommandSandbox = field(default_factory=CommandSandbox)
 
 
 @dataclass

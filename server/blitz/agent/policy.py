@@ -63,6 +63,13 @@ class Action:
     detail: str
     scope_label: str
     diff: str = ""
+    # It runs a command (whatever its kind: a command that needs the network asks a
+    # NETWORK approval): plan mode and read_only refuse it.
+    runs: bool = False
+
+    @property
+    def mutating(self) -> bool:
+        return self.runs or self.kind in MUTATING_KINDS
 
     def bounded(self) -> Action:
         """The action as a request may show it: each part within its size limit."""
@@ -90,9 +97,9 @@ async def gate(ctx: RunContext[ToolDeps], action: Action) -> str | None:
     """
     action = action.bounded()
     policy = ctx.deps.policy
-    if policy.plan and action.kind in MUTATING_KINDS:
+    if policy.plan and action.mutating:
         return _PLAN_REFUSAL
-    if policy.read_only and action.kind in MUTATING_KINDS:
+    if policy.read_only and action.mutating:
         return policy.read_only
     if ctx.tool_call_approved:
         return None

@@ -1,43 +1,73 @@
-"""What a command runs inside: resource limits, and how far it is kept from the server.
+"""What a command runs inside: the strongest confinement the machine allows, and limits.
 
-Every command gets rlimits (`CommandLimits`): CPU seconds, address space, file size, and the
-processes its user may have. How it is isolated is detected once per process
-(`isolation()`):
+Every command the agent runs is confined by one mechanism, chosen once per process
+(`isolation()`, or forced by `--command-isolation`):
 
-- `namespace`: the command runs in a PID and mount namespace of its own (`unshare`, as
-  root or where user namespaces are allowed). It sees only its own processes — not the
-  server's, so not the server's environment or command line under `/proc` — and when its
-  shell exits, the kernel ends every process it started, `setsid` ones included.
-- `process`: where namespaces are not allowed (a container's default seccomp profile, for
-  one). The command runs in its own process group, carrying a marker in its environment,
-  and whatever still carries the marker when the command ends is killed. The server makes
-  itself undumpable at start (`blitz.server`), so that a command running as the same
-  non-root user cannot read the server's `/proc` entries. A process that drops its
-  environment escapes the marker: the container is the boundary there (docs/security.md).
+- `box`: bubblewrap (`box.py`). New user, PID, IPC, UTS, mount and network namespaces; a
+  read-only system, the session's workspace the only writable place, no network unless
+  approved, no capability. When its shell exits, the kernel ends everything it started.
+- `landlock`: where namespaces are refused (a container under Docker's default seccomp
+  profile), the kernel's Landlock (Linux 5.13+, unprivileged, allowed in containers)
+  restricts what the command may open the same way (`landlocked.py`): the system read,
+  the workspace and a private temporary folder read and written (`.git` included:
+  Landlock cannot take a right away below a folder it gave), nothing else; no TCP
+  where the kernel has Landlock's network rules (6.7+), no signals or abstract sockets
+  beyond its own where it has scopes (6.12+). It runs in its own process group with a
+  marker in its environment, and whatever carries the marker when it ends is killed.
+- `unconfined`: neither works. Only the process group, the marker and the limits; the
+  server then serves one principal only unless the operator passes
+  `--unconfined-commands` (blitz.server).
 
-Nothing here runs a command; `shell.py` does, with what this module gives it.
+Under every mechanism a command gets rlimits (`CommandLimits`: CPU seconds, address space,
+file size, processes of its user) and, where the server can make cgroups, a cgroup of
+its own bounding its whole tree's processes and memory (`cgroups.py`). Nothing here runs
+a command; `shell.py` does, with what `CommandSandbox.launch` gives it.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
+import json
 import os
 import resource
 import shutil
 import signal
 import subprocess
-from dataclasses import dataclass
+import sys
+import tempfile
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
 
-__all__ = ["MARKER_VARIABLE", "CommandLimits", "Isolation", "isolation", "kill_marked", "wrapped"]
+from blitz.agent.box import SECRET_PATHS, BoxSpec, bwrap_path
+from blitz.agent.cgroups import CommandCgroup, cgroup_roots
+
+__all__ = [
+    "MARKER_VARIABLE",
+    "CommandLimits",
+    "CommandSandbox",
+    "Isolation",
+    "Launch",
+    "isolation",
+    "kill_marked",
+]
 
 log = structlog.get_logger(__name__)
 
-# The environment variable that marks a command's processes (process isolation).
+# The environment variable that marks a command's processes (where no PID namespace is).
 MARKER_VARIABLE = "BLITZ_COMMAND"
+# The Landlock wrapper, run by path with the server's interpreter (it imports no Blitz).
+_LANDLOCKED = Path(__file__).with_name("landlocked.py")
+
+
+class Isolation(enum.Enum):
+    BOX = "box"
+    LANDLOCK = "landlock"
+    UNCONFINED = "unconfined"
 
 
 @dataclass(frozen=True)
@@ -84,52 +114,182 @@ class CommandLimits:
         return [tool, *(f"{flag}={value}" for _, flag, value in limits), "--"]
 
 
+@dataclass
+class Launch:
+    """How to start one command: its argv, what to set in the child if no prefix could,
+    the marker its processes carry (None in a PID namespace), and its cgroup."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec_fn: Callable[[], None] | None = None
+    marker: str | None = None
+    cgroup: CommandCgroup | None = None
+    # A private temporary folder made for it (Landlock), removed when it ends.
+    tmp: Path | None = None
+
+
+@dataclass(frozen=True)
+class CommandSandbox:
+    """Everything a command is confined by: the mechanism, its limits, what the box shows."""
+
+    isolation: Isolation = field(default_factory=lambda: isolation())
+    limits: CommandLimits = field(default_factory=CommandLimits)
+    # The bound of a command's whole tree where a cgroup can be made (0: none).
+    tree_processes: int = 0
+    tree_memory_bytes: int = 0
+    box: BoxSpec = field(default_factory=BoxSpec)
+
+    def launch(
+        self,
+        command: str,
+        *,
+        workspace: Path,
+        env: dict[str, str],
+        network: bool = False,
+        writable: bool = False,
+    ) -> Launch:
+        """How to run `command` with /bin/sh in `workspace`, confined. `network`: its
+        network was approved; `writable`: it may write `.git` and `.blitz`."""
+        shell = ["/bin/sh", "-c", command]
+        marker = tmp = None
+        if self.isolation is Isolation.BOX:
+            confined = self.box.argv(shell, workspace=workspace, network=network, writable=writable)
+        elif self.isolation is Isolation.LANDLOCK:
+            marker = uuid.uuid4().hex
+            spec = _landlock_spec(workspace, network=network, writable=writable, box=self.box)
+            tmp = Path(str(spec["tmp"]))
+            env = {**env, "TMPDIR": str(tmp)}
+            confined = [sys.executable, "-I", str(_LANDLOCKED), json.dumps(spec), "--", *shell]
+        else:
+            marker = uuid.uuid4().hex
+            confined = shell
+        if marker is not None:
+            env = {**env, MARKER_VARIABLE: marker}
+        cgroup = None
+        if cgroup_roots() and (self.tree_processes or self.tree_memory_bytes):
+            cgroup = CommandCgroup(
+                processes=self.tree_processes, memory_bytes=self.tree_memory_bytes
+            )
+        # The limits as a command prefix where prlimit exists, so that no preexec function
+        # forces a fork of the whole server (see CommandLimits.prefix).
+        prefix = self.limits.prefix()
+        return Launch(
+            argv=[*(cgroup.prefix() if cgroup else []), *(prefix or []), *confined],
+            env=env,
+            preexec_fn=self.limits.apply if prefix is None else None,
+            marker=marker,
+            cgroup=cgroup,
+            tmp=tmp,
+        )
+
+
+def _landlock_spec(
+    workspace: Path, *, network: bool, writable: bool, box: BoxSpec
+) -> dict[str, object]:
+    """What `landlocked.py` allows a command, as JSON-ready data."""
+    tmp = workspace.parent / f".tmp-{workspace.name}-{uuid.uuid4().hex[:8]}"
+    return {
+        "read": ["/usr", *_system_dirs(), *_etc_entries(box), *box.binds],
+        "devices": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"],
+        "write": [str(workspace)],
+        "tmp": str(tmp),
+        "network": network,
+    }
+
+
+def _remove_tmp(workspace: Path) -> None:
+    """The private temporary folders Landlock probes or commands of `workspace` left."""
+    for tmp in workspace.parent.glob(f".tmp-{workspace.name}-*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@functools.cache
+def _system_dirs() -> tuple[str, ...]:
+    return tuple(
+        entry
+        for entry in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+        if Path(entry).is_dir() and not Path(entry).is_symlink()
+    )
+
+
+def _etc_entries(box: BoxSpec) -> list[str]:
+    """/etc's entries but its secrets (box.SECRET_PATHS and the operator's secret files):
+    Landlock allows, so what is covered is what is left out."""
+    hidden = {Path(p) for p in (*SECRET_PATHS, *box.secret_files)}
+    entries = []
+    for entry in sorted(Path("/etc").iterdir()):
+        if entry in hidden:
+            continue
+        if any(h.parent == entry for h in hidden) and entry.is_dir():
+            entries += [str(e) for e in sorted(entry.iterdir()) if e not in hidden]
+            continue
+        entries.append(str(entry))
+    return entries
+
+
 @functools.cache
 def _prlimit() -> str | None:
     """util-linux's prlimit, which Debian (and the image) always has; None elsewhere."""
     return shutil.which("prlimit")
 
 
-class Isolation(enum.Enum):
-    NAMESPACE = "namespace"
-    PROCESS = "process"
-
-
-def _namespace_prefix() -> list[str]:
-    prefix = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
-    if os.geteuid() != 0:
-        prefix[1:1] = ["--user", "--map-root-user"]
-    return prefix
+def available(mechanism: Isolation) -> bool:
+    """Whether `mechanism` confines a command on this machine (tried once each)."""
+    return _works(mechanism)
 
 
 @functools.cache
-def isolation() -> Isolation:
-    """The strongest isolation this machine allows commands (checked once)."""
-    if shutil.which("unshare") is not None:
+def _works(mechanism: Isolation) -> bool:
+    if mechanism is Isolation.UNCONFINED:
+        return True
+    if mechanism is Isolation.BOX and bwrap_path() is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="blitz-probe-") as folder:
+        probe = Path(folder)
+        if mechanism is Isolation.BOX:
+            # Its own PID namespace: the shell's pid is small there.
+            argv = BoxSpec().argv(
+                ["/bin/sh", "-c", "test $$ -lt 10"], workspace=probe, network=False, writable=False
+            )
+        else:
+            spec = _landlock_spec(probe, network=False, writable=False, box=BoxSpec())
+            argv = [sys.executable, "-I", str(_LANDLOCKED), json.dumps(spec), "--", "/bin/true"]
         try:
-            probe = subprocess.run(
-                [*_namespace_prefix(), "/bin/sh", "-c", "test $$ = 1"],
+            done = subprocess.run(
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                timeout=10,
+                timeout=20,
                 check=False,
             )
-            if probe.returncode == 0:
-                return Isolation.NAMESPACE
         except (OSError, subprocess.SubprocessError):
-            pass
+            return False
+        finally:
+            _remove_tmp(probe)
+    return done.returncode == 0
+
+
+def isolation(requested: str = "auto") -> Isolation:
+    """The mechanism commands run under: the strongest this machine allows (`auto`), or
+    the one named, if it works here (ValueError otherwise)."""
+    if requested != "auto":
+        mechanism = Isolation(requested)
+        if not available(mechanism):
+            raise ValueError(
+                f"--command-isolation {requested}: it does not work on this machine"
+                " (docs/security.md says what each needs)"
+            )
+        return mechanism
+    for mechanism in (Isolation.BOX, Isolation.LANDLOCK):
+        if available(mechanism):
+            return mechanism
     log.warning(
-        "commands run without a namespace of their own; see docs/security.md",
-        isolation=Isolation.PROCESS.value,
+        "commands run unconfined: neither namespaces nor Landlock are allowed here;"
+        " see docs/security.md",
+        isolation=Isolation.UNCONFINED.value,
     )
-    return Isolation.PROCESS
-
-
-def wrapped(command: str, how: Isolation) -> list[str]:
-    """The argv that runs `command` with /bin/sh under `how`."""
-    shell = ["/bin/sh", "-c", command]
-    return [*_namespace_prefix(), *shell] if how is Isolation.NAMESPACE else shell
+    return Isolation.UNCONFINED
 
 
 def kill_marked(marker: str) -> int:

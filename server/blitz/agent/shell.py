@@ -7,13 +7,14 @@ only), so a caller can show it live: the server masks secrets event by event, an
 cut in two would slip through. A partial line is held until its end comes, until it holds
 `LINE_HOLD` bytes, or until the command ends.
 
-It runs inside what `sandbox.py` gives it: rlimits, and a PID namespace of its own where
-the machine allows one (else a process group and a marker in its environment).
+It runs inside what `sandbox.py` gives it: its box (bubblewrap's namespaces, else
+Landlock, else nothing but a process group and a marker in its environment), rlimits, and
+a cgroup of its own where the server can make one.
 
 It is done when its shell exits: output still arriving then is read for a moment, and
 whatever the command left running in the background is killed — its group, its namespace,
-or whatever carries its marker (it could otherwise hold the output open, and the command,
-to its timeout). On timeout or cancellation the same happens, and everything is reaped
+its cgroup, or whatever carries its marker (it could otherwise hold the output open, and
+the command, to its timeout). On timeout or cancellation the same happens, and everything is reaped
 before returning or re-raising. This module must never leave a process running behind
 it, nor a task of its own, nor read the server's own environment.
 """
@@ -24,15 +25,15 @@ import asyncio
 import codecs
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
-import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blitz.agent.sandbox import MARKER_VARIABLE, CommandLimits, Isolation, kill_marked, wrapped
+from blitz.agent.sandbox import CommandSandbox, Isolation, Launch, kill_marked
 
 __all__ = ["LINE_HOLD", "CommandOutcome", "run_shell"]
 
@@ -75,20 +76,23 @@ async def run_shell(
     time_limit: float,
     output_cap: int,
     on_output: Callable[[str], None] | None = None,
-    limits: CommandLimits | None = None,
-    isolation: Isolation = Isolation.PROCESS,
+    sandbox: CommandSandbox | None = None,
+    network: bool = False,
+    writable: bool = False,
 ) -> CommandOutcome:
-    """Run `command` with /bin/sh in `cwd`; keep at most `output_cap` bytes of its output."""
-    marker = uuid.uuid4().hex
-    # The limits as a command prefix where prlimit exists, so that no preexec function
-    # forces a fork of the whole server (see CommandLimits.prefix).
-    prefix = limits.prefix() if limits is not None else []
-    proc = await _Command.start(
-        [*(prefix or []), *wrapped(command, isolation)],
-        cwd=cwd,
-        env={**env, MARKER_VARIABLE: marker},
-        preexec_fn=limits.apply if limits is not None and prefix is None else None,
+    """Run `command` with /bin/sh in `cwd`, confined by `sandbox` (none: only a process
+    group and a marker); keep at most `output_cap` bytes of its output. `network`: its
+    network was approved; `writable`: it may write the workspace's `.git` and `.blitz`."""
+    launch = (sandbox or CommandSandbox(isolation=Isolation.UNCONFINED)).launch(
+        command, workspace=cwd, env=dict(env), network=network, writable=writable
     )
+    try:
+        proc = await _Command.start(
+            launch.argv, cwd=cwd, env=launch.env, preexec_fn=launch.preexec_fn
+        )
+    except BaseException:
+        await asyncio.to_thread(_clean_up, launch)
+        raise
     kept = bytearray()
     truncated = False
     lines = _Lines(on_output)
@@ -120,8 +124,7 @@ async def run_shell(
         # left holding the group. Reaping must finish even when we are being cancelled.
         _kill_group(proc.pid)
         pumping.cancel()
-        marked = marker if isolation is Isolation.PROCESS else None
-        await _to_the_end(_reaped(proc, pumping, marked))
+        await _to_the_end(_reaped(proc, pumping, launch))
         proc.close()
     if not pumping.cancelled() and (failed := pumping.exception()) is not None:
         raise failed
@@ -263,13 +266,23 @@ class _Command:
             self._pidfd = None
 
 
-async def _reaped(proc: _Command, pumping: asyncio.Task[None], marker: str | None) -> None:
-    """Until the killed shell is reaped, what carries `marker` killed, and its output task
-    has ended."""
+async def _reaped(proc: _Command, pumping: asyncio.Task[None], launch: Launch) -> None:
+    """Until the killed shell is reaped, what carries its marker killed, its cgroup and
+    temporary folder removed, and its output task ended."""
     await proc.wait()
-    if marker is not None:
-        await asyncio.to_thread(kill_marked, marker)
+    await asyncio.to_thread(_clean_up, launch)
     await _settled(pumping)
+
+
+def _clean_up(launch: Launch) -> None:
+    """What a command leaves once its shell is gone: marked processes, its cgroup, its
+    private temporary folder. Blocking: run on a thread."""
+    if launch.marker is not None:
+        kill_marked(launch.marker)
+    if launch.cgroup is not None:
+        launch.cgroup.remove()
+    if launch.tmp is not None:
+        shutil.rmtree(launch.tmp, ignore_errors=True)
 
 
 async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:

@@ -69,16 +69,23 @@ def question_metadata(
     }
 
 
-async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]:
+async def run_command(
+    ctx: RunContext[ToolDeps], command: str, network: bool = False, git: bool = False
+) -> dict[str, Any]:
     """Run a shell command in the workspace (needs the user's approval).
+
+    It runs in a sandbox: the workspace is the only place it can write, and it has no
+    network unless `network` is set (then the user approves the network too).
 
     Args:
         command: The command line, run with /bin/sh in the workspace folder.
+        network: The command needs the network (downloads, package installs, git push).
+        git: The command writes the workspace's `.git` (commit, checkout, merge).
     """
     if "\x00" in command:
         # The shell would run only what comes before it: not what anyone approved.
         return {"command": command, "error": "a command cannot contain a NUL character"}
-    action = Action(turn_pb2.ACTION_KIND_COMMAND, command, f"command: {command}")
+    action = command_action(command, network=network, git=git)
     if refused := await gate(ctx, action):
         return {"command": command, "error": refused}
     deps = ctx.deps
@@ -104,12 +111,23 @@ async def run_command(ctx: RunContext[ToolDeps], command: str) -> dict[str, Any]
             time_limit=settings.command_timeout,
             output_cap=settings.output_cap,
             on_output=show,
-            limits=settings.command_limits,
-            isolation=settings.isolation,
+            sandbox=settings.sandbox,
+            network=network,
+            writable=git,
         )
     except OSError as exc:
         return {"command": command, "error": f"could not start the command: {exc.strerror}"}
     return outcome.as_result()
+
+
+def command_action(command: str, *, network: bool, git: bool) -> Action:
+    """What a command's approval shows: a NETWORK approval when it needs the network (the
+    rule it may leave covers this command with network, nothing else), else a COMMAND one;
+    its scope says what the box lets it do beside the workspace."""
+    extras = "".join(flag for flag, on in (("+network", network), ("+git", git)) if on)
+    kind = turn_pb2.ACTION_KIND_NETWORK if network else turn_pb2.ACTION_KIND_COMMAND
+    detail = command + (" (with network)" if network else "") + (" (may write .git)" if git else "")
+    return Action(kind, detail, f"command{extras}: {command}", runs=True)
 
 
 async def write_file(ctx: RunContext[ToolDeps], path: str, content: str) -> dict[str, Any]:

@@ -42,7 +42,7 @@ async def authentication(settings: Settings, store: Store) -> Authenticator | No
         return None
     principals = {t.principal.name for t in static} | {t.name for t in stored}
     log.info("tokens required", principals=len(principals))
-    return Authenticator(store, static)
+    return Authenticator(store, static, principals=principals)
 
 
 def _static_tokens(settings: Settings) -> list[StaticToken]:

@@ -32,9 +32,13 @@ _REMEMBERED = 10_000
 class Authenticator:
     """Checks bearer tokens against the store and the tokens from settings."""
 
-    def __init__(self, store: Store, static: Iterable[StaticToken] = ()) -> None:
+    def __init__(
+        self, store: Store, static: Iterable[StaticToken] = (), *, principals: Iterable[str] = ()
+    ) -> None:
+        """`principals`: who has a token at start (for what serves several, blitz.server)."""
         self._store = store
         self._static = {token.hash: token.principal for token in static}
+        self.principals = frozenset(principals)
         self._seen: dict[str, tuple[float, Principal | None]] = {}
 
     async def authenticate(self, ctx: CallContext) -> CallContext:

@@ -23,12 +23,14 @@ def _default(spec: SettingSpec) -> str:
     if spec.default_text:
         return spec.default_text
     value = getattr(Settings(), spec.name)
-    if value == "" or value is None:
+    if value in ("", (), None):
         return "none"
     return _text(value)
 
 
 def _text(value: object) -> str:
+    if isinstance(value, tuple):
+        return ",".join(str(part) for part in value)
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float) and value.is_integer():
@@ -69,4 +71,6 @@ def _toml(value: object) -> str:
         return repr(value)
     if isinstance(value, Path):
         value = str(value)
+    if isinstance(value, tuple):
+        value = ",".join(str(part) for part in value)
     return json.dumps(value)

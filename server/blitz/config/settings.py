@@ -46,6 +46,15 @@ class Settings:
     command_memory: int = 8 * 2**30
     command_file_size: int = 2**30
     command_processes: int = 0
+    # What confines commands: auto (the strongest here), box, landlock or unconfined.
+    command_isolation: str = "auto"
+    # Serve several principals although commands run unconfined (no box, no Landlock).
+    unconfined_commands: bool = False
+    # Folders bound read-only in the box, beside the system (tools outside /usr).
+    command_binds: tuple[str, ...] = ()
+    # The bound of a command's whole tree, where the server can make cgroups (0: none).
+    command_tree_processes: int = 1024
+    command_tree_memory: int = 8 * 2**30
     # Bytes of command output kept for the model and the client.
     output_cap: int = 64 * 1024
     log_format: LogFormat = "auto"

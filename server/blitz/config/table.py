@@ -167,6 +167,41 @@ SETTINGS: tuple[SettingSpec, ...] = (
         " (0: no limit; it counts all of that user's processes)",
         "N",
     ),
+    _choice(
+        "command_isolation",
+        "BLITZ_COMMAND_ISOLATION",
+        ("auto", "box", "landlock", "unconfined"),
+        "what confines commands: `box` (bubblewrap's namespaces), `landlock`, `unconfined`,"
+        " or `auto`, the strongest this machine allows (docs/security.md)",
+    ),
+    _spec(
+        "unconfined_commands",
+        values.bool_,
+        "serve several principals although commands run unconfined (neither a box nor"
+        " Landlock works here): each principal's commands can reach the others' files",
+        "BOOL",
+    ),
+    _spec(
+        "command_binds",
+        values.paths,
+        "folders bound read-only in the box beside the system, for tools outside /usr"
+        " (comma-separated)",
+        "DIR[,DIR…]",
+    ),
+    _spec(
+        "command_tree_processes",
+        values.non_negative_int,
+        "processes a command and all it starts may have at once, where the server can make"
+        " cgroups (0: no limit)",
+        "N",
+    ),
+    _spec(
+        "command_tree_memory",
+        values.bytes_or_none,
+        "memory a command and all it starts may use together, where the server can make"
+        " cgroups (accepts `8GiB`; 0: no limit)",
+        "BYTES",
+    ),
     _spec("output_cap", values.bytes_, "bytes of command output kept (accepts `64KiB`)", "BYTES"),
     _choice(
         "log_format",

@@ -17,6 +17,7 @@ __all__ = [
     "non_negative_int",
     "nonempty",
     "optional_port",
+    "paths",
     "port",
     "positive_int",
     "positive_seconds",
@@ -67,15 +68,15 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+_UNITS = {"": 1, "k": 2**10, "kib": 2**10, "m": 2**20, "mib": 2**20, "g": 2**30, "gib": 2**30}
+
+
 def bytes_(text: str) -> int:
-    """A size in bytes, optionally suffixed KiB or MiB (or K, M)."""
-    match = re.fullmatch(r"\s*(\d+)\s*(|k|kib|m|mib)\s*", text.lower())
+    """A size in bytes, optionally suffixed KiB, MiB or GiB (or K, M, G)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(|k|kib|m|mib|g|gib)\s*", text.lower())
     if not match:
-        raise ValueError("must be a size in bytes (e.g. 65536, 64KiB, 1MiB)")
-    value = (
-        int(match.group(1))
-        * {"": 1, "k": 1024, "kib": 1024, "m": 2**20, "mib": 2**20}[match.group(2)]
-    )
+        raise ValueError("must be a size in bytes (e.g. 65536, 64KiB, 1MiB, 8GiB)")
+    value = int(match.group(1)) * _UNITS[match.group(2)]
     if value < 1:
         raise ValueError("must be at least 1 byte")
     return value
@@ -100,6 +101,15 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise ValueError("must be 0 or more")
     return value
+
+
+def paths(text: str) -> tuple[str, ...]:
+    """Comma-separated absolute paths (none for empty text)."""
+    found = tuple(part.strip() for part in text.split(",") if part.strip())
+    for path in found:
+        if not path.startswith("/"):
+            raise ValueError(f"{path!r} must be an absolute path")
+    return found
 
 
 def stripped(text: str) -> str:

@@ -77,6 +77,8 @@ class ServerFacts:
     models: tuple[str, ...] = ("demo",)
     limits: Mapping[str, int] = field(default_factory=dict)
     features: tuple[str, ...] = ()
+    # What confines the agent's commands (`box`, `landlock`, `unconfined`); "" unknown.
+    command_isolation: str = ""
 
 
 class SessionCore(SessionCalls, DecisionCalls):
@@ -187,6 +189,10 @@ class SessionCore(SessionCalls, DecisionCalls):
         )
 
     @property
+    def facts(self) -> ServerFacts:
+        return self._facts
+
+    @property
     def workspace_root(self) -> Path:
         return self._workspace_root
 
@@ -206,6 +212,7 @@ class SessionCore(SessionCalls, DecisionCalls):
             models=facts.models,
             limits={**check.CLIENT_LIMITS, "event_bytes": EVENT_MAX, **facts.limits},
             features=sorted(features),
+            command_isolation=facts.command_isolation,
         )
 
     # Turns

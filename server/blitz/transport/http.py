@@ -51,7 +51,7 @@ class HttpApp:
     """The HTTP port's ASGI app: the mounted apps by path prefix, `/healthz` and `/readyz`.
 
     `ready` raises (or hangs) when what calls need is not there (the store); None: nothing
-    but the gate to check.
+    but the gate to check. `notes` are lines a ready answer adds (an operator's warning).
     """
 
     def __init__(
@@ -60,10 +60,12 @@ class HttpApp:
         gate: CallGate,
         *,
         ready: Callable[[], Awaitable[None]] | None = None,
+        notes: tuple[str, ...] = (),
     ) -> None:
         self._routes = [(app.path + "/", app) for app in apps]
         self._gate = gate
         self._ready = ready
+        self._ready_body = "".join(f"{line}\n" for line in ("ready", *notes)).encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -83,7 +85,7 @@ class HttpApp:
                 await _respond(send, 503, b"shutting down\n", head=head)
         elif path == "/readyz" and scope["method"] in {"GET", "HEAD"}:
             why = await self._not_ready()
-            status, body = (503, why.encode() + b"\n") if why else (200, b"ready\n")
+            status, body = (503, why.encode() + b"\n") if why else (200, self._ready_body)
             await _respond(send, status, body, head=head)
         else:
             await _respond(send, 404, b"not found\n")

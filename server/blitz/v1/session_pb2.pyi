@@ -77,7 +77,7 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ServerInfo(_message.Message):
-    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features")
+    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features", "command_isolation")
     class LimitsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -92,6 +92,7 @@ class ServerInfo(_message.Message):
     MODELS_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     FEATURES_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ISOLATION_FIELD_NUMBER: _ClassVar[int]
     protocol: str
     protocol_revision: int
     server_version: str
@@ -99,7 +100,8 @@ class ServerInfo(_message.Message):
     models: _containers.RepeatedScalarFieldContainer[str]
     limits: _containers.ScalarMap[str, int]
     features: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ...) -> None: ...
+    command_isolation: str
+    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ...) -> None: ...
 
 class Session(_message.Message):
     __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id")

@@ -4,6 +4,9 @@
 Syntax (a PATH is one word, no spaces; anything that does not match is plain text):
 
     $ CMD                     run_command(CMD)
+    $+net CMD                 run_command(CMD, network=true): asks a NETWORK approval
+    $+git CMD                 run_command(CMD, git=true): may write .git and .blitz
+    $+net+git CMD             both
     write PATH                write_file(PATH, content of the fenced block on the next lines)
     ```
     content
@@ -91,6 +94,7 @@ Directive = ToolStep | Think | Say | Stream | Progress
 
 _PATH_VERB = re.compile(r"^(write|delete|read|edit)\s+(\S+)$")
 _SEARCH = re.compile(r"^search:\s*(.+)$")
+_BOXED = re.compile(r"^\$(?P<flags>(?:\+(?:net|git)){1,2})\s+(?P<command>.+)$")
 _FETCH = re.compile(r"^fetch\s+(https?://\S+)$")
 _CALL = re.compile(r"^call\s+([A-Za-z0-9_.-]+)(?:\s+(\{.*\}))?$")
 _LS = re.compile(r"^ls(?:\s+(\S+))?$")
@@ -118,6 +122,12 @@ def parse(prompt: str) -> list[Directive]:
             continue
         if line.startswith("$ ") and line[2:].strip():
             out.append(ToolStep("run_command", {"command": line[2:].strip()}))
+        elif (boxed := _BOXED.match(line)) and boxed["command"].strip():
+            args: dict[str, Any] = {"command": boxed["command"].strip()}
+            for flag in ("net", "git"):
+                if f"+{flag}" in boxed["flags"]:
+                    args["network" if flag == "net" else "git"] = True
+            out.append(ToolStep("run_command", args))
         elif m := _PATH_VERB.match(line):
             verb, path = m.groups()
             if verb == "write":

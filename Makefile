@@ -13,10 +13,13 @@ SERVICES := proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto
 .PHONY: install run test lint proto check-proto bench docs clean
 
 # Both distributions, editable, in one pip command: so the local blitz-client is the one
-# that satisfies the server's requirement of it.
+# that satisfies the server's requirement of it. The uninstall is for a .venv made before
+# the split, where blitz-server owned the `blitz` script: replacing it after blitz-client
+# was installed would delete the script that is now blitz-client's.
 $(VENV)/.installed: pyproject.toml clients/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip uninstall -qq --yes blitz-server
 	$(PY) -m pip install --quiet -e ./clients -e '.[dev]'
 	touch $@
 

@@ -7,8 +7,10 @@
 # digest here (python:3.11-slim-trixie@sha256:…) for byte-for-byte rebuilds.
 ARG PYTHON_IMAGE=python:3.11-slim-trixie
 
-# Stage 1: the project's wheel, built by pinned tools (pip here, hatchling from
-# pyproject.toml's build-system) from the files the wheel is made of and nothing else.
+# Stage 1: the project's two wheels, the server's (pyproject.toml) and the client's that it
+# requires (clients/pyproject.toml: the stubs, the SDK and the `blitz` command), built by
+# pinned tools (pip here, hatchling from each build-system) from the files the wheels are
+# made of and nothing else.
 FROM ${PYTHON_IMAGE} AS builder
 WORKDIR /src
 COPY pyproject.toml README.md ./
@@ -17,9 +19,9 @@ COPY clients/ clients/
 RUN --mount=type=cache,target=/root/.cache/pip \
     python -m venv /build \
     && /build/bin/python -m pip install pip==26.3 \
-    && /build/bin/python -m pip wheel --no-deps --wheel-dir /wheels .
+    && /build/bin/python -m pip wheel --no-deps --wheel-dir /wheels . ./clients
 
-# Stage 2: the server. No compiler, no build tools, no sources: the wheel and its pinned
+# Stage 2: the server. No compiler, no build tools, no sources: the wheels and their pinned
 # dependencies in a virtual environment of their own (/opt/blitz, owned by root, compiled
 # at install), so that neither the server's user nor the agent's commands can change the
 # server's code.
@@ -50,8 +52,9 @@ RUN groupadd --system --gid 10001 blitz \
         --shell /usr/sbin/nologin blitz \
     && install -d -o 10001 -g 10001 -m 0750 /data
 
-# The builder's pinned pip installs the wheel and its dependencies into a virtual
+# The builder's pinned pip installs both wheels and their dependencies into a virtual
 # environment that has no pip of its own: nothing in it is there unless Blitz needs it.
+# Given together, the local blitz-client wheel is what meets the server's requirement.
 RUN --mount=type=bind,from=builder,source=/build,target=/build \
     --mount=type=bind,from=builder,source=/wheels,target=/wheels \
     --mount=type=cache,target=/root/.cache/pip \

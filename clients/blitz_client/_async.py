@@ -1,30 +1,23 @@
-"""`AsyncBlitz`: the asyncio client, and the one place where dropped streams are resumed.
+"""`AsyncBlitz`: the asyncio client, one method per call of SessionService and WorkspaceService.
 
-Every event carries a per-session `seq`. A stream that drops (a network error, a server
-restart or shutdown, SLOW_CONSUMER) is picked up again with `Watch(after_seq=last seq
-seen)`, and events at or below that seq are skipped, so a consumer sees each event once
-and in order. Seqs are contiguous (a merged text event has a seq of its own): on a Watch
-stream, a seq that skips one means an event was lost on the way, and the stream is read
-again after the last one seen, as after a drop. `run` resumes the same turn: before its
-first event by sending the same `RunTurn` again (its client-chosen `turn_id` makes that
-idempotent), after it by watching the session from the last seq and keeping that turn's
-events until `finished`.
+Each method builds its request from Python values (`_requests.py`), sends it through the
+transport the URL picked (`_transport.py`) and returns the reply's useful part; pages are
+fetched as they are read. What happens when the server goes away, a call sent again or a
+dropped stream resumed without a duplicate, is `_resume.py`'s: every call goes through the
+client's `Resumer`. Nothing here reads the environment or retries on its own.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self, Unpack
 
 from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
-from blitz_client._errors import BlitzError
 from blitz_client._requests import (
     DecisionLike,
     TurnOptions,
@@ -33,6 +26,7 @@ from blitz_client._requests import (
     duration,
     state_value,
 )
+from blitz_client._resume import Resumer, StreamOpener
 from blitz_client._transport import Transport, open_transport
 
 __all__ = ["DEFAULT_URL", "AsyncBlitz"]
@@ -40,13 +34,8 @@ __all__ = ["DEFAULT_URL", "AsyncBlitz"]
 DEFAULT_URL = "127.0.0.1:50051"
 """`blitz serve`'s gRPC address with its default flags."""
 
-_StreamOpener = Callable[[int], AsyncGenerator[turn_pb2.TurnEvent, None]]
-
 # What can travel in an `authorization: Bearer` header (RFC 6750 asks for less).
 _TOKEN = re.compile(r"[!-~]+")
-
-# A stream that failed after staying open this long (s) had reached the server.
-_CONNECTED_S = 1.0
 
 
 class AsyncBlitz:
@@ -81,10 +70,8 @@ class AsyncBlitz:
         self.url = url
         self._token = token
         self._ca = Path(ca_file).read_bytes() if ca_file else None
-        self._reconnect_timeout = reconnect_timeout
+        self._resume = Resumer(reconnect_timeout=reconnect_timeout)
         self._transport: Transport | None = None
-        # Whether a call has reached the server: from then on, streams ride out outages.
-        self._reached = False
 
     async def __aenter__(self) -> Self:
         return self
@@ -111,27 +98,8 @@ class AsyncBlitz:
         return self._transport
 
     async def _unary(self, method: str, request: Any) -> Any:
-        """One call; sent again while a server that is going away refuses it.
-
-        SHUTTING_DOWN on a call means it was turned away at the door, before anything was
-        done, so sending it again is safe: it reaches another replica (or the same server
-        once restarted) within `reconnect_timeout`.
-        """
-        started = time.monotonic()
-        delay = 0.05
-        while True:
-            try:
-                result = await self._t.unary(method, request)
-            except BlitzError as exc:
-                if exc.reason != "SHUTTING_DOWN":
-                    raise
-                if time.monotonic() - started > self._reconnect_timeout:
-                    raise
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-                continue
-            self._reached = True
-            return result
+        """One call, sent again while a server that is going away refuses it."""
+        return await self._resume.call(lambda: self._t.unary(method, request))
 
     # The server
 
@@ -287,19 +255,7 @@ class AsyncBlitz:
             turn_id=turn_id or f"t_{uuid.uuid4().hex}",
         )
 
-        watch = self._watcher(session_id, follow=True)
-
-        def open_stream(after_seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
-            if after_seq == 0:
-                # Nothing seen yet, so the turn may not exist: ask for it again.
-                return self._t.stream("RunTurn", request)
-            return watch(after_seq)
-
-        # RunTurn's own stream holds only this turn's events, so its seqs may skip those of
-        # an aside; once resumed, it reads the session's Watch, whose seqs may not skip.
-        async for event in self._resuming(
-            open_stream, turn_id=request.turn_id, contiguous=lambda after_seq: after_seq > 0
-        ):
+        async for event in self._turn("RunTurn", request, session_id, request.turn_id):
             yield event
 
     async def accept_plan(
@@ -315,16 +271,7 @@ class AsyncBlitz:
             text=text,
             turn_id=turn_id or f"t_{uuid.uuid4().hex}",
         )
-        watch = self._watcher(session_id, follow=True)
-
-        def open_stream(after_seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
-            if after_seq == 0:
-                return self._t.stream("AcceptPlan", request)
-            return watch(after_seq)
-
-        async for event in self._resuming(
-            open_stream, turn_id=request.turn_id, contiguous=lambda after_seq: after_seq > 0
-        ):
+        async for event in self._turn("AcceptPlan", request, session_id, request.turn_id):
             yield event
 
     async def reject_plan(self, session_id: str, plan_id: str, feedback: str = "") -> None:
@@ -343,7 +290,7 @@ class AsyncBlitz:
         abandoned (after a Ctrl-C, say).
         """
         watch = self._watcher(session_id, follow=True)
-        async for event in self._resuming(watch, after_seq=after_seq, turn_id=turn_id):
+        async for event in self._resume.events(watch, after_seq=after_seq, turn_id=turn_id):
             yield event
 
     async def watch(
@@ -355,10 +302,20 @@ class AsyncBlitz:
         stops, resuming across dropped connections.
         """
         watch = self._watcher(session_id, follow=follow)
-        async for event in self._resuming(watch, after_seq=after_seq):
+        async for event in self._resume.events(watch, after_seq=after_seq):
             yield event
 
-    def _watcher(self, session_id: str, *, follow: bool) -> _StreamOpener:
+    def _turn(
+        self, method: str, request: Any, session_id: str, turn_id: str
+    ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        """The events of the turn that `request` starts (RunTurn, AcceptPlan), resumed."""
+        return self._resume.turn(
+            lambda: self._t.stream(method, request),
+            self._watcher(session_id, follow=True),
+            turn_id=turn_id,
+        )
+
+    def _watcher(self, session_id: str, *, follow: bool) -> StreamOpener:
         """Opens the session's Watch stream after a given seq."""
 
         def open_stream(after_seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
@@ -368,77 +325,6 @@ class AsyncBlitz:
             return self._t.stream("Watch", request)
 
         return open_stream
-
-    async def _resuming(
-        self,
-        open_stream: _StreamOpener,
-        *,
-        after_seq: int = 0,
-        turn_id: str | None = None,
-        contiguous: Callable[[int], bool] = lambda after_seq: True,
-    ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
-        """Events from `open_stream(last_seq)`, reopened after a resumable failure.
-
-        With `turn_id`: only that turn's events, and a stream is not over until its
-        `finished`. Without: a stream that ends cleanly is over. A stream opened after a
-        seq for which `contiguous` holds is read again at once when its seqs skip one (an
-        event lost on the way); if the skip is still there, the server has no such event,
-        and it is accepted.
-
-        Retrying lasts up to `reconnect_timeout` from the start of each outage: a stream
-        that delivered an event or stayed open a while was connected, so its failure starts
-        a new one. A client that has never reached the server (a wrong address, say) fails
-        at once, as a call would.
-        """
-        last_seq = after_seq
-        failing_since: float | None = None
-        delay = 0.05
-        # The seq after which a skip was read again: a second skip there is the server's.
-        reread_after: int | None = None
-        while True:
-            opened = time.monotonic()
-            checked = contiguous(last_seq)
-            stream = open_stream(last_seq)
-            gap = False
-            try:
-                async for event in stream:
-                    self._reached = True
-                    failing_since, delay = None, 0.05
-                    if event.seq:
-                        if event.seq <= last_seq:
-                            continue  # seen before the stream dropped
-                        if checked and event.seq > last_seq + 1 and reread_after != last_seq:
-                            gap, reread_after = True, last_seq  # lost on the way: read again
-                            break
-                        last_seq = event.seq
-                    if turn_id is not None and _closes(event):
-                        return  # the session closed: its turns have all finished
-                    if turn_id is not None and event.turn_id != turn_id:
-                        continue
-                    yield event
-                    if turn_id is not None and event.HasField("finished"):
-                        return
-                if gap:
-                    continue
-                if turn_id is None:
-                    return
-                error = BlitzError("unavailable", "UNAVAILABLE", "the stream ended early")
-            except BlitzError as exc:
-                if not exc.resumable:
-                    raise
-                error = exc
-            finally:
-                await stream.aclose()
-            now = time.monotonic()
-            if now - opened >= _CONNECTED_S:
-                self._reached, failing_since, delay = True, None, 0.05
-            if not self._reached:
-                raise error
-            failing_since = failing_since or now
-            if now - failing_since > self._reconnect_timeout:
-                raise error
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
 
     # Interaction
 
@@ -543,11 +429,3 @@ class AsyncBlitz:
         request = workspace_pb2.GetDiffRequest(session_id=session_id)
         result: workspace_pb2.GetDiffResponse = await self._unary("GetDiff", request)
         return result
-
-
-def _closes(event: turn_pb2.TurnEvent) -> bool:
-    """Whether `event` says the session closed: the server ends a Watch after it."""
-    return (
-        event.HasField("session_state")
-        and event.session_state.state == turn_pb2.SessionStateChange.STATE_CLOSED
-    )

@@ -1,13 +1,11 @@
-"""The `blitz` command: the entry point, where settings are read and the loop is chosen.
+"""The `blitz` command's server side, `serve`, `config` and `token`: where settings are read
+and the loop is chosen.
 
-`main()` parses the command line, reads `Settings` once from flags and `BLITZ_*`
-variables, configures logging and runs the subcommand. It is the only place that reads
-the environment or picks the event loop (uvloop where installed). Subcommands are
-argparse subparsers, each with a handler; `chat`, `sessions`, `watch`, `usage` and `run`
-are added beside `serve`.
-
-The client commands (`blitz_cli`) talk to a server at `--server`, else `BLITZ_SERVER`,
-else 127.0.0.1:50051, with `--token` or `BLITZ_TOKEN` as a bearer token.
+The `blitz` script is blitz-client's (`blitz_cli.command`); this distribution plugs its
+commands into it with the `blitz.commands` entry point, `add_commands`. Each handler reads
+`Settings` once, from flags and `BLITZ_*` variables, configures logging and runs its
+command; they are the only place that reads the server's environment or picks the event
+loop (uvloop where installed). `main` is the whole command (`python -m blitz.cli`).
 
 Exit codes: 0 done, 1 failed to run (a port in use, a failed call or turn), 2 bad usage
 or settings, 130 interrupted before serving.
@@ -19,8 +17,7 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Callable, Coroutine, Sequence
-from importlib import metadata
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -29,32 +26,15 @@ if TYPE_CHECKING:
     from blitz.config import Settings
 
 from blitz.config import CONFIG_ENV, SETTINGS, SettingsError, effective_toml, resolve, values
+from blitz_cli.command import main
 
-__all__ = ["build_parser", "main"]
+__all__ = ["add_commands", "main"]
 
 log = structlog.get_logger(__name__)
 
-_Handler = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the `blitz` command; returns the process's exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: _Handler | None = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help(sys.stderr)
-        return 2
-    return handler(args, args.subparser)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="blitz", description="Blitz: an agent session server and its clients."
-    )
-    parser.add_argument("--version", action="version", version=f"blitz {_version()}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add serve, config and token to the `blitz` command's subparsers (the entry point)."""
     serve = commands.add_parser(
         "serve",
         help="run the server (gRPC and Connect/gRPC-Web ports)",
@@ -74,15 +54,6 @@ def build_parser() -> argparse.ArgumentParser:
     _settings_arguments(config)
     config.set_defaults(handler=_config, subparser=config)
     _token_commands(commands)
-
-    from blitz_cli import add_arguments
-
-    server_side = set(commands.choices)
-    add_arguments(commands)
-    for name, command in commands.choices.items():
-        if name not in server_side:
-            command.set_defaults(handler=_client, subparser=command)
-    return parser
 
 
 def _settings_arguments(
@@ -116,25 +87,6 @@ def _token_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     from blitz.tokens_cli import add_token_commands
 
     add_token_commands(commands, settings_arguments=_settings_arguments, handler=_token)
-
-
-def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """A client command, with the server address and token from flags or the environment."""
-    from blitz_client import DEFAULT_URL
-
-    server = args.server or os.environ.get("BLITZ_SERVER") or DEFAULT_URL
-    token = args.token or os.environ.get("BLITZ_TOKEN") or None
-    ca_file = args.ca_file or os.environ.get("BLITZ_CA_FILE") or None
-    try:
-        code: int = args.client_handler(args, server=server, token=token, ca_file=ca_file)
-    except ValueError as exc:  # what the client refuses before asking the server
-        print(f"blitz: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # The reader went away (`blitz watch --json | head`): quietly, as Unix tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    return code
 
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -192,13 +144,6 @@ def _run(coro: Coroutine[Any, Any, None]) -> None:
         asyncio.run(coro)
     else:
         uvloop.run(coro)
-
-
-def _version() -> str:
-    try:
-        return metadata.version("blitz-server")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
 
 
 if __name__ == "__main__":

@@ -121,7 +121,14 @@ def test_the_build_context_holds_the_sources_and_no_local_state(
         for source in copy.args.split()[:-1]
     ]
     assert copied and not [source for source in copied if dockerignore.excludes(source)]
-    for kept in ("server/blitz/cli.py", "clients/blitz_client/__init__.py", "README.md"):
+    for kept in (
+        "server/blitz/cli.py",
+        "clients/blitz_client/__init__.py",
+        "clients/generated/blitz/v1/turn_pb2.py",
+        "clients/pyproject.toml",
+        "clients/README.md",
+        "README.md",
+    ):
         assert not dockerignore.excludes(kept), kept
     for left_out in (
         ".venv/bin/python",

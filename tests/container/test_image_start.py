@@ -2,7 +2,7 @@
 
 No container engine runs where the tests run, so the Dockerfile is read and replayed
 instead. The builder stage's COPY lines (through .dockerignore) and RUN lines build the
-wheel; the runtime stage's RUN that takes the builder's output installs it into a fresh
+wheels; the runtime stage's RUN that takes the builder's output installs them into a fresh
 virtual environment, as pinned as in the image; then the server starts with the runtime
 stage's ENV, WORKDIR and ENTRYPOINT/CMD. Change those lines and these tests run the change.
 The image's filesystem (/src, /build, /wheels, /opt/blitz, /data, …) lives under one
@@ -74,7 +74,7 @@ class Image:
 def image(
     tmp_path_factory: pytest.TempPathFactory, dockerfile: Dockerfile, dockerignore: DockerIgnore
 ) -> Image:
-    """The wheel built and installed by the Dockerfile's own lines, under a fresh root."""
+    """The wheels built and installed by the Dockerfile's own lines, under a fresh root."""
     root = tmp_path_factory.mktemp("image-root")
     assert " " not in str(root), "RUN lines are rewritten as text: the root needs no quoting"
     builder, runtime = dockerfile.stage("builder"), dockerfile.final
@@ -83,8 +83,11 @@ def image(
     _replay(
         builder, root=root, ignore=dockerignore, base_python=base_python, runs=builder.all("RUN")
     )
-    wheels = list((root / "wheels").glob("*.whl"))
-    assert [w.name for w in wheels] == ["blitz_server-0.1.0-py3-none-any.whl"]
+    wheels = sorted((root / "wheels").glob("*.whl"))
+    assert [w.name for w in wheels] == [
+        "blitz_client-0.1.0-py3-none-any.whl",
+        "blitz_server-0.1.0-py3-none-any.whl",
+    ]
 
     installs = [run for run in runtime.all("RUN") if _mounts_from(run, builder.name)]
     assert len(installs) == 1, "one RUN installs what the builder made"

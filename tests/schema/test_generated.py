@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# Where `make proto` writes the stubs: the client's tree, since blitz-client ships them.
+GENERATED = "clients/generated/blitz/v1"
 
 
 def test_generated_code_matches_the_proto_files(tmp_path: Path) -> None:
     work = tmp_path / "tree"
     shutil.copytree(ROOT / "proto", work / "proto")
     shutil.copy(ROOT / "Makefile", work / "Makefile")
-    (work / "server").mkdir()
     venv = ROOT / ".venv"
     # Run the real target, with this interpreter's venv standing in for `make install`.
     (work / ".venv").symlink_to(venv if venv.exists() else Path(sys.prefix))
@@ -25,7 +26,7 @@ def test_generated_code_matches_the_proto_files(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    fresh, committed = work / "server/blitz/v1", ROOT / "server/blitz/v1"
+    fresh, committed = work / GENERATED, ROOT / GENERATED
     names = sorted(p.name for p in fresh.iterdir() if p.is_file())
     assert names == sorted(
         p.name for p in committed.iterdir() if p.is_file() and p.suffix in {".py", ".pyi"}

@@ -17,7 +17,7 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -94,9 +94,18 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     # server (grpc, uvicorn, the agent).
     from blitz.auth import ServeRefused
     from blitz.logs import configure_logging
+    from blitz.process import hand_over_secrets
     from blitz.server import serve
 
-    settings = _settings(args, parser)
+    handed = hand_over_secrets(
+        sys.orig_argv[1:],
+        os.environ,
+        flags={spec.flag: spec.name for spec in SETTINGS if spec.secret},
+        variables=[v for spec in SETTINGS if spec.secret for v in (spec.env, *spec.fallback_env)],
+    )
+    for name, text in handed.flags.items():
+        setattr(args, name, text)
+    settings = _settings(args, parser, environ={**os.environ, **handed.environ})
     configure_logging(log_format=settings.log_format, level=settings.log_level)
     try:
         _run(serve(settings))
@@ -114,9 +123,16 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Settings:
+def _settings(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
     try:
-        return resolve(vars(args), os.environ, config=args.config).settings
+        return resolve(
+            vars(args), os.environ if environ is None else environ, config=args.config
+        ).settings
     except SettingsError as exc:
         parser.error(str(exc))  # exits with status 2
 

@@ -9,13 +9,16 @@ Two kinds of masking, both idempotent, neither changing a text's meaning beyond 
   every event it stores, whatever its kind. It errs toward hiding: a value that merely
   looks like a key is hidden too; but a name that only contains a keyword (`PWD`,
   `max_tokens`) with a plain number or a path as its value is not a secret. The model's
-  own words (its text and thoughts, a question it asks, a turn's output) are shown as
-  written. The agent's tools keep the raw values: a command still runs with its real
-  token, and the model reads the user's files as they are.
+  own words (its text and thoughts, a question it asks, its plan, a turn's output) are
+  shown as written, but for the server's own secrets. The agent's tools keep the raw
+  values: a command still runs with its real token, and the model reads the user's files
+  as they are.
 - **The server's own secrets, by value** (`mask_known`): the provider keys and bearer
   tokens the server was configured with (`add_known_secrets`, at start) are masked wherever
-  they would leave the process — in everything above, and in tool results sent to the
-  model and files read by clients — however a command or file came by them.
+  they would leave the process — in everything above, the model's own words included
+  (a model that repeats a token it read), and in tool results sent to the model and files
+  read by clients — however a command or file came by them. A secret a model streams is
+  masked in each merged chunk and in the whole text that follows them.
 """
 
 from __future__ import annotations
@@ -161,6 +164,26 @@ def _approval(event: TurnEvent) -> None:
 def _text(event: TurnEvent) -> None:
     if event.author in TOOL_AUTHORS:
         event.text.text = redact_text(event.text.text)
+    else:
+        event.text.text = mask_known(event.text.text)
+
+
+def _question(event: TurnEvent) -> None:
+    question = event.question
+    question.question = mask_known(question.question)
+    question.options[:] = [mask_known(option) for option in question.options]
+
+
+def _plan(event: TurnEvent) -> None:
+    plan = event.plan_proposed
+    plan.plan = mask_known(plan.plan)
+    for item in plan.tasks:
+        item.content = mask_known(item.content)
+
+
+def _tasks(event: TurnEvent) -> None:
+    for item in event.tasks.items:
+        item.content = mask_known(item.content)
 
 
 def _tool_result(event: TurnEvent) -> None:
@@ -195,8 +218,11 @@ def _accepted(event: TurnEvent) -> None:
 
 
 def _finished(event: TurnEvent) -> None:
-    if event.finished.HasField("error"):
-        _error(event.finished.error)
+    finished = event.finished
+    finished.output = mask_known(finished.output)
+    finished.leftover[:] = [mask_known(text) for text in finished.leftover]
+    if finished.HasField("error"):
+        _error(finished.error)
 
 
 def _error(error: ErrorInfo) -> None:
@@ -217,6 +243,9 @@ _BY_KIND: dict[str, Callable[[TurnEvent], None]] = {
     "tool_output": _tool_output,
     "file_changed": lambda e: setattr(e.file_changed, "path", redact_text(e.file_changed.path)),
     "approval_request": _approval,
+    "question": _question,
+    "plan_proposed": _plan,
+    "tasks": _tasks,
     "notice": _notice,
     "resolution": _resolution,
     "finished": _finished,

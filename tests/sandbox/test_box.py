@@ -104,7 +104,8 @@ def _start(mechanism: Isolation, *, as_root: bool, tmp: Path) -> Iterator[Boxed]
         # A fork bomb and ten processes of a gigabyte are bounded as a whole by a cgroup
         # where the server can make one; else by the processes of the server's user (a
         # dedicated user's, here) and each process's address space.
-        *(["--command-tree-memory=3GiB"] if as_root and cgroup_roots()
+        *(["--command-tree-memory=3GiB", "--command-tree-processes=100"]
+          if as_root and cgroup_roots()
           else ["--command-processes=200", "--command-memory=4GiB"]),
     ]  # fmt: skip
     with log.open("wb") as sink:
@@ -260,7 +261,7 @@ def test_a_listener_on_loopback_is_reached_only_with_the_network_approved(boxed:
 
 def test_a_fork_bomb_is_bounded(boxed: Boxed):
     started = time.monotonic()
-    _, events = boxed.run("$ b() { b | b & }; b; sleep 2; echo alive")
+    _, events = boxed.run("$ b() { b | b & }; b; sleep 1; echo alive")
     assert time.monotonic() - started < 60
     [finished] = [e.finished for e in events if e.HasField("finished")]
     assert not finished.HasField("error"), "the server survived and finished the turn"

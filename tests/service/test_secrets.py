@@ -44,6 +44,19 @@ async def test_the_servers_own_key_reaches_neither_a_client_nor_the_model(settin
     assert read.content == b"leaked = ***\n", "nor does a client reading the workspace"
 
 
+async def test_a_server_secret_the_model_repeats_is_masked_in_its_text_and_output(settings):
+    """The demo model echoes the prompt: `You said: <the key>` is masked wherever it goes."""
+    async with in_process(replace(settings, openai_api_key=KEY)) as wire:
+        session = await wire.create_session()
+        events = await drive(
+            wire, session.id, f"the key is {KEY}", decide(wire, session.id, t.DECISION_ONCE)
+        )
+    texts = [e.text.text for e in events if e.HasField("text")]
+    assert texts and all(KEY not in text for text in texts)
+    assert "the key is ***" in events[-1].finished.output
+    assert all(KEY not in str(e) for e in events)
+
+
 async def test_ordinary_variables_are_shown_as_they_are(wire):
     session = await wire.create_session()
     events = await drive(

@@ -91,6 +91,13 @@ async def test_bad_list_turns_and_update_requests_name_the_field(wire):
             ),
             "labels",
         ),
+        (
+            # Each field once: ten thousand paths are refused, not read one by one.
+            s.UpdateSessionRequest(
+                session_id=session.id, title="x", update_mask=FieldMask(paths=["title"] * 10_000)
+            ),
+            "update_mask",
+        ),
     ):
         error = await expect_error(
             wire.call("UpdateSession", request), "invalid_argument", "INVALID_ARGUMENT"

@@ -232,6 +232,9 @@ def session_update(req: s.UpdateSessionRequest, *, now: float) -> SessionChange:
             "update_mask must name the fields to change",
             accepted=", ".join(_UPDATABLE),
         )
+    if len(paths) > len(_UPDATABLE):
+        # Each field once: a mask of ten thousand paths is refused before it is read.
+        raise _too_many("update_mask", len(_UPDATABLE))
     for path in paths:
         if path not in _UPDATABLE:
             raise invalid_argument(

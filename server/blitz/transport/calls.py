@@ -7,13 +7,16 @@ calls the port method and closes a stream's iterator however it ends. An excepti
 is not a `BlitzError` becomes INTERNAL (`unexpected`). A wire supplies only what differs
 (`Wire`): how it makes a call's context, how it reads a request (a request that failed to
 decode is refused here, after authentication, so a caller without a token learns nothing
-of what the body should be), and how it fails a call with a `BlitzError`.
+of what the body should be), and how it fails a call with a `BlitzError`. A stream gives
+way to the loop every few messages, so that a replay into a connection that is gone
+(whose writes all return at once) neither holds the loop nor outlives the disconnect.
 
 No business logic here, and no wire format.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, NoReturn, Protocol
 
@@ -28,6 +31,10 @@ from blitz.transport.unexpected import unexpected_as_internal
 __all__ = ["Calls", "Wire"]
 
 Handler = Callable[[Any, Any], Any]
+# A stream gives way to the loop after this many messages, so that however fast its
+# source (a replay from the store) and its sink (a socket that is gone and takes every
+# write at once), other calls go on and a disconnect is noticed within that many.
+_GIVE_WAY_EVERY = 32
 
 
 class Wire(Protocol):
@@ -102,8 +109,12 @@ class Calls:
                 with unexpected_as_internal("stream", rpc=rpc, transport=wire.name), gate.stream():
                     ctx = await self._context(native)
                     events = call(wire.request(received), ctx)
+                    sent = 0
                     async for event in events:
                         yield event
+                        sent += 1
+                        if sent % _GIVE_WAY_EVERY == 0:
+                            await asyncio.sleep(0)
                     return
             except BlitzError as exc:
                 error = exc

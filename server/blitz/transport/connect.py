@@ -44,7 +44,7 @@ from blitz.transport.error_size import fit_error
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.transport.methods import SERVICES, methods_of
-from blitz.transport.undecodable import undecodable
+from blitz.transport.undecodable import Undecodable, undecodable
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:
@@ -99,7 +99,9 @@ class _ConnectWire:
         return _call_context(native)
 
     def request(self, received: Any) -> Any:
-        return received  # a request that does not decode is refused by the codec
+        if isinstance(received, Undecodable):
+            raise received.error
+        return received
 
     async def fail(self, native: RequestContext[Any, Any], error: BlitzError) -> NoReturn:
         raise _to_connect_error(error)
@@ -139,7 +141,8 @@ def _call_context(ctx: RequestContext[Any, Any]) -> CallContext:
 
 
 class _ExplainedCodec:
-    """A codec whose decoding failures carry an ErrorInfo, like every other bad input."""
+    """A codec whose decoding failures reach the handler (`Undecodable`), which refuses
+    them once the call is authenticated, with an ErrorInfo like every other bad input."""
 
     def __init__(self, inner: Codec[Any, Any]) -> None:
         self._inner = inner
@@ -154,8 +157,7 @@ class _ExplainedCodec:
         try:
             return self._inner.decode(data, message_class)
         except Exception as exc:
-            name = message_class.DESCRIPTOR.full_name
-            raise _to_connect_error(undecodable(name, exc)) from None
+            return Undecodable(undecodable(message_class.DESCRIPTOR.full_name, exc))
 
 
 def build_connect_apps(

@@ -28,9 +28,10 @@ from blitz.ports import Authenticate, CallContext
 from blitz.transport.calls import Calls
 from blitz.transport.error_size import fit_error
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
-from blitz.transport.grpc_decoding import NotOurs, Undecodable, tolerant
+from blitz.transport.grpc_decoding import NotOurs, tolerant
 from blitz.transport.methods import SERVICES, methods_of
 from blitz.transport.tls import Tls
+from blitz.transport.undecodable import Undecodable
 
 __all__ = [
     "GRPC_CODES",

@@ -18,21 +18,12 @@ import grpc
 
 from blitz.errors import BlitzError
 from blitz.transport.gate import MAX_REQUEST_BYTES, request_too_large
-from blitz.transport.undecodable import undecodable
+from blitz.transport.undecodable import Undecodable, undecodable
 
-__all__ = ["NotOurs", "Undecodable", "tolerant"]
+__all__ = ["NotOurs", "tolerant"]
 
 # What a failed call is ended with (grpc.py's abort), given the call's context.
 Abort = Callable[[Any, BlitzError], Awaitable[Any]]
-
-
-class Undecodable:
-    """What a request that failed to decode arrives as; its handler refuses it with `error`."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: BlitzError) -> None:
-        self.error = error
 
 
 def tolerant(decode: Callable[[bytes], Any], name: str) -> Callable[[bytes], Any]:

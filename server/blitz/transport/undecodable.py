@@ -5,7 +5,9 @@ its own way: gRPC as UNKNOWN with the exception's text, Connect as INVALID_ARGUM
 an ErrorInfo. Both transports hand the failure to `undecodable` instead, so the client gets
 INVALID_ARGUMENT with an ErrorInfo whose `field` is the field the decoder named (JSON says
 which), or `request` when it named none (a corrupt binary message). The message is ours:
-the decoder's own text goes to the log, never to the client.
+the decoder's own text goes to the log, never to the client. The failure reaches the
+handler as an `Undecodable` in the request's place, and the handler refuses it once the
+call is authenticated: a caller without a token learns nothing of what a body should be.
 """
 
 from __future__ import annotations
@@ -16,13 +18,22 @@ import structlog
 
 from blitz.errors import BlitzError, invalid_argument
 
-__all__ = ["undecodable"]
+__all__ = ["Undecodable", "undecodable"]
 
 log = structlog.get_logger(__name__)
 
 # How protobuf's JSON parser names the field it failed on, outermost first.
 _JSON_FIELD = re.compile(r"Failed to parse (\w+) field")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+class Undecodable:
+    """What a request that failed to decode arrives as; its handler refuses it with `error`."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BlitzError) -> None:
+        self.error = error
 
 
 def undecodable(message_name: str, exc: Exception) -> BlitzError:

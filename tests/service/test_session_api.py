@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 from google.protobuf.duration_pb2 import Duration
@@ -203,6 +204,32 @@ async def test_a_fork_starts_from_the_history_at_its_turn_in_a_copy_of_the_works
         "not_found",
         "TURN_NOT_FOUND",
     )
+
+
+async def test_a_fork_leaves_out_hard_linked_and_special_files_and_says_so(
+    wire, settings, tmp_path
+):
+    """A hard link to a file outside the workspace would become the fork's own copy of it."""
+    session = await wire.create_session()
+    first = await wire.run_all(session.id, "hello")
+    await wire.run_all(session.id, "again")  # the first is recorded finished by now
+    folder = settings.workspace_root / session.workspace
+    outside = tmp_path / "outside-secret.txt"
+    outside.write_text("not the fork's\n")
+    os.link(outside, folder / "linked.txt")
+    os.mkfifo(folder / "pipe")
+    (folder / "plain.txt").write_text("kept\n")
+    fork = await wire.call(
+        "ForkSession", s.ForkSessionRequest(session_id=session.id, turn_id=first[0].turn_id)
+    )
+    copied = settings.workspace_root / fork.workspace
+    assert (copied / "plain.txt").read_text() == "kept\n"
+    assert not (copied / "linked.txt").exists() and not (copied / "pipe").exists()
+    events = [
+        e async for e in wire.stream("Watch", s.WatchRequest(session_id=fork.id, follow=False))
+    ]
+    [notice] = [e.notice.text for e in events if e.HasField("notice")]
+    assert "2 special or hard-linked files" in notice and "linked.txt" in notice
 
 
 @pytest.mark.parity

@@ -227,7 +227,7 @@ class SessionCalls:
         fork_id = "s_" + uuid.uuid4().hex
         abandoned = threading.Event()
         try:
-            await FILE_CALLS.run(
+            skipped = await FILE_CALLS.run(
                 copy_workspace, self._workspace_root, source.workspace, fork_id, abandoned
             )
         except CallTimedOut:
@@ -256,4 +256,13 @@ class SessionCalls:
         await self._store.create_session(rec)
         if history:
             await self._store.set_history(fork_id, history)
+        if skipped:
+            # Said in the fork's log, for whoever opens it: its files are not all there.
+            shown = ", ".join(skipped[:20]) + (" …" if len(skipped) > 20 else "")
+            notice = t.Notice(
+                text=f"Left out of this fork's workspace: {len(skipped)} special or"
+                f" hard-linked files, which may be files outside the workspace ({shown})."
+            )
+            await self._log.commit(fork_id, "", t.TurnEvent(notice=notice))
+            rec = await self.session_record(fork_id, ctx)
         return await self._view(rec)

@@ -42,7 +42,7 @@ from blitz.store.sql_parts import (
     older_turn_histories,
     session_update,
 )
-from blitz.store.sqlite_connection import Row, SqliteConnection, transaction
+from blitz.store.sqlite_connection import CHECKPOINT_EVERY, Row, SqliteConnection, transaction
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["SqliteStore"]
@@ -100,8 +100,8 @@ def _ledger(row: Row) -> LedgerRow:
 class SqliteStore:
     """`async with SqliteStore(path) as store:` — opens, migrates, closes."""
 
-    def __init__(self, path: str | Path) -> None:
-        self._sql = SqliteConnection(path)
+    def __init__(self, path: str | Path, *, checkpoint_every: float = CHECKPOINT_EVERY) -> None:
+        self._sql = SqliteConnection(path, checkpoint_every=checkpoint_every)
         self._execute = self._sql.execute
         self._execute_many = self._sql.execute_many
         self._fetch = self._sql.fetch

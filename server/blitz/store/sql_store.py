@@ -39,7 +39,7 @@ __all__ = ["SqlStore"]
 
 
 class SqlStore:
-    """Half of an engine: see the module doc. Its docs are `Store`'s (store/base.py)."""
+    """Half of an engine (see the module doc); what each operation does, store/base.py says."""
 
     # The engine's statements, and how it runs one: the count of rows it changed, the rows
     # it returned, or one run for each of several rows in one transaction.

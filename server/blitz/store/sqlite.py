@@ -44,7 +44,8 @@ _LAST_SEQ = "SELECT MAX(seq) FROM events WHERE session_id = ?"
 
 
 class SqliteStore(SqlStore):
-    """`async with SqliteStore(path) as store:` — opens, migrates, closes."""
+    """`async with SqliteStore(path) as store:` — opens, migrates, closes. The write-ahead
+    log is checkpointed every `checkpoint_every` seconds while anything is written."""
 
     _sql = Statements(_DIALECT)
 

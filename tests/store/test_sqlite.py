@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from blitz.store import open_store, sqlite_connection
+from blitz.store import open_store
 from blitz.store.sqlite_connection import SqliteConnection
 from blitz.store.sqlite_schema import MIGRATIONS
 
@@ -58,13 +58,12 @@ def test_an_unknown_database_url_scheme_is_refused() -> None:
 
 
 async def test_the_log_is_copied_back_on_a_thread_and_started_afresh_while_writes_go_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """Commits take no checkpoint on the loop's thread; the checkpoints that do keep the
     write-ahead log from growing for as long as writing goes on."""
-    monkeypatch.setattr(sqlite_connection, "_CHECKPOINT_EVERY", 0.05)
     path = tmp_path / "blitz.db"
-    sql = SqliteConnection(path)
+    sql = SqliteConnection(path, checkpoint_every=0.05)
     await sql.open()
     try:
         assert sql.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0

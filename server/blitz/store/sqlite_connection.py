@@ -38,12 +38,12 @@ import structlog
 
 from blitz.store.sqlite_schema import MIGRATIONS
 
-__all__ = ["Row", "SqliteConnection", "transaction"]
+__all__ = ["CHECKPOINT_EVERY", "Row", "SqliteConnection", "transaction"]
 
 log = structlog.get_logger(__name__)
 
-# Seconds between checkpoints, while anything is written.
-_CHECKPOINT_EVERY = 1.0
+# Seconds between checkpoints, while anything is written, unless told otherwise.
+CHECKPOINT_EVERY = 1.0
 # Bytes of write-ahead log kept on disk once it is copied back.
 _LOG_KEPT = 32 * 2**20
 # The connection's page cache, in KiB (SQLite's default is 2,000). Pages past it are read
@@ -81,8 +81,9 @@ def _migrate(db: sqlite3.Connection) -> None:
 class SqliteConnection:
     """A file's one connection: opened (and migrated) on a thread, used on the loop's."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, checkpoint_every: float = CHECKPOINT_EVERY) -> None:
         self._path = str(path)
+        self._checkpoint_every = checkpoint_every
         self._db: sqlite3.Connection | None = None
         # The checkpoints' own connection, their task, and the one running on a thread.
         self._checkpoint_db: sqlite3.Connection | None = None
@@ -121,7 +122,7 @@ class SqliteConnection:
     async def _checkpoint_loop(self) -> None:
         written = self.db.total_changes
         while True:
-            await asyncio.sleep(_CHECKPOINT_EVERY)
+            await asyncio.sleep(self._checkpoint_every)
             if self.db.total_changes == written:
                 continue
             written = self.db.total_changes

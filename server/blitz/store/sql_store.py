@@ -1,0 +1,272 @@
+"""The store's operations that are one statement, run alike by both engines.
+
+`SqlStore` is what the SQLite and PostgreSQL engines share: each operation here runs one
+of its engine's `Statements` through the engine's `_execute` or `_fetch` (or, for several
+rows, `_execute_many`) and turns the rows into records (`rows.py`). An engine subclasses
+it and adds the rest: opening and closing, the operations that are a transaction of
+several statements, and what it does its own way (numbering events, announcing changes).
+No SQL text here and no connection: those are `statements.py` and each engine's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import ClassVar, Self
+
+from blitz.store import rows
+from blitz.store.records import (
+    EventRow,
+    FileOriginal,
+    ImageRecord,
+    LedgerRow,
+    PendingRecord,
+    RuleRecord,
+    SessionChange,
+    SessionQuery,
+    SessionRecord,
+    TokenRecord,
+    TurnControl,
+    TurnPage,
+    TurnRecord,
+    TurnState,
+    UsageTotals,
+)
+from blitz.store.rows import Row
+from blitz.store.statements import Statements
+
+__all__ = ["SqlStore"]
+
+
+class SqlStore:
+    """Half of an engine (see the module doc); what each operation does, store/base.py says."""
+
+    # The engine's statements, and how it runs one: the count of rows it changed, the rows
+    # it returned, or one run for each of several rows in one transaction.
+    _sql: ClassVar[Statements]
+    _execute: Callable[[str, Sequence[object]], Awaitable[int]]
+    _fetch: Callable[[str, Sequence[object]], Awaitable[list[Row]]]
+    _execute_many: Callable[[str, Sequence[Sequence[object]]], Awaitable[None]]
+
+    async def open(self) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _ask(self, sql: str, args: Sequence[object]) -> bool:
+        """Ask something of a turn (one UPDATE, its last parameters the turn's session and
+        id); whether it applied. An engine shared by processes announces it too."""
+        return await self._execute(sql, args) == 1
+
+    # Sessions
+
+    async def create_session(self, rec: SessionRecord) -> None:
+        await self._execute(self._sql.create_session, rows.session_params(rec))
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        found = await self._fetch(self._sql.get_session, (session_id,))
+        return rows.session(found[0]) if found else None
+
+    async def list_sessions(self, query: SessionQuery) -> list[SessionRecord]:
+        sql, args = self._sql.list_sessions(query)
+        return [rows.session(row) for row in await self._fetch(sql, args)]
+
+    async def update_session(self, session_id: str, change: SessionChange) -> bool:
+        sql, args = self._sql.update_session(session_id, change)
+        return await self._execute(sql, args) == 1
+
+    # Turns
+
+    async def list_turns(self, page: TurnPage) -> list[TurnRecord]:
+        sql, args = self._sql.list_turns(page)
+        return [rows.turn(row) for row in await self._fetch(sql, args)]
+
+    async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None:
+        found = await self._fetch(self._sql.get_turn, (session_id, turn_id))
+        return rows.turn(found[0]) if found else None
+
+    async def update_turn(self, rec: TurnRecord) -> bool:
+        state = rec.state.value
+        changed = await self._execute(
+            self._sql.update_turn,
+            (
+                state,
+                rec.first_seq,
+                rec.model_calls,
+                rec.cost_usd,
+                rec.history,
+                state,
+                rec.session_id,
+                rec.turn_id,
+                rec.epoch,
+            ),
+        )
+        return changed == 1
+
+    async def claim_turn(
+        self,
+        session_id: str,
+        turn_id: str,
+        *,
+        state: TurnState,
+        owner: str,
+        lease_until: float,
+        expired_before: float | None = None,
+    ) -> TurnRecord | None:
+        sql, args = self._sql.claim_turn(
+            session_id,
+            turn_id,
+            state=state,
+            owner=owner,
+            lease_until=lease_until,
+            expired_before=expired_before,
+        )
+        found = await self._fetch(sql, args)
+        return rows.turn(found[0]) if found else None
+
+    async def renew_leases(self, owner: str, *, lease_until: float) -> list[TurnControl]:
+        held = await self._fetch(self._sql.renew_leases, (lease_until, owner))
+        return [rows.turn_control(row) for row in held]
+
+    async def turns_in_state(
+        self,
+        state: TurnState,
+        *,
+        lease_ended_before: float | None = None,
+        session_id: str | None = None,
+    ) -> list[TurnRecord]:
+        sql, args = self._sql.turns_in_state(state, lease_ended_before, session_id)
+        return [rows.turn(row) for row in await self._fetch(sql, args)]
+
+    async def count_turns(self, state: TurnState) -> int:
+        (row,) = await self._fetch(self._sql.count_turns, (state.value,))
+        return int(row[0])
+
+    async def parked_turns_due(self, *, now: float, settled_before: float) -> list[TurnRecord]:
+        sql, args = self._sql.parked_turns_due(now, settled_before)
+        return [rows.turn(row) for row in await self._fetch(sql, args)]
+
+    async def request_cancel(self, session_id: str, turn_id: str) -> bool:
+        return await self._ask(self._sql.request_cancel, (session_id, turn_id))
+
+    async def add_steer(self, session_id: str, turn_id: str, text: str) -> bool:
+        return await self._ask(self._sql.add_steer, (text, session_id, turn_id))
+
+    # Events
+
+    async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> list[EventRow]:
+        found = await self._fetch(self._sql.read_events, (session_id, after_seq, limit))
+        return [EventRow(session_id, row[0], row[1], row[2]) for row in found]
+
+    async def last_event_of_turn(self, session_id: str, turn_id: str) -> EventRow | None:
+        found = await self._fetch(self._sql.last_event_of_turn, (session_id, turn_id))
+        return EventRow(session_id, found[0][0], turn_id, found[0][1]) if found else None
+
+    # Pending requests
+
+    async def put_pending(self, recs: Sequence[PendingRecord]) -> None:
+        await self._execute_many(self._sql.put_pending, [rows.pending_params(r) for r in recs])
+
+    async def stamp_pending(self, session_id: str, request_id: str, event: bytes) -> None:
+        await self._execute(self._sql.stamp_pending, (event, session_id, request_id))
+
+    async def list_pending(
+        self,
+        session_id: str,
+        *,
+        turn_id: str | None = None,
+        request_id: str | None = None,
+        open_only: bool = True,
+    ) -> list[PendingRecord]:
+        sql, args = self._sql.list_pending(session_id, turn_id, request_id, open_only)
+        return [PendingRecord(*row) for row in await self._fetch(sql, args)]
+
+    async def resolve_pending(self, session_id: str, request_id: str, resolution: str) -> bool:
+        changed = await self._execute(
+            self._sql.resolve_pending, (resolution, time.time(), session_id, request_id)
+        )
+        return changed == 1
+
+    # Usage ledger
+
+    async def add_ledger(self, row: LedgerRow) -> None:
+        await self._execute(self._sql.add_ledger, rows.ledger_params(row))
+
+    async def ledger(self, session_id: str) -> list[LedgerRow]:
+        return [rows.ledger(row) for row in await self._fetch(self._sql.ledger, (session_id,))]
+
+    async def usage_totals(self, session_id: str) -> UsageTotals:
+        (row,) = await self._fetch(self._sql.usage_totals, (session_id, session_id))
+        return rows.usage_totals(row)
+
+    # Approval rules
+
+    async def add_rule(self, rule: RuleRecord) -> None:
+        await self._execute(self._sql.add_rule, rows.rule_params(rule))
+
+    async def rules_for(self, *, session_id: str, caller: str) -> list[RuleRecord]:
+        found = await self._fetch(self._sql.rules_for, (session_id, caller))
+        return [RuleRecord(*row) for row in found]
+
+    async def delete_rule(self, rule_id: str) -> bool:
+        return await self._execute(self._sql.delete_rule, (rule_id,)) == 1
+
+    # Images
+
+    async def add_image(self, image: ImageRecord) -> None:
+        await self._execute(self._sql.add_image, rows.image_params(image))
+
+    async def get_image(self, session_id: str, image_id: str) -> ImageRecord | None:
+        found = await self._fetch(self._sql.get_image, (session_id, image_id))
+        return ImageRecord(*found[0]) if found else None
+
+    # Bearer tokens
+
+    async def add_token(self, token: TokenRecord) -> None:
+        await self._execute(self._sql.add_token, rows.token_params(token))
+
+    async def find_token(self, hash: str) -> TokenRecord | None:
+        found = await self._fetch(self._sql.find_token, (hash,))
+        return rows.token(found[0]) if found else None
+
+    async def list_tokens(self) -> list[TokenRecord]:
+        return [rows.token(row) for row in await self._fetch(self._sql.list_tokens, ())]
+
+    async def revoke_tokens(self, id_or_name: str, *, now: float) -> int:
+        return await self._execute(self._sql.revoke_tokens, (now, id_or_name, id_or_name))
+
+    async def ping(self) -> None:
+        await self._fetch(self._sql.ping, ())
+
+    # Agent state
+
+    async def get_history(self, session_id: str) -> bytes | None:
+        found = await self._fetch(self._sql.get_history, (session_id,))
+        return found[0][0] if found else None
+
+    async def set_history(self, session_id: str, history: bytes) -> None:
+        await self._execute(self._sql.set_history, (session_id, history))
+
+    async def get_turn_history(self, session_id: str, turn_id: str) -> bytes | None:
+        found = await self._fetch(self._sql.get_turn_history, (session_id, turn_id))
+        return found[0][0] if found else None
+
+    # Workspace files as they were
+
+    async def keep_original(self, original: FileOriginal) -> bool:
+        stored = await self._execute(
+            self._sql.keep_original, (original.session_id, original.path, original.content)
+        )
+        return stored == 1
+
+    async def originals(self, session_id: str) -> list[FileOriginal]:
+        found = await self._fetch(self._sql.originals, (session_id,))
+        return [FileOriginal(session_id, path, content) for path, content in found]

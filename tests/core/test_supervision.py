@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from datetime import timedelta
 from typing import Any
@@ -14,7 +15,7 @@ from wire import Wire
 
 from blitz.core.deadlines import Deadlines
 from blitz.core.supervisor import Supervisor
-from blitz.store import Store, TurnRecord, TurnState
+from blitz.store import Store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -98,30 +99,48 @@ async def test_a_failing_task_is_logged_with_its_traceback():
     assert line["task"] == "doomed" and line["exc_info"][1].args == ("boom",)
 
 
-async def test_a_turn_whose_end_fails_to_be_recorded_is_logged_and_others_go_on(
+async def test_a_turn_whose_end_fails_to_be_written_is_logged_others_go_on_and_a_restart_ends_it(
     opened: OpenCore, monkeypatch: pytest.MonkeyPatch, store_class: type[Any]
 ):
-    update = store_class.update_turn
+    """A turn's end is one write (its `finished`, its session let go, it recorded finished):
+    when that write fails, none of it happens, the failure is logged, other sessions go on,
+    and the turn, still running in the store, is ended by the next start's recovery."""
+    append = store_class.append_events
 
-    async def failing(self: Store, rec: TurnRecord, **kw: object) -> bool:
-        if rec.state == TurnState.FINISHED and rec.turn_id == "t-doomed":
+    async def failing(self: Store, events: Any, **kw: Any) -> Any:
+        if any(end.turn_id == "t-doomed" for end in kw.get("ends", ())):
             raise RuntimeError("disk gone")
-        return await update(self, rec, **kw)  # type: ignore[arg-type]
+        return await append(self, events, **kw)
 
-    monkeypatch.setattr(store_class, "update_turn", failing)
+    monkeypatch.setattr(store_class, "append_events", failing)
     async with opened() as client:
         doomed, other = await client.create_session(), await client.create_session()
         with capture_logs() as lines:
             request = s.RunTurnRequest(
                 session_id=doomed.id, turn_id="t-doomed", turn=t.Turn(text="hello")
             )
-            events = [e async for e in client.stream("RunTurn", request)]
-            await asyncio.sleep(0.05)
-        assert events[-1].HasField("finished"), "the end is in the log before it is recorded"
-        fine = await client.run_all(other.id, "still here")
-    failures = [x for x in lines if x["event"] == "task_failed"]
-    assert failures and all(x["exc_info"][1].args == ("disk gone",) for x in failures)
+            stream = client.stream("RunTurn", request)
+            seen = []
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(2):
+                    async for event in stream:
+                        seen.append(event)
+            await stream.aclose()
+            fine = await client.run_all(other.id, "still here")
+        assert not any(e.HasField("finished") for e in seen), "no end was stored"
+        assert (await client.call("GetSession", s.GetSessionRequest(session_id=doomed.id))).turn_id
+    failures = [x for x in lines if x["event"] in ("event_write_failed", "task_failed")]
+    assert failures, "the failure is logged"
     assert "still here" in fine[-1].finished.output
+    monkeypatch.undo()
+    # Ended at the next start (on a shared store, once the dead holder's lease is over).
+    async with opened() as client:
+        watch = s.WatchRequest(session_id=doomed.id, follow=True)
+        async with asyncio.timeout(60):
+            async for event in client.stream("Watch", watch):
+                if event.HasField("finished"):
+                    break
+    assert event.finished.error.reason == "SERVER_RESTARTED"
 
 
 async def test_a_parked_turns_deadline_ends_it_and_withdraws_its_request(opened: OpenCore):

@@ -6,8 +6,10 @@ a cancel, wherever the turn runs; the turn's one `finished` event; the session l
 the turn recorded as finished; and, at shutdown, the drain. Starting, driving, parking and
 resuming are `turns.py`'s.
 
-The per-session lock orders a turn's last steps (session released, `finished` committed,
-turn recorded finished) before the next turn's first. A turn's ending runs in a task of
+A turn's last step is one write: its `finished`, its session let go and the turn recorded
+finished, in one transaction of the store (`TurnEnd`), so no process on any replica can
+start a turn in the session before the previous one's end is in the log; the per-session
+lock orders this process's steps around it. A turn's ending runs in a task of
 its own that a cancel of its caller cannot stop halfway. Where processes share the store,
 every write passes the epoch the turn is held at, so a process that lost the turn writes
 nothing more of it.
@@ -28,7 +30,7 @@ from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
 from blitz.core.views import session_usage
 from blitz.errors import BlitzError, Reason
-from blitz.store import SessionChange, SessionRecord, TurnState
+from blitz.store import SessionChange, SessionRecord, TurnEnd, TurnState
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -132,7 +134,8 @@ class TurnEndings(TurnHolds):
             except TurnLost:
                 self._lose(active)
                 return
-            await self.record_finished(active)
+            rec.state = TurnState.FINISHED
+            rec.history = None
             self._live.discard(active)
 
     async def _end(self, active: ActiveTurn, *, output: str, error: BlitzError | None) -> None:
@@ -148,12 +151,36 @@ class TurnEndings(TurnHolds):
         )
         if error is not None:
             finished.error.CopyFrom(error.to_proto())
-        # The session is let go, the end goes into the log, and only then is the turn
-        # recorded as finished: a process that dies in between leaves a turn still
-        # running or parked in the store, which recovery completes from the log.
-        if await self.release_session(active):
-            self.announce(sid, _State.STATE_IDLE, rec.turn_id, fence=rec.epoch)
-        await self._log.commit(sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch)
+        # The session is let go, the turn recorded finished and its `finished` stored in
+        # one transaction (TurnEnd): no process, here or elsewhere, can find the session
+        # free while the turn's end is not in the log, nor die in between.
+        release = None
+        if not active.aside:  # an aside leaves the session as it found it, tasks included
+            release = SessionChange(
+                update_time=time.time(),
+                state=s.SESSION_STATE_IDLE,
+                turn_id="",
+                tasks=active.todo.SerializeToString() if active.todo is not None else None,
+                expect_turn_id=rec.turn_id,
+            )
+            session = await self._store.get_session(sid)
+            if session is not None and session.turn_id == rec.turn_id:
+                if session.state != s.SESSION_STATE_CLOSED:
+                    # In the same batch, so in the same transaction, before `finished`.
+                    self.announce(sid, _State.STATE_IDLE, rec.turn_id, fence=rec.epoch)
+        end = TurnEnd(
+            session_id=sid,
+            turn_id=rec.turn_id,
+            epoch=rec.epoch,
+            model_calls=rec.model_calls,
+            cost_usd=rec.cost_usd,
+            first_seq=rec.first_seq,
+            release=release,
+            keep_history=0 if active.aside else FORKABLE_TURNS,
+        )
+        await self._log.commit(
+            sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch, end=end
+        )
         metrics.turn_finished(error.reason.wire if error else None)
         log.info(
             "turn_finished",
@@ -164,7 +191,8 @@ class TurnEndings(TurnHolds):
 
     async def release_session(self, active: ActiveTurn) -> bool:
         """Save the turn's task list and mark its session idle (a closed one stays closed),
-        if the session's turn is still this one; whether the session is idle now."""
+        if the session's turn is still this one; whether the session is idle now. For a
+        turn whose end was written in two steps, by a server before TurnEnd."""
         if active.aside:
             return False  # an aside leaves the session as it found it, task list included
         released = await self._store.update_session(
@@ -196,7 +224,8 @@ class TurnEndings(TurnHolds):
         self._log.emit(session_id, turn_id, t.TurnEvent(session_state=change), fence=fence)
 
     async def record_finished(self, active: ActiveTurn) -> None:
-        """Record as finished a turn whose `finished` event is in the log."""
+        """Record as finished a turn whose `finished` event is in the log (see
+        release_session: what a TurnEnd now writes with it)."""
         rec = active.rec
         if not active.aside:
             # The history as this turn left it, for a fork at it (ForkSession), kept for

@@ -58,7 +58,7 @@ from blitz.core.subscriptions import STALLED, Subscription
 from blitz.errors import BlitzError, Reason
 from blitz.redact import redact_event
 from blitz.size_limits import EVENT_MAX, fit
-from blitz.store import Store
+from blitz.store import Store, TurnEnd
 from blitz.v1.turn_pb2 import Notice, TurnEvent
 
 __all__ = ["EventLog", "LogListener", "TurnLost"]
@@ -100,7 +100,7 @@ class LogListener(Protocol):
 class _Queued:
     """An event waiting for the writer, with where it belongs and who waits for it."""
 
-    __slots__ = ("done", "event", "fence", "session_id", "size", "texts", "turn_id")
+    __slots__ = ("done", "end", "event", "fence", "session_id", "size", "texts", "turn_id")
 
     def __init__(
         self,
@@ -109,6 +109,7 @@ class _Queued:
         event: TurnEvent,
         done: asyncio.Future[None] | None,
         fence: int | None,
+        end: TurnEnd | None = None,
     ) -> None:
         self.session_id = session_id
         self.turn_id = turn_id
@@ -116,6 +117,8 @@ class _Queued:
         self.done = done
         # The epoch the turn's holder holds it at, for step 4; None: not the holder's.
         self.fence = fence
+        # The turn's end, written with this event (its `finished`) in one transaction.
+        self.end = end
         # Text of later chunks merged into this one, joined once (step 1), and its length.
         self.texts: list[str] | None = None
         self.size = len(event.text.text) if event.HasField("text") else 0
@@ -230,18 +233,25 @@ class EventLog:
         self._enqueue(_Queued(session_id, turn_id, event, None, fence))
 
     def commit(
-        self, session_id: str, turn_id: str, event: TurnEvent, *, fence: int | None = None
+        self,
+        session_id: str,
+        turn_id: str,
+        event: TurnEvent,
+        *,
+        fence: int | None = None,
+        end: TurnEnd | None = None,
     ) -> Awaitable[TurnEvent]:
         """Append an event of the turn: queued at once, so what is queued after it follows
         it (in the same batch, when it is soon enough); awaited, returns the event,
-        numbered and masked, once durable.
+        numbered and masked, once durable. With `end` (a turn's `finished`, fenced), the
+        turn's end is written in the same transaction (`Store.append_events`).
 
         Raises `TurnLost` when `fence` is given and the turn is held at another epoch.
         """
         if self._closing and self._writer is None:
             raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._enqueue(_Queued(session_id, turn_id, event, done, fence))
+        self._enqueue(_Queued(session_id, turn_id, event, done, fence, end))
         return _durable(done, event)
 
     async def pace(self, session_id: str) -> None:
@@ -319,8 +329,9 @@ class EventLog:
             kinds.append(event.WhichOneof("kind") or "")
         # 4. persist: the store sets each event's seq, and leaves out a lost turn's
         fences = {(i.session_id, i.turn_id): i.fence for i in kept if i.fence is not None}
+        ends = [i.end for i in kept if i.end is not None]
         started = time.perf_counter()
-        lost = await self._store.append_events(events, fences=fences)
+        lost = await self._store.append_events(events, fences=fences, ends=ends)
         metrics.store_write("append_events", time.perf_counter() - started)
         metrics.events_appended(kinds)
         if lost:

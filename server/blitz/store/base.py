@@ -31,6 +31,7 @@ from blitz.store.records import (
     SessionRecord,
     TokenRecord,
     TurnControl,
+    TurnEnd,
     TurnPage,
     TurnRecord,
     TurnState,
@@ -161,6 +162,7 @@ class Store(Protocol):
         events: Sequence[TurnEvent],
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
+        ends: Sequence[TurnEnd] = (),
     ) -> set[tuple[str, str]]:
         """Number and store `events` in one transaction, in order.
 
@@ -169,7 +171,9 @@ class Store(Protocol):
         events of a turn in `fences` ({(session_id, turn_id): epoch}) are stored only if
         the turn still runs at that epoch; the others are left out, unnumbered, and their
         turns returned. An `accepted` event, its turn's first, sets the turn's `first_seq`
-        (when not yet set) in the same transaction.
+        (when not yet set) in the same transaction. Each of `ends` (a turn's end, whose
+        `finished` is among the events; its turn fenced) is written in the same
+        transaction too: the turn recorded finished, its history kept, its session let go.
         """
         ...
 

@@ -26,7 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
-from blitz.store.records import Changes, SessionChange, TurnRecord
+from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
 from blitz.store.sql_store import SqlStore
 from blitz.store.statements import Dialect, Statements
 from blitz.v1.turn_pb2 import TurnEvent
@@ -174,6 +174,7 @@ class PostgresStore(SqlStore):
         events: Sequence[TurnEvent],
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
+        ends: Sequence[TurnEnd] = (),
     ) -> set[tuple[str, str]]:
         if not events:
             return set()
@@ -210,6 +211,10 @@ class PostgresStore(SqlStore):
                         firsts = rows.first_seqs(kept)
                         if firsts:
                             await cur.executemany(self._sql.first_seq, firsts)
+                for end in ends:
+                    if (end.session_id, end.turn_id) not in lost:
+                        for sql, args in self._ending(end):
+                            await conn.execute(sql, args)  # type: ignore[arg-type]
                 for payload in _payloads(last):
                     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
         except BaseException:

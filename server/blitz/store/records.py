@@ -18,6 +18,7 @@ __all__ = [
     "SessionRecord",
     "TokenRecord",
     "TurnControl",
+    "TurnEnd",
     "TurnPage",
     "TurnRecord",
     "TurnState",
@@ -145,6 +146,27 @@ class TurnControl:
     cancel: bool
     # Steer text waits for it (`add_steer`).
     steer: bool
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """How a turn ends, written in the transaction that appends its `finished`
+    (`append_events`): the turn recorded finished (its counters kept, its history let go),
+    the history as it left it kept for forks, and its session let go. So no process ever
+    finds a session free whose last turn has no `finished`, and none dies in between."""
+
+    session_id: str
+    turn_id: str
+    # The epoch its holder holds it at: the end is written only if still held at it.
+    epoch: int
+    model_calls: int
+    cost_usd: float
+    first_seq: int
+    # The session's release (`expect_turn_id` this turn); None for an aside.
+    release: SessionChange | None = None
+    # Keep the session's history as this turn left it, for a fork at it, among the
+    # session's newest this many (0: not at all: an aside).
+    keep_history: int = 0
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from blitz.store.records import (
     SessionRecord,
     TokenRecord,
     TurnControl,
+    TurnEnd,
     TurnPage,
     TurnRecord,
     TurnState,
@@ -60,6 +61,22 @@ class SqlStore:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    def _ending(self, end: TurnEnd) -> list[tuple[str, Sequence[object]]]:
+        """The statements that end a turn (`TurnEnd`), for an engine to run in the
+        transaction that appends its `finished`, after the events."""
+        done: list[tuple[str, Sequence[object]]] = []
+        sid, tid = end.session_id, end.turn_id
+        if end.keep_history:
+            done.append((self._sql.keep_turn_history, (sid, tid, sid, b"")))
+            done.append((self._sql.older_turn_histories, (sid, sid, end.keep_history)))
+        finished = TurnState.FINISHED.value
+        counters = (end.first_seq, end.model_calls, end.cost_usd)
+        args = (finished, *counters, None, finished, sid, tid, end.epoch)
+        done.append((self._sql.update_turn, args))
+        if end.release is not None:
+            done.append(self._sql.update_session(sid, end.release))
+        return done
 
     async def _ask(self, sql: str, args: Sequence[object]) -> bool:
         """Ask something of a turn (one UPDATE, its last parameters the turn's session and

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 from blitz.store import rows
-from blitz.store.records import Changes, SessionChange, TurnRecord
+from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
 from blitz.store.sql_store import SqlStore
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
@@ -127,13 +127,17 @@ class SqliteStore(SqlStore):
         events: Sequence[TurnEvent],
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
+        ends: Sequence[TurnEnd] = (),
     ) -> set[tuple[str, str]]:
         if not events:
             return set()
-        return await self._call(self._append, events, fences or {})
+        return await self._call(self._append, events, fences or {}, ends)
 
     def _append(
-        self, events: Sequence[TurnEvent], fences: Mapping[tuple[str, str], int]
+        self,
+        events: Sequence[TurnEvent],
+        fences: Mapping[tuple[str, str], int],
+        ends: Sequence[TurnEnd],
     ) -> set[tuple[str, str]]:
         db = self._connection.db
         lost: set[tuple[str, str]] = set()
@@ -157,6 +161,10 @@ class SqliteStore(SqlStore):
                 firsts = rows.first_seqs(kept)
                 if firsts:
                     db.executemany(self._sql.first_seq, firsts)
+                for end in ends:
+                    if (end.session_id, end.turn_id) not in lost:
+                        for sql, args in self._ending(end):
+                            db.execute(sql, args)
         except BaseException:
             for event in events:
                 event.seq = 0

@@ -3,9 +3,9 @@
 `wire` is a client of a whole core in this process (see support/in_process.py): most
 behaviour tests run that way, fast and without sockets. A test marked `parity` runs the
 same calls through both of blitz_client's transports too, against `server`, a real server
-on 127.0.0.1 (see wire.py and support/servers.py). `settings` are the data folder's, under
-the test's own folder. `replicas` starts `blitz serve` processes on one throwaway PostgreSQL
-database (support/replicas.py).
+on 127.0.0.1 (see support/wire.py and support/servers.py). `settings` are the data
+folder's, under the test's own folder. `replicas` starts `blitz serve` processes on one
+throwaway PostgreSQL database (support/replicas.py).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from recording_io import RecordingIO
 from support.in_process import in_process
 from support.postgres import cluster, why_unavailable
+from support.recording_io import RecordingIO
 from support.replicas import Replica
 from support.servers import make_settings
-from wire import Wire, open_wire
+from support.wire import Wire, open_wire
 
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
@@ -33,7 +33,7 @@ from blitz.store import SqliteStore
 
 @pytest.fixture
 def io() -> RecordingIO:
-    """A TurnIO that records what the agent emits (tests/recording_io.py)."""
+    """A TurnIO that records what the agent emits (support/recording_io.py)."""
     return RecordingIO()
 
 

@@ -11,7 +11,7 @@ from asyncio.subprocess import PIPE
 from pathlib import Path
 
 from support.events import kinds
-from wire import drive, open_wire
+from support.wire import drive, open_wire
 
 from blitz.config.readme import with_table
 from blitz.v1 import session_pb2 as s

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from fake_provider import KEY, FakeProvider, openai_text, openai_tool_call
+from support.fake_provider import KEY, FakeProvider, openai_text, openai_tool_call
 from support.in_process import OpenCore
 
 from blitz.v1 import session_pb2 as s

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from fake_provider import KEY, FakeProvider
+from support.fake_provider import KEY, FakeProvider
 
 from blitz.agent import Agent, ModelAccess, RetryPolicy
 

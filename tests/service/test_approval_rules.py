@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from support.servers import serving
-from wire import Wire, decide, drive, expect_error, follow_until_finished, open_wire, until
+from support.wire import Wire, decide, drive, expect_error, follow_until_finished, open_wire, until
 
 from blitz.logs import configure_logging
 from blitz.v1 import session_pb2 as s

@@ -5,7 +5,8 @@ behaviour tests run that way, fast and without sockets. A test marked `parity` r
 same calls through both of blitz_client's transports too, against `server`, a real server
 on 127.0.0.1 (see support/wire.py and support/servers.py). `settings` are the data
 folder's, under the test's own folder. `replicas` starts `blitz serve` processes on one
-throwaway PostgreSQL database (support/replicas.py).
+throwaway PostgreSQL database (support/replicas.py). `channel` and `http` are a stock gRPC
+channel and a plain HTTP client of `server`; `fake` is a scripted model provider.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import grpc
+import httpx
 import psycopg
 import pytest
+from support.fake_provider import FakeProvider
 from support.in_process import in_process
 from support.postgres import cluster, why_unavailable
 from support.recording_io import RecordingIO
@@ -70,6 +74,27 @@ def store_class(settings: Settings) -> type[Any]:
 async def server(settings: Settings) -> AsyncIterator[RunningServer]:
     async with running_server(settings) as running:
         yield running
+
+
+@pytest.fixture
+async def channel(server: RunningServer) -> AsyncIterator[grpc.aio.Channel]:
+    """A stock gRPC channel to `server`: grpc's defaults, so 4 MiB is the most it receives."""
+    async with grpc.aio.insecure_channel(server.grpc_target) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def http(server: RunningServer) -> AsyncIterator[httpx.AsyncClient]:
+    """A plain HTTP client of `server`'s HTTP port, for what no SDK would send."""
+    async with httpx.AsyncClient(base_url=server.http_url) as client:
+        yield client
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeProvider]:
+    """A scripted model provider on 127.0.0.1 (support/fake_provider.py)."""
+    async with FakeProvider() as provider:
+        yield provider
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

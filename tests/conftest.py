@@ -24,6 +24,7 @@ import psycopg
 import pytest
 from support.fake_provider import FakeProvider
 from support.in_process import in_process
+from support.logging_state import LoggingState
 from support.postgres import cluster, why_unavailable
 from support.recording_io import RecordingIO
 from support.replicas import Replica
@@ -33,6 +34,15 @@ from support.wire import Wire, open_wire
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
 from blitz.store import SqliteStore
+
+
+@pytest.fixture(autouse=True)
+def _logging_restored() -> Iterator[None]:
+    """Every test leaves logging as it found it, exactly (support/logging_state.py): a test
+    may configure it (`configure_logging`) and put nothing back itself."""
+    state = LoggingState.take()
+    yield
+    state.restore()
 
 
 @pytest.fixture

@@ -32,9 +32,10 @@ run: install
 test: install
 	$(PY) -m pytest $(ARGS)
 
-# The same suite on two workers (pytest-xdist), each with its own PostgreSQL cluster.
+# The same suite on two workers (pytest-xdist), each with its own PostgreSQL cluster;
+# tests marked xdist_group("name") all run on one worker.
 test-parallel: install
-	$(PY) -m pytest -n 2 $(ARGS)
+	$(PY) -m pytest -n 2 --dist loadgroup $(ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check $(SRC) tests bench clients docker

@@ -10,7 +10,7 @@ GEN := $(GEN_ROOT)/blitz/v1
 PROTOS := proto/blitz/v1/turn.proto proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto
 SERVICES := proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto
 
-.PHONY: install run test lint proto check-proto bench docs clean
+.PHONY: install run test test-parallel lint proto check-proto bench docs clean
 
 # Both distributions, editable, in one pip command: so the local blitz-client is the one
 # that satisfies the server's requirement of it. The uninstall is for a .venv made before
@@ -28,8 +28,14 @@ install: $(VENV)/.installed
 run: install
 	$(VENV)/bin/blitz serve
 
+# Some tests, or pytest's options: make test ARGS="-x tests/core".
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest $(ARGS)
+
+# The same suite on two workers (pytest-xdist), each with its own PostgreSQL cluster;
+# tests marked xdist_group("name") all run on one worker.
+test-parallel: install
+	$(PY) -m pytest -n 2 --dist loadgroup $(ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check $(SRC) tests bench clients docker

@@ -3,9 +3,10 @@
 `wire` is a client of a whole core in this process (see support/in_process.py): most
 behaviour tests run that way, fast and without sockets. A test marked `parity` runs the
 same calls through both of blitz_client's transports too, against `server`, a real server
-on 127.0.0.1 (see wire.py and support/servers.py). `settings` are the data folder's, under
-the test's own folder. `replicas` starts `blitz serve` processes on one throwaway PostgreSQL
-database (support/replicas.py).
+on 127.0.0.1 (see support/wire.py and support/servers.py). `settings` are the data
+folder's, under the test's own folder. `replicas` starts `blitz serve` processes on one
+throwaway PostgreSQL database (support/replicas.py). `channel` and `http` are a stock gRPC
+channel and a plain HTTP client of `server`; `fake` is a scripted model provider.
 """
 
 from __future__ import annotations
@@ -17,23 +18,36 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import grpc
+import httpx
 import psycopg
 import pytest
-from recording_io import RecordingIO
+from support.fake_provider import FakeProvider
 from support.in_process import in_process
+from support.logging_state import LoggingState
 from support.postgres import cluster, why_unavailable
+from support.recording_io import RecordingIO
 from support.replicas import Replica
 from support.servers import make_settings
-from wire import Wire, open_wire
+from support.wire import Wire, open_wire
 
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
 from blitz.store import SqliteStore
 
 
+@pytest.fixture(autouse=True)
+def _logging_restored() -> Iterator[None]:
+    """Every test leaves logging as it found it, exactly (support/logging_state.py): a test
+    may configure it (`configure_logging`) and put nothing back itself."""
+    state = LoggingState.take()
+    yield
+    state.restore()
+
+
 @pytest.fixture
 def io() -> RecordingIO:
-    """A TurnIO that records what the agent emits (tests/recording_io.py)."""
+    """A TurnIO that records what the agent emits (support/recording_io.py)."""
     return RecordingIO()
 
 
@@ -70,6 +84,27 @@ def store_class(settings: Settings) -> type[Any]:
 async def server(settings: Settings) -> AsyncIterator[RunningServer]:
     async with running_server(settings) as running:
         yield running
+
+
+@pytest.fixture
+async def channel(server: RunningServer) -> AsyncIterator[grpc.aio.Channel]:
+    """A stock gRPC channel to `server`: grpc's defaults, so 4 MiB is the most it receives."""
+    async with grpc.aio.insecure_channel(server.grpc_target) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def http(server: RunningServer) -> AsyncIterator[httpx.AsyncClient]:
+    """A plain HTTP client of `server`'s HTTP port, for what no SDK would send."""
+    async with httpx.AsyncClient(base_url=server.http_url) as client:
+        yield client
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeProvider]:
+    """A scripted model provider on 127.0.0.1 (support/fake_provider.py)."""
+    async with FakeProvider() as provider:
+        yield provider
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -8,16 +8,14 @@ import re
 import subprocess
 import sys
 from asyncio.subprocess import PIPE
-from pathlib import Path
 
 from support.events import kinds
-from wire import drive, open_wire
+from support.readme import README, block
+from support.wire import drive, open_wire
 
 from blitz.config.readme import with_table
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
-
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 
 async def run(*cmd: str) -> tuple[int, str, str]:
@@ -25,14 +23,6 @@ async def run(*cmd: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=PIPE, stderr=PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode or 0, out.decode(), err.decode()
-
-
-def block(after_heading: str, lang: str) -> str:
-    """The first fenced block of `lang` after the heading that starts with `after_heading`."""
-    section = README[README.index(after_heading) :]
-    match = re.search(rf"^(`{{3,4}}){lang}\n(.*?)^\1$", section, re.S | re.M)
-    assert match, f"no {lang} block after {after_heading!r}"
-    return match.group(2)
 
 
 async def test_python_example_streams_a_turn(server):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recording_io import RecordingIO
+from support.recording_io import RecordingIO
 
 from blitz.agent import Agent
 from blitz.ports import AnswerResult, ApprovalResult, Completed, Parked, Resolution

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.servers import make_settings
-from wire import expect_error, open_wire
+from support.wire import expect_error, open_wire
 
 from blitz.auth import ServeRefused, requires_tokens
 from blitz.server import running_server

@@ -20,7 +20,7 @@ from connectrpc.protocol import ProtocolType
 from google.protobuf.field_mask_pb2 import FieldMask
 from support.images import PNG
 from support.servers import make_settings
-from wire import Wire, until
+from support.wire import Wire, until
 
 from blitz.auth import token_hash
 from blitz.config import Settings

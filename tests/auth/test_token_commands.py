@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.servers import make_settings
-from wire import Wire, expect_error
+from support.wire import Wire, expect_error
 
 from blitz.auth import parse_tokens, token_hash
 from blitz.server import running_server

@@ -7,6 +7,8 @@ import json
 import signal
 import sys
 
+from support.processes import interruptible
+
 from blitz_client import AsyncBlitz
 
 
@@ -142,8 +144,8 @@ async def test_run_with_an_answer_that_is_no_option_number(server):
 
 async def test_ctrl_c_on_run_cancels_the_turn(server):
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "blitz.cli", "run", "$ sleep 30", "--approve", "--json",
-        "--server", server.grpc_target,
+        *interruptible([sys.executable, "-m", "blitz.cli", "run", "$ sleep 30", "--approve",
+                        "--json", "--server", server.grpc_target]),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stdout is not None

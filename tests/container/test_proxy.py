@@ -14,7 +14,7 @@ import pytest
 from support.images import PNG
 from support.proxy import TOKEN, Call, Proxy
 from support.replicas import Replica
-from wire import Wire, decide, drive, open_wire
+from support.wire import Wire, decide, drive, open_wire
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

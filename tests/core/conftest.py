@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from support.in_process import OpenCore, in_process
-from wire import Wire
+from support.wire import Wire
 
 from blitz.config import Settings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from wire import Wire
+from support.wire import Wire
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

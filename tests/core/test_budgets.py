@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from fake_provider import KEY, FakeProvider, openai_text, openai_tool_call
+from support.fake_provider import KEY, FakeProvider, openai_text, openai_tool_call
 from support.in_process import OpenCore
 
 from blitz.v1 import session_pb2 as s
@@ -14,21 +12,15 @@ from blitz.v1 import session_pb2 as s
 pytestmark = pytest.mark.engines("sqlite", "postgres")
 
 
-@pytest.fixture
-async def provider() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as fake:
-        yield fake
-
-
 async def test_a_turn_that_reaches_its_cost_cap_ends_with_budget_exceeded(
-    opened: OpenCore, provider: FakeProvider
+    opened: OpenCore, fake: FakeProvider
 ):
     # gpt-4.1 has a known price, so each call costs something; the first spends the cap.
-    provider.script(
+    fake.script(
         openai_tool_call("list_files", {"path": "."}, model="gpt-4.1", usage=(200_000, 1_000, 0)),
         openai_text("never sent", model="gpt-4.1"),
     )
-    async with opened(openai_api_key=KEY, openai_base_url=provider.url + "/v1") as client:
+    async with opened(openai_api_key=KEY, openai_base_url=fake.url + "/v1") as client:
         session = await client.create_session(model="openai:gpt-4.1")
         events = await client.run_all(session.id, "look around", max_cost_usd=0.01)
         report = await client.call("GetUsage", s.GetUsageRequest(session_id=session.id))
@@ -37,20 +29,18 @@ async def test_a_turn_that_reaches_its_cost_cap_ends_with_budget_exceeded(
     assert finished.error.reason == "BUDGET_EXCEEDED"
     assert finished.error.metadata["max_cost_usd"] == "0.01"
     assert float(finished.error.metadata["cost_usd"]) >= 0.01
-    assert len(provider.requests) == 1, "the call past the cap is never made"
+    assert len(fake.requests) == 1, "the call past the cap is never made"
     (entry,) = report.entries
     assert entry.priced and entry.cost_usd == pytest.approx(finished.after.cost_usd)
     assert finished.after.calls == 1
 
 
-async def test_a_turn_under_its_cost_cap_runs_to_its_answer(
-    opened: OpenCore, provider: FakeProvider
-):
-    provider.script(
+async def test_a_turn_under_its_cost_cap_runs_to_its_answer(opened: OpenCore, fake: FakeProvider):
+    fake.script(
         openai_tool_call("list_files", {"path": "."}, model="gpt-4.1", usage=(100, 10, 0)),
         openai_text("all done", model="gpt-4.1", usage=(120, 5, 0)),
     )
-    async with opened(openai_api_key=KEY, openai_base_url=provider.url + "/v1") as client:
+    async with opened(openai_api_key=KEY, openai_base_url=fake.url + "/v1") as client:
         session = await client.create_session(model="openai:gpt-4.1")
         events = await client.run_all(session.id, "look around", max_cost_usd=1.0)
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from blitz.config import Settings
-from blitz.core.event_log import EventLog
+from blitz.core.event_log import _BACKLOG_HIGH, EventLog
 from blitz.errors import BlitzError
 from blitz.size_limits import EVENT_MAX
 from blitz.store import Store, open_store
@@ -126,8 +126,11 @@ async def test_producers_wait_while_the_backlog_is_far_behind(store, monkeypatch
     async with EventLog(store) as log:
         log.emit("s1", "t1", t.TurnEvent(notice=t.Notice(text="first")))  # the writer takes it
         await asyncio.sleep(0)
-        for i in range(200):  # distinct events, none merging: about 10 MB in all
-            log.emit("s1", "t1", t.TurnEvent(notice=t.Notice(text=str(i) * 50_000)))
+        # Distinct events, none merging: four times the high mark in all, so the
+        # producer is well past it, and little enough to store in a moment once released.
+        pushed, size = 32, _BACKLOG_HIGH // 8
+        for i in range(pushed):
+            log.emit("s1", "t1", t.TurnEvent(notice=t.Notice(text=str(i).ljust(size, "."))))
         pacing = asyncio.create_task(log.pace("s1"))
         await asyncio.sleep(0.05)
         waited = not pacing.done()
@@ -135,7 +138,7 @@ async def test_producers_wait_while_the_backlog_is_far_behind(store, monkeypatch
         await asyncio.wait_for(pacing, 10)
     assert waited, "past the high mark, a producer waits"
     monkeypatch.undo()
-    assert len(await stored(store)) == 201, "nothing was dropped"
+    assert len(await stored(store)) == 1 + pushed, "nothing was dropped"
 
 
 async def test_producers_wait_for_a_reader_that_keeps_taking_not_for_a_stalled_one(store):

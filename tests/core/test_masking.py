@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from wire import Wire, decide, drive
+from support.wire import Wire, decide, drive
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 from support.in_process import OpenCore
-from wire import Wire
+from support.wire import Wire
 
 from blitz.core.deadlines import Deadlines
 from blitz.core.supervisor import Supervisor

@@ -16,7 +16,7 @@ import httpx
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from support.servers import parked_turn
-from wire import decide, open_wire
+from support.wire import decide, open_wire
 
 from blitz import metrics
 from blitz.config import Settings

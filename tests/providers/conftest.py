@@ -1,4 +1,4 @@
-"""Fixtures for provider tests: a scripted provider on 127.0.0.1 and agents pointed at it."""
+"""Fixtures for provider tests: agents pointed at the scripted provider (`fake`)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from fake_provider import KEY, FakeProvider
+from support.fake_provider import KEY, FakeProvider
 
 from blitz.agent import Agent, ModelAccess, RetryPolicy
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fake_provider import KEY, FakeProvider, anthropic_error, anthropic_stream
 from genai_prices import Usage, calc_price
 from google.protobuf import json_format
-from recording_io import RecordingIO
+from support.fake_provider import KEY, FakeProvider, anthropic_error, anthropic_stream
+from support.recording_io import RecordingIO
 from support.servers import make_settings, serving
 
 from blitz.agent import Agent

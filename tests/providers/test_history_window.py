@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fake_provider import FakeProvider, openai_error, openai_text
 from pydantic_ai.messages import ModelMessagesTypeAdapter
-from recording_io import RecordingIO
+from support.fake_provider import FakeProvider, openai_error, openai_text
+from support.recording_io import RecordingIO
 
 from blitz.agent import Agent
 from blitz.errors import BlitzError, Reason

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import structlog
-from fake_provider import KEY, FakeProvider, openai_error, openai_text
-from recording_io import RecordingIO
+from support.fake_provider import KEY, FakeProvider, openai_error, openai_text
+from support.recording_io import RecordingIO
 
 from blitz.agent import Agent, ModelAccess, validate_model
 from blitz.config import load_settings

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import structlog
-from fake_provider import KEY, FakeProvider, openai_error, openai_text, openai_tool_call
 from genai_prices import Usage, calc_price
 from google.protobuf import json_format
-from recording_io import RecordingIO
+from support.fake_provider import KEY, FakeProvider, openai_error, openai_text, openai_tool_call
+from support.recording_io import RecordingIO
 
 from blitz.agent import Agent
 from blitz.errors import BlitzError, Reason

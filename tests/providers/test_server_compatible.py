@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fake_provider import FakeProvider, openai_text, openai_tool_call
 from google.protobuf import json_format
+from support.fake_provider import FakeProvider, openai_text, openai_tool_call
 from support.servers import make_settings, serving
-from wire import decide, drive
+from support.wire import decide, drive
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

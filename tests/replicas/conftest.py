@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 from support.replicas import Replica
-from wire import Wire, open_wire
+from support.wire import Wire, open_wire
 
 
 @pytest.fixture

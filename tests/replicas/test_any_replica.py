@@ -10,7 +10,7 @@ import asyncio
 import time
 
 from support.replicas import Replica, contiguous, read_until_finished
-from wire import Wire, decide, until
+from support.wire import Wire, decide, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

@@ -11,7 +11,7 @@ import asyncio
 import time
 
 from support.replicas import contiguous
-from wire import Wire, decide, until
+from support.wire import Wire, decide, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format
-from wire import Wire, decide, drive
+from support.wire import Wire, decide, drive
 
 from blitz.config import Settings
 from blitz.v1 import turn_pb2 as t

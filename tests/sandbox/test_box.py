@@ -38,6 +38,9 @@ ALICE, BOB = "alice-tok-4f0a9e8d1c2b3a4f5e6d7c8b", "bob-tok-9e8d7c6b5a4f3e2d1c0b
 SECRET = "bobs-secret-7c1d"
 NOBODY = 65534
 MECHANISMS = [Isolation.BOX, Isolation.LANDLOCK]
+# Under `make test-parallel`, all on one worker: two tests look for their processes among
+# the whole machine's (`_processes_of_shell`), and a fork bomb starves a box beside it.
+pytestmark = pytest.mark.xdist_group("box")
 
 
 def _can_be_nobody() -> str:

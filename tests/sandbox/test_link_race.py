@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from google.protobuf import json_format
-from wire import decide, drive
+from support.wire import decide, drive
 
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workspace_pb2 as w

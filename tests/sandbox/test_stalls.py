@@ -12,9 +12,13 @@ import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
+from google.protobuf import json_format
+from support.recording_io import RecordingIO
+
+from blitz.agent import Agent
 
 if TYPE_CHECKING:
     from conftest import OpenSession, Session
@@ -62,15 +66,19 @@ async def test_a_pattern_the_engine_cannot_run_is_an_error_result_in_our_words(
     assert session.asked == 0
 
 
-async def test_a_search_over_its_time_budget_says_so(
-    session: Session, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import blitz.agent.search as search
-
+async def test_a_search_over_its_time_budget_says_so(workspace: Path, io: RecordingIO) -> None:
     for i in range(3):
-        (session.workspace / f"{i}.txt").write_text("needle\n")
-    monkeypatch.setattr(search, "_TIME_BUDGET", 0.0)
-    result = await session.call("search", pattern="needle")
+        (workspace / f"{i}.txt").write_text("needle\n")
+    async with Agent(search_budget=0.0) as agent:
+        await agent.start(
+            io=io,
+            model="demo",
+            workspace=workspace,
+            history=None,
+            prompt='call search {"pattern": "needle"}',
+        )
+    [called] = io.of_kind("tool_result")
+    result = json_format.MessageToDict(called.tool_result.result)
     assert "took longer than" in result["error"]
     assert result["truncated"] is True
 

@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 import pytest
-from wire import decide, drive, expect_error
+from support.wire import decide, drive, expect_error
 
 from blitz.config import Settings
 from blitz.v1 import turn_pb2 as t
@@ -19,7 +19,7 @@ from blitz.v1 import workspace_pb2 as w
 
 if TYPE_CHECKING:
     from conftest import Outside
-    from wire import Wire
+    from support.wire import Wire
 
 
 # `.` is the root itself: every other session's folder.

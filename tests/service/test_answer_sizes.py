@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -24,10 +23,9 @@ from blitz.v1 import turn_pb2 as t
 
 
 @pytest.fixture
-async def stock(server: RunningServer) -> AsyncIterator[session_pb2_grpc.SessionServiceStub]:
+def stock(channel: grpc.aio.Channel) -> session_pb2_grpc.SessionServiceStub:
     """A SessionService client with grpc's defaults: 4 MiB is the most it receives."""
-    async with grpc.aio.insecure_channel(server.grpc_target) as channel:
-        yield session_pb2_grpc.SessionServiceStub(channel)
+    return session_pb2_grpc.SessionServiceStub(channel)
 
 
 def workspace_of(server: RunningServer, session: s.Session) -> Path:

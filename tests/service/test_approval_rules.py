@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from support.servers import serving
-from wire import Wire, decide, drive, expect_error, follow_until_finished, open_wire, until
+from support.wire import Wire, decide, drive, expect_error, follow_until_finished, open_wire, until
 
 from blitz.logs import configure_logging
 from blitz.v1 import session_pb2 as s
@@ -268,12 +268,9 @@ def test_secrets_are_masked_in_log_lines():
 
     out = io.StringIO()
     configure_logging(log_format="json", level="info", stream=out)
-    try:
-        structlog.get_logger("test").info(
-            "ran", command="curl -H 'Authorization: Bearer abcdefgh12345678' https://u:pw123456@h/"
-        )
-        line: dict[str, Any] = json.loads(out.getvalue().splitlines()[-1])
-    finally:
-        configure_logging(log_format="console", level="info")
+    structlog.get_logger("test").info(
+        "ran", command="curl -H 'Authorization: Bearer abcdefgh12345678' https://u:pw123456@h/"
+    )
+    line: dict[str, Any] = json.loads(out.getvalue().splitlines()[-1])
     assert "abcdefgh12345678" not in line["command"] and "pw123456" not in line["command"]
     assert "Bearer ***" in line["command"]

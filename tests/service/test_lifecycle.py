@@ -9,7 +9,7 @@ import pytest
 from support.events import kinds
 from support.servers import make_settings, parked_turn, serving
 from support.waiting import wait_until
-from wire import decide, drive, expect_error, follow_until_finished, until
+from support.wire import decide, drive, expect_error, follow_until_finished, until
 
 from blitz.core.approvals import Outcome
 from blitz.store import SessionChange, Store, TurnRecord, TurnState, open_store

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from google.protobuf.duration_pb2 import Duration
 from support.in_process import InProcess
-from wire import Wire, expect_error, until
+from support.wire import Wire, expect_error, until
 
 from blitz.config import Settings
 from blitz.core import WorkspaceCore

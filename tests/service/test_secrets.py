@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.in_process import in_process
-from wire import decide, drive
+from support.wire import decide, drive
 
 from blitz.agent.sandbox import Isolation, isolation
 from blitz.v1 import turn_pb2 as t

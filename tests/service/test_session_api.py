@@ -8,7 +8,7 @@ import os
 import pytest
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.field_mask_pb2 import FieldMask
-from wire import decide, drive, expect_error
+from support.wire import decide, drive, expect_error
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from google.protobuf.duration_pb2 import Duration
 from support.servers import make_settings, serving
-from wire import Wire, decide, drive, until
+from support.wire import Wire, decide, drive, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

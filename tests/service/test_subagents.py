@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from google.protobuf import json_format
 from support.servers import parked_turn, serving
-from wire import Wire, decide, drive, follow_until_finished
+from support.wire import Wire, decide, drive, follow_until_finished
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

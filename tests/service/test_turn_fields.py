@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from support.events import kinds
 from support.images import PNG
-from wire import decide, drive, expect_error, open_wire, until
+from support.wire import decide, drive, expect_error, open_wire, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from support.events import kinds, shape
 from support.waiting import wait_until
-from wire import decide, drive, expect_error, follow_until_finished, until
+from support.wire import decide, drive, expect_error, follow_until_finished, until
 
 from blitz.store import PendingRecord, SessionChange, Store
 from blitz.v1 import session_pb2 as s

@@ -14,8 +14,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from wire import Wire
-
 from blitz.config import Settings
 from blitz.core import WorkspaceCore
 from blitz.errors import BlitzError as CoreError
@@ -25,6 +23,7 @@ from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import turn_pb2
 from blitz_client import BlitzError
 from blitz_client._services import service_of
+from support.wire import Wire
 
 __all__ = ["InProcess", "OpenCore", "in_process"]
 

@@ -14,13 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from wire import Wire, open_wire, until
-
 from blitz.config import Settings
 from blitz.server import running_server
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from support.in_process import in_process
+from support.wire import Wire, open_wire, until
 
 __all__ = [
     "client_url",

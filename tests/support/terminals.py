@@ -5,7 +5,8 @@ test process that other tests have left threads in (gRPC's, the Connect client's
 one of them held at the fork stays held in the child forever, and the parent waits on
 the child's exec without end. Here the child is started by `subprocess` (no Python between
 fork and exec) through `setsid --ctty`, which makes the terminal its controlling one, so
-Ctrl-C and window-size changes reach it as they would from a real terminal.
+Ctrl-C and window-size changes reach it as they would from a real terminal; with SIGINT at
+its default even when this process ignores it (`support.processes.interruptible`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import struct
 import subprocess
 import termios
 import time
+
+from support.processes import interruptible
 
 __all__ = ["PtyEOF", "PtyProcess"]
 
@@ -34,7 +37,7 @@ class PtyProcess:
         _set_size(follower, rows, cols)
         try:
             self.process = subprocess.Popen(
-                ["setsid", "--ctty", *argv],
+                ["setsid", "--ctty", *interruptible(argv)],
                 stdin=follower,
                 stdout=follower,
                 stderr=follower,

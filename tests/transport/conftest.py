@@ -7,7 +7,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from fake_core import FakeCore
+from support.fake_core import FakeCore
 from support.servers import make_settings
 
 from blitz.config import Settings

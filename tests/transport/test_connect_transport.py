@@ -13,7 +13,7 @@ import structlog
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
-from fake_core import SECRET, FakeCore
+from support.fake_core import SECRET, FakeCore
 
 from blitz.config import Settings
 from blitz.errors import Status

@@ -8,10 +8,10 @@ import time
 import grpc
 import pytest
 import structlog
-from fake_core import SECRET, FakeCore
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
+from support.fake_core import SECRET, FakeCore
 
 from blitz.errors import Status
 from blitz.transport.grpc import GRPC_CODES

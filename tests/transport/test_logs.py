@@ -5,25 +5,12 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
 
-import pytest
 import structlog
 
 from blitz.logs import configure_logging
 
 
-@pytest.fixture
-def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    structlog.reset_defaults()
-
-
-@pytest.mark.usefixtures("restore_logging")
 def test_json_lines_carry_bound_context_and_library_lines_share_the_format() -> None:
     out = io.StringIO()
     configure_logging(log_format="json", level="info", stream=out)
@@ -41,7 +28,6 @@ def test_json_lines_carry_bound_context_and_library_lines_share_the_format() -> 
     assert second["logger"] == "uvicorn.error"
 
 
-@pytest.mark.usefixtures("restore_logging")
 def test_json_exceptions_are_structured_without_frame_locals() -> None:
     out = io.StringIO()
     configure_logging(log_format="json", level="info", stream=out)
@@ -57,7 +43,6 @@ def test_json_exceptions_are_structured_without_frame_locals() -> None:
     assert "hunter2" not in out.getvalue(), "frame locals were logged"
 
 
-@pytest.mark.usefixtures("restore_logging")
 def test_auto_is_json_when_not_a_terminal() -> None:
     out = io.StringIO()
     configure_logging(log_format="auto", stream=out)
@@ -67,7 +52,6 @@ def test_auto_is_json_when_not_a_terminal() -> None:
     assert json.loads(out.getvalue())["event"] == "hello"
 
 
-@pytest.mark.usefixtures("restore_logging")
 def test_secrets_are_masked_in_messages_arguments_and_json_tracebacks() -> None:
     out = io.StringIO()
     configure_logging(log_format="json", level="info", stream=out)
@@ -89,7 +73,6 @@ def test_secrets_are_masked_in_messages_arguments_and_json_tracebacks() -> None:
     assert key not in out.getvalue()
 
 
-@pytest.mark.usefixtures("restore_logging")
 def test_console_tracebacks_and_values_under_secret_names_are_masked() -> None:
     out = io.StringIO()
     configure_logging(log_format="console", level="info", stream=out)

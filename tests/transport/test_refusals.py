@@ -10,14 +10,11 @@ from __future__ import annotations
 import base64
 import json
 import struct
-from collections.abc import AsyncIterator
 
 import grpc
-import httpx
 import pytest
 from google.rpc import status_pb2
 
-from blitz.server import RunningServer
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2
 
@@ -31,12 +28,6 @@ LIBRARY_WORDS = (
     "ASGI",
     "Traceback",
 )
-
-
-@pytest.fixture
-async def http(server: RunningServer) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=server.http_url) as client:
-        yield client
 
 
 def info_of_json(body: dict[str, object]) -> turn_pb2.ErrorInfo:

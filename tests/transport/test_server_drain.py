@@ -12,9 +12,9 @@ import httpx
 import pytest
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
-from fake_core import FakeCore
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
+from support.fake_core import FakeCore
 from support.waiting import wait_until
 
 from blitz.config import Settings

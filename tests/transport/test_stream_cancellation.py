@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 import structlog
-from fake_core import FakeCore
+from support.fake_core import FakeCore
 from support.servers import make_settings
 
 from blitz.server import RunningServer, running_server

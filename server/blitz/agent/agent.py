@@ -87,6 +87,7 @@ class Agent:
         self,
         *,
         command_timeout: float = 120.0,
+        search_budget: float = 10.0,
         output_cap: int = 64 * 1024,
         command_env: Mapping[str, str] | None = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
@@ -103,6 +104,7 @@ class Agent:
         """
         Args:
             command_timeout: Seconds a `run_command` may take before it is killed.
+            search_budget: Seconds a `search` may spend before it stops with what it found.
             output_cap: Bytes of command output (and of a read file or fetched page) kept
                 for the model.
             command_env: The whole environment commands run with (HOME is always the
@@ -124,6 +126,7 @@ class Agent:
         """
         self._settings = ToolSettings(
             command_timeout=command_timeout,
+            search_budget=search_budget,
             output_cap=output_cap,
             command_env=dict(DEFAULT_COMMAND_ENV if command_env is None else command_env),
             fetch=fetch or FetchLimits(),

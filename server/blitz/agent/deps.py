@@ -42,6 +42,8 @@ class ToolSettings:
 
     # Seconds a `run_command` may take before it is killed.
     command_timeout: float = 120.0
+    # Seconds a `search` may spend walking and matching before it stops with what it found.
+    search_budget: float = 10.0
     # Bytes of command output (and of a read file or fetched page) kept for the model.
     output_cap: int = 64 * 1024
     # The whole environment commands run with (HOME is always the workspace).

@@ -8,8 +8,9 @@ device or hard-linked file, and caps what it returns, saying so.
 Since it needs no approval, anything a model writes runs: so the pattern runs on RE2
 (`google-re2`), whose time is linear in the text whatever the pattern (Python's `re` can
 backtrack for minutes and holds the GIL while it does), and the whole search runs on a
-worker thread (`FILE_CALLS`) within a time budget, stopping with what it found when the
-budget is spent. It only reads; it must never write, run or fetch anything.
+worker thread (`FILE_CALLS`) within a time budget (`ToolSettings.search_budget`), stopping
+with what it found when the budget is spent. It only reads; it must never write, run or
+fetch anything.
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ _MAX_MATCHES = 200
 _MAX_LINE = 300
 _MAX_FILE_BYTES = 2 * 2**20
 _MAX_PATTERN = 1000
-# Seconds a search may spend walking and matching before it stops with what it found.
-_TIME_BUDGET = 10.0
 # RE2's memory for one compiled pattern; a pattern that needs more is refused.
 _PATTERN_MEMORY = 8 << 20
 
@@ -72,7 +71,7 @@ async def search(
     ws = ctx.deps.workspace
     try:
         return await FILE_CALLS.run(
-            _search, ws, pattern, path, glob, regex, ignore_case, _TIME_BUDGET
+            _search, ws, pattern, path, glob, regex, ignore_case, ctx.deps.settings.search_budget
         )
     except _Refused as exc:
         return {"pattern": pattern, "error": str(exc)}

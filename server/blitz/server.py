@@ -142,7 +142,9 @@ async def _assembled(
     )
     sandbox = _sandbox(settings)
     async with AsyncExitStack() as stack:
-        store = await stack.enter_async_context(open_store(settings.database))
+        store = await stack.enter_async_context(
+            open_store(settings.database, lease=settings.turn_lease)
+        )
         authenticator = await authentication(settings, store)
         _check_confinement(settings, sandbox, authenticator)
         features = ("tls",) if settings.tls_cert else ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from support.replicas import contiguous
+from support.replicas import check_log, contiguous, replay
 from support.wire import Wire, decide, until
 
 from blitz.v1 import session_pb2 as s
@@ -22,11 +22,6 @@ ONCE = t.DECISION_ONCE
 ENDLESS = "stream: 200000"
 
 
-async def replay(wire: Wire, session_id: str) -> list[t.TurnEvent]:
-    """Everything stored for the session, from seq 1."""
-    return [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session_id))]
-
-
 async def follow_to_end(wire: Wire, session_id: str, turn_id: str) -> t.TurnEvent:
     """Follow the session on `wire` until `turn_id` finishes; its `finished` event."""
     watch = wire.stream("Watch", s.WatchRequest(session_id=session_id, follow=True))
@@ -36,19 +31,6 @@ async def follow_to_end(wire: Wire, session_id: str, turn_id: str) -> t.TurnEven
                 await watch.aclose()
                 return event
     raise AssertionError("the watch ended before the turn finished")
-
-
-def check_log(events: list[t.TurnEvent]) -> None:
-    """A session's stored log: seqs 1, 2, 3, ...; each turn accepted once and finished once."""
-    assert [e.seq for e in events] == list(range(1, len(events) + 1)), "contiguous, no repeat"
-    accepted = [e.turn_id for e in events if e.HasField("accepted")]
-    finished = [e.turn_id for e in events if e.HasField("finished")]
-    assert sorted(accepted) == sorted(finished), "every turn that started finished, once"
-    assert len(set(finished)) == len(finished)
-    for turn_id in finished:
-        last = max(e.seq for e in events if e.turn_id == turn_id)
-        ended = next(e for e in events if e.turn_id == turn_id and e.HasField("finished"))
-        assert ended.seq == last, "nothing of a turn after its finished"
 
 
 async def test_a_killed_replicas_running_turn_ends_on_the_survivor(replicas, wires):

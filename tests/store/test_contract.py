@@ -29,6 +29,7 @@ from blitz.store import (
     SessionRecord,
     Store,
     TurnControl,
+    TurnEnd,
     TurnPage,
     TurnRecord,
     TurnState,
@@ -596,3 +597,34 @@ async def test_appends_and_requests_are_announced_where_processes_share_the_stor
         await changes.aclose()  # type: ignore[attr-defined]
     assert announced == Changes(seqs={"s1": 2, "s2": 1}), "ids and seqs, one for the batch"
     assert steered == Changes(turns=(("s1", "t1"),)), "a request names its turn, no text"
+
+
+async def test_a_workspace_name_is_its_principals_first_folder_for_good(store, open_engine):
+    first = await store.workspace_folder("alice", "acme", new="@alice/acme")
+    again = await store.workspace_folder("alice", "acme", new="@alice/other")
+    bobs = await store.workspace_folder("bob", "acme", new="@bob/acme")
+    assert (first, again, bobs) == ("@alice/acme", "@alice/acme", "@bob/acme")
+    async with open_engine() as reopened:
+        assert await reopened.workspace_folder("alice", "acme", new="x") == "@alice/acme"
+
+
+async def test_a_turns_end_is_written_with_its_finished_or_not_at_all(store):
+    await store.create_session(session(turn_id="t1", state=s.SESSION_STATE_RUNNING))
+    await store.create_turn(turn(epoch=1), lease_until=time.time() + 60)
+    release = SessionChange(
+        update_time=time.time(), state=s.SESSION_STATE_IDLE, turn_id="", expect_turn_id="t1"
+    )
+    end = TurnEnd("s1", "t1", epoch=1, model_calls=3, cost_usd=0.5, first_seq=1, release=release)
+    stale = TurnEnd("s1", "t1", epoch=7, model_calls=3, cost_usd=0.5, first_seq=1, release=release)
+    finished = t.TurnEvent(session_id="s1", turn_id="t1", finished=t.TurnFinished())
+    lost = await store.append_events([finished], fences={("s1", "t1"): 7}, ends=[stale])
+    assert lost == {("s1", "t1")}, "a holder that lost the turn writes neither"
+    rec = await store.get_session("s1")
+    assert rec is not None and rec.turn_id == "t1" and rec.state == s.SESSION_STATE_RUNNING
+    finished = t.TurnEvent(session_id="s1", turn_id="t1", finished=t.TurnFinished())
+    assert await store.append_events([finished], fences={("s1", "t1"): 1}, ends=[end]) == set()
+    rec = await store.get_session("s1")
+    assert rec is not None and rec.turn_id == "" and rec.state == s.SESSION_STATE_IDLE
+    ended = await store.get_turn("s1", "t1")
+    assert ended is not None and ended.state == TurnState.FINISHED
+    assert (ended.model_calls, ended.cost_usd) == (3, 0.5)

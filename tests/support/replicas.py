@@ -15,10 +15,15 @@ import sys
 import time
 from collections.abc import AsyncGenerator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from blitz.v1 import session_pb2 as s
+
+if TYPE_CHECKING:
+    from support.wire import Wire
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["Replica", "contiguous", "read_until_finished", "replica_env"]
+__all__ = ["Replica", "check_log", "contiguous", "read_until_finished", "replay", "replica_env"]
 
 # Short leases, so that a dead replica's turns are taken over within a few seconds.
 LEASE = 1.5
@@ -133,3 +138,21 @@ async def read_until_finished(stream: AsyncGenerator[t.TurnEvent, None]) -> list
     finally:
         await stream.aclose()
     return events
+
+
+async def replay(wire: Wire, session_id: str) -> list[t.TurnEvent]:
+    """Everything stored for the session, from seq 1."""
+    return [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session_id))]
+
+
+def check_log(events: list[t.TurnEvent]) -> None:
+    """A session's stored log: seqs 1, 2, 3, ...; each turn accepted once and finished once."""
+    assert [e.seq for e in events] == list(range(1, len(events) + 1)), "contiguous, no repeat"
+    accepted = [e.turn_id for e in events if e.HasField("accepted")]
+    finished = [e.turn_id for e in events if e.HasField("finished")]
+    assert sorted(accepted) == sorted(finished), "every turn that started finished, once"
+    assert len(set(finished)) == len(finished)
+    for turn_id in finished:
+        last = max(e.seq for e in events if e.turn_id == turn_id)
+        ended = next(e for e in events if e.turn_id == turn_id and e.HasField("finished"))
+        assert ended.seq == last, "nothing of a turn after its finished"

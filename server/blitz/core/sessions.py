@@ -66,14 +66,31 @@ class SessionCalls:
             pending=await self._store.list_pending(rec.id),
         )
 
+    async def _workspace_folder(self, name: str, session_id: str, ctx: CallContext) -> str:
+        """The folder of the workspace a new session names, below the workspace root.
+
+        No name: the session's own folder, its id. Where calls have no principal (a server
+        without tokens), the name is the folder. Otherwise a name is the caller's own: the
+        folder it was first given (`Store.workspace_folder`), or, the first time, one in
+        the caller's own folder (`@alice/NAME`). Another principal naming the same name
+        gets a folder of its own, the same answer as for a name nobody used. An admin may
+        name a principal's folder itself (`@alice/NAME`).
+        """
+        if not name:
+            return session_id
+        name = check.workspace_name(
+            name, session_id=session_id, root=self._workspace_root, admin=ctx.admin
+        )
+        if not ctx.caller or name.startswith("@"):
+            return name
+        return await self._store.workspace_folder(ctx.caller, name, new=f"@{ctx.caller}/{name}")
+
     async def create_session(self, req: s.CreateSessionRequest, ctx: CallContext) -> s.Session:
         approval_timeout = check.session_settings(req)
         model = req.model or self._default_model
         self._agent.validate_model(model)
         session_id = "s_" + uuid.uuid4().hex
-        workspace = check.workspace_name(
-            req.workspace, session_id=session_id, root=self._workspace_root
-        )
+        workspace = await self._workspace_folder(req.workspace, session_id, ctx)
         try:
             # Made folder by folder, none through a link: a link another session left
             # cannot widen this one's workspace to wherever it leads.

@@ -150,14 +150,15 @@ def session_settings(req: s.CreateSessionRequest) -> float | None:
     return _duration_seconds(req.approval_timeout, "approval_timeout")
 
 
-def workspace_name(name: str, *, session_id: str, root: Path) -> str:
-    """The session's workspace folder under `root`: `name`, or the session's id.
+def workspace_name(name: str, *, session_id: str, root: Path, admin: bool = False) -> str:
+    """The workspace the session names under `root`: `name`, or the session's id.
 
     A name is one or more plain folder names joined by '/': nothing absolute, no empty, `.`
     or `..` component, no backslash or NUL. So it names a folder below the root, never the
-    root itself (every session's folder) nor anything above it. Sessions that give the same
-    name share the folder, on purpose. That no folder of it is a link is checked where it
-    is opened (`blitz.paths.Workspace.named`).
+    root itself (every session's folder) nor anything above it. A first folder name that
+    starts with `@` is a principal's own folder (`@alice/…`, see `SessionCalls`): only an
+    admin may name one. That no folder of it is a link is checked where it is opened
+    (`blitz.paths.Workspace.named`).
     """
     if not name:
         return session_id
@@ -167,7 +168,12 @@ def workspace_name(name: str, *, session_id: str, root: Path) -> str:
             "workspace must be one or more plain folder names joined by '/', "
             "inside the server's root",
         )
-    if too_long(str(root / name)):
+    if name.startswith("@") and not admin:
+        raise invalid_argument(
+            "workspace", "workspace names that start with '@' are principals' own folders"
+        )
+    # As long as it may be below the folder of a principal of the longest name.
+    if too_long(str(root / ("@" + "x" * 64) / name)):
         raise invalid_argument("workspace", "workspace is too long a folder name")
     return name
 

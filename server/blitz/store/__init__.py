@@ -50,18 +50,19 @@ __all__ = [
 ]
 
 
-def open_store(url: str | Path) -> Store:
+def open_store(url: str | Path, *, lease: float | None = None) -> Store:
     """The store for `url`: `postgresql://…` (several replicas), `sqlite:///path/to.db` or
     a plain file path (one process).
 
     Use it as `async with open_store(url) as store:`. The PostgreSQL engine is imported
-    only when asked for.
+    only when asked for. `lease`: the turn lease (seconds) processes sharing the store
+    hold their turns by; a transaction that a stalled process left open lasts no longer.
     """
     text = str(url)
     if text.startswith(("postgresql://", "postgres://")):
-        from blitz.store.postgres import PostgresStore
+        from blitz.store.postgres import STALLED_AFTER, PostgresStore
 
-        return PostgresStore(text)
+        return PostgresStore(text, stalled_after=lease or STALLED_AFTER)
     if text.startswith("sqlite:///"):
         return SqliteStore(text.removeprefix("sqlite:///"))
     if "://" in text:

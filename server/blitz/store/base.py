@@ -244,6 +244,14 @@ class Store(Protocol):
 
     async def get_image(self, session_id: str, image_id: str) -> ImageRecord | None: ...
 
+    # Workspace names: each principal's own
+
+    async def workspace_folder(self, owner: str, name: str, *, new: str) -> str:
+        """The folder `owner`'s workspace `name` stands for: the one it was first given,
+        or, when `owner` names it for the first time, `new` (claimed in one step, so of
+        two callers naming it at once, both get the same folder)."""
+        ...
+
     # Bearer tokens
 
     async def add_token(self, token: TokenRecord) -> None: ...

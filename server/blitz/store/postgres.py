@@ -37,8 +37,8 @@ __all__ = ["CHANNEL", "PostgresStore"]
 # PostgreSQL's 8,000 bytes.
 CHANNEL = "blitz_events"
 _PAYLOAD_MAX = 7000
-# Milliseconds a transaction may sit idle before the database ends it.
-_STALLED_TRANSACTION_MS = 5000
+# Seconds a transaction may sit idle before the database ends it, unless told (the lease).
+STALLED_AFTER = 6.0
 # An arbitrary key of the advisory lock that serialises migrations between replicas.
 _MIGRATION_LOCK = 0x626C69747A
 
@@ -62,11 +62,15 @@ class PostgresStore(SqlStore):
 
     _sql = Statements(_DIALECT)
 
-    def __init__(self, url: str, *, max_connections: int = 10) -> None:
+    def __init__(
+        self, url: str, *, max_connections: int = 10, stalled_after: float = STALLED_AFTER
+    ) -> None:
+        """`stalled_after`: the seconds a transaction left open by a process that stalled
+        (paused, cut off) lasts before the database ends it, so that the row locks it holds
+        cannot keep another from taking over its turns for longer: the turn lease."""
         self._url = url
-        # A transaction left open by a process that stalled (paused, cut off) ends after
-        # this long, so that the row locks it holds cannot keep another from taking over.
-        options = f"-c idle_in_transaction_session_timeout={_STALLED_TRANSACTION_MS}"
+        stalled_ms = max(1, round(stalled_after * 1000))
+        options = f"-c idle_in_transaction_session_timeout={stalled_ms}"
         self._pool = AsyncConnectionPool(
             url,
             min_size=1,

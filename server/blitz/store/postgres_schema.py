@@ -149,4 +149,19 @@ MIGRATIONS: list[str] = [
     -- Unknown is not zero: a call whose provider reported no token counts says so.
     ALTER TABLE ledger ADD COLUMN tokens_unknown BOOLEAN NOT NULL DEFAULT FALSE;
     """,
+    """
+    -- Each principal's workspace names, and the folder each stands for: a name belongs to
+    -- the principal that first used it. Names already in use keep their folders (a name
+    -- two principals shared before stays shared by those two; new ones are not).
+    CREATE TABLE workspace_names (
+        owner TEXT NOT NULL,
+        name TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        PRIMARY KEY (owner, name)
+    );
+    INSERT INTO workspace_names (owner, name, folder)
+        SELECT DISTINCT ON (owner, workspace) owner, workspace, workspace FROM sessions
+        WHERE owner <> '' AND workspace <> id ORDER BY owner, workspace, create_time
+    ON CONFLICT DO NOTHING;
+    """,
 ]

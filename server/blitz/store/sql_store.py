@@ -245,6 +245,13 @@ class SqlStore:
         found = await self._fetch(self._sql.get_image, (session_id, image_id))
         return ImageRecord(*found[0]) if found else None
 
+    # Workspace names
+
+    async def workspace_folder(self, owner: str, name: str, *, new: str) -> str:
+        await self._execute(self._sql.claim_workspace, (owner, name, new))
+        found = await self._fetch(self._sql.workspace_folder, (owner, name))
+        return str(found[0][0])
+
     # Bearer tokens
 
     async def add_token(self, token: TokenRecord) -> None:

@@ -157,4 +157,18 @@ MIGRATIONS: list[str] = [
     -- Unknown is not zero: a call whose provider reported no token counts says so.
     ALTER TABLE ledger ADD COLUMN tokens_unknown INTEGER NOT NULL DEFAULT 0;
     """,
+    """
+    -- Each principal's workspace names, and the folder each stands for: a name belongs to
+    -- the principal that first used it. Names already in use keep their folders (a name
+    -- two principals shared before stays shared by those two; new ones are not).
+    CREATE TABLE workspace_names (
+        owner TEXT NOT NULL,
+        name TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        PRIMARY KEY (owner, name)
+    );
+    INSERT OR IGNORE INTO workspace_names (owner, name, folder)
+        SELECT owner, workspace, workspace FROM sessions
+        WHERE owner <> '' AND workspace <> id ORDER BY create_time;
+    """,
 ]

@@ -281,6 +281,14 @@ class Statements:
             " ON CONFLICT (session_id) DO UPDATE SET history = excluded.history"
         )
         # Parameters: session_id, turn_id, session_id, b"" (for a session with none).
+        # Parameters: owner, name, the folder for a new name; then owner, name.
+        self.claim_workspace = sql(
+            "INSERT INTO workspace_names (owner, name, folder) VALUES (?, ?, ?)"
+            " ON CONFLICT (owner, name) DO NOTHING"
+        )
+        self.workspace_folder = sql(
+            "SELECT folder FROM workspace_names WHERE owner = ? AND name = ?"
+        )
         self.keep_turn_history = sql(
             "INSERT INTO turn_histories (session_id, turn_id, history)"
             " VALUES (?, ?, COALESCE((SELECT history FROM histories WHERE session_id = ?), ?))"

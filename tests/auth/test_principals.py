@@ -119,6 +119,7 @@ def calls(a: Alice) -> dict[str, Any]:
         "ReadFile": w.ReadFileRequest(session_id=sid, path="notes.txt"),
         "GetDiff": w.GetDiffRequest(session_id=sid),
         "ListTurns": s.ListTurnsRequest(session_id=sid),
+        "GetTurn": s.GetTurnRequest(session_id=sid, turn_id="t_any"),
         "UpdateSession": s.UpdateSessionRequest(
             session_id=sid, title="taken", update_mask=FieldMask(paths=["title"])
         ),

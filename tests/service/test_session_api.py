@@ -48,6 +48,22 @@ async def test_turns_list_oldest_first_with_request_state_usage_and_output(wire)
 
 
 @pytest.mark.parity
+async def test_one_turn_reads_as_the_list_shows_it(wire):
+    session = await wire.create_session()
+    await wire.run_all(session.id, "first")
+    await wire.run_all(session.id, "second")
+    listed = await wire.call("ListTurns", s.ListTurnsRequest(session_id=session.id))
+    first = listed.turns[0]
+    got = await wire.call("GetTurn", s.GetTurnRequest(session_id=session.id, turn_id=first.turn_id))
+    assert got == first
+    await expect_error(
+        wire.call("GetTurn", s.GetTurnRequest(session_id=session.id, turn_id="t_nope")),
+        "not_found",
+        "TURN_NOT_FOUND",
+    )
+
+
+@pytest.mark.parity
 async def test_a_failed_turn_lists_its_error(wire):
     session = await wire.create_session()
     # A tool call and then a reply: two model calls, one more than it may make.

@@ -67,7 +67,7 @@ except importlib.metadata.PackageNotFoundError:  # running from a checkout, not 
 
 # The revision of blitz.v1 this server speaks (ServerInfo.protocol_revision): 1 was the
 # first release; docs/protocol.md ("The server") lists what each later one added.
-PROTOCOL_REVISION = 2
+PROTOCOL_REVISION = 3
 
 
 @dataclass(frozen=True)
@@ -226,17 +226,35 @@ class SessionCore(SessionCalls, DecisionCalls):
         usage = turn_usage(await self._store.ledger(session.id))
 
         async def summary(rec: TurnRecord) -> s.TurnSummary:
-            last = await self._store.last_event_of_turn(session.id, rec.turn_id)
-            return turn_summary(
-                rec,
-                accepted=await self._event(session.id, rec.first_seq),
-                finished=t.TurnEvent.FromString(last.data) if last is not None else None,
-                usage=usage.get(rec.turn_id),
-            )
+            return await self._summary(session.id, rec, usage.get(rec.turn_id))
 
         resp = s.ListTurnsResponse()
         resp.next_page_token = await fill_page(recs, size, summary, resp.turns)
         return resp
+
+    async def get_turn(self, req: s.GetTurnRequest, ctx: CallContext) -> s.TurnSummary:
+        check.require(req.turn_id, "turn_id")
+        session = await self.session_record(req.session_id, ctx)
+        rec = await self._store.get_turn(session.id, req.turn_id)
+        if rec is None:
+            raise BlitzError(
+                Reason.TURN_NOT_FOUND,
+                f"no turn {req.turn_id!r} in this session",
+                {"turn_id": req.turn_id},
+            )
+        usage = turn_usage(await self._store.ledger(session.id))
+        return await self._summary(session.id, rec, usage.get(rec.turn_id))
+
+    async def _summary(
+        self, session_id: str, rec: TurnRecord, usage: t.Usage | None
+    ) -> s.TurnSummary:
+        last = await self._store.last_event_of_turn(session_id, rec.turn_id)
+        return turn_summary(
+            rec,
+            accepted=await self._event(session_id, rec.first_seq),
+            finished=t.TurnEvent.FromString(last.data) if last is not None else None,
+            usage=usage,
+        )
 
     async def _event(self, session_id: str, seq: int) -> t.TurnEvent | None:
         if seq <= 0:

@@ -22,7 +22,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .session_pb2 import AcceptPlanRequest, AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RejectPlanRequest, RejectPlanResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, UpdateSessionRequest, UsageReport, WatchRequest
+from .session_pb2 import AcceptPlanRequest, AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetTurnRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RejectPlanRequest, RejectPlanResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, TurnSummary, UpdateSessionRequest, UsageReport, WatchRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -123,6 +123,12 @@ class SessionService(Protocol):
         """
         A page of the session's turns, oldest first: each one's request, state, usage and
         outcome.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_turn(self, request: GetTurnRequest, ctx: RequestContext[GetTurnRequest, TurnSummary], /) -> TurnSummary:
+        """
+        One turn of the session, as ListTurns shows it (TURN_NOT_FOUND when there is none).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -334,6 +340,17 @@ class SessionServiceASGIApplication(ConnectASGIApplication[SessionService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_turns,
+                ),
+                "/blitz.v1.SessionService/GetTurn": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetTurn",
+                        service_name="blitz.v1.SessionService",
+                        input=GetTurnRequest,
+                        output=TurnSummary,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_turn,
                 ),
                 "/blitz.v1.SessionService/UpdateSession": Endpoint.unary(
                     method=MethodInfo(
@@ -764,6 +781,29 @@ class SessionServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def get_turn(
+        self,
+        request: GetTurnRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> TurnSummary:
+        """
+        One turn of the session, as ListTurns shows it (TURN_NOT_FOUND when there is none).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetTurn",
+                service_name="blitz.v1.SessionService",
+                input=GetTurnRequest,
+                output=TurnSummary,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     async def update_session(
         self,
         request: UpdateSessionRequest,
@@ -996,6 +1036,12 @@ class SessionServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def get_turn(self, request: GetTurnRequest, ctx: RequestContext[GetTurnRequest, TurnSummary], /) -> TurnSummary:
+        """
+        One turn of the session, as ListTurns shows it (TURN_NOT_FOUND when there is none).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def update_session(self, request: UpdateSessionRequest, ctx: RequestContext[UpdateSessionRequest, Session], /) -> Session:
         """
         Changes a session's title, labels or approval timeout (the fields update_mask names).
@@ -1202,6 +1248,17 @@ class SessionServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_turns,
+                ),
+                "/blitz.v1.SessionService/GetTurn": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetTurn",
+                        service_name="blitz.v1.SessionService",
+                        input=GetTurnRequest,
+                        output=TurnSummary,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_turn,
                 ),
                 "/blitz.v1.SessionService/UpdateSession": EndpointSync.unary(
                     method=MethodInfo(
@@ -1626,6 +1683,29 @@ class SessionServiceClientSync(ConnectClientSync):
                 service_name="blitz.v1.SessionService",
                 input=ListTurnsRequest,
                 output=ListTurnsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_turn(
+        self,
+        request: GetTurnRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> TurnSummary:
+        """
+        One turn of the session, as ListTurns shows it (TURN_NOT_FOUND when there is none).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetTurn",
+                service_name="blitz.v1.SessionService",
+                input=GetTurnRequest,
+                output=TurnSummary,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

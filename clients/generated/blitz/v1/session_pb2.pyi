@@ -372,6 +372,14 @@ class RevokeRuleResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class GetTurnRequest(_message.Message):
+    __slots__ = ("session_id", "turn_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    turn_id: str
+    def __init__(self, session_id: _Optional[str] = ..., turn_id: _Optional[str] = ...) -> None: ...
+
 class ListTurnsRequest(_message.Message):
     __slots__ = ("session_id", "page_size", "page_token")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]

@@ -105,6 +105,11 @@ class SessionServiceStub:
                 request_serializer=blitz_dot_v1_dot_session__pb2.ListTurnsRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_session__pb2.ListTurnsResponse.FromString,
                 _registered_method=True)
+        self.GetTurn = channel.unary_unary(
+                '/blitz.v1.SessionService/GetTurn',
+                request_serializer=blitz_dot_v1_dot_session__pb2.GetTurnRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.TurnSummary.FromString,
+                _registered_method=True)
         self.UpdateSession = channel.unary_unary(
                 '/blitz.v1.SessionService/UpdateSession',
                 request_serializer=blitz_dot_v1_dot_session__pb2.UpdateSessionRequest.SerializeToString,
@@ -241,6 +246,13 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTurn(self, request, context):
+        """One turn of the session, as ListTurns shows it (TURN_NOT_FOUND when there is none).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def UpdateSession(self, request, context):
         """Changes a session's title, labels or approval timeout (the fields update_mask names).
         """
@@ -360,6 +372,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.ListTurns,
                     request_deserializer=blitz_dot_v1_dot_session__pb2.ListTurnsRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_session__pb2.ListTurnsResponse.SerializeToString,
+            ),
+            'GetTurn': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTurn,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.GetTurnRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.TurnSummary.SerializeToString,
             ),
             'UpdateSession': grpc.unary_unary_rpc_method_handler(
                     servicer.UpdateSession,
@@ -770,6 +787,33 @@ class SessionService:
             '/blitz.v1.SessionService/ListTurns',
             blitz_dot_v1_dot_session__pb2.ListTurnsRequest.SerializeToString,
             blitz_dot_v1_dot_session__pb2.ListTurnsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTurn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/GetTurn',
+            blitz_dot_v1_dot_session__pb2.GetTurnRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.TurnSummary.FromString,
             options,
             channel_credentials,
             insecure,

@@ -41,6 +41,9 @@ has caught up; they also wait while a live reader of their session that keeps ta
 it is sent holds half its buffer, so that a turn streams at the pace of its readers. And
 each live reader's buffer (`Subscription`): one that stopped taking and falls that far
 behind is told so (SLOW_CONSUMER) instead of being dropped silently.
+
+(A little over the house's 450 lines: the pipeline's five steps and the queue they drain
+read best as one piece.)
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from blitz.errors import BlitzError, Reason
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["StoredPlan", "proposal", "proposed_event", "read_plan", "rejection"]
@@ -68,3 +69,20 @@ def read_plan(stored: bytes | None) -> StoredPlan | None:
 def proposed_event(plan_id: str, tasks: t.Tasks | None, output: str) -> t.TurnEvent:
     items = list(tasks.items) if tasks else []
     return t.TurnEvent(plan_proposed=t.PlanProposed(plan_id=plan_id, plan=output, tasks=items))
+
+
+def no_plan(plan_id: str) -> BlitzError:
+    """NO_PENDING_PLAN for a plan that is not the session's open proposal."""
+    return BlitzError(
+        Reason.NO_PENDING_PLAN,
+        "that plan is not the session's open proposal (a later turn superseded it, or it "
+        "was decided)",
+        {"plan_id": plan_id},
+    )
+
+
+def open_plan(stored: bytes | None, plan_id: str) -> None:
+    """NO_PENDING_PLAN unless `plan_id` is the open proposal of a session's `stored` plan."""
+    plan = read_plan(stored)
+    if plan is None or not plan.open or plan.plan_id != plan_id:
+        raise no_plan(plan_id)

@@ -40,15 +40,15 @@ from blitz.core.leases import Leases
 from blitz.core.locks import SessionLocks
 from blitz.core.pages import fill_page
 from blitz.core.pending import PendingRequests
-from blitz.core.plans import read_plan, rejection
-from blitz.core.prompt import model_prompt
+from blitz.core.plans import no_plan, open_plan, rejection
+from blitz.core.prompt import turn_images, turn_prompt
 from blitz.core.recovery import Recovery
 from blitz.core.sessions import SessionCalls
 from blitz.core.supervisor import Supervisor
 from blitz.core.turns import Turns, new_turn_id
 from blitz.core.views import ledger_entry, session_usage, turn_summary, turn_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
-from blitz.ports import AgentPort, CallContext, ImageInput
+from blitz.ports import AgentPort, CallContext
 from blitz.size_limits import ANSWER_BUDGET, EVENT_MAX
 from blitz.store import SessionChange, SessionRecord, Store, TurnPage, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
@@ -262,34 +262,6 @@ class SessionCore(SessionCalls, DecisionCalls):
         rows = await self._store.read_events(session_id, after_seq=seq - 1, limit=1)
         return t.TurnEvent.FromString(rows[0].data) if rows and rows[0].seq == seq else None
 
-    async def _prompt(self, session: SessionRecord, turn: t.Turn) -> str:
-        """The model's prompt: the turn's, after the accepted plan, or after the feedback
-        on the rejected one."""
-        prompt = model_prompt(turn)
-        plan = read_plan(session.plan)
-        if not turn.accepted:
-            if plan is not None and plan.rejected:
-                return plan.rejected_prompt() + (f"\n\n{prompt}" if prompt else "")
-            return prompt
-        if plan is None or not plan.open:
-            raise BlitzError(
-                Reason.NO_PENDING_PLAN,
-                "there is no proposed plan to accept",
-                {"field": "turn.accepted"},
-            )
-        return plan.accepted_prompt() + (f"\n\n{prompt}" if prompt else "")
-
-    async def _images(self, session: SessionRecord, turn: t.Turn) -> tuple[ImageInput, ...]:
-        images = []
-        for image_id in turn.image_ids:
-            image = await self._store.get_image(session.id, image_id)
-            if image is None:
-                raise invalid_argument(
-                    "turn.image_ids", f"no image {image_id!r} in this session", image_id=image_id
-                )
-            images.append(ImageInput(data=image.data, media_type=image.media_type))
-        return tuple(images)
-
     def run_turn(self, req: s.RunTurnRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         return self._run_turn(req, ctx)
 
@@ -307,14 +279,14 @@ class SessionCore(SessionCalls, DecisionCalls):
         check.check_feedback(req)
         async with self._locks(req.session_id):
             session = await self.session_record(req.session_id, ctx)
-            _open_plan(session, req.plan_id)
+            open_plan(session.plan, req.plan_id)
             change = SessionChange(
                 update_time=time.time(),
                 plan=rejection(req.plan_id, req.feedback),
                 expect_state=s.SESSION_STATE_IDLE,
             )
             if not await self._store.update_session(session.id, change):
-                raise _no_plan(req.plan_id)  # a turn started meanwhile: it superseded the plan
+                raise no_plan(req.plan_id)  # a turn started meanwhile: it superseded the plan
             decision = t.PlanDecision(
                 plan_id=req.plan_id, approved=False, feedback=req.feedback, decided_by=ctx.caller
             )
@@ -368,13 +340,13 @@ class SessionCore(SessionCalls, DecisionCalls):
                         {"turn_id": session.turn_id},
                     )
                 if plan_id:
-                    _open_plan(session, plan_id)
+                    open_plan(session.plan, plan_id)
                 rec = await self._turns.start(
                     session,
                     req.turn,
                     req.turn_id or new_turn_id(),
-                    prompt="" if req.turn.command else await self._prompt(session, req.turn),
-                    images=await self._images(session, req.turn),
+                    prompt="" if req.turn.command else turn_prompt(session.plan, req.turn),
+                    images=await turn_images(self._store, session.id, req.turn),
                 )
                 if plan_id:
                     decision = t.PlanDecision(plan_id=plan_id, approved=True, decided_by=ctx.caller)
@@ -455,19 +427,3 @@ def _no_running_turn(session_id: str, turn_id: str) -> BlitzError:
         "no turn is running in this session" + (f" as {turn_id!r}" if turn_id else ""),
         {"session_id": session_id, **({"turn_id": turn_id} if turn_id else {})},
     )
-
-
-def _no_plan(plan_id: str) -> BlitzError:
-    return BlitzError(
-        Reason.NO_PENDING_PLAN,
-        "that plan is not the session's open proposal (a later turn superseded it, or it "
-        "was decided)",
-        {"plan_id": plan_id},
-    )
-
-
-def _open_plan(session: SessionRecord, plan_id: str) -> None:
-    """NO_PENDING_PLAN unless `plan_id` is the session's open proposal."""
-    plan = read_plan(session.plan)
-    if plan is None or not plan.open or plan.plan_id != plan_id:
-        raise _no_plan(plan_id)

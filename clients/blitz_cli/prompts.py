@@ -20,7 +20,7 @@ from blitz.v1 import turn_pb2
 
 __all__ = ["Approval", "ask_approval", "ask_plan", "ask_question", "parse_answers"]
 
-_APPROVAL_KEYS = "[o]nce [s]ession [a]lways (all your sessions) [d]eny [x] deny+stop [e]dit"
+_APPROVAL_KEYS = "[o]nce [s]ession [a]lways (this workspace) [d]eny [x] deny+stop [e]dit"
 
 
 @dataclass(frozen=True)

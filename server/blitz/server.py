@@ -183,6 +183,7 @@ async def _assembled(
                 turn_lease=settings.turn_lease,
                 facts=facts,
                 tracer=tracing.tracer("blitz.core") if tracing else None,
+                allow_bypass_mode=settings.allow_bypass_mode,
             )
         )
         yield core, authenticator

@@ -269,7 +269,7 @@ async def test_an_always_rule_is_its_principals_alone(server: RunningServer, kin
     alice = client(server, kind, "Bearer alice-token-1234")
     bob = client(server, kind, "Bearer bob-token-5678")
     try:
-        first = await alice.create_session()
+        first = await alice.create_session(workspace="app")
         stream = alice.run(first.id, "$ echo always")
         asked = await until(stream, "approval_request")
         decide = s.DecideRequest(
@@ -279,10 +279,12 @@ async def test_an_always_rule_is_its_principals_alone(server: RunningServer, kin
         )
         await alice.call("Decide", decide)
         [e async for e in stream]
-        later = await alice.run_all((await alice.create_session()).id, "$ echo always")
-        assert not [e for e in later if e.HasField("approval_request")], "all her sessions"
-        stream = bob.run((await bob.create_session()).id, "$ echo always")
-        assert await until(stream, "approval_request"), "not bob's"
+        later = await alice.run_all(
+            (await alice.create_session(workspace="app")).id, "$ echo always"
+        )
+        assert not [e for e in later if e.HasField("approval_request")], "her sessions there"
+        stream = bob.run((await bob.create_session(workspace="app")).id, "$ echo always")
+        assert await until(stream, "approval_request"), "not bob's, even by the same name"
         await stream.aclose()
     finally:
         await alice.close()

@@ -9,10 +9,8 @@ import time
 
 from blitz_client import Blitz
 
-KEYS = (
-    r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop \[e\]dit › "
-)
-WRITE_KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(all your sessions\) \[d\]eny \[x\] deny\+stop › "
+KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(this workspace\) \[d\]eny \[x\] deny\+stop \[e\]dit › "
+WRITE_KEYS = r"\[o\]nce \[s\]ession \[a\]lways \(this workspace\) \[d\]eny \[x\] deny\+stop › "
 FOOTER = r"\d+ model calls? · \d+ in · \d+ out · \$0\.0000"
 
 
@@ -229,7 +227,7 @@ def test_piped_input_answers_prompts_line_by_line(blitz_env):
     assert proc.returncode == 0, proc.stderr
     assert (
         proc.stdout.count(
-            "[o]nce [s]ession [a]lways (all your sessions) [d]eny [x] deny+stop [e]dit › "
+            "[o]nce [s]ession [a]lways (this workspace) [d]eny [x] deny+stop [e]dit › "
         )
         == 2
     )

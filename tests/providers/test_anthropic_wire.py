@@ -109,9 +109,14 @@ async def test_the_last_prompt_counts_cached_tokens_once(
         session = await wire.create_session()
         events = await wire.run_all(session.id, "hi")
         usage = await wire.call("GetUsage", s.GetUsageRequest(session_id=session.id))
+        listed = await wire.call("ListTurns", s.ListTurnsRequest(session_id=session.id))
     assert (usage.total.input, usage.total.cached, usage.total.cache_write) == (2800, 2000, 500)
     assert usage.total.last_prompt == 2800
     assert events[-1].finished.after.last_prompt == 2800
+    # The call's own usage event, and the turn as ListTurns sums it, say the same.
+    [call] = [e.usage for e in events if e.HasField("usage")]
+    assert (call.input, call.last_prompt) == (2800, 2800)
+    assert listed.turns[0].usage.last_prompt == 2800
 
 
 @pytest.mark.parametrize("transport", ["grpc", "connect"])

@@ -13,6 +13,7 @@ import base64
 import contextlib
 import json
 import os
+import random
 import re
 import shutil
 import socket
@@ -22,6 +23,7 @@ import tempfile
 import textwrap
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,12 +266,14 @@ def test_a_listener_on_loopback_is_reached_only_with_the_network_approved(boxed:
 
 def test_a_fork_bomb_is_bounded(boxed: Boxed):
     started = time.monotonic()
-    _, events = boxed.run("$ b() { b | b & }; b; sleep 1; echo alive")
+    # A name of this run's own: another run's bomb on this machine is not this one's.
+    bomb = f"b{uuid.uuid4().hex[:8]}"
+    _, events = boxed.run(f"$ {bomb}() {{ {bomb} | {bomb} & }}; {bomb}; sleep 1; echo alive")
     assert time.monotonic() - started < 60
     [finished] = [e.finished for e in events if e.HasField("finished")]
     assert not finished.HasField("error"), "the server survived and finished the turn"
     # It ended with the command: no process of it is left.
-    assert _processes_of_shell("b() {") == []
+    assert _processes_of_shell(f"{bomb}() {{") == []
 
 
 def test_ten_gigabytes_across_processes_are_bounded(boxed: Boxed):
@@ -279,11 +283,12 @@ def test_ten_gigabytes_across_processes_are_bounded(boxed: Boxed):
 
 
 def test_a_setsid_child_does_not_outlive_the_turn(boxed: Boxed):
-    boxed.run("$ setsid sleep 47.3112 & echo started")
+    pause = f"47.{random.randint(1000, 9999)}"
+    boxed.run(f"$ setsid sleep {pause} & echo started")
     deadline = time.monotonic() + 5
-    while _processes_of_shell("sleep 47.3112") and time.monotonic() < deadline:
+    while _processes_of_shell(f"sleep {pause}") and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _processes_of_shell("sleep 47.3112") == []
+    assert _processes_of_shell(f"sleep {pause}") == []
 
 
 def test_ordinary_work_still_works(boxed: Boxed):

@@ -164,12 +164,15 @@ async def test_an_always_rule_outlives_the_session_and_the_server(settings):
         assert (rule.scope, rule.kind) == (s.RULE_SCOPE_ALWAYS, t.ACTION_KIND_WRITE)
         assert rule.workspace == "shared-ws"
 
-        # ALWAYS is the caller's, whatever the workspace: each session has a folder of its
-        # own by default, and "always" would otherwise mean no more than "this session".
+        # ALWAYS is the caller's in that workspace: a session of another workspace asks.
         other = await wire.create_session()
-        events = await wire.run_all(other.id, "write notes.txt\n```\nx\n```")
-        assert approvals(events) == [], "an ALWAYS rule covers the caller's every session"
-        assert (settings.workspace_root / other.workspace / "notes.txt").read_text() == "x\n"
+        events = await drive(
+            wire,
+            other.id,
+            "write notes.txt\n```\nx\n```",
+            decide(wire, other.id, t.DECISION_ONCE),
+        )
+        assert len(approvals(events)) == 1, "an ALWAYS rule covers its workspace only"
 
 
 @pytest.mark.parity

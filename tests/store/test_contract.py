@@ -168,7 +168,7 @@ async def test_a_deleted_session_leaves_nothing_but_its_always_rules(store):
     assert await store.originals("s1") == []
     assert await store.get_image("s1", "img-s1") is None
     assert await store.list_pending("s1", open_only=False) == []
-    assert await store.rules_for(session_id="s1", caller="") == [always]
+    assert await store.rules_for(session_id="s1", caller="", workspace="w") == [always]
     # The other session is whole, and a new session may take the old one's id and seqs.
     assert len(await store.read_events("s2", after_seq=0, limit=10)) == 1
     assert await store.get_turn_history("s2", "t1") == b"h"
@@ -507,7 +507,7 @@ async def test_the_ledger_keeps_unknown_token_counts_apart_from_zero(store):
 # Approval rules
 
 
-async def test_rules_apply_to_their_session_or_their_callers_sessions(store):
+async def test_rules_apply_to_their_session_or_their_callers_sessions_in_the_workspace(store):
     def rule(id: str, scope: int, **kw: object) -> RuleRecord:
         base: dict[str, object] = dict(
             kind=t.ACTION_KIND_COMMAND,
@@ -520,7 +520,14 @@ async def test_rules_apply_to_their_session_or_their_callers_sessions(store):
         base.update(kw)
         return RuleRecord(id, scope, **base)  # type: ignore[arg-type]
 
-    mine = rule("a", s.RULE_SCOPE_SESSION)
+    # Read back whole, what it matches and whether it denies included.
+    mine = rule(
+        "a",
+        s.RULE_SCOPE_SESSION,
+        match_kind=t.RULE_MATCH_COMMAND_PREFIX,
+        pattern="pytest -q",
+        effect=t.RULE_EFFECT_DENY,
+    )
     always = rule("bb", s.RULE_SCOPE_ALWAYS, session_id="s0")
     for r in (
         mine,
@@ -529,13 +536,20 @@ async def test_rules_apply_to_their_session_or_their_callers_sessions(store):
         rule("dddd", s.RULE_SCOPE_ALWAYS, caller="bob"),
     ):
         await store.add_rule(r)
+    # ALWAYS is the caller's in one workspace: one of another workspace does not apply.
     elsewhere = rule("eeeee", s.RULE_SCOPE_ALWAYS, workspace="other")
     await store.add_rule(elsewhere)
-    mine_everywhere = [mine, always, elsewhere]
-    assert await store.rules_for(session_id="s1", caller="alice") == mine_everywhere
+    ended = rule("ffffff", s.RULE_SCOPE_SESSION, expire_time=5.0)
+    await store.add_rule(ended)
+    here = await store.rules_for(session_id="s1", caller="alice", workspace="w", now=10.0)
+    assert here == [mine, always]
+    early = await store.rules_for(session_id="s1", caller="alice", workspace="w", now=1.0)
+    assert early == [mine, always, ended], "a rule applies until it expires"
+    there = await store.rules_for(session_id="s1", caller="alice", workspace="other", now=10.0)
+    assert there == [mine, elsewhere]
     assert await store.delete_rule("a")
     assert not await store.delete_rule("a")
-    assert await store.rules_for(session_id="s1", caller="alice") == [always, elsewhere]
+    assert await store.rules_for(session_id="s1", caller="alice", workspace="w") == [always]
 
 
 # Images and agent state

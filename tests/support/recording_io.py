@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from blitz.ports import ModelCallUsage
+from blitz.ports import ModelCallUsage, RuleDecision
 from blitz.v1 import turn_pb2
 
 
@@ -13,7 +13,8 @@ class RecordingIO:
 
     `stop_after` makes `before_model_call` raise the given error once that many calls
     were allowed, as the core does for MAX_TURNS or BUDGET_EXCEEDED. `rules` are the
-    scope labels a stored rule approves; each approval asked about is kept in `asked`.
+    scope labels a stored rule approves, `denials` those one denies; each approval asked
+    about is kept in `asked`.
     """
 
     def __init__(self) -> None:
@@ -24,6 +25,7 @@ class RecordingIO:
         self.stop_after: tuple[int, Exception] | None = None
         self.on_model_call: Callable[[int], None] | None = None
         self.rules: set[str] = set()
+        self.denials: set[str] = set()
         self.asked: list[turn_pb2.ApprovalRequest] = []
         self.originals: dict[str, bytes | None] = {}
 
@@ -51,9 +53,13 @@ class RecordingIO:
     async def before_file_change(self, path: str, content: bytes | None) -> None:
         self.originals.setdefault(path, content)
 
-    async def rule_approves(self, approval: turn_pb2.ApprovalRequest) -> bool:
+    async def rule_decides(self, approval: turn_pb2.ApprovalRequest) -> RuleDecision | None:
         self.asked.append(approval)
-        return approval.scope_label in self.rules
+        if approval.scope_label in self.denials:
+            return RuleDecision(allowed=False, rule=approval.scope_label)
+        if approval.scope_label in self.rules:
+            return RuleDecision(allowed=True, rule=approval.scope_label)
+        return None
 
     # Views that keep the tests short.
     def of_kind(self, kind: str) -> list[turn_pb2.TurnEvent]:

@@ -4,7 +4,8 @@ An action that needs a person (a command, a write, a delete, a fetch of an ungra
 an MCP call) calls `gate` with what it would do. In order: plan mode refuses anything that
 changes the world, `read_only` refuses WRITE, DELETE, COMMAND and MCP with its own string as
 the reason, a call the user already approved goes ahead, an aside refuses anything that
-would need asking, a stored rule (`TurnIO.rule_approves`) approves without asking, and
+would need asking, the session's mode may approve its kind (accept edits, bypass), a
+stored rule (`TurnIO.rule_decides`) approves or denies without asking, and
 otherwise the call parks on an `ApprovalRequest` (pydantic-ai's `ApprovalRequired`), which
 names the acting agent and its current task. The gate is the same for a sub-agent's tools:
 it runs with the parent turn's policy and its `TurnIO`.
@@ -105,6 +106,10 @@ async def gate(ctx: RunContext[ToolDeps], action: Action) -> str | None:
         return None
     if policy.aside:
         return _ASIDE_REFUSAL
+    if action.kind in policy.approved_kinds:
+        text = f"Approved by the session's mode ({policy.mode}): {action.detail}"
+        ctx.deps.io.emit(turn_pb2.TurnEvent(notice=turn_pb2.Notice(text=text)))
+        return None
     task_id = ctx.deps.tasks.current()
     request = turn_pb2.ApprovalRequest(
         request_id=ctx.tool_call_id or "",
@@ -116,7 +121,8 @@ async def gate(ctx: RunContext[ToolDeps], action: Action) -> str | None:
         agent=ctx.deps.agent,
         task_id=task_id,
     )
-    if await ctx.deps.io.rule_approves(request):
-        return None
+    decided = await ctx.deps.io.rule_decides(request)
+    if decided is not None:
+        return None if decided.allowed else f"denied by the rule {decided.rule!r}"
     # The task as it is now: a later todo call of the same step must not move it.
     raise ApprovalRequired({**action.metadata(), "task_id": task_id})

@@ -29,7 +29,14 @@ from blitz.agent.loop import ModelLoop, RunStart
 from blitz.agent.parking import deferred_results, load_history, run_outcome
 from blitz.agent.tasks import TaskList
 from blitz.paths import Workspace
-from blitz.ports.agent import Completed, ModelCallUsage, Parked, TurnIO, TurnPolicy
+from blitz.ports.agent import (
+    Completed,
+    ModelCallUsage,
+    Parked,
+    RuleDecision,
+    TurnIO,
+    TurnPolicy,
+)
 from blitz.v1 import turn_pb2
 
 __all__ = ["SUBAGENT_INSTRUCTIONS", "RunShare", "SubAgentIO", "SubAgentRunner"]
@@ -179,9 +186,9 @@ class SubAgentIO:
     async def before_file_change(self, path: str, content: bytes | None) -> None:
         await self._io.before_file_change(path, content)
 
-    async def rule_approves(self, approval: turn_pb2.ApprovalRequest) -> bool:
+    async def rule_decides(self, approval: turn_pb2.ApprovalRequest) -> RuleDecision | None:
         self._request(approval)
-        return await self._io.rule_approves(approval)
+        return await self._io.rule_decides(approval)
 
     def _request(self, approval: turn_pb2.ApprovalRequest) -> None:
         approval.request_id = self.prefix + approval.request_id

@@ -50,6 +50,8 @@ class Settings:
     command_isolation: str = "auto"
     # Serve several principals although commands run unconfined (no box, no Landlock).
     unconfined_commands: bool = False
+    # Whether sessions and turns may ask for the bypass mode (every action approved).
+    allow_bypass_mode: bool = False
     # Folders bound read-only in the box, beside the system (tools outside /usr).
     command_binds: tuple[str, ...] = ()
     # The bound of a command's whole tree, where the server can make cgroups (0: none).

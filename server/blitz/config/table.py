@@ -182,6 +182,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "BOOL",
     ),
     _spec(
+        "allow_bypass_mode",
+        values.bool_,
+        "let sessions and turns ask for the bypass mode, where every action goes ahead"
+        " without asking (commands still run in their box)",
+        "BOOL",
+    ),
+    _spec(
         "command_binds",
         values.paths,
         "folders bound read-only in the box beside the system, for tools outside /usr"

@@ -21,6 +21,15 @@ from blitz.v1 import turn_pb2 as t
 
 __all__ = ["ActiveTurn", "LiveTurns"]
 
+# The action kinds a mode approves without asking.
+_APPROVED_BY_MODE: dict[int, frozenset[int]] = {
+    t.SESSION_MODE_ACCEPT_EDITS: frozenset({t.ACTION_KIND_WRITE, t.ACTION_KIND_DELETE}),
+    t.SESSION_MODE_BYPASS: frozenset(
+        {t.ACTION_KIND_WRITE, t.ACTION_KIND_DELETE, t.ACTION_KIND_COMMAND,
+         t.ACTION_KIND_NETWORK, t.ACTION_KIND_MCP}
+    ),
+}  # fmt: skip
+
 
 @dataclass
 class ActiveTurn:
@@ -57,15 +66,31 @@ class ActiveTurn:
     def aside(self) -> bool:
         return self.turn.aside
 
+    @property
+    def mode(self) -> int:
+        """The turn's mode (a blitz.v1.SessionMode): its own, else its session's."""
+        return self.turn.mode or self.session.mode or t.SESSION_MODE_ASK
+
+    @property
+    def plan(self) -> bool:
+        """Whether the turn only plans: asked so, or in a session in plan mode."""
+        return self.turn.plan or self.mode == t.SESSION_MODE_PLAN
+
     def policy(self, *, first: bool) -> TurnPolicy:
-        """What the turn allows the agent; images go with its first run only."""
-        turn = self.turn
+        """What the turn allows the agent, its mode's say included; images go with its
+        first run only."""
+        turn, mode = self.turn, self.mode
+        read_only = turn.read_only
+        if mode == t.SESSION_MODE_READ_ONLY and not read_only:
+            read_only = "the session is in read-only mode: nothing may be written or run"
         return TurnPolicy(
-            read_only=turn.read_only,
-            plan=turn.plan,
+            read_only=read_only,
+            plan=self.plan,
             aside=turn.aside,
             fetch_grants=tuple(turn.fetch_grants),
             images=self.images if first else (),
+            approved_kinds=_APPROVED_BY_MODE.get(mode, frozenset()),
+            mode=t.SessionMode.Name(mode).removeprefix("SESSION_MODE_").lower(),
         )
 
 

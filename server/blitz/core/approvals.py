@@ -23,26 +23,14 @@ from blitz.errors import invalid_argument
 from blitz.ports.agent import AnswerResult, ApprovalResult, Resolution
 from blitz.redact import MASK, redact_text
 from blitz.size_limits import clip_label
-from blitz.store import RuleRecord
 from blitz.v1 import turn_pb2 as t
 
 __all__ = [
     "Outcome",
-    "covering_rule",
     "outcome_from_json",
     "result_of",
     "rule_label",
 ]
-
-
-def covering_rule(rules: list[RuleRecord], approval: t.ApprovalRequest) -> RuleRecord | None:
-    """The first rule that covers `approval` (its scope label as clients see it), if any."""
-    if MASK in approval.scope_label:
-        return None  # it holds a secret: no rule can tell it from the same with another
-    for rule in rules:
-        if rule.kind == approval.kind and rule.scope_label == approval.scope_label:
-            return rule
-    return None
 
 
 def rule_label(approval: t.ApprovalRequest, command: str = "") -> str:
@@ -50,7 +38,11 @@ def rule_label(approval: t.ApprovalRequest, command: str = "") -> str:
 
     INVALID_ARGUMENT (on `decision`) when the label holds a secret.
     """
-    label = clip_label(redact_text(f"command: {command}")) if command else approval.scope_label
+    label = approval.scope_label
+    if command:
+        # An edited command keeps its family (`command+network:`, …): the box it runs in.
+        family = label.partition(": ")[0] if label.startswith("command") else "command"
+        label = clip_label(redact_text(f"{family}: {command}"))
     if MASK in label:
         raise invalid_argument(
             "decision",

@@ -16,6 +16,7 @@ import uuid
 from blitz.core import validation as check
 from blitz.core.approvals import Outcome, rule_label
 from blitz.core.pending import PendingRequests
+from blitz.core.rules import made_rule
 from blitz.core.turns import Turns, interrupted
 from blitz.core.views import rule_view
 from blitz.errors import BlitzError, Reason, invalid_argument
@@ -71,22 +72,34 @@ class DecisionCalls:
                     limit=str(RULES_MAX),
                 )
             always = req.decision == t.DECISION_ALWAYS
+            label = rule_label(approval, req.command)
+            match, pattern, label = made_rule(req.rule, approval, label=label)
+            now = time.time()
+            lasts = (
+                req.rule.lasts.ToTimedelta().total_seconds() if req.rule.HasField("lasts") else 0
+            )
             rule = RuleRecord(
                 id="r_" + uuid.uuid4().hex,
                 scope=s.RULE_SCOPE_ALWAYS if always else s.RULE_SCOPE_SESSION,
                 kind=approval.kind,
-                scope_label=rule_label(approval, req.command),
+                scope_label=label,
                 session_id=session.id,
                 workspace=session.workspace,
                 caller=session.owner,
-                create_time=time.time(),
+                create_time=now,
                 request_id=approval.request_id,
+                match_kind=match,
+                pattern=pattern,
+                effect=t.RULE_EFFECT_DENY if req.rule.effect == t.RULE_EFFECT_DENY else 1,
+                expire_time=now + lasts if lasts else None,
             )
+        # A rule that denies denies the action it was made for too.
+        denies = rule is not None and rule.effect == t.RULE_EFFECT_DENY
         outcome = Outcome.approval(
             req.request_id,
-            req.decision,
+            t.DECISION_DENY if denies else req.decision,
             reason=req.reason,
-            command=req.command,
+            command="" if denies else req.command,
             by=ctx.caller,
             interrupt=req.interrupt,
         )

@@ -26,12 +26,13 @@ import structlog
 
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
-from blitz.core.approvals import Outcome, covering_rule, outcome_from_json
+from blitz.core.approvals import Outcome, outcome_from_json
 from blitz.core.deadlines import Deadlines
 from blitz.core.event_log import EventLog
 from blitz.core.locks import SessionLocks
-from blitz.ports import Parked, Resolution
-from blitz.redact import redact_event
+from blitz.core.rules import Verdict, suggested_rule, verdict
+from blitz.ports import Parked, Resolution, RuleDecision
+from blitz.redact import MASK, redact_event
 from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -118,25 +119,32 @@ class PendingRequests:
     # Rules
 
     async def rules_of(self, session: SessionRecord) -> list[RuleRecord]:
-        """The session's own rules and its caller's ALWAYS rules, whatever the workspace."""
-        return await self._store.rules_for(session_id=session.id, caller=session.owner)
+        """The session's own rules, and its caller's ALWAYS rules in its workspace."""
+        return await self._store.rules_for(
+            session_id=session.id, caller=session.owner, workspace=session.workspace
+        )
 
-    async def approve_by_rule(self, active: ActiveTurn, approval: t.ApprovalRequest) -> bool:
-        """Whether a rule covers the action (as clients would see it); if so, say so."""
+    async def decide_by_rule(
+        self, active: ActiveTurn, approval: t.ApprovalRequest
+    ) -> RuleDecision | None:
+        """What the rules say of the action (as clients would see it); if anything, say so."""
         shown = redact_event(t.TurnEvent(approval_request=approval)).approval_request
-        rule = covering_rule(await self.rules_of(active.session), shown)
-        if rule is None:
-            return False
-        await self._announce_rule(active, approval.request_id, rule)
-        return True
+        found = _verdict(await self.rules_of(active.session), shown)
+        if found is None:
+            return None
+        await self._announce_rule(active, approval.request_id, found)
+        return RuleDecision(found.allowed, _shown(found.rule))
 
-    async def _announce_rule(
-        self, active: ActiveTurn, request_id: str, rule: RuleRecord
-    ) -> Outcome:
+    async def _announce_rule(self, active: ActiveTurn, request_id: str, found: Verdict) -> Outcome:
+        rule = found.rule
         decision = t.DECISION_ALWAYS if rule.scope == s.RULE_SCOPE_ALWAYS else t.DECISION_SESSION
-        outcome = Outcome.approval(request_id, decision, via="rule", rule_id=rule.id)
+        if not found.allowed:
+            decision = t.DECISION_DENY
+        reason = "" if found.allowed else f"denied by the rule {_shown(rule)!r}"
+        outcome = Outcome.approval(request_id, decision, reason=reason, via="rule", rule_id=rule.id)
         sid, tid, fence = active.session_id, active.turn_id, active.rec.epoch
-        notice = t.Notice(text=f"Approved by rule {rule.scope_label!r}.")
+        verb = "Approved" if found.allowed else "Denied"
+        notice = t.Notice(text=f"{verb} by rule {_shown(rule)!r}.")
         self._log.emit(sid, tid, t.TurnEvent(notice=notice), fence=fence)
         await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event), fence=fence)
         metrics.request_resolved("approval", "rule", 0.0)  # never announced: it waited for nothing
@@ -173,13 +181,12 @@ class PendingRequests:
                 event=event.SerializeToString(),
                 expires=expires,
             )
-            rule = (
-                covering_rule(rules, event.approval_request)
-                if event.HasField("approval_request")
-                else None
-            )
-            if rule is not None:
-                outcome = await self._announce_rule(active, request_id, rule)
+            found = None
+            if event.HasField("approval_request"):
+                found = _verdict(rules, event.approval_request)
+                _offer(event.approval_request)
+            if found is not None:
+                outcome = await self._announce_rule(active, request_id, found)
                 assert outcome.result is not None
                 record.resolution = outcome.to_json()
                 settled[request_id] = outcome.result
@@ -337,6 +344,39 @@ class PendingRequests:
             if answered is not None:
                 self.disarm(sid, tid)
                 await self.listener.answered(sid, tid, answered)
+
+
+def _verdict(rules: list[RuleRecord], approval: t.ApprovalRequest) -> Verdict | None:
+    """What the rules say of a request as clients see it. One whose label holds a masked
+    secret may be denied by a rule, never allowed: no rule can tell it from the same action
+    with another secret."""
+    found = verdict(rules, approval)
+    if found is not None and found.allowed and MASK in approval.scope_label:
+        return None
+    return found
+
+
+def _offer(approval: t.ApprovalRequest) -> None:
+    """Say on a request which decisions Decide takes for it, and the rule a client may
+    offer beside the exact one."""
+    if MASK in approval.scope_label:
+        approval.available_decisions[:] = [t.DECISION_ONCE, t.DECISION_DENY]
+        return
+    approval.available_decisions[:] = [
+        t.DECISION_ONCE, t.DECISION_SESSION, t.DECISION_ALWAYS, t.DECISION_DENY
+    ]  # fmt: skip
+    suggestion = suggested_rule(approval)
+    if suggestion is not None:
+        approval.suggested_rule.CopyFrom(suggestion)
+
+
+def _shown(rule: RuleRecord) -> str:
+    """A rule as the model and clients are told of it."""
+    if rule.match_kind == t.RULE_MATCH_COMMAND_PREFIX:
+        return f"{rule.scope_label.partition(': ')[0]}: {rule.pattern} …"
+    if rule.match_kind == t.RULE_MATCH_PATH_GLOB:
+        return f"{rule.scope_label.partition(': ')[0]}: {rule.pattern}"
+    return rule.scope_label
 
 
 def _observe_wait(pending: PendingRecord, via: str) -> None:

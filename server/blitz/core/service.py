@@ -107,15 +107,18 @@ class SessionCore(SessionCalls, DecisionCalls):
         replica: str = "",
         facts: ServerFacts | None = None,
         tracer: Tracer | None = None,
+        allow_bypass_mode: bool = False,
     ) -> None:
         """`tracer` traces each run of a turn (see turns.py); None: no spans. `replica`
         names this process as the holder of its turns (made up when empty: host, pid and a
-        random part, so a restarted process is another holder)."""
+        random part, so a restarted process is another holder). `allow_bypass_mode`:
+        sessions and turns may ask for the bypass mode."""
         self._store = store
         self._agent = agent
         self._workspace_root = Path(workspace_root)
         self._default_model = default_model
         self._facts = facts or ServerFacts()
+        self._bypass_allowed = allow_bypass_mode
         self._drain_timeout = drain_timeout
         self._locks = SessionLocks()
         self._log = EventLog(store)
@@ -298,7 +301,7 @@ class SessionCore(SessionCalls, DecisionCalls):
     ) -> AsyncIterator[t.TurnEvent]:
         """RunTurn; with `plan_id`, the turn that carries out that proposed plan."""
         check.require(req.session_id, "session_id")
-        check.check_turn(req)
+        check.check_turn(req, bypass_allowed=self._bypass_allowed)
         with ExitStack() as admission:
             # Until its `accepted` is handed over, the turn goes before agent work.
             admission.enter_context(self._admissions.admitting())

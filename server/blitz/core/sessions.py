@@ -47,6 +47,8 @@ class SessionCalls:
     _turns: Turns
     _workspace_root: Path
     _default_model: str
+    # Whether sessions and turns may ask for the bypass mode (--allow-bypass-mode).
+    _bypass_allowed: bool
 
     async def session_record(self, session_id: str, ctx: CallContext) -> SessionRecord:
         """The caller's session, or SESSION_NOT_FOUND (for the workspace service too)."""
@@ -86,7 +88,7 @@ class SessionCalls:
         return await self._store.workspace_folder(ctx.caller, name, new=f"@{ctx.caller}/{name}")
 
     async def create_session(self, req: s.CreateSessionRequest, ctx: CallContext) -> s.Session:
-        approval_timeout = check.session_settings(req)
+        approval_timeout = check.session_settings(req, bypass_allowed=self._bypass_allowed)
         model = req.model or self._default_model
         self._agent.validate_model(model)
         session_id = "s_" + uuid.uuid4().hex
@@ -117,6 +119,7 @@ class SessionCalls:
             create_time=now,
             update_time=now,
             approval_timeout=approval_timeout,
+            mode=req.mode or t.SESSION_MODE_ASK,
         )
         await self._store.create_session(rec)
         return await self._view(rec)
@@ -166,7 +169,7 @@ class SessionCalls:
         return await self._view(await self.session_record(req.session_id, ctx))
 
     async def update_session(self, req: s.UpdateSessionRequest, ctx: CallContext) -> s.Session:
-        change = check.session_update(req, now=time.time())
+        change = check.session_update(req, now=time.time(), bypass_allowed=self._bypass_allowed)
         async with self._locks(req.session_id):
             rec = await self.session_record(req.session_id, ctx)
             await self._store.update_session(rec.id, change)
@@ -269,6 +272,7 @@ class SessionCalls:
             create_time=now,
             update_time=now,
             approval_timeout=source.approval_timeout,
+            mode=source.mode,
         )
         await self._store.create_session(rec)
         if history:

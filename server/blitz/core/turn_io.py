@@ -21,7 +21,7 @@ from blitz.core.active_turn import ActiveTurn
 from blitz.core.event_log import EventLog
 from blitz.core.pending import PendingRequests
 from blitz.errors import BlitzError, Reason
-from blitz.ports import ModelCallUsage
+from blitz.ports import ModelCallUsage, RuleDecision
 from blitz.store import FileOriginal, LedgerRow, Store
 from blitz.v1 import turn_pb2 as t
 
@@ -75,8 +75,8 @@ class TurnChannel:
     async def before_file_change(self, path: str, content: bytes | None) -> None:
         await self._store.keep_original(FileOriginal(self._sid, path, content))
 
-    async def rule_approves(self, approval: t.ApprovalRequest) -> bool:
-        return await self._pending.approve_by_rule(self._active, approval)
+    async def rule_decides(self, approval: t.ApprovalRequest) -> RuleDecision | None:
+        return await self._pending.decide_by_rule(self._active, approval)
 
     async def before_model_call(self) -> list[str]:
         rec, turn = self._active.rec, self._active.turn
@@ -128,7 +128,7 @@ def call_usage(usage: ModelCallUsage) -> t.Usage:
         cached=usage.cached,
         cache_write=usage.cache_write,
         output=usage.output,
-        last_prompt=usage.input + usage.cached + usage.cache_write,
+        last_prompt=usage.input,
         cost_usd=usage.cost_usd,
         priced=usage.priced,
         search_queries=usage.search_queries,

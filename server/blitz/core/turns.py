@@ -320,7 +320,7 @@ class Turns(TurnEndings):
             sid = active.session_id
             if not active.aside:  # an aside is not recorded into the history
                 await self._store.set_history(sid, outcome.history)
-            if active.turn.plan:
+            if active.plan:
                 tid = active.turn_id
                 await self._store.update_session(
                     sid,

@@ -33,6 +33,7 @@ __all__ = [
     "check_decision",
     "check_fork",
     "check_labels",
+    "check_mode",
     "check_steer",
     "check_turn",
     "page_token",
@@ -69,6 +70,7 @@ _TURN_BYTES_MAX = 4 * 1024 * 1024  # the whole Turn, serialized
 _STEER_MAX = 64 * 1024  # SteerRequest.text
 _REASON_MAX = 4096  # DecideRequest.reason
 _COMMAND_MAX = 64 * 1024  # DecideRequest.command
+_RULE_PATTERN_MAX = 1024  # DecideRequest.rule.pattern
 _ANSWERS_MAX = 64  # AnswerRequest.answers
 _ANSWER_MAX = 16 * 1024
 _DURATION_MAX_S = 30 * 24 * 3600  # Turn.timeout, CreateSessionRequest.approval_timeout
@@ -140,11 +142,24 @@ def _duration_seconds(duration: Duration, field: str) -> float:
     return seconds
 
 
-def session_settings(req: s.CreateSessionRequest) -> float | None:
-    """Check a new session's title and labels; its approval timeout in seconds, if set."""
+def check_mode(mode: int, field: str, *, bypass_allowed: bool) -> None:
+    """A SessionMode a client asks for: one the protocol has, and BYPASS only where the
+    operator allows it (`--allow-bypass-mode`)."""
+    if mode not in t.SessionMode.values():
+        raise invalid_argument(field, f"{field} {mode} is not a SessionMode")
+    if mode == t.SESSION_MODE_BYPASS and not bypass_allowed:
+        raise invalid_argument(
+            field, "this server does not allow the bypass mode (--allow-bypass-mode)"
+        )
+
+
+def session_settings(req: s.CreateSessionRequest, *, bypass_allowed: bool = False) -> float | None:
+    """Check a new session's title, labels and mode; its approval timeout in seconds, if
+    set."""
     _bounded(req.title, "title", _TITLE_MAX)
     _bounded(req.model, "model", _MODEL_MAX)
     check_labels(req.labels)
+    check_mode(req.mode, "mode", bypass_allowed=bypass_allowed)
     if not req.HasField("approval_timeout"):
         return None
     return _duration_seconds(req.approval_timeout, "approval_timeout")
@@ -223,13 +238,15 @@ def page_token(last: SessionRecord | TurnRecord) -> str:
 
 
 # What UpdateSession's mask may name.
-_UPDATABLE = ("title", "labels", "approval_timeout")
+_UPDATABLE = ("title", "labels", "approval_timeout", "mode")
 
 
-def session_update(req: s.UpdateSessionRequest, *, now: float) -> SessionChange:
+def session_update(
+    req: s.UpdateSessionRequest, *, now: float, bypass_allowed: bool = False
+) -> SessionChange:
     """The change an UpdateSession asks for: the fields its mask names, each checked as
     CreateSession checks it. An unset approval_timeout named in the mask is 0.0: back to
-    the server's default."""
+    the server's default; an unspecified mode, ASK."""
     require(req.session_id, "session_id")
     paths = list(req.update_mask.paths)
     if not paths:
@@ -248,7 +265,10 @@ def session_update(req: s.UpdateSessionRequest, *, now: float) -> SessionChange:
                 f"update_mask names {path[:64]!r}, which UpdateSession does not change",
                 accepted=", ".join(_UPDATABLE),
             )
-    title = labels = timeout = None
+    title = labels = timeout = mode = None
+    if "mode" in paths:
+        check_mode(req.mode, "mode", bypass_allowed=bypass_allowed)
+        mode = req.mode or t.SESSION_MODE_ASK
     if "title" in paths:
         title = _bounded(req.title, "title", _TITLE_MAX)
     if "labels" in paths:
@@ -258,7 +278,9 @@ def session_update(req: s.UpdateSessionRequest, *, now: float) -> SessionChange:
         timeout = 0.0
         if req.HasField("approval_timeout"):
             timeout = _duration_seconds(req.approval_timeout, "approval_timeout")
-    return SessionChange(update_time=now, title=title, labels=labels, approval_timeout=timeout)
+    return SessionChange(
+        update_time=now, title=title, labels=labels, approval_timeout=timeout, mode=mode
+    )
 
 
 def check_fork(req: s.ForkSessionRequest) -> None:
@@ -267,8 +289,9 @@ def check_fork(req: s.ForkSessionRequest) -> None:
     _bounded(req.title, "title", _TITLE_MAX)
 
 
-def check_turn(req: s.RunTurnRequest) -> None:
+def check_turn(req: s.RunTurnRequest, *, bypass_allowed: bool = False) -> None:
     turn = req.turn
+    check_mode(turn.mode, "turn.mode", bypass_allowed=bypass_allowed)
     if req.turn_id and not _ID.match(req.turn_id):
         raise invalid_argument(
             "turn_id", "turn_id must be 1-128 letters, digits or ._:- starting alphanumeric"
@@ -327,15 +350,34 @@ def check_decision(req: s.DecideRequest, request: t.TurnEvent | None = None) -> 
     _bounded(req.command, "command", _COMMAND_MAX)
     if req.interrupt and req.decision != t.DECISION_DENY:
         raise invalid_argument("interrupt", "only a DENY can also stop the turn")
+    if req.HasField("rule"):
+        _check_rule(req)
     if request is None:
         return
     if not request.HasField("approval_request"):
         raise invalid_argument("request_id", "that request is a question: use Answer")
     if req.command:
-        if request.approval_request.kind != t.ACTION_KIND_COMMAND:
-            raise invalid_argument("command", "only a COMMAND approval takes a command")
+        if not request.approval_request.scope_label.startswith("command"):
+            raise invalid_argument("command", "only a command's approval takes a command")
         if req.decision == t.DECISION_DENY:
             raise invalid_argument("command", "an edited command needs an approving decision")
+
+
+def _check_rule(req: s.DecideRequest) -> None:
+    """The rule a decision makes, alone (rules.py checks it against the request)."""
+    rule = req.rule
+    if req.decision not in (t.DECISION_SESSION, t.DECISION_ALWAYS):
+        raise invalid_argument("rule", "only a SESSION or ALWAYS decision makes a rule")
+    if rule.match not in t.RuleMatchKind.values():
+        raise invalid_argument("rule.match", f"rule.match {rule.match} is not a RuleMatchKind")
+    if rule.effect not in t.RuleEffect.values():
+        raise invalid_argument("rule.effect", f"rule.effect {rule.effect} is not a RuleEffect")
+    if rule.match in (t.RULE_MATCH_COMMAND_PREFIX, t.RULE_MATCH_PATH_GLOB):
+        if not rule.pattern.strip():
+            raise invalid_argument("rule.pattern", "a prefix or glob rule needs a pattern")
+        _bounded(rule.pattern, "rule.pattern", _RULE_PATTERN_MAX)
+    if rule.HasField("lasts"):
+        _duration_seconds(rule.lasts, "rule.lasts")
 
 
 def check_feedback(req: s.RejectPlanRequest) -> None:

@@ -78,6 +78,7 @@ def session_view(
         last_seq=rec.last_seq,
         usage=usage,
         pending=pending_view(p.event for p in pending if p.event),
+        mode=rec.mode,  # type: ignore[arg-type]
     )
     if rec.approval_timeout is not None:
         session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))
@@ -108,6 +109,10 @@ def rule_view(rule: RuleRecord) -> s.Rule:
         caller=rule.caller,
         create_time=timestamp(rule.create_time),
         request_id=rule.request_id,
+        match=rule.match_kind,  # type: ignore[arg-type]
+        pattern=rule.pattern,
+        effect=rule.effect,  # type: ignore[arg-type]
+        expire_time=timestamp(rule.expire_time) if rule.expire_time is not None else None,
     )
 
 
@@ -171,7 +176,7 @@ def turn_usage(rows: Iterable[LedgerRow]) -> dict[str, t.Usage]:
         sums.priced = sums.priced and row.priced
         sums.search_queries += row.search_queries
         sums.search_cost_usd += row.search_cost_usd
-        sums.last_prompt = row.input + row.cached + row.cache_write
+        sums.last_prompt = row.input  # input counts the cached and cache-write tokens
     return {turn_id: usage_view(sums) for turn_id, sums in totals.items()}
 
 

@@ -13,6 +13,7 @@ from blitz.ports.agent import (
     ModelCallUsage,
     Parked,
     Resolution,
+    RuleDecision,
     TurnIO,
     TurnPolicy,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "ModelCallUsage",
     "Parked",
     "Resolution",
+    "RuleDecision",
     "SessionPort",
     "TurnIO",
     "TurnPolicy",

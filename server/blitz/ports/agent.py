@@ -92,13 +92,23 @@ class TurnIO(Protocol):
         (WorkspaceService.GetDiff)."""
         ...
 
-    async def rule_approves(self, approval: turn_pb2.ApprovalRequest) -> bool:
-        """Whether a stored approval rule covers this action (by kind and scope_label).
+    async def rule_decides(self, approval: turn_pb2.ApprovalRequest) -> RuleDecision | None:
+        """What the stored approval rules say of this action, if any covers it.
 
-        Call before parking on an approval. True means go ahead without asking; the core
-        has then announced it with a `notice` and a `resolution` event (via "rule").
+        Call before parking on an approval. An allowed action goes ahead without asking, a
+        denied one is refused without asking; either way the core has announced it with a
+        `notice` and a `resolution` event (via "rule"). None: a person decides.
         """
         ...
+
+
+@dataclass(frozen=True)
+class RuleDecision:
+    """A stored rule's say on an action: allowed, or denied (and by which rule, in words
+    the model is told)."""
+
+    allowed: bool
+    rule: str
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,9 @@ class TurnPolicy:
     - `aside`: a side question; any action that would need approval is refused.
     - `fetch_grants`: hosts fetch_url may reach without a NETWORK approval.
     - `images`: attached to the prompt (vision-capable models only).
+    - `approved_kinds`: the ActionKinds the session's mode approves without asking
+      (ACCEPT_EDITS: WRITE and DELETE; BYPASS: every kind), and `mode` its name, for the
+      notice that says so.
     """
 
     read_only: str = ""
@@ -127,6 +140,8 @@ class TurnPolicy:
     aside: bool = False
     fetch_grants: tuple[str, ...] = ()
     images: tuple[ImageInput, ...] = ()
+    approved_kinds: frozenset[int] = frozenset()
+    mode: str = ""
 
 
 @dataclass(frozen=True)

@@ -232,8 +232,11 @@ class Store(Protocol):
 
     async def add_rule(self, rule: RuleRecord) -> None: ...
 
-    async def rules_for(self, *, session_id: str, caller: str) -> list[RuleRecord]:
-        """The SESSION rules of the session and the ALWAYS rules of the caller."""
+    async def rules_for(
+        self, *, session_id: str, caller: str, workspace: str, now: float | None = None
+    ) -> list[RuleRecord]:
+        """The SESSION rules of the session and the ALWAYS rules of the caller in the
+        workspace, but those expired by `now` (the time now by default); oldest first."""
         ...
 
     async def delete_rule(self, rule_id: str) -> bool: ...

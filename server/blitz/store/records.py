@@ -56,6 +56,8 @@ class SessionRecord:
     tasks: bytes | None = None
     # The plan the last plan-mode turn proposed, until a turn accepts or supersedes it.
     plan: bytes | None = None
+    # How its turns' actions are approved (a blitz.v1.SessionMode value).
+    mode: int = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +93,8 @@ class SessionChange:
     tasks: bytes | None = None
     # b"": no plan any more.
     plan: bytes | None = None
+    # A blitz.v1.SessionMode value.
+    mode: int | None = None
     # Change only a session in this state, or whose turn is this one (`update_session`
     # says whether it changed it): what decides a race between processes.
     expect_state: int | None = None
@@ -255,6 +259,12 @@ class RuleRecord:
     caller: str
     create_time: float
     request_id: str = ""
+    # What it matches (match_kind, a blitz.v1.RuleMatchKind: EXACT matches scope_label), its
+    # pattern, whether it allows or denies (a blitz.v1.RuleEffect), when it stops.
+    match_kind: int = 1
+    pattern: str = ""
+    effect: int = 1
+    expire_time: float | None = None
 
 
 @dataclass

@@ -81,6 +81,7 @@ def session_params(rec: SessionRecord) -> Row:
         rec.approval_timeout,
         rec.tasks,
         rec.plan,
+        rec.mode,
     )
 
 

@@ -229,8 +229,11 @@ class SqlStore:
     async def add_rule(self, rule: RuleRecord) -> None:
         await self._execute(self._sql.add_rule, rows.rule_params(rule))
 
-    async def rules_for(self, *, session_id: str, caller: str) -> list[RuleRecord]:
-        found = await self._fetch(self._sql.rules_for, (session_id, caller))
+    async def rules_for(
+        self, *, session_id: str, caller: str, workspace: str, now: float | None = None
+    ) -> list[RuleRecord]:
+        now = time.time() if now is None else now
+        found = await self._fetch(self._sql.rules_for, (session_id, caller, workspace, now))
         return [RuleRecord(*row) for row in found]
 
     async def delete_rule(self, rule_id: str) -> bool:

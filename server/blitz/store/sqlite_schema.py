@@ -171,4 +171,14 @@ MIGRATIONS: list[str] = [
         SELECT owner, workspace, workspace FROM sessions
         WHERE owner <> '' AND workspace <> id ORDER BY create_time;
     """,
+    """
+    -- Rules that match more than a label (a command's prefix, a path's glob), that deny,
+    -- and that end.
+    ALTER TABLE rules ADD COLUMN match_kind INTEGER NOT NULL DEFAULT 1;
+    -- A session's mode (blitz.v1.SessionMode: 1 is ASK).
+    ALTER TABLE sessions ADD COLUMN mode INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE rules ADD COLUMN pattern TEXT NOT NULL DEFAULT '';
+    ALTER TABLE rules ADD COLUMN effect INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE rules ADD COLUMN expire_time REAL;
+    """,
 ]

@@ -50,7 +50,8 @@ LEDGER_COLUMNS = (
     " search_queries, search_cost_usd, time, tokens_unknown"
 )
 RULE_COLUMNS = (
-    "id, scope, kind, scope_label, session_id, workspace, caller, create_time, request_id"
+    "id, scope, kind, scope_label, session_id, workspace, caller, create_time, request_id,"
+    " match_kind, pattern, effect, expire_time"
 )
 IMAGE_COLUMNS = "id, session_id, media_type, data, create_time"
 TOKEN_COLUMNS = "id, name, hash, admin, create_time, revoke_time"
@@ -59,10 +60,12 @@ _SESSION_HEAD = (
     "id, owner, title, workspace, model, labels, state, create_time, update_time, turn_id,"
     " approval_timeout"
 )
-_SESSION_TAIL = "tasks, plan"
+_SESSION_TAIL = "tasks, plan, mode"
 
 # SessionChange's fields, by column.
-_CHANGEABLE = ("state", "turn_id", "model", "title", "labels", "approval_timeout", "tasks", "plan")
+_CHANGEABLE = (
+    "state", "turn_id", "model", "title", "labels", "approval_timeout", "tasks", "plan", "mode"
+)  # fmt: skip
 # What a session's deletion deletes: each table's rows of the session (rules: only its
 # SESSION rules; an ALWAYS rule belongs to its caller and workspace).
 _SESSION_TABLES = (
@@ -131,7 +134,7 @@ class Statements:
         # Sessions
         self.create_session = sql(
             f"INSERT INTO sessions ({_SESSION_HEAD}, {_SESSION_TAIL})"
-            f" VALUES (?, ?, ?, ?, ?, {dialect.json}, ?, ?, ?, ?, ?, ?, ?)"
+            f" VALUES (?, ?, ?, ?, ?, {dialect.json}, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
         self.get_session = sql(f"{sessions} WHERE id = ?")
         self._session_pages = _Shapes(lambda *shape: sql(_session_page(sessions, dialect, *shape)))
@@ -256,11 +259,13 @@ class Statements:
         )
 
         # Approval rules
-        self.add_rule = sql(f"INSERT INTO rules ({RULE_COLUMNS}) VALUES ({_marks(9)})")
+        self.add_rule = sql(f"INSERT INTO rules ({RULE_COLUMNS}) VALUES ({_marks(13)})")
+        # Parameters: session_id, caller, workspace, now. ALWAYS: the caller in the workspace.
         self.rules_for = sql(
             f"SELECT {RULE_COLUMNS} FROM rules"
-            f" WHERE (scope = {s.RULE_SCOPE_SESSION} AND session_id = ?)"
-            f" OR (scope = {s.RULE_SCOPE_ALWAYS} AND caller = ?) ORDER BY create_time, id"
+            f" WHERE ((scope = {s.RULE_SCOPE_SESSION} AND session_id = ?)"
+            f" OR (scope = {s.RULE_SCOPE_ALWAYS} AND caller = ? AND workspace = ?))"
+            " AND (expire_time IS NULL OR expire_time > ?) ORDER BY create_time, id"
         )
         self.delete_rule = sql("DELETE FROM rules WHERE id = ?")
 

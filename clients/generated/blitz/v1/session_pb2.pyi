@@ -104,7 +104,7 @@ class ServerInfo(_message.Message):
     def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id")
+    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id", "mode")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -126,6 +126,7 @@ class Session(_message.Message):
     PENDING_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     id: str
     title: str
     workspace: str
@@ -140,10 +141,11 @@ class Session(_message.Message):
     pending: _containers.RepeatedCompositeFieldContainer[_turn_pb2.TurnEvent]
     approval_timeout: _duration_pb2.Duration
     plan_id: str
-    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., plan_id: _Optional[str] = ...) -> None: ...
+    mode: _turn_pb2.SessionMode
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., plan_id: _Optional[str] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("title", "workspace", "model", "labels", "approval_timeout")
+    __slots__ = ("title", "workspace", "model", "labels", "approval_timeout", "mode")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -156,12 +158,14 @@ class CreateSessionRequest(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     title: str
     workspace: str
     model: str
     labels: _containers.ScalarMap[str, str]
     approval_timeout: _duration_pb2.Duration
-    def __init__(self, title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    mode: _turn_pb2.SessionMode
+    def __init__(self, title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ("session_id",)
@@ -223,20 +227,22 @@ class WatchRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., after_seq: _Optional[int] = ..., follow: _Optional[bool] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("session_id", "request_id", "decision", "reason", "command", "interrupt")
+    __slots__ = ("session_id", "request_id", "decision", "reason", "command", "interrupt", "rule")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     INTERRUPT_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     request_id: str
     decision: _turn_pb2.Decision
     reason: str
     command: str
     interrupt: bool
-    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., decision: _Optional[_Union[_turn_pb2.Decision, str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., interrupt: _Optional[bool] = ...) -> None: ...
+    rule: _turn_pb2.RuleMatch
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., decision: _Optional[_Union[_turn_pb2.Decision, str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., interrupt: _Optional[bool] = ..., rule: _Optional[_Union[_turn_pb2.RuleMatch, _Mapping]] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
     __slots__ = ()
@@ -327,7 +333,7 @@ class UsageReport(_message.Message):
     def __init__(self, total: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...
 
 class Rule(_message.Message):
-    __slots__ = ("id", "scope", "kind", "scope_label", "session_id", "workspace", "caller", "create_time", "request_id")
+    __slots__ = ("id", "scope", "kind", "scope_label", "session_id", "workspace", "caller", "create_time", "request_id", "match", "pattern", "effect", "expire_time")
     ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -337,6 +343,10 @@ class Rule(_message.Message):
     CALLER_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     id: str
     scope: RuleScope
     kind: _turn_pb2.ActionKind
@@ -346,7 +356,11 @@ class Rule(_message.Message):
     caller: str
     create_time: _timestamp_pb2.Timestamp
     request_id: str
-    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[RuleScope, str]] = ..., kind: _Optional[_Union[_turn_pb2.ActionKind, str]] = ..., scope_label: _Optional[str] = ..., session_id: _Optional[str] = ..., workspace: _Optional[str] = ..., caller: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    match: _turn_pb2.RuleMatchKind
+    pattern: str
+    effect: _turn_pb2.RuleEffect
+    expire_time: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[RuleScope, str]] = ..., kind: _Optional[_Union[_turn_pb2.ActionKind, str]] = ..., scope_label: _Optional[str] = ..., session_id: _Optional[str] = ..., workspace: _Optional[str] = ..., caller: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., request_id: _Optional[str] = ..., match: _Optional[_Union[_turn_pb2.RuleMatchKind, str]] = ..., pattern: _Optional[str] = ..., effect: _Optional[_Union[_turn_pb2.RuleEffect, str]] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListRulesRequest(_message.Message):
     __slots__ = ("session_id",)
@@ -421,7 +435,7 @@ class ListTurnsResponse(_message.Message):
     def __init__(self, turns: _Optional[_Iterable[_Union[TurnSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class UpdateSessionRequest(_message.Message):
-    __slots__ = ("session_id", "title", "labels", "approval_timeout", "update_mask")
+    __slots__ = ("session_id", "title", "labels", "approval_timeout", "update_mask", "mode")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -434,12 +448,14 @@ class UpdateSessionRequest(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     title: str
     labels: _containers.ScalarMap[str, str]
     approval_timeout: _duration_pb2.Duration
     update_mask: _field_mask_pb2.FieldMask
-    def __init__(self, session_id: _Optional[str] = ..., title: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+    mode: _turn_pb2.SessionMode
+    def __init__(self, session_id: _Optional[str] = ..., title: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ...) -> None: ...
 
 class DeleteSessionRequest(_message.Message):
     __slots__ = ("session_id",)

@@ -12,6 +12,28 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SessionMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SESSION_MODE_UNSPECIFIED: _ClassVar[SessionMode]
+    SESSION_MODE_ASK: _ClassVar[SessionMode]
+    SESSION_MODE_ACCEPT_EDITS: _ClassVar[SessionMode]
+    SESSION_MODE_READ_ONLY: _ClassVar[SessionMode]
+    SESSION_MODE_PLAN: _ClassVar[SessionMode]
+    SESSION_MODE_BYPASS: _ClassVar[SessionMode]
+
+class RuleMatchKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RULE_MATCH_UNSPECIFIED: _ClassVar[RuleMatchKind]
+    RULE_MATCH_EXACT: _ClassVar[RuleMatchKind]
+    RULE_MATCH_COMMAND_PREFIX: _ClassVar[RuleMatchKind]
+    RULE_MATCH_PATH_GLOB: _ClassVar[RuleMatchKind]
+
+class RuleEffect(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RULE_EFFECT_UNSPECIFIED: _ClassVar[RuleEffect]
+    RULE_EFFECT_ALLOW: _ClassVar[RuleEffect]
+    RULE_EFFECT_DENY: _ClassVar[RuleEffect]
+
 class ExpiryAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     EXPIRY_ACTION_UNSPECIFIED: _ClassVar[ExpiryAction]
@@ -34,6 +56,19 @@ class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DECISION_ONCE: _ClassVar[Decision]
     DECISION_SESSION: _ClassVar[Decision]
     DECISION_ALWAYS: _ClassVar[Decision]
+SESSION_MODE_UNSPECIFIED: SessionMode
+SESSION_MODE_ASK: SessionMode
+SESSION_MODE_ACCEPT_EDITS: SessionMode
+SESSION_MODE_READ_ONLY: SessionMode
+SESSION_MODE_PLAN: SessionMode
+SESSION_MODE_BYPASS: SessionMode
+RULE_MATCH_UNSPECIFIED: RuleMatchKind
+RULE_MATCH_EXACT: RuleMatchKind
+RULE_MATCH_COMMAND_PREFIX: RuleMatchKind
+RULE_MATCH_PATH_GLOB: RuleMatchKind
+RULE_EFFECT_UNSPECIFIED: RuleEffect
+RULE_EFFECT_ALLOW: RuleEffect
+RULE_EFFECT_DENY: RuleEffect
 EXPIRY_ACTION_UNSPECIFIED: ExpiryAction
 EXPIRY_ACTION_DENY: ExpiryAction
 EXPIRY_ACTION_UNANSWERED: ExpiryAction
@@ -50,7 +85,7 @@ DECISION_SESSION: Decision
 DECISION_ALWAYS: Decision
 
 class Turn(_message.Message):
-    __slots__ = ("text", "prompt", "plan", "read_only", "aside", "accepted", "image_ids", "max_turns", "fetch_grants", "max_cost_usd", "timeout", "command", "context")
+    __slots__ = ("text", "prompt", "plan", "read_only", "aside", "accepted", "image_ids", "max_turns", "fetch_grants", "max_cost_usd", "timeout", "command", "context", "mode")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     PLAN_FIELD_NUMBER: _ClassVar[int]
@@ -64,6 +99,7 @@ class Turn(_message.Message):
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
     text: str
     prompt: str
     plan: bool
@@ -77,7 +113,8 @@ class Turn(_message.Message):
     timeout: _duration_pb2.Duration
     command: bool
     context: _containers.RepeatedCompositeFieldContainer[ContextBlock]
-    def __init__(self, text: _Optional[str] = ..., prompt: _Optional[str] = ..., plan: _Optional[bool] = ..., read_only: _Optional[str] = ..., aside: _Optional[bool] = ..., accepted: _Optional[bool] = ..., image_ids: _Optional[_Iterable[str]] = ..., max_turns: _Optional[int] = ..., fetch_grants: _Optional[_Iterable[str]] = ..., max_cost_usd: _Optional[float] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., command: _Optional[bool] = ..., context: _Optional[_Iterable[_Union[ContextBlock, _Mapping]]] = ...) -> None: ...
+    mode: SessionMode
+    def __init__(self, text: _Optional[str] = ..., prompt: _Optional[str] = ..., plan: _Optional[bool] = ..., read_only: _Optional[str] = ..., aside: _Optional[bool] = ..., accepted: _Optional[bool] = ..., image_ids: _Optional[_Iterable[str]] = ..., max_turns: _Optional[int] = ..., fetch_grants: _Optional[_Iterable[str]] = ..., max_cost_usd: _Optional[float] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., command: _Optional[bool] = ..., context: _Optional[_Iterable[_Union[ContextBlock, _Mapping]]] = ..., mode: _Optional[_Union[SessionMode, str]] = ...) -> None: ...
 
 class ContextBlock(_message.Message):
     __slots__ = ("kind", "url", "title", "html", "text")
@@ -322,7 +359,7 @@ class ToolOutput(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., output: _Optional[str] = ...) -> None: ...
 
 class ApprovalRequest(_message.Message):
-    __slots__ = ("request_id", "tool", "kind", "detail", "diff", "scope_label", "agent", "task_id", "expire_time", "on_expire")
+    __slots__ = ("request_id", "tool", "kind", "detail", "diff", "scope_label", "agent", "task_id", "expire_time", "on_expire", "available_decisions", "suggested_rule")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -333,6 +370,8 @@ class ApprovalRequest(_message.Message):
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     ON_EXPIRE_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    SUGGESTED_RULE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     tool: str
     kind: ActionKind
@@ -343,7 +382,23 @@ class ApprovalRequest(_message.Message):
     task_id: str
     expire_time: _timestamp_pb2.Timestamp
     on_expire: ExpiryAction
-    def __init__(self, request_id: _Optional[str] = ..., tool: _Optional[str] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., detail: _Optional[str] = ..., diff: _Optional[str] = ..., scope_label: _Optional[str] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ...) -> None: ...
+    available_decisions: _containers.RepeatedScalarFieldContainer[Decision]
+    suggested_rule: RuleMatch
+    def __init__(self, request_id: _Optional[str] = ..., tool: _Optional[str] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., detail: _Optional[str] = ..., diff: _Optional[str] = ..., scope_label: _Optional[str] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ..., available_decisions: _Optional[_Iterable[_Union[Decision, str]]] = ..., suggested_rule: _Optional[_Union[RuleMatch, _Mapping]] = ...) -> None: ...
+
+class RuleMatch(_message.Message):
+    __slots__ = ("match", "pattern", "effect", "lasts", "label")
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    LASTS_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    match: RuleMatchKind
+    pattern: str
+    effect: RuleEffect
+    lasts: _duration_pb2.Duration
+    label: str
+    def __init__(self, match: _Optional[_Union[RuleMatchKind, str]] = ..., pattern: _Optional[str] = ..., effect: _Optional[_Union[RuleEffect, str]] = ..., lasts: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., label: _Optional[str] = ...) -> None: ...
 
 class Question(_message.Message):
     __slots__ = ("request_id", "question", "options", "agent", "task_id", "multi_select", "expire_time", "on_expire")

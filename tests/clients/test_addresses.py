@@ -14,10 +14,14 @@ import struct
 from collections.abc import AsyncIterator
 
 import pytest
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+from pyqwest import ConnectTimeout
 from support.servers import free_port
 
 from blitz.server import RunningServer
 from blitz_client import AsyncBlitz, Blitz, BlitzError
+from blitz_client._connect import _error as connect_error
 
 
 def live(server: RunningServer, kind: str) -> str:
@@ -88,6 +92,18 @@ async def test_when_every_address_refuses_a_call_fails_after_one_round(kind):
             await asyncio.wait_for(client.session("s_1"), 20)
         with pytest.raises(BlitzError):
             await asyncio.wait_for(_events(client.watch("s_1")), 20)
+
+
+async def test_a_connect_timeout_over_connect_is_a_call_never_sent():
+    """connectrpc reports pyqwest's ConnectTimeout as `deadline_exceeded`; it must move the
+    client on as a refused connection does. (No test here can make a connection hang for
+    pyqwest's 30 s, so this checks the translation alone.)"""
+    try:
+        raise ConnectError(Code.DEADLINE_EXCEEDED, "Request timed out") from ConnectTimeout()
+    except ConnectError as exc:
+        error = connect_error(exc)
+    assert isinstance(error, BlitzError)
+    assert (error.code, error.sent) == ("deadline_exceeded", False)
 
 
 # HTTP/2's connection preface, and a SETTINGS frame and its acknowledgement: enough of a

@@ -53,7 +53,8 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
             "--server",
             metavar="URL",
             default=default,
-            help="host:port (gRPC) or http://host:port (Connect) [BLITZ_SERVER;"
+            help="host:port (gRPC) or http://host:port (Connect); several replicas'"
+            " separated by commas, all of one kind [BLITZ_SERVER;"
             f" default {DEFAULT_URL}]",
         )
         parser.add_argument(

@@ -2,7 +2,9 @@
 
 Two clients with the same methods: `AsyncBlitz` for asyncio code and `Blitz` for
 blocking code. The URL picks the transport: `http://…`/`https://…` speak Connect to the
-server's HTTP port, `host:port` (or `grpc://…`, `grpcs://…`) speak gRPC.
+server's HTTP port, `host:port` (or `grpc://…`, `grpcs://…`) speak gRPC. Given several
+replicas' URLs (a list, or one string with commas), a client uses one at a time and moves
+on to the next when its server is gone or leaving.
 
     from blitz_client import Blitz
 

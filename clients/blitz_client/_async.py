@@ -3,8 +3,9 @@
 Each method builds its request from Python values (`_requests.py`), sends it through the
 transport the URL picked (`_transport.py`) and returns the reply's useful part; pages are
 fetched as they are read. What happens when the server goes away, a call sent again or a
-dropped stream resumed without a duplicate, is `_resume.py`'s: every call goes through the
-client's `Resumer`. Nothing here reads the environment or retries on its own.
+dropped stream resumed without a duplicate, on the same address or the next one
+(`_addresses.py`), is `_resume.py`'s: every call goes through the client's `Resumer`.
+Nothing here reads the environment or retries on its own.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from types import TracebackType
 from typing import Any, Literal, Self, Unpack
 
 from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
+from blitz_client._addresses import Addresses, parse_addresses
 from blitz_client._requests import (
     DecisionLike,
     TurnOptions,
@@ -44,7 +46,10 @@ class AsyncBlitz:
     Args:
         url: `http://host:port` or `https://…` (Connect, the server's HTTP port), or
             `host:port`, `grpc://host:port`, `grpcs://host:port` (gRPC). Default: the
-            local server's gRPC port.
+            local server's gRPC port. For several replicas, a sequence of addresses or one
+            string of them separated by commas, all Connect URLs or all gRPC targets
+            (ValueError otherwise): the client uses one at a time, the first to begin
+            with, and moves on to the next when its server is gone or leaving.
         token: sent as `authorization: Bearer TOKEN` on every call (ValueError unless it
             is printable ASCII without spaces).
         ca_file: a PEM file of the certificate authorities that a TLS server's certificate
@@ -53,13 +58,15 @@ class AsyncBlitz:
             and a call refused by a server that is shutting down keeps being sent again,
             before the last error is raised.
 
+    `url` is the address in use now, and `urls` all of them, in the order given.
+
     Use it as `async with AsyncBlitz(url) as blitz:`; it must be opened inside the event
     loop that uses it.
     """
 
     def __init__(
         self,
-        url: str = DEFAULT_URL,
+        url: str | Sequence[str] = DEFAULT_URL,
         *,
         token: str | None = None,
         ca_file: str | None = None,
@@ -67,11 +74,25 @@ class AsyncBlitz:
     ) -> None:
         if token is not None and not _TOKEN.fullmatch(token):
             raise ValueError("token must be printable ASCII, without spaces")
-        self.url = url
-        self._token = token
-        self._ca = Path(ca_file).read_bytes() if ca_file else None
-        self._resume = Resumer(reconnect_timeout=reconnect_timeout)
-        self._transport: Transport | None = None
+        addresses = parse_addresses(url)
+        ca = Path(ca_file).read_bytes() if ca_file else None
+
+        def open_one(address: str) -> Transport:
+            return open_transport(address, token=token, ca=ca)
+
+        # Transports are opened on first use, so that a channel binds to the loop using it.
+        self._addresses = Addresses(addresses, open_transport=open_one)
+        self._resume = Resumer(self._addresses, reconnect_timeout=reconnect_timeout)
+
+    @property
+    def url(self) -> str:
+        """The address in use now: the first given, until its server went away."""
+        return self._addresses.current
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every address given, in order."""
+        return self._addresses.all
 
     async def __aenter__(self) -> Self:
         return self
@@ -85,21 +106,12 @@ class AsyncBlitz:
         await self.close()
 
     async def close(self) -> None:
-        """Close the connection; open streams end."""
-        if self._transport is not None:
-            transport, self._transport = self._transport, None
-            await transport.close()
-
-    @property
-    def _t(self) -> Transport:
-        # Opened on first use, so that the channel binds to the loop that uses it.
-        if self._transport is None:
-            self._transport = open_transport(self.url, token=self._token, ca=self._ca)
-        return self._transport
+        """Close the connections; open streams end."""
+        await self._addresses.close()
 
     async def _unary(self, method: str, request: Any) -> Any:
-        """One call, sent again while a server that is going away refuses it."""
-        return await self._resume.call(lambda: self._t.unary(method, request))
+        """One call, sent again (maybe elsewhere) where `_resume.py` finds it safe."""
+        return await self._resume.call(method, lambda t: t.unary(method, request))
 
     # The server
 
@@ -310,7 +322,7 @@ class AsyncBlitz:
     ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
         """The events of the turn that `request` starts (RunTurn, AcceptPlan), resumed."""
         return self._resume.turn(
-            lambda: self._t.stream(method, request),
+            lambda t: t.stream(method, request),
             self._watcher(session_id, follow=True),
             turn_id=turn_id,
         )
@@ -318,11 +330,11 @@ class AsyncBlitz:
     def _watcher(self, session_id: str, *, follow: bool) -> StreamOpener:
         """Opens the session's Watch stream after a given seq."""
 
-        def open_stream(after_seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        def open_stream(t: Transport, after_seq: int) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
             request = session_pb2.WatchRequest(
                 session_id=session_id, after_seq=after_seq, follow=follow
             )
-            return self._t.stream("Watch", request)
+            return t.stream("Watch", request)
 
         return open_stream
 

@@ -1,7 +1,10 @@
 """The Connect transport, on connectrpc's async client; ConnectError becomes BlitzError here.
 
 The ErrorInfo is a Connect error detail of type `blitz.v1.ErrorInfo`. connectrpc reports
-a refused or dropped connection as `unavailable`, which the clients resume from.
+a refused or dropped connection as `unavailable`, which the clients resume from, and a
+connection that took too long to open as `deadline_exceeded`. In both cases pyqwest's
+exception is the ConnectError's cause: a `ConnectionError` (its `ConnectTimeout` is one)
+means no connection was made, so the request was never sent (`sent=False`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ def _error(exc: ConnectError) -> BaseException:
     for detail in exc.details:
         if detail.type_name == "blitz.v1.ErrorInfo":
             info = turn_pb2.ErrorInfo.FromString(detail.message_bytes)
-    return BlitzError.from_info(exc.code.value, info, exc.message)
+    sent = not isinstance(exc.__cause__, ConnectionError)
+    return BlitzError.from_info(exc.code.value, info, exc.message, sent=sent)
 
 
 def _snake(method: str) -> str:

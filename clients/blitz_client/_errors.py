@@ -64,6 +64,8 @@ class BlitzError(Exception):
         message: an English description.
         info: the ErrorInfo detail as the server sent it; None when the failure carried
             none (the connection failed, or the server is not a Blitz server).
+        sent: False when no connection could be made (refused, timed out, no such host):
+            the request never left the client, so no server did anything with it.
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class BlitzError(Exception):
         metadata: Mapping[str, str] | None = None,
         *,
         info: turn_pb2.ErrorInfo | None = None,
+        sent: bool = True,
     ) -> None:
         super().__init__(f"{reason}: {message}" if message else reason)
         self.code = code
@@ -81,13 +84,17 @@ class BlitzError(Exception):
         self.message = message
         self.metadata: dict[str, str] = dict(metadata or {})
         self.info = info
+        self.sent = sent
 
     @classmethod
-    def from_info(cls, code: str, info: turn_pb2.ErrorInfo | None, message: str) -> BlitzError:
+    def from_info(
+        cls, code: str, info: turn_pb2.ErrorInfo | None, message: str, *, sent: bool = True
+    ) -> BlitzError:
         """From a wire status and the ErrorInfo detail it carried, if any."""
         if info is None or not info.reason:
-            return cls(code, code.upper(), message, info=info)
-        return cls(code, info.reason, info.message or message, dict(info.metadata), info=info)
+            return cls(code, code.upper(), message, info=info, sent=sent)
+        metadata = dict(info.metadata)
+        return cls(code, info.reason, info.message or message, metadata, info=info, sent=sent)
 
     @property
     def resumable(self) -> bool:

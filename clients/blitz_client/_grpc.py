@@ -1,7 +1,8 @@
 """The gRPC transport, on grpc.aio; every AioRpcError becomes a BlitzError here.
 
 The ErrorInfo travels in the `grpc-status-details-bin` trailer as a `google.rpc.Status`
-detail; `grpc_status.rpc_status.from_call` decodes it.
+detail; `grpc_status.rpc_status.from_call` decodes it. A call that failed because the
+channel could not connect is marked `sent=False`: grpc says so only in the status's text.
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ _OPTIONS = [
 ]
 
 
+# How grpc-core begins the UNAVAILABLE of a call that no connection could carry (refused,
+# timed out, reset during the handshake, a name that does not resolve): the call was
+# never written to any server.
+_NOT_CONNECTED = (
+    "failed to connect to all addresses",
+    "DNS resolution failed",
+    "empty address list",
+)
+
+
 def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
     info = None
     status = rpc_status.from_call(exc)  # type: ignore[arg-type]  # AioRpcError quacks as a Call
@@ -41,7 +52,9 @@ def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
     name = exc.code().name.lower()
     # Connect's spelling, so that BlitzError.code is the same on both transports.
     code = "canceled" if name == "cancelled" else name
-    return BlitzError.from_info(code, info, exc.details() or "")
+    details = exc.details() or ""
+    sent = not (exc.code() == grpc.StatusCode.UNAVAILABLE and details.startswith(_NOT_CONNECTED))
+    return BlitzError.from_info(code, info, details, sent=sent)
 
 
 class GrpcTransport:

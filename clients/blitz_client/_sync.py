@@ -95,7 +95,7 @@ class Blitz:
 
     def __init__(
         self,
-        url: str = DEFAULT_URL,
+        url: str | Sequence[str] = DEFAULT_URL,
         *,
         token: str | None = None,
         ca_file: str | None = None,
@@ -109,8 +109,13 @@ class Blitz:
 
     @property
     def url(self) -> str:
-        """The server's URL, as given."""
+        """The address in use now: the first given, until its server went away."""
         return self._client.url
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every address given, in order."""
+        return self._client.urls
 
     def __enter__(self) -> Self:
         return self

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from blitz.v1 import turn_pb2
 
-__all__ = ["Transport", "open_transport"]
+__all__ = ["Transport", "is_connect", "open_transport"]
 
 
 class Transport(Protocol):
@@ -33,6 +33,11 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
+def is_connect(url: str) -> bool:
+    """Whether `url` is spoken to over Connect (else gRPC)."""
+    return url.startswith(("http://", "https://"))
+
+
 def open_transport(url: str, *, token: str | None = None, ca: bytes | None = None) -> Transport:
     """A transport for `url`; `token` is sent as `authorization: Bearer …` on every call.
 
@@ -40,7 +45,7 @@ def open_transport(url: str, *, token: str | None = None, ca: bytes | None = Non
     system's). Must be called with an event loop running: grpc.aio binds its channel to it.
     """
     headers = {"authorization": f"Bearer {token}"} if token else {}
-    if url.startswith(("http://", "https://")):
+    if is_connect(url):
         from blitz_client._connect import ConnectTransport
 
         return ConnectTransport(url.rstrip("/"), headers=headers, ca=ca)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 
 from support.processes import interruptible
+from support.servers import free_port
 
 from blitz_client import AsyncBlitz
 
@@ -24,6 +26,17 @@ async def blitz(server, *args: str) -> tuple[int, str, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def blitz_alone(*args: str, **env: str) -> tuple[int, str, str]:
+    """Run `blitz ARGS` with only what `args` and `env` say of the server."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BLITZ_")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "blitz.cli", *args, env={**clean, **env},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode or 0, out.decode(), err.decode()
 
@@ -167,3 +180,26 @@ async def test_run_approving_for_the_session_an_action_with_a_secret_approves_it
     code, out, err = await blitz(server, "run", "$ echo password=hunter2", "--approve", "session")
     assert code == 0, err
     assert "exit 0" in out
+
+
+async def test_server_and_blitz_server_take_replicas_separated_by_commas(server):
+    """The first where nothing listens: the command goes on with the second."""
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session()
+    dead = f"127.0.0.1:{free_port()}"
+    code, out, err = await blitz_alone(
+        "sessions", "--json", "--server", f"{dead},{server.grpc_target}"
+    )
+    assert code == 0, err
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [session.id]
+
+    replicas = f"http://127.0.0.1:{free_port()}, {server.http_url}"
+    code, out, err = await blitz_alone("run", "over connect", BLITZ_SERVER=replicas)
+    assert code == 0, err
+    assert "You said: over connect" in out
+
+    code, _, err = await blitz_alone(
+        "sessions", "--server", f"{server.grpc_target},{server.http_url}"
+    )
+    assert code == 2
+    assert "not a mix" in err and "Traceback" not in err

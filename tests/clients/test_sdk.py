@@ -463,6 +463,7 @@ async def test_a_seq_lost_on_the_way_is_read_again(client: AsyncBlitz):
     session = await client.create_session()
     done = [e async for e in client.run(session.id, "think: a few words\nhello there")]
     assert done[-1].seq >= 4
-    client._transport = _Lossy(client._t, lose_seq=3)
+    index, transport = client._addresses.pick()
+    client._addresses._transports[index] = _Lossy(transport, lose_seq=3)
     seen = [e async for e in client.watch(session.id, follow=False)]
     assert [e.seq for e in seen] == list(range(1, done[-1].seq + 1)), "nothing lost, no repeats"

@@ -58,6 +58,13 @@ _NAMED = re.compile(
     rf"(\b({_NAME})[\"']?\s*[=:]\s*[\"']?)(?!\*\*\*|bearer\b|basic\b)([^\s\"'&,;]+)", re.I
 )
 
+# What follows a flag in the server's own guidance and is no secret: a word of prose, a
+# flag, an environment variable's name, a placeholder in capitals, a bracket.
+_PROSE = (
+    r"(?:or|and|nor|to|is|with|for|the|a|an|if|when|instead|then|in|of|as)\b[,.;:)]?(?:\s|$)"
+    r"|-|\(|\[|`|(?-i:BLITZ_[A-Z_]+\b|[A-Z][A-Z_]{2,}(?:\s|$|[,.;:)\]]))"
+)
+
 # Each pattern keeps its first group and masks the rest of the match.
 _PATTERNS: list[re.Pattern[str]] = [
     # Authorization: Bearer ..., Basic ...
@@ -66,8 +73,9 @@ _PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(?=@)", re.I),
     # ?token=... &api_key=... in URLs
     re.compile(rf"([?&]{_NAME}=)[^&\s#'\"]+", re.I),
-    # --password value, --token=value
-    re.compile(rf"(--{_NAME}[= ])(?!\*\*\*)\S+", re.I),
+    # --password value, --token=value; not a word of the prose around a flag ("give
+    # --tokens or --tokens-file"), another flag, or a placeholder (`--token TOKEN`).
+    re.compile(rf"(--{_NAME}[= ])(?!\*\*\*|{_PROSE})\S+", re.I),
 ]
 
 # Secrets recognisable by shape alone, masked whole.

@@ -203,6 +203,26 @@ async def test_a_refused_host_name_is_explained_in_our_words(
     assert "cannot be used" in error
 
 
+async def test_a_host_name_is_looked_up_only_once_the_fetch_is_approved(
+    make_driver: Callable[..., Driver], io: RecordingIO, monkeypatch
+) -> None:
+    """The lookup itself leaves the machine: a denied fetch must not have made one."""
+    import pydantic_ai._ssrf as ssrf
+
+    looked_up: list[str] = []
+    real = ssrf.resolve_hostname
+
+    async def recorded(hostname: str) -> list[str]:
+        looked_up.append(hostname)
+        return await real(hostname)
+
+    monkeypatch.setattr(ssrf, "resolve_hostname", recorded)
+    driver = make_driver(fetch=FetchLimits(allow_local=True))
+    await driver.run("fetch http://not-approved.example/page", io=io, decide=deny)
+    assert driver.parks, "it asked"
+    assert looked_up == [], "and looked nothing up before the answer"
+
+
 async def test_a_redirect_to_another_host_is_checked_again(
     workspace: Path, io: RecordingIO
 ) -> None:

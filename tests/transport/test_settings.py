@@ -163,3 +163,21 @@ def test_the_otlp_endpoint_falls_back_to_the_standard_variable() -> None:
     assert load_settings({}, standard).otlp_endpoint == "http://collector:4318"
     ours = {**standard, "BLITZ_OTLP_ENDPOINT": "https://traces.example:4318"}
     assert load_settings({}, ours).otlp_endpoint == "https://traces.example:4318"
+
+
+def test_every_example_the_settings_table_gives_is_understood():
+    """A size the README promises (`--command-memory 8GiB`) once stopped the server."""
+    import re
+
+    from blitz.config import SETTINGS
+
+    examples = 0
+    for spec in SETTINGS:
+        for example in re.findall(r"accepts `([^`]+)`", spec.help):
+            spec.parse(example)
+            examples += 1
+    assert examples >= 5
+    sizes = {"8GiB": 8 * 2**30, "64KiB": 64 * 2**10, "2MiB": 2 * 2**20, "1G": 2**30}
+    memory = next(spec for spec in SETTINGS if spec.name == "command_memory")
+    for text, value in sizes.items():
+        assert memory.parse(text) == value

@@ -136,9 +136,15 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
             return {"url": url, "error": "not a valid URL: its host or port cannot be read"}
         return {"url": url, "error": "only absolute http:// and https:// URLs can be fetched"}
     grants = Grants.parse(deps.policy.fetch_grants)
+    # What can be refused without a lookup is refused before anyone is asked to approve
+    # it (an address written in the URL, a name no DNS could hold); a name is looked up
+    # only once the fetch is approved: the lookup itself tells a DNS server where the
+    # agent wants to go.
     try:
-        # Refuse a blocked address before anyone is asked to approve it.
-        await _resolve(url, origin, allow_local=limits.allow_local)
+        if _literal(origin.host):
+            await _resolve(url, origin, allow_local=limits.allow_local)
+        else:
+            _check_name(origin.host)
     except _Refused as exc:
         return {"url": url, "error": str(exc)}
     if not grants.cover(origin):
@@ -205,6 +211,23 @@ async def _download(
             finally:
                 await response.aclose()
     raise _Refused(f"the server redirected more than {_MAX_REDIRECTS} times")
+
+
+def _literal(host: str) -> bool:
+    """Whether `host` is an address itself, which needs no lookup to be checked."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _check_name(host: str) -> None:
+    """`_Refused` for a host name no DNS server could hold (IDNA refuses it)."""
+    try:
+        host.encode("idna")
+    except UnicodeError as exc:
+        raise _Refused(_address_refusal(host, ValueError(str(exc)))) from None
 
 
 async def _resolve(url: str, origin: Origin, *, allow_local: bool) -> ResolvedUrl:

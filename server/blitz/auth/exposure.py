@@ -40,8 +40,8 @@ def requires_tokens(*, hosts: Sequence[str], tokens_configured: bool, insecure: 
     exposed = exposed_hosts(hosts)
     if exposed and not insecure:
         raise ServeRefused(
-            f"refusing to listen on {', '.join(exposed)} with no tokens: anyone who reaches the"
-            " port could read every session and run commands. Create one with"
+            f"refusing to listen on {', '.join(exposed)} with no tokens, since anyone who"
+            " reaches the port could read every session and run commands. Create one with"
             " `blitz token create NAME`, give --tokens or --tokens-file, or pass --insecure"
             " to serve without authentication."
         )

@@ -52,14 +52,22 @@ RUN groupadd --system --gid 10001 blitz \
         --shell /usr/sbin/nologin blitz \
     && install -d -o 10001 -g 10001 -m 0750 /data
 
-# The builder's pinned pip installs both wheels and their dependencies into a virtual
-# environment that has no pip of its own: nothing in it is there unless Blitz needs it.
-# Given together, the local blitz-client wheel is what meets the server's requirement.
+# The builder's pinned pip installs into a virtual environment that has no pip of its own:
+# nothing in it is there unless Blitz needs it. First the dependencies, from the lock
+# (docker/requirements.lock, `make lock`): every one pinned, every file checked against its
+# hash, none built from source, and none missing (in hash-checking mode pip refuses a
+# dependency that the lock lacks). Then the two wheels alone (--no-deps), so that no index
+# is ever asked for a package named blitz-client; `pip check` proves that the lock meets
+# their requirements.
 RUN --mount=type=bind,from=builder,source=/build,target=/build \
     --mount=type=bind,from=builder,source=/wheels,target=/wheels \
+    --mount=type=bind,source=docker/requirements.lock,target=/tmp/requirements.lock \
     --mount=type=cache,target=/root/.cache/pip \
     python -m venv --without-pip /opt/blitz \
-    && /build/bin/python -m pip --python /opt/blitz/bin/python install /wheels/*.whl
+    && /build/bin/python -m pip --python /opt/blitz/bin/python install \
+        --require-hashes --only-binary=:all: -r /tmp/requirements.lock \
+    && /build/bin/python -m pip --python /opt/blitz/bin/python install --no-deps /wheels/*.whl \
+    && /build/bin/python -m pip --python /opt/blitz/bin/python check
 
 # The HEALTHCHECK's probe: stdlib only, it follows BLITZ_HTTP_PORT, BLITZ_TLS_CERT and
 # BLITZ_CONFIG the way the server does.

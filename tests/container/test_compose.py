@@ -1,8 +1,9 @@
 """compose.yaml runs the image as the Dockerfile means it: tokens from a secret, a named
 volume for /data, both ports on the host's loopback, the same health check, a restart
-policy, and time enough to drain. compose.replicas.yaml runs it the same way as replicas on
-one PostgreSQL database and one volume of workspaces, behind a proxy that publishes the
-same ports (the proxy itself runs in test_proxy.py).
+policy, time enough to drain, and a hardened container (no capability, a read-only root,
+bounded processes and memory) whose commands get the box. compose.replicas.yaml runs it
+the same way as replicas on one PostgreSQL database and one volume of workspaces, behind a
+proxy that publishes the same ports (the proxy itself runs in test_proxy.py).
 
 No Compose runs here, so the files are read and checked against the Dockerfile, each other
 and the proxy's configuration.
@@ -131,6 +132,54 @@ def test_a_stop_leaves_the_server_time_to_drain(server):
     longest_drain = defaults.drain_delay + 2 * defaults.drain_timeout
     grace = int(blitz["stop_grace_period"].removesuffix("s"))
     assert grace > longest_drain
+
+
+def test_the_server_runs_as_the_images_user_without_capabilities_or_new_privileges(
+    server, dockerfile: Dockerfile
+):
+    _, blitz = server
+    assert "user" not in blitz, "the image's own unprivileged user"
+    assert dockerfile.final.last("USER").args.partition(":")[0] != "0"
+    assert blitz["cap_drop"] == ["ALL"] and "cap_add" not in blitz
+    assert not blitz.get("privileged")
+    assert "no-new-privileges:true" in blitz["security_opt"]
+
+
+def test_only_the_data_volume_and_a_small_tmp_are_writable(server, dockerfile: Dockerfile):
+    _, blitz = server
+    assert blitz["read_only"] is True
+    (tmpfs,) = blitz["tmpfs"]
+    path, _, options = tmpfs.partition(":")
+    assert path == "/tmp"
+    flags = dict(option.partition("=")[::2] for option in options.split(","))
+    assert {"noexec", "nosuid", "nodev"} <= flags.keys() and flags["size"] == "64m"
+    (mount,) = blitz["volumes"]
+    assert mount.partition(":")[2] == env_after(dockerfile.final, {})["BLITZ_DATA_DIR"]
+
+
+def test_the_containers_processes_and_memory_are_bounded(server, dockerfile: Dockerfile):
+    """A cap on processes above the image's rlimit on its user's (which a fork bomb meets
+    first), and memory without swap beyond it: the bounds of every command's tree together."""
+    _, blitz = server
+    rlimit = int(env_after(dockerfile.final, {})["BLITZ_COMMAND_PROCESSES"])
+    assert isinstance(blitz["pids_limit"], int) and blitz["pids_limit"] > rlimit
+    assert re.fullmatch(r"\d+g", blitz["mem_limit"])
+    assert blitz["memswap_limit"] == blitz["mem_limit"], "no swap beyond the memory limit"
+
+
+def test_commands_get_the_box_docker_seccomp_json_and_nothing_wider(server):
+    """The seccomp profile is the repository's (test_seccomp.py checks what it allows), and
+    the only other loosening is the two options the box needs; nothing turns seccomp off."""
+    _, blitz = server
+    options = blitz["security_opt"]
+    (profile,) = [o.partition("=")[2] for o in options if o.startswith("seccomp=")]
+    assert profile == "docker/seccomp.json" and (REPO / profile).is_file()
+    assert set(options) == {
+        "no-new-privileges:true",
+        "seccomp=docker/seccomp.json",
+        "apparmor=unconfined",
+        "systempaths=unconfined",
+    }
 
 
 # The replicated setup

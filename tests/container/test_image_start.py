@@ -307,8 +307,11 @@ def _replay(
                 options = dict(part.split("=", 1) for part in mount.split(","))
                 # One root for both stages: a bind mount of the builder's folder must show
                 # it where it was made.
-                if options["type"] == "bind":
+                if options["type"] == "bind" and "from" in options:
                     assert options["source"] == options["target"], mount
+                # A file of the build context, mounted for this RUN alone: put in place.
+                elif options["type"] == "bind":
+                    _bind_context_file(options, root=root, workdir=workdir, ignore=ignore)
             env = {
                 k: v
                 for k, v in os.environ.items()
@@ -341,6 +344,19 @@ def _copy(instruction: Instruction, *, root: Path, workdir: Path, ignore: Docker
             shutil.copy2(origin, copied)
             if mode := instruction.flag("chmod"):
                 copied.chmod(int(mode[0], 8))
+
+
+def _bind_context_file(
+    options: dict[str, str], *, root: Path, workdir: Path, ignore: DockerIgnore
+) -> None:
+    """`--mount=type=bind,source=FILE,target=PATH` from the build context: FILE at PATH."""
+    source, target = options["source"], options["target"]
+    assert not ignore.excludes(source), f"{source} is left out of the build context"
+    origin = REPO / source
+    assert origin.is_file(), f"{source}: only files of the context are bound here"
+    placed = root / target.lstrip("/") if target.startswith("/") else workdir / target
+    placed.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(origin, placed)
 
 
 def _rooted(command: str, root: Path) -> str:

@@ -9,11 +9,13 @@ section says of the files must be what they are.
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
 import yaml
 
+from blitz.agent.sandbox import Isolation
 from blitz.auth import parse_tokens
 from blitz.auth.tokens import token_hash
 
@@ -96,3 +98,38 @@ def test_the_replicas_section_names_the_files_and_services_as_they_are():
     assert len(servers) == 2
     for server in servers:
         assert server.replace("blitz-c", "blitz-a") in config, server
+
+
+def test_the_docker_run_recipe_runs_the_container_as_compose_does():
+    """Hardened and boxed alike: each Compose setting has its `docker run` option."""
+    words = shlex.split(block("### Run it with `docker run`", "sh").replace("\\\n", " "))
+    options: dict[str, list[str]] = {}
+    for option, value in zip(words, [*words[1:], ""], strict=True):
+        if option.startswith("--"):
+            options.setdefault(option, []).append(value)
+    blitz = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]["blitz"]
+    assert "--read-only" in options and blitz["read_only"] is True
+    assert options["--tmpfs"] == blitz["tmpfs"]
+    assert options["--cap-drop"] == blitz["cap_drop"] == ["ALL"]
+    assert options["--security-opt"] == blitz["security_opt"]
+    assert options["--pids-limit"] == [str(blitz["pids_limit"])]
+    assert options["--memory"] == [blitz["mem_limit"]]
+    assert options["--memory-swap"] == [blitz["memswap_limit"]]
+
+
+def test_the_confinement_section_names_the_settings_and_the_signs_as_they_are():
+    section = DOC[DOC.index("### What confines commands") :]
+    section = section[: section.index("\n### ", 1)]
+    blitz = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]["blitz"]
+    for option in blitz["security_opt"]:
+        if option != "no-new-privileges:true":
+            assert f"`{option}`" in section, option
+    assert f"`pids_limit: {blitz['pids_limit']}`" in section
+    assert f"`mem_limit: {blitz['mem_limit']}`" in section
+    for mechanism in Isolation:
+        assert f"`{mechanism.value}`" in section, mechanism
+    server = (REPO / "server" / "blitz" / "server.py").read_text()
+    assert '"serving",' in server and "commands=server.commands" in server
+    assert "`commands` field" in section and "`command_isolation`" in section
+    proto = (REPO / "proto" / "blitz" / "v1" / "session.proto").read_text()
+    assert "string command_isolation = " in proto

@@ -53,7 +53,7 @@ __all__ = [
     "Isolation",
     "Launch",
     "isolation",
-    "kill_marked",
+    "kill_leftovers",
 ]
 
 log = structlog.get_logger(__name__)
@@ -292,17 +292,22 @@ def isolation(requested: str = "auto") -> Isolation:
     return Isolation.UNCONFINED
 
 
-def kill_marked(marker: str) -> int:
-    """SIGKILL every process whose environment carries `marker`; how many."""
+def kill_leftovers(marker: str, group: int | None = None) -> int:
+    """SIGKILL every living process whose environment carries `marker` or that is in
+    process group `group`; how many. Zombies are left to whoever reaps them."""
     needle = f"{MARKER_VARIABLE}={marker}\0".encode()
     killed = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if needle in (entry / "environ").read_bytes():
+            # stat: "pid (comm) state ppid pgrp ...", comm may hold anything but ")".
+            fields = (entry / "stat").read_bytes().rpartition(b")")[2].split()
+            if fields[0] == b"Z":
+                continue
+            if int(fields[2]) == group or needle in (entry / "environ").read_bytes():
                 os.kill(int(entry.name), signal.SIGKILL)
                 killed += 1
-        except (OSError, ValueError):
+        except (OSError, ValueError, IndexError):
             continue  # gone, or not ours to read
     return killed

@@ -28,12 +28,13 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blitz.agent.sandbox import CommandSandbox, Isolation, Launch, kill_marked
+from blitz.agent.sandbox import CommandSandbox, Isolation, Launch, kill_leftovers
 
 __all__ = ["LINE_HOLD", "CommandOutcome", "run_shell"]
 
@@ -46,6 +47,8 @@ _READ_SIZE = 65536
 _DRAIN_S = 0.2
 # How often a running command is checked for its exit.
 _POLL_S = 0.02
+# How long a command's leavings may take to be gone once it has ended (`_clean_up`).
+_GONE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -270,15 +273,23 @@ async def _reaped(proc: _Command, pumping: asyncio.Task[None], launch: Launch) -
     """Until the killed shell is reaped, what carries its marker killed, its cgroup and
     temporary folder removed, and its output task ended."""
     await proc.wait()
-    await asyncio.to_thread(_clean_up, launch)
+    await asyncio.to_thread(_clean_up, launch, proc.pid)
     await _settled(pumping)
 
 
-def _clean_up(launch: Launch) -> None:
+def _clean_up(launch: Launch, group: int | None = None) -> None:
     """What a command leaves once its shell is gone: marked processes, its cgroup, its
-    private temporary folder. Blocking: run on a thread."""
+    private temporary folder. Blocking: run on a thread.
+
+    Without a PID namespace (`launch.marker`), until nothing of its process group
+    (`group`) and nothing marked is alive, for up to `_GONE_S`: a fork bomb killed once
+    leaves children it forked meanwhile, which the next command would meet as its user's
+    process limit ("cannot fork").
+    """
     if launch.marker is not None:
-        kill_marked(launch.marker)
+        deadline = time.monotonic() + _GONE_S
+        while kill_leftovers(launch.marker, group) and time.monotonic() < deadline:
+            time.sleep(_POLL_S)
     if launch.cgroup is not None:
         launch.cgroup.remove()
     if launch.tmp is not None:

@@ -29,7 +29,7 @@ def test_generated_code_matches_the_proto_files(tmp_path: Path) -> None:
     fresh, committed = work / GENERATED, ROOT / GENERATED
     names = sorted(p.name for p in fresh.iterdir() if p.is_file())
     assert names == sorted(
-        p.name for p in committed.iterdir() if p.is_file() and p.suffix in {".py", ".pyi"}
+        p.name for p in committed.iterdir() if p.is_file() and p.suffix in {".py", ".pyi", ".binpb"}
     )
     _, mismatch, errors = filecmp.cmpfiles(fresh, committed, names, shallow=False)
     assert mismatch == [] and errors == [], "run `make proto` and commit the result"
@@ -54,7 +54,10 @@ def test_turn_proto_numbers_the_seed_fields_in_order() -> None:
         "timeout",
         "command",
         "context",
+        # Added by Blitz, from 16 up.
+        "mode",
     ]
+    assert t.Turn.DESCRIPTOR.fields_by_name["mode"].number == 16
     event = {f.name: f.number for f in t.TurnEvent.DESCRIPTOR.fields}
     assert event == {
         "author": 1,

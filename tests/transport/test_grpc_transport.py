@@ -8,6 +8,7 @@ import time
 import grpc
 import pytest
 import structlog
+from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
@@ -181,3 +182,54 @@ async def test_a_request_that_does_not_decode_is_invalid_argument_with_error_inf
     health = health_pb2_grpc.HealthStub(grpc_channel)
     reply = await health.Check(health_pb2.HealthCheckRequest())
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def _reflect(
+    channel: grpc.aio.Channel, request: reflection_pb2.ServerReflectionRequest
+) -> reflection_pb2.ServerReflectionResponse:
+    call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo(iter([request]))
+    reply = await call.read()
+    call.cancel()
+    return reply  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("symbol", "file", "comment"),
+    [
+        ("blitz.v1.SessionService.Decide", "blitz/v1/session.proto", "Answers an ApprovalRequest"),
+        ("blitz.v1.WorkspaceService.GetDiff", "blitz/v1/workspace.proto", "A unified diff"),
+        ("blitz.v1.Decision.DECISION_ALWAYS", "blitz/v1/turn.proto", "This action only."),
+        ("blitz.v1.DECISION_ALWAYS", "blitz/v1/turn.proto", "This action only."),
+        ("blitz.v1.Turn.text", "blitz/v1/turn.proto", "UPPER_SNAKE_CASE"),
+        ("grpc.health.v1.Health", "grpc_health/v1/health.proto", ""),
+    ],
+)
+async def test_reflection_finds_methods_and_values_with_their_comments(
+    grpc_channel: grpc.aio.Channel, symbol: str, file: str, comment: str
+) -> None:
+    """`describe blitz.v1.SessionService.Decide` was NOT_FOUND, and no comment was served."""
+    reply = await _reflect(
+        grpc_channel, reflection_pb2.ServerReflectionRequest(file_containing_symbol=symbol)
+    )
+    assert not reply.HasField("error_response"), reply.error_response
+    files = {
+        proto.name: proto
+        for proto in map(
+            descriptor_pb2.FileDescriptorProto.FromString,
+            reply.file_descriptor_response.file_descriptor_proto,
+        )
+    }
+    assert file in files
+    comments = " ".join(
+        location.leading_comments for location in files[file].source_code_info.location
+    )
+    assert comment in comments
+    assert set(files[file].dependency) <= set(files), "its imports come with it"
+
+
+async def test_reflection_still_says_not_found(grpc_channel: grpc.aio.Channel) -> None:
+    reply = await _reflect(
+        grpc_channel,
+        reflection_pb2.ServerReflectionRequest(file_containing_symbol="blitz.v1.Nothing"),
+    )
+    assert reply.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]

@@ -167,3 +167,51 @@ async def test_an_envelope_claiming_more_than_a_port_reads_is_too_large_with_a_r
     info = info_of_json(error)
     assert info.reason == "REQUEST_TOO_LARGE"
     assert dict(info.metadata) == {"field": "request", "limit": str(8 * 1024 * 1024)}
+
+
+async def test_a_json_field_the_message_lacks_is_refused_by_name(http):
+    """It was dropped: `{"titel": "x"}` made an untitled session."""
+    create = "/blitz.v1.SessionService/CreateSession"
+    answer = await http.post(create, json={"titel": "x"})
+    assert answer.status_code == 400
+    body = answer.json()
+    info = info_of_json(body)
+    assert (info.reason, info.metadata["field"]) == ("INVALID_ARGUMENT", "titel")
+    assert "titel is not one of its fields" in body["message"]
+    assert_ours(body["message"])
+
+    request = json.dumps({"sessionId": "s", "turn": {"txt": "hi"}}).encode()
+    nested = await http.post(
+        "/blitz.v1.SessionService/RunTurn",
+        content=struct.pack(">BI", 0, len(request)) + request,
+        headers={"content-type": "application/connect+json"},
+    )
+    error = end_of_connect_stream(nested.content)
+    assert info_of_json(error).metadata["field"] == "turn.txt"
+
+    known = await http.post(create, json={"title": "x"})
+    assert known.status_code == 200, "the same call with the field spelt right is served"
+
+
+async def test_a_json_error_carries_its_error_info_as_json_too(http):
+    """Connect's `debug`: a client without our descriptors reads the reason and the field,
+    in a unary answer, a stream's end message and a refusal before any handler."""
+    unary = (await http.post(LIST, json={"pageSize": "many"})).json()
+    stream = end_of_connect_stream(
+        (
+            await http.post(
+                WATCH, content=struct.pack(">BI", 1, 2) + b"{}",
+                headers={"content-type": "application/connect+json"},
+            )
+        ).content
+    )  # fmt: skip
+    early = (await http.post(LIST, content=b"{}", headers={"content-type": "text/plain"})).json()
+    for body in (unary, stream, early):
+        [detail] = body["details"]  # type: ignore[misc]
+        info = info_of_json(body)
+        assert detail["debug"] == {
+            "reason": info.reason,
+            "metadata": dict(info.metadata),
+            "message": info.message,
+        }
+    assert unary["details"][0]["debug"]["metadata"]["field"] == "page_size"  # type: ignore[index]

@@ -28,24 +28,22 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from connectrpc.code import Code
-from connectrpc.compat import google_protobuf_codecs
+from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.descriptor_pb2 import MethodOptions
-from protobuf.wkt import Any as AnyDetail
 
 from blitz.errors import BlitzError, Status
 from blitz.ports import Authenticate, CallContext
 from blitz.transport.calls import Calls
-from blitz.transport.connect_errors import Guarded, ProtocolErrors
+from blitz.transport.connect_errors import Guarded, InfoDetail, ProtocolErrors
 from blitz.transport.error_size import fit_error
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.transport.methods import SERVICES, methods_of
 from blitz.transport.undecodable import Undecodable, undecodable
-from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:
     from connectrpc.codec import Codec
@@ -68,7 +66,6 @@ CONNECT_CODES: dict[Status, Code] = {
     Status.INTERNAL: Code.INTERNAL,
 }
 
-_ERROR_INFO_TYPE_URL = "type.googleapis.com/" + turn_pb2.ErrorInfo.DESCRIPTOR.full_name
 # Paths of the server-streaming methods, whose responses are left uncompressed.
 _STREAM_PATHS = frozenset(
     method.path for service in SERVICES for method in methods_of(service) if method.streaming
@@ -86,8 +83,9 @@ _STREAM_ACCEPT_ENCODING = frozenset({b"connect-accept-encoding", b"grpc-accept-e
 def _to_connect_error(error: BlitzError) -> ConnectError:
     """The wire form of a BlitzError: its status's code, message, ErrorInfo detail."""
     error = fit_error(error)
-    detail = AnyDetail(type_url=_ERROR_INFO_TYPE_URL, value=error.to_proto().SerializeToString())
-    return ConnectError(CONNECT_CODES[error.status], error.message, details=[detail])
+    return ConnectError(
+        CONNECT_CODES[error.status], error.message, details=[InfoDetail(error.to_proto())]
+    )
 
 
 class _ConnectWire:
@@ -174,7 +172,13 @@ def build_connect_apps(
     """
     calls = Calls(ports, gate, _ConnectWire(), authenticate=authenticate)
     options = {
-        "codecs": [_ExplainedCodec(codec) for codec in google_protobuf_codecs()],
+        "codecs": [
+            _ExplainedCodec(codec)
+            for codec in (
+                google_protobuf_binary_codec(),
+                google_protobuf_json_codec(ignore_unknown_fields=False),
+            )
+        ],
         "read_max_bytes": MAX_REQUEST_BYTES,
         "interceptors": [ProtocolErrors(_to_connect_error)],
     }

@@ -26,10 +26,13 @@ from typing import Any
 
 import structlog
 from connectrpc.code import Code
-from connectrpc.errors import ConnectError
+from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.request import RequestContext
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, json_format
 from google.rpc import status_pb2
+from protobuf import message_from_json_value
+from protobuf.wkt import Any as AnyDetail
+from protobuf.wkt import Struct
 
 from blitz.errors import BlitzError, internal_error, invalid_argument
 from blitz.transport.error_size import fit_error
@@ -37,7 +40,7 @@ from blitz.transport.gate import request_too_large
 from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.v1 import turn_pb2
 
-__all__ = ["ERROR_INFO", "Guarded", "ProtocolErrors", "is_ours"]
+__all__ = ["ERROR_INFO", "Guarded", "InfoDetail", "ProtocolErrors", "is_ours"]
 
 log = structlog.get_logger(__name__)
 
@@ -62,6 +65,32 @@ _WHY = (
     ("unknown compression", "its encoding is not one this server reads (gzip, or none)"),
     ("unary request has", "a unary call takes exactly one message"),
 )
+
+
+class InfoDetail(ErrorDetail):
+    """A `BlitzError`'s ErrorInfo as a Connect error detail: the message in `value`, as
+    every detail, and also as JSON in `debug`, which Connect's protocol allows so that a
+    client without our descriptors (curl, a browser's network tab) can read it.
+
+    connectrpc writes `debug` from `value()`, which it can render only for messages of
+    its own protobuf runtime, and our stubs are of the other one; so `value()` answers
+    the ErrorInfo as a Struct of its JSON form (connectrpc calls it only to write JSON).
+    """
+
+    def __init__(self, info: turn_pb2.ErrorInfo) -> None:
+        super().__init__(
+            AnyDetail(type_url="type.googleapis.com/" + ERROR_INFO, value=info.SerializeToString())
+        )
+        self.debug: dict[str, Any] = json_format.MessageToDict(info)
+        self._as_json = message_from_json_value(Struct, self.debug)
+
+    def value(self, *args: Any) -> Any:
+        return super().value(*args) if args else self._as_json
+
+    def to_json(self) -> dict[str, Any]:
+        """The detail as Connect's JSON error body carries it."""
+        value = base64.b64encode(self.message_bytes).decode().rstrip("=")
+        return {"type": ERROR_INFO, "value": value, "debug": self.debug}
 
 
 def is_ours(error: ConnectError) -> bool:
@@ -199,12 +228,11 @@ class _Bodied:
 async def _send_json(send: Send, status: int, error: BlitzError, codes: dict[Any, Code]) -> None:
     """The error as Connect's JSON error body (and its ErrorInfo as a detail)."""
     error = fit_error(error)
-    info = base64.b64encode(error.to_proto().SerializeToString()).decode().rstrip("=")
     body = json.dumps(
         {
             "code": codes[error.status].value,
             "message": error.message,
-            "details": [{"type": ERROR_INFO, "value": info}],
+            "details": [InfoDetail(error.to_proto()).to_json()],
         }
     ).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]

@@ -5,7 +5,7 @@ table comes from the service descriptors, `methods`); this module supplies only 
 does its own way: a call's context (deadline, metadata, peer), tolerant decoding
 (`grpc_decoding`), and failures: a `BlitzError` aborts with the status of its reason and a
 `google.rpc.Status` carrying the `ErrorInfo` in `grpc-status-details-bin`. Health and
-reflection are served beside them.
+reflection (`reflection`: every symbol, with the proto comments) are served beside them.
 
 No business logic here: a rule about sessions or turns belongs to the core.
 """
@@ -30,6 +30,7 @@ from blitz.transport.error_size import fit_error
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
 from blitz.transport.grpc_decoding import NotOurs, tolerant
 from blitz.transport.methods import SERVICES, methods_of
+from blitz.transport.reflection import DescribedPool
 from blitz.transport.tls import Tls
 from blitz.transport.undecodable import Undecodable
 
@@ -152,7 +153,9 @@ def build_grpc_server(
         _add_service(server, service, calls)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = (*(service.full_name for service in SERVICES), health.SERVICE_NAME)
-    reflection.enable_server_reflection((*names, reflection.SERVICE_NAME), server)
+    reflection.enable_server_reflection(
+        (*names, reflection.SERVICE_NAME), server, pool=DescribedPool()
+    )
     return server
 
 

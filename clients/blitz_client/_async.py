@@ -24,6 +24,7 @@ from blitz_client._requests import (
     DecisionLike,
     TurnOptions,
     build_turn,
+    busy_value,
     decision_value,
     duration,
     state_value,
@@ -251,20 +252,24 @@ class AsyncBlitz:
         text: str = "",
         *,
         turn_id: str | None = None,
+        busy: str | int = "reject",
         **options: Unpack[TurnOptions],
     ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
         """Run one turn; yields its events, the last being `finished`.
 
         The options are the Turn's fields (`plan`, `read_only`, `timeout`, ... see
         `TurnOptions`). `turn_id` is the idempotency key; one is made up when omitted, so
-        that a dropped stream is resumed without starting a second turn. A failed turn is
-        not an exception: its `finished.error` says why. Calls that fail before the turn
-        starts (SESSION_BUSY, INVALID_ARGUMENT, ...) raise BlitzError.
+        that a dropped stream is resumed without starting a second turn. `busy`: what to do
+        when the session has a turn already: "reject" (SESSION_BUSY), "enqueue" (wait for
+        it, queued) or "interrupt" (cancel it). A failed turn is not an exception: its
+        `finished.error` says why. Calls that fail before the turn starts (SESSION_BUSY,
+        INVALID_ARGUMENT, ...) raise BlitzError.
         """
         request = session_pb2.RunTurnRequest(
             session_id=session_id,
             turn=build_turn(text, **options),
             turn_id=turn_id or f"t_{uuid.uuid4().hex}",
+            busy=busy_value(busy),  # type: ignore[arg-type]
         )
 
         async for event in self._turn("RunTurn", request, session_id, request.turn_id):
@@ -379,9 +384,12 @@ class AsyncBlitz:
         response: session_pb2.CancelResponse = await self._unary("Cancel", request)
         return response.turn_id
 
-    async def steer(self, session_id: str, text: str) -> str:
-        """Queue `text` for the running turn's next model call; returns the turn's id."""
-        request = session_pb2.SteerRequest(session_id=session_id, text=text)
+    async def steer(self, session_id: str, text: str, *, expected_turn_id: str = "") -> str:
+        """Queue `text` for the running turn's next model call; returns the turn's id.
+        With `expected_turn_id`, only if that is the session's turn (else TURN_MISMATCH)."""
+        request = session_pb2.SteerRequest(
+            session_id=session_id, text=text, expected_turn_id=expected_turn_id
+        )
         response: session_pb2.SteerResponse = await self._unary("Steer", request)
         return response.turn_id
 

@@ -32,6 +32,7 @@ RETRY: Mapping[str, str] = {
     "SESSION_BUSY": "after",
     "SESSION_CLOSED": "no",
     "NO_RUNNING_TURN": "no",
+    "TURN_MISMATCH": "no",
     "TURN_ID_REUSED": "no",
     "ALREADY_RESOLVED": "no",
     "NO_PENDING_PLAN": "no",

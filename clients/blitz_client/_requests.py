@@ -71,6 +71,30 @@ def state_value(state: str | int | None) -> int:
     return int(state)
 
 
+def busy_value(busy: str | int) -> int:
+    """The `BusyStrategy` value of "reject"/"enqueue"/"interrupt" (any case) or an enum."""
+    if isinstance(busy, str):
+        word = busy.lower().removeprefix("busy_strategy_")
+        names = {"reject", "enqueue", "interrupt"}
+        if word not in names:
+            raise ValueError(f"busy must be one of reject, enqueue, interrupt; got {busy!r}")
+        return int(session_pb2.BusyStrategy.Value(f"BUSY_STRATEGY_{word.upper()}"))
+    return int(busy)
+
+
+def mode_value(mode: str | int) -> int:
+    """The `SessionMode` value of "ask"/"accept_edits"/"read_only"/"plan"/"bypass" (any
+    case) or an enum."""
+    if isinstance(mode, str):
+        name = "SESSION_MODE_" + mode.upper().removeprefix("SESSION_MODE_").replace("-", "_")
+        if name not in turn_pb2.SessionMode.keys() or name.endswith("UNSPECIFIED"):
+            raise ValueError(
+                f"mode must be one of ask, accept_edits, read_only, plan, bypass; got {mode!r}"
+            )
+        return int(turn_pb2.SessionMode.Value(name))
+    return int(mode)
+
+
 def duration(value: float | timedelta) -> duration_pb2.Duration:
     """A Duration from seconds or a timedelta."""
     result = duration_pb2.Duration()
@@ -91,6 +115,8 @@ class TurnOptions(TypedDict, total=False):
     timeout: wall-clock deadline in seconds or a timedelta, time parked included.
     fetch_grants: hosts the agent may fetch without asking. image_ids: uploaded images.
     context: attached content, as ContextBlock messages or dicts of their fields.
+    mode: this turn's mode ("accept_edits", "read_only", "plan", ...; the session's when
+    unset).
     """
 
     prompt: str
@@ -105,6 +131,7 @@ class TurnOptions(TypedDict, total=False):
     fetch_grants: Iterable[str]
     image_ids: Iterable[str]
     context: Iterable[ContextLike]
+    mode: str | int
 
 
 def build_turn(text: str, **options: Unpack[TurnOptions]) -> turn_pb2.Turn:
@@ -120,4 +147,6 @@ def build_turn(text: str, **options: Unpack[TurnOptions]) -> turn_pb2.Turn:
         ]
     if "timeout" in fields:
         fields["timeout"] = duration(fields["timeout"])
+    if "mode" in fields:
+        fields["mode"] = mode_value(fields["mode"])
     return turn_pb2.Turn(text=text, **fields)

@@ -222,10 +222,13 @@ class Blitz:
         text: str = "",
         *,
         turn_id: str | None = None,
+        busy: str | int = "reject",
         **options: Unpack[TurnOptions],
     ) -> Stream[turn_pb2.TurnEvent]:
         """Run one turn; its events, the last being `finished`. See `AsyncBlitz.run`."""
-        return self._stream(self._client.run(session_id, text, turn_id=turn_id, **options))
+        return self._stream(
+            self._client.run(session_id, text, turn_id=turn_id, busy=busy, **options)
+        )
 
     def follow_turn(
         self, session_id: str, turn_id: str, *, after_seq: int = 0
@@ -282,9 +285,11 @@ class Blitz:
         """Cancel the running turn; returns its id."""
         return self._runner.run(self._client.cancel(session_id, turn_id))
 
-    def steer(self, session_id: str, text: str) -> str:
-        """Queue text for the running turn; returns its id."""
-        return self._runner.run(self._client.steer(session_id, text))
+    def steer(self, session_id: str, text: str, *, expected_turn_id: str = "") -> str:
+        """Queue text for the running turn; returns its id. See `AsyncBlitz.steer`."""
+        return self._runner.run(
+            self._client.steer(session_id, text, expected_turn_id=expected_turn_id)
+        )
 
     def usage(self, session_id: str) -> session_pb2.UsageReport:
         """The session's usage ledger."""

@@ -180,6 +180,7 @@ async def _assembled(
                 approval_timeout=_timedelta_or_none(settings.approval_timeout),
                 drain_timeout=settings.drain_timeout,
                 max_running_turns=settings.max_running_turns,
+                refuse_when_full=settings.when_full == "refuse",
                 turn_lease=settings.turn_lease,
                 facts=facts,
                 tracer=tracing.tracer("blitz.core") if tracing else None,

@@ -82,6 +82,33 @@ async def test_a_second_turn_while_one_is_parked_is_session_busy(client):
     assert await client.cancel(session.id) == "t_first"
 
 
+async def test_busy_enqueues_or_interrupts_and_steer_names_its_turn(client):
+    session = await client.create_session()
+    first = client.run(session.id, "$ echo wait", turn_id="t_first")
+    async for event in first:
+        if event.HasField("approval_request"):
+            break
+    await first.aclose()
+    with pytest.raises(BlitzError) as raised:
+        await client.steer(session.id, "hi", expected_turn_id="t_other")
+    assert raised.value.reason == "TURN_MISMATCH"
+    assert await client.steer(session.id, "hi", expected_turn_id="t_first") == "t_first"
+
+    queued = client.run(session.id, "later", turn_id="t_later", busy="enqueue")
+    async for event in queued:
+        if event.HasField("notice"):
+            break
+    assert list((await client.session(session.id)).queued_turn_ids) == ["t_later"]
+    events = [e async for e in client.run(session.id, "now", busy="interrupt", mode="read_only")]
+    assert "now" in events[-1].finished.output
+    assert events[0].accepted.turn.mode == turn_pb2.SESSION_MODE_READ_ONLY
+    rest = [e async for e in queued]
+    assert "later" in rest[-1].finished.output
+    with pytest.raises(ValueError, match="busy must be one of"):
+        async for _ in client.run(session.id, "x", busy="later"):
+            pass
+
+
 async def test_sessions_iterates_over_every_page(client):
     created = [(await client.create_session(title=f"n{i}")).id for i in range(5)]
     listed = [s.id async for s in client.sessions(page_size=2)]

@@ -32,6 +32,7 @@ class Settings:
     max_turns: int = 50
     # Turns doing work at once; more wait for a slot (a parked turn holds none).
     max_running_turns: int = 256
+    when_full: str = "queue"
     # Seconds a replica's hold on a running turn lasts unrenewed (a shared database): a
     # replica that dies has its turns taken over by another within about this long.
     turn_lease: float = 6.0

@@ -113,8 +113,15 @@ SETTINGS: tuple[SettingSpec, ...] = (
     _spec(
         "max_running_turns",
         values.positive_int,
-        "turns doing work at once; more wait, accepted, for a slot (a parked turn holds none)",
+        "turns doing work at once (a parked turn holds none); past it, see --when-full",
         "N",
+    ),
+    _choice(
+        "when_full",
+        "BLITZ_WHEN_FULL",
+        ("queue", "refuse"),
+        "a new turn past --max-running-turns: `queue` (accepted, it waits for a slot with a"
+        " notice saying so) or `refuse` (RATE_LIMITED with a retry_after)",
     ),
     _spec(
         "turn_lease",

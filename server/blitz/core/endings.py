@@ -51,6 +51,8 @@ class TurnEndings(TurnHolds):
 
     # What the driver holds (turns.py), used here too.
     _log: EventLog
+    # Set by `drain`: turns end, and no queued one starts.
+    _stopping: bool = False
     _locks: SessionLocks
     _pending: PendingRequests
 
@@ -137,6 +139,11 @@ class TurnEndings(TurnHolds):
             rec.state = TurnState.FINISHED
             rec.history = None
             self._live.discard(active)
+            if not active.aside and not self._stopping:
+                self._ended(sid)
+
+    def _ended(self, session_id: str) -> None:
+        """A main turn of the session has ended (with the lock held): the queue's (queue.py)."""
 
     async def _end(self, active: ActiveTurn, *, output: str, error: BlitzError | None) -> None:
         rec = active.rec
@@ -238,14 +245,18 @@ class TurnEndings(TurnHolds):
     async def settle_finished(self, active: ActiveTurn) -> None:
         """Complete a turn taken over whose `finished` is in the log already (its holder
         died between that and its records): the session let go, the turn recorded."""
-        await self.release_session(active)
+        released = await self.release_session(active)
         await self.record_finished(active)
         self._live.discard(active)
+        if released and not self._stopping:
+            self._ended(active.session_id)
 
     # Process life
 
     async def drain(self, grace: float) -> None:
-        """Let running turns finish for up to `grace` s, then stop them; stop the timers."""
+        """Let running turns finish for up to `grace` s, then stop them; stop the timers.
+        No queued turn starts from here on (they wait in the store for the next start)."""
+        self._stopping = True
         tasks = {a.task for a in self._live.all() if a.task is not None}
         if tasks:
             await asyncio.wait(tasks, timeout=grace)

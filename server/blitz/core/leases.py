@@ -9,8 +9,9 @@ Only where processes share the store. Every third of a lease (`--turn-lease`), o
    cancel or to take steer text, so a cancel reaches its turn even if its announcement
    was missed (`Turns.renewed` acts on the answer); an announcement (`Turns.on_asked`)
    makes the renewal come at once;
-2. sweeps: takes over running turns whose lease ended (their holder died) and settles
-   parked turns that need someone (`recovery.py`), and counts the parked turns.
+2. sweeps: takes over running turns whose lease ended (their holder died), settles
+   parked turns that need someone and starts queues left idle (`recovery.py`), and
+   counts the parked turns.
 
 So a turn whose holder died is ended by another process within about a lease and a third.
 """
@@ -89,4 +90,5 @@ class Leases:
             except Exception:
                 log.exception("take_over_failed", turn_id=rec.turn_id)
         await self._recovery.sweep_parked()
+        await self._recovery.start_queues()
         self._turns.count_parked_in_store(await self._store.count_turns(TurnState.PARKED))

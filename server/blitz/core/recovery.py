@@ -7,6 +7,10 @@ finishing has its records follow its `finished`; any other ends with SERVER_REST
 (CANCELLED in a closed session). Its committed events stay; nothing of its step in
 flight is replayed.
 
+A queued turn is held by no one either: a session left idle with a queue (its process
+died between a turn's end and the next one's start) has its next turn started
+(`start_queues`), at start and in the leases' sweep.
+
 A parked turn is held by no one, so nothing of it dies with a process, but what that
 process was doing to it may be left half done: answers stored and not announced, or the
 last answer stored and the turn not resumed; a deadline nobody is timing; a close that did
@@ -58,9 +62,20 @@ class Recovery:
             await self.take_over(rec, expired_before=now if shared else None)
         if shared:
             await self.sweep_parked()
-            return
-        for rec in await self._store.turns_in_state(TurnState.PARKED):
-            await self.settle_parked(rec, at_start=True)
+        else:
+            for rec in await self._store.turns_in_state(TurnState.PARKED):
+                await self.settle_parked(rec, at_start=True)
+        await self.start_queues()
+
+    async def start_queues(self) -> None:
+        """Start the queued turns of sessions left idle (their process died between a
+        turn's end and the next one's start); a session that is busy starts its own."""
+        queued = await self._store.turns_in_state(TurnState.QUEUED)
+        for session_id in sorted({rec.session_id for rec in queued}):
+            try:
+                await self._turns.start_next(session_id)
+            except Exception:
+                log.exception("queued_turn_not_started", session_id=session_id)
 
     async def take_over(self, rec: TurnRecord, *, expired_before: float | None) -> None:
         """End a running turn whose holder died (see the module doc)."""

@@ -42,6 +42,7 @@ from blitz.core.pages import fill_page
 from blitz.core.pending import PendingRequests
 from blitz.core.plans import no_plan, open_plan, rejection
 from blitz.core.prompt import turn_images, turn_prompt
+from blitz.core.queue import interrupted_by
 from blitz.core.recovery import Recovery
 from blitz.core.sessions import SessionCalls
 from blitz.core.supervisor import Supervisor
@@ -103,6 +104,7 @@ class SessionCore(SessionCalls, DecisionCalls):
         approval_timeout: timedelta | None = None,
         drain_timeout: float = 10.0,
         max_running_turns: int = 256,
+        refuse_when_full: bool = False,
         turn_lease: float = 6.0,
         replica: str = "",
         facts: ServerFacts | None = None,
@@ -145,6 +147,7 @@ class SessionCore(SessionCalls, DecisionCalls):
             lease=turn_lease,
             admissions=self._admissions,
             max_running=max_running_turns,
+            refuse_when_full=refuse_when_full,
             tracer=tracer,
         )
         self._recovery = Recovery(
@@ -305,7 +308,11 @@ class SessionCore(SessionCalls, DecisionCalls):
         with ExitStack() as admission:
             # Until its `accepted` is handed over, the turn goes before agent work.
             admission.enter_context(self._admissions.admitting())
-            rec, session = await self._admit(req, ctx, plan_id=plan_id)
+            rec, session, interrupting = await self._admit(req, ctx, plan_id=plan_id)
+            if interrupting:
+                # Queued first; the turn it interrupts ends, and its end starts this one.
+                await self._turns.cancel_turn(session, interrupting, interrupted_by(rec.turn_id))
+                await self._turns.start_next(session.id)
             # Closed here, not when collected: its live subscription ends with the stream.
             events = self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True)
             async with aclosing(events):
@@ -318,8 +325,10 @@ class SessionCore(SessionCalls, DecisionCalls):
 
     async def _admit(
         self, req: s.RunTurnRequest, ctx: CallContext, *, plan_id: str
-    ) -> tuple[TurnRecord, SessionRecord]:
-        """The turn of a RunTurn call, started (or found, when its turn_id ran before)."""
+    ) -> tuple[TurnRecord, SessionRecord, str]:
+        """The turn of a RunTurn call, started, or queued behind the session's turn (or
+        found, when its turn_id ran before); and the turn it interrupts, if it does."""
+        interrupting = ""
         async with self._locks(req.session_id):
             session = await self.session_record(req.session_id, ctx)
             rec = None
@@ -336,7 +345,8 @@ class SessionCore(SessionCalls, DecisionCalls):
                     raise BlitzError(
                         Reason.SESSION_CLOSED, "the session is closed", {"session_id": session.id}
                     )
-                if session.turn_id and not req.turn.aside:
+                busy = bool(session.turn_id) and not req.turn.aside
+                if busy and (plan_id or req.busy not in _QUEUEING):
                     raise BlitzError(
                         Reason.SESSION_BUSY,
                         "a turn is already running in this session",
@@ -344,6 +354,16 @@ class SessionCore(SessionCalls, DecisionCalls):
                     )
                 if plan_id:
                     open_plan(session.plan, plan_id)
+                if busy:
+                    front = req.busy == s.BUSY_STRATEGY_INTERRUPT
+                    rec = await self._turns.enqueue(
+                        session, req.turn, req.turn_id or new_turn_id(), front=front
+                    )
+                    interrupting = session.turn_id if front else ""
+                    # Its turn may have ended as this one was queued: look once more.
+                    if not interrupting:
+                        self._turns.start_soon(session.id)
+                    return rec, session, interrupting
                 rec = await self._turns.start(
                     session,
                     req.turn,
@@ -356,7 +376,7 @@ class SessionCore(SessionCalls, DecisionCalls):
                     await self._log.commit(
                         session.id, rec.turn_id, t.TurnEvent(plan_decision=decision)
                     )
-        return rec, session
+        return rec, session, interrupting
 
     async def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         if req.after_seq < 0:
@@ -387,14 +407,22 @@ class SessionCore(SessionCalls, DecisionCalls):
         session = await self.session_record(req.session_id, ctx)
         turn_id = req.turn_id or session.turn_id
         reason = BlitzError(Reason.CANCELLED, "the turn was cancelled")
+        if req.turn_id and await self._turns.end_queued(session.id, req.turn_id, reason):
+            return s.CancelResponse(turn_id=turn_id)
         if not turn_id or not await self._turns.cancel_turn(session, turn_id, reason):
             raise _no_running_turn(session.id, req.turn_id)
         return s.CancelResponse(turn_id=turn_id)
 
     async def steer(self, req: s.SteerRequest, ctx: CallContext) -> s.SteerResponse:
-        check.check_steer(req.text)
+        check.check_steer(req)
         session = await self.session_record(req.session_id, ctx)
         turn_id = session.turn_id
+        if req.expected_turn_id and req.expected_turn_id != turn_id:
+            raise BlitzError(
+                Reason.TURN_MISMATCH,
+                f"the session's turn is {turn_id or 'none'}, not {req.expected_turn_id}",
+                {"expected_turn_id": req.expected_turn_id, "turn_id": turn_id},
+            )
         # Queued in the store, where the turn's holder takes it from, whoever that is.
         if not turn_id or not await self._store.add_steer(session.id, turn_id, req.text):
             raise _no_running_turn(session.id, "")
@@ -415,6 +443,10 @@ class SessionCore(SessionCalls, DecisionCalls):
             entries.append(entry)
         entries.reverse()
         return s.UsageReport(total=await session_usage(self._store, session.id), entries=entries)
+
+
+# The strategies that take a turn into a busy session rather than refuse it.
+_QUEUEING = frozenset({s.BUSY_STRATEGY_ENQUEUE, s.BUSY_STRATEGY_INTERRUPT})
 
 
 def _closes(event: t.TurnEvent) -> bool:

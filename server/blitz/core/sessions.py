@@ -66,6 +66,7 @@ class SessionCalls:
             rec,
             usage=await session_usage(self._store, rec.id),
             pending=await self._store.list_pending(rec.id),
+            queued=[q.turn_id for q in await self._store.queued_turns(rec.id)],
         )
 
     async def _workspace_folder(self, name: str, session_id: str, ctx: CallContext) -> str:
@@ -159,10 +160,12 @@ class SessionCalls:
             unfinished = await self._store.turns_in_state(TurnState.RUNNING, session_id=rec.id)
             turn_ids = {rec.turn_id} if rec.turn_id else set()
             turn_ids |= {turn.turn_id for turn in unfinished}
+            closed_error = BlitzError(Reason.CANCELLED, "the session was closed")
             for turn_id in sorted(turn_ids):
-                await self._turns.cancel_turn(
-                    rec, turn_id, BlitzError(Reason.CANCELLED, "the session was closed")
-                )
+                await self._turns.cancel_turn(rec, turn_id, closed_error)
+            # Its queue: none of them starts in a closed session, so each ends here.
+            for queued in await self._store.queued_turns(rec.id):
+                await self._turns.end_queued(rec.id, queued.turn_id, closed_error)
             # After its turns' `finished`: a following Watch ends with this event.
             closed = t.SessionStateChange(state=t.SessionStateChange.STATE_CLOSED, reason="closed")
             await self._log.commit(rec.id, "", t.TurnEvent(session_state=closed))

@@ -10,8 +10,8 @@ after a restart included.
 
 Every turn ends with exactly one `finished` event, whatever happened: an answer, an
 error, a cancel, a deadline, a shutdown; how is the other half of the driver,
-`endings.py`, which `Turns` inherits. What a dead process left behind is settled by
-`recovery.py`.
+`endings.py`, which `Turns` inherits, as it does the queue of turns waiting for their
+session (`queue.py`). What a dead process left behind is settled by `recovery.py`.
 
 Where processes share the store, a turn is held by the one running it: that one writes
 it, fenced by the epoch it took it at, and renews its lease (`leases.py`, through
@@ -42,12 +42,14 @@ import structlog
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.admissions import Admissions
-from blitz.core.endings import FORKABLE_TURNS, TurnEndings, interrupted
+from blitz.core.endings import FORKABLE_TURNS, interrupted
 from blitz.core.event_log import EventLog, TurnLost
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import Answered, PendingRequests
 from blitz.core.plans import proposal, proposed_event
+from blitz.core.queue import TurnQueue
 from blitz.core.slash_commands import CommandContext, parse_command, run_command
+from blitz.core.slots import RunSlots
 from blitz.core.supervisor import Supervisor
 from blitz.core.turn_io import TurnChannel
 from blitz.core.views import session_usage
@@ -69,7 +71,7 @@ log = structlog.get_logger(__name__)
 _State = t.SessionStateChange.State
 
 
-class Turns(TurnEndings):
+class Turns(TurnQueue):
     """Every unfinished turn of this process, and the tasks that drive them."""
 
     def __init__(
@@ -87,9 +89,12 @@ class Turns(TurnEndings):
         lease: float,
         admissions: Admissions,
         max_running: int = 256,
+        refuse_when_full: bool = False,
         tracer: Tracer | None = None,
     ) -> None:
-        """`admissions`: the RunTurn calls under way, which runs let through first."""
+        """`admissions`: the RunTurn calls under way, which runs let through first;
+        `max_running` runs at once, and past it a new turn waits with a notice, or, with
+        `refuse_when_full`, is refused (slots.py)."""
         # This process, as the holder of the turns it runs, and how long a hold lasts.
         self.owner = owner
         self.lease = lease
@@ -106,7 +111,7 @@ class Turns(TurnEndings):
         self._tracer = tracer
         self._tasks = Supervisor("turns")
         self._live = LiveTurns(count_parked=not store.shared)
-        self._slots = asyncio.Semaphore(max_running)
+        self._slots = RunSlots(max_running, refuse_when_full=refuse_when_full)
         self._admissions = admissions
         pending.listen(self)
         log.listen(self)
@@ -125,8 +130,10 @@ class Turns(TurnEndings):
         """Record the turn and its `accepted` event, then drive it in the background.
 
         Call with the session's lock held; unless the turn is an aside, the session must be
-        idle, and it is marked running.
+        idle, and it is marked running. RATE_LIMITED when every slot is taken and the
+        operator chose to refuse then.
         """
+        self._slots.check_room()
         now = time.time()
         timeout = turn.timeout.ToTimedelta() if turn.HasField("timeout") else self._default_timeout
         before = await session_usage(self._store, session.id)
@@ -164,11 +171,14 @@ class Turns(TurnEndings):
         if not turn.aside:
             self.announce(session.id, _State.STATE_RUNNING, turn_id, fence=rec.epoch)
         rec.first_seq = (await accepted).seq
-        active = ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images)
-        self._live.add(active)
-        metrics.turn_started(_turn_kind(turn))
-        self._launch(active, None)
+        self._begin(ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images))
         return rec
+
+    def _begin(self, active: ActiveTurn) -> None:
+        """Hold a turn that has just started here, and drive its first run."""
+        self._live.add(active)
+        metrics.turn_started(_turn_kind(active.turn))
+        self._launch(active, None)
 
     async def _not_idle(self, session_id: str) -> BlitzError:
         """Why a turn could not take the session: it closed, or another turn took it."""
@@ -212,7 +222,10 @@ class Turns(TurnEndings):
                 # many turns do work at once: under a burst, the first ones park or
                 # finish first instead of all of them at the end.
                 await self._admissions.let_through()
-                async with self._slots:
+                if self._slots.full:
+                    waiting = t.TurnEvent(notice=t.Notice(text=self._slots.waiting_notice()))
+                    await self._log.commit(rec.session_id, rec.turn_id, waiting, fence=rec.epoch)
+                async with self._slots.held():
                     async with asyncio.timeout_at(deadline) as scope:
                         outcome = await self._step(active, io, results)
                     await self._settle(active, outcome)

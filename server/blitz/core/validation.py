@@ -311,6 +311,8 @@ def check_turn(req: s.RunTurnRequest, *, bypass_allowed: bool = False) -> None:
         raise invalid_argument("turn.accepted", "a turn cannot both propose and accept a plan")
     if turn.aside and (turn.plan or turn.accepted):
         raise invalid_argument("turn.aside", "an aside turn neither proposes nor accepts plans")
+    if req.busy not in s.BusyStrategy.values():
+        raise invalid_argument("busy", "busy must be REJECT, ENQUEUE or INTERRUPT")
 
 
 def _check_turn_sizes(turn: t.Turn) -> None:
@@ -336,7 +338,10 @@ def _check_turn_sizes(turn: t.Turn) -> None:
         raise _too_long("turn", _TURN_BYTES_MAX, "bytes")
 
 
-def check_steer(text: str) -> str:
+def check_steer(req: s.SteerRequest) -> str:
+    text = req.text
+    if req.expected_turn_id and not _ID.match(req.expected_turn_id):
+        raise invalid_argument("expected_turn_id", "expected_turn_id is not a turn id")
     if not text:
         raise invalid_argument("text", "text is required")
     return _bounded(text, "text", _STEER_MAX)

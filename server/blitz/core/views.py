@@ -62,7 +62,11 @@ def timestamp(seconds: float) -> Timestamp:
 
 
 def session_view(
-    rec: SessionRecord, *, usage: t.Usage, pending: Iterable[PendingRecord]
+    rec: SessionRecord,
+    *,
+    usage: t.Usage,
+    pending: Iterable[PendingRecord],
+    queued: Iterable[str] = (),
 ) -> s.Session:
     """The session as GetSession, ListSessions and CloseSession return it."""
     session = s.Session(
@@ -79,6 +83,7 @@ def session_view(
         usage=usage,
         pending=pending_view(p.event for p in pending if p.event),
         mode=rec.mode,  # type: ignore[arg-type]
+        queued_turn_ids=queued,
     )
     if rec.approval_timeout is not None:
         session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))
@@ -158,6 +163,7 @@ def ledger_entry(row: LedgerRow) -> s.LedgerEntry:
 _TURN_STATES = {
     TurnState.RUNNING: s.TURN_STATE_RUNNING,
     TurnState.PARKED: s.TURN_STATE_PARKED,
+    TurnState.QUEUED: s.TURN_STATE_QUEUED,
     TurnState.FINISHED: s.TURN_STATE_FINISHED,
 }
 

@@ -116,6 +116,19 @@ class Store(Protocol):
         None when it was not in that state (someone else took or ended it)."""
         ...
 
+    async def start_queued(
+        self, rec: TurnRecord, *, owner: str, lease_until: float, session: SessionChange
+    ) -> TurnRecord | None:
+        """Start a queued turn: it runs, held by `owner` until `lease_until` from
+        `rec.deadline` with `rec.usage_before`, and `session` is applied to its session, in
+        one transaction; None, and nothing, if the turn is no longer queued or the session
+        is not as `session` expects."""
+        ...
+
+    async def queued_turns(self, session_id: str) -> list[TurnRecord]:
+        """The session's queued turns, in the order they start."""
+        ...
+
     async def renew_leases(self, owner: str, *, lease_until: float) -> list[TurnControl]:
         """Extend the leases of the running turns `owner` holds; those turns, with what
         others asked of them. A turn missing from the answer is no longer the owner's."""

@@ -32,6 +32,8 @@ class TurnState(enum.StrEnum):
     RUNNING = "running"
     PARKED = "parked"
     FINISHED = "finished"
+    # Accepted, waiting for its session's turns before it (BUSY_STRATEGY_ENQUEUE).
+    QUEUED = "queued"
 
 
 @dataclass
@@ -137,6 +139,9 @@ class TurnRecord:
     # fence every write of the turn's holder is checked against, so a holder that lost
     # the turn can write nothing more of it.
     epoch: int = 0
+    # While queued: its place in its session's queue, lowest first (an interrupting turn
+    # goes before those queued: negative); None once it has started.
+    queued: float | None = None
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ def turn_params(rec: TurnRecord, lease_until: float) -> Row:
         rec.usage_before,
         rec.owner,
         rec.epoch,
+        rec.queued,
         lease_until,
     )
 

@@ -36,7 +36,12 @@ from blitz.store.records import (
 from blitz.store.rows import Row
 from blitz.store.statements import Statements
 
-__all__ = ["SqlStore"]
+__all__ = ["SqlStore", "Undone"]
+
+
+class Undone(Exception):
+    """Raised in an engine's transaction to roll it back: a step found things not as the
+    operation expects, and the operation does nothing."""
 
 
 class SqlStore:
@@ -148,6 +153,14 @@ class SqlStore:
         )
         found = await self._fetch(sql, args)
         return rows.turn(found[0]) if found else None
+
+    def _start_queued(self, rec: TurnRecord, owner: str, lease_until: float) -> tuple[str, Row]:
+        """`start_queued`'s claim of the turn, for an engine to run after the session's."""
+        args = (owner, lease_until, rec.deadline, rec.usage_before, rec.session_id, rec.turn_id)
+        return self._sql.start_queued, args
+
+    async def queued_turns(self, session_id: str) -> list[TurnRecord]:
+        return [rows.turn(row) for row in await self._fetch(self._sql.queued_turns, (session_id,))]
 
     async def renew_leases(self, owner: str, *, lease_until: float) -> list[TurnControl]:
         held = await self._fetch(self._sql.renew_leases, (lease_until, owner))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from blitz.store import rows
 from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
-from blitz.store.sql_store import SqlStore
+from blitz.store.sql_store import SqlStore, Undone
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
 from blitz.v1.turn_pb2 import TurnEvent
@@ -93,6 +93,27 @@ class SqliteStore(SqlStore):
                     return False
             db.execute(self._sql.create_turn, rows.turn_params(rec, lease_until))
         return True
+
+    async def start_queued(
+        self, rec: TurnRecord, *, owner: str, lease_until: float, session: SessionChange
+    ) -> TurnRecord | None:
+        return await self._call(self._start_queued_now, rec, owner, lease_until, session)
+
+    def _start_queued_now(
+        self, rec: TurnRecord, owner: str, lease_until: float, session: SessionChange
+    ) -> TurnRecord | None:
+        db = self._connection.db
+        try:
+            with transaction(db):
+                sql, args = self._sql.update_session(rec.session_id, session)
+                if db.execute(sql, args).rowcount != 1:
+                    return None
+                started = db.execute(*self._start_queued(rec, owner, lease_until)).fetchone()
+                if started is None:
+                    raise Undone
+        except Undone:
+            return None
+        return rows.turn(started)
 
     async def take_steer(self, session_id: str, turn_id: str, *, close: bool = False) -> list[str]:
         return await self._call(self._take_steer, session_id, turn_id, close)

@@ -181,4 +181,8 @@ MIGRATIONS: list[str] = [
     ALTER TABLE rules ADD COLUMN effect INTEGER NOT NULL DEFAULT 1;
     ALTER TABLE rules ADD COLUMN expire_time REAL;
     """,
+    """
+    -- Turns queued behind their session's (BUSY_STRATEGY_ENQUEUE): each one's place.
+    ALTER TABLE turns ADD COLUMN queued REAL;
+    """,
 ]

@@ -42,7 +42,7 @@ __all__ = [
 # The columns of each record, in the order of its fields.
 TURN_COLUMNS = (
     "session_id, turn_id, state, turn, create_time, deadline, first_seq, model_calls,"
-    " cost_usd, steer, history, usage_before, owner, epoch"
+    " cost_usd, steer, history, usage_before, owner, epoch, queued"
 )
 PENDING_COLUMNS = "session_id, request_id, turn_id, event, expires, resolution"
 LEDGER_COLUMNS = (
@@ -154,7 +154,7 @@ class Statements:
         }
         self.create_turn = sql(
             f"INSERT INTO turns ({TURN_COLUMNS}, lease_until)"
-            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {dialect.json}, ?, ?, ?, ?, ?)"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {dialect.json}, ?, ?, ?, ?, ?, ?)"
         )
         self.get_turn = sql(f"{turns} WHERE session_id = ? AND turn_id = ?")
         # Parameters: state, first_seq, model_calls, cost_usd, history, the state again (a
@@ -167,12 +167,24 @@ class Statements:
         self._claims = {
             expired: sql(
                 "UPDATE turns SET state = 'running', owner = ?, epoch = epoch + 1,"
-                " lease_until = ? WHERE session_id = ? AND turn_id = ? AND state = ?"
+                " lease_until = ?, queued = NULL"
+                " WHERE session_id = ? AND turn_id = ? AND state = ?"
                 + (" AND (lease_until IS NULL OR lease_until < ?)" if expired else "")
                 + f" RETURNING {TURN_COLUMNS}"
             )
             for expired in _FLAGS
         }
+        # Parameters: owner, lease_until, deadline, usage_before, session_id, turn_id.
+        self.start_queued = sql(
+            "UPDATE turns SET state = 'running', owner = ?, epoch = epoch + 1,"
+            " lease_until = ?, queued = NULL, deadline = ?, usage_before = ?"
+            " WHERE session_id = ? AND turn_id = ? AND state = 'queued'"
+            f" RETURNING {TURN_COLUMNS}"
+        )
+        self.queued_turns = sql(
+            f"{turns} WHERE session_id = ? AND state = 'queued'"
+            " ORDER BY queued, create_time, turn_id"
+        )
         self.renew_leases = sql(
             "UPDATE turns SET lease_until = ? WHERE owner = ? AND state = 'running'"
             " RETURNING session_id, turn_id, epoch, cancel_requested, steer <> '[]'"

@@ -21,6 +21,13 @@ class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SESSION_STATE_PARKED: _ClassVar[SessionState]
     SESSION_STATE_CLOSED: _ClassVar[SessionState]
 
+class BusyStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BUSY_STRATEGY_UNSPECIFIED: _ClassVar[BusyStrategy]
+    BUSY_STRATEGY_REJECT: _ClassVar[BusyStrategy]
+    BUSY_STRATEGY_ENQUEUE: _ClassVar[BusyStrategy]
+    BUSY_STRATEGY_INTERRUPT: _ClassVar[BusyStrategy]
+
 class RuleScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     RULE_SCOPE_UNSPECIFIED: _ClassVar[RuleScope]
@@ -33,11 +40,16 @@ class TurnState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TURN_STATE_RUNNING: _ClassVar[TurnState]
     TURN_STATE_PARKED: _ClassVar[TurnState]
     TURN_STATE_FINISHED: _ClassVar[TurnState]
+    TURN_STATE_QUEUED: _ClassVar[TurnState]
 SESSION_STATE_UNSPECIFIED: SessionState
 SESSION_STATE_IDLE: SessionState
 SESSION_STATE_RUNNING: SessionState
 SESSION_STATE_PARKED: SessionState
 SESSION_STATE_CLOSED: SessionState
+BUSY_STRATEGY_UNSPECIFIED: BusyStrategy
+BUSY_STRATEGY_REJECT: BusyStrategy
+BUSY_STRATEGY_ENQUEUE: BusyStrategy
+BUSY_STRATEGY_INTERRUPT: BusyStrategy
 RULE_SCOPE_UNSPECIFIED: RuleScope
 RULE_SCOPE_SESSION: RuleScope
 RULE_SCOPE_ALWAYS: RuleScope
@@ -45,6 +57,7 @@ TURN_STATE_UNSPECIFIED: TurnState
 TURN_STATE_RUNNING: TurnState
 TURN_STATE_PARKED: TurnState
 TURN_STATE_FINISHED: TurnState
+TURN_STATE_QUEUED: TurnState
 
 class AcceptPlanRequest(_message.Message):
     __slots__ = ("session_id", "plan_id", "text", "turn_id")
@@ -104,7 +117,7 @@ class ServerInfo(_message.Message):
     def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id", "mode")
+    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id", "mode", "queued_turn_ids")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +140,7 @@ class Session(_message.Message):
     APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     PLAN_ID_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
     id: str
     title: str
     workspace: str
@@ -142,7 +156,8 @@ class Session(_message.Message):
     approval_timeout: _duration_pb2.Duration
     plan_id: str
     mode: _turn_pb2.SessionMode
-    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., plan_id: _Optional[str] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ...) -> None: ...
+    queued_turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., plan_id: _Optional[str] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
     __slots__ = ("title", "workspace", "model", "labels", "approval_timeout", "mode")
@@ -207,14 +222,16 @@ class CloseSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
 class RunTurnRequest(_message.Message):
-    __slots__ = ("session_id", "turn", "turn_id")
+    __slots__ = ("session_id", "turn", "turn_id", "busy")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    BUSY_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     turn: _turn_pb2.Turn
     turn_id: str
-    def __init__(self, session_id: _Optional[str] = ..., turn: _Optional[_Union[_turn_pb2.Turn, _Mapping]] = ..., turn_id: _Optional[str] = ...) -> None: ...
+    busy: BusyStrategy
+    def __init__(self, session_id: _Optional[str] = ..., turn: _Optional[_Union[_turn_pb2.Turn, _Mapping]] = ..., turn_id: _Optional[str] = ..., busy: _Optional[_Union[BusyStrategy, str]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("session_id", "after_seq", "follow")
@@ -277,12 +294,14 @@ class CancelResponse(_message.Message):
     def __init__(self, turn_id: _Optional[str] = ...) -> None: ...
 
 class SteerRequest(_message.Message):
-    __slots__ = ("session_id", "text")
+    __slots__ = ("session_id", "text", "expected_turn_id")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_TURN_ID_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     text: str
-    def __init__(self, session_id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+    expected_turn_id: str
+    def __init__(self, session_id: _Optional[str] = ..., text: _Optional[str] = ..., expected_turn_id: _Optional[str] = ...) -> None: ...
 
 class SteerResponse(_message.Message):
     __slots__ = ("turn_id",)

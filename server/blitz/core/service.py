@@ -45,6 +45,7 @@ from blitz.core.prompt import turn_images, turn_prompt
 from blitz.core.queue import interrupted_by
 from blitz.core.recovery import Recovery
 from blitz.core.sessions import SessionCalls
+from blitz.core.slash_commands import advertised
 from blitz.core.supervisor import Supervisor
 from blitz.core.turns import Turns, new_turn_id
 from blitz.core.views import ledger_entry, session_usage, turn_summary, turn_usage
@@ -219,7 +220,17 @@ class SessionCore(SessionCalls, DecisionCalls):
             limits={**check.CLIENT_LIMITS, "event_bytes": EVENT_MAX, **facts.limits},
             features=sorted(features),
             command_isolation=facts.command_isolation,
+            commands=advertised(),
         )
+
+    async def list_commands(
+        self, req: s.ListCommandsRequest, ctx: CallContext
+    ) -> s.ListCommandsResponse:
+        """The server's commands; with a session, that session's (the same, for now: no
+        command is a session's own yet), after checking the caller may see it."""
+        if req.session_id:
+            await self.session_record(req.session_id, ctx)
+        return s.ListCommandsResponse(commands=advertised())
 
     # Turns
 

@@ -44,7 +44,7 @@ const DECISIONS: Record<DecisionName, Decision> = {
   deny: Decision.DENY,
 };
 
-export type StreamOptions = Omit<ResumeOptions, "turnId" | "contiguous">;
+export type StreamOptions = Omit<ResumeOptions, "turnId" | "contiguous" | "probe">;
 
 /** A Blitz server's two services and the helpers around them. */
 export interface Blitz {
@@ -130,7 +130,11 @@ export function createBlitz(options: BlitzOptions): Blitz {
       return resumed(
         (afterSeq, signal) =>
           sessions.watch({ sessionId, afterSeq: BigInt(afterSeq), follow }, { signal }),
-        { ...stream, reconnectTimeoutMs: stream.reconnectTimeoutMs ?? timeout },
+        {
+          ...stream,
+          reconnectTimeoutMs: stream.reconnectTimeoutMs ?? timeout,
+          probe: (signal) => sessions.getSession({ sessionId }, { signal }),
+        },
       );
     },
     run(sessionId, turn, { turnId = newTurnId(), ...stream } = {}) {

@@ -37,7 +37,13 @@ export interface ResumeOptions {
   turnId?: string;
   /** Whether a stream opened after `afterSeq` has contiguous seqs (Watch's do). */
   contiguous?: (afterSeq: number) => boolean;
+  /** A call that succeeds once the server answers: a stream with nothing to send yet
+   * sends nothing, not even its headers, so "live" is said when this answers. */
+  probe?: (signal: AbortSignal) => Promise<unknown>;
 }
+
+// How long a (re)opened stream may stay silent before the probe asks the server (ms).
+const PROBE_AFTER_MS = 300;
 
 // A stream that stayed open this long (ms) before it failed had reached the server.
 const CONNECTED_MS = 1000;
@@ -66,16 +72,19 @@ export async function* resumed(
     signal?.addEventListener("abort", stop);
     let gap = false;
     let error: BlitzError;
+    let live = false;
+    const sayLive = () => {
+      if (live || attempt.signal.aborted) return;
+      live = true;
+      onStatus?.({ state: "live", lastSeq });
+    };
+    if (options.probe) void probeLater(options.probe, attempt.signal, sayLive);
     try {
-      let first = true;
       for await (const event of open(lastSeq, attempt.signal)) {
         reached = true;
         failingSince = undefined;
         delay = 50;
-        if (first) {
-          first = false;
-          onStatus?.({ state: "live", lastSeq });
-        }
+        sayLive();
         const seq = Number(event.seq);
         if (seq) {
           if (seq <= lastSeq) continue; // seen before the stream dropped
@@ -136,6 +145,21 @@ export async function retried<T>(send: () => Promise<T>, timeoutMs = 30_000): Pr
     }
     await sleep(delay);
     delay = Math.min(delay * 2, 1000);
+  }
+}
+
+async function probeLater(
+  probe: (signal: AbortSignal) => Promise<unknown>,
+  signal: AbortSignal,
+  answered: () => void,
+): Promise<void> {
+  await sleep(PROBE_AFTER_MS, signal);
+  if (signal.aborted) return;
+  try {
+    await probe(signal);
+    answered();
+  } catch {
+    // The stream itself fails, or says why.
   }
 }
 

@@ -11,7 +11,7 @@
 // script, no eval) is the third wall, and the browser tests check that none of these is
 // ever reached: a violation report fails them.
 
-import { html as diffHtml } from "diff2html";
+import { html as diffHtml, parse as parseDiff } from "diff2html";
 import DOMPurify from "dompurify";
 import MarkdownIt from "markdown-it";
 
@@ -52,7 +52,19 @@ export function markdownHtml(source: string): string {
 
 /** An untrusted unified diff as sanitized HTML (diff2html's line-by-line view). */
 export function diffAsHtml(diff: string): string {
-  const rendered = diffHtml(diff, {
+  // Blitz's diffs are plain unified diffs: a created or deleted file is told by /dev/null
+  // alone, which diff2html reads as a rename unless told.
+  const files = parseDiff(diff);
+  for (const file of files) {
+    if (file.oldName === "/dev/null") {
+      file.isNew = true;
+      file.oldName = file.newName;
+    } else if (file.newName === "/dev/null") {
+      file.isDeleted = true;
+      file.newName = file.oldName;
+    }
+  }
+  const rendered = diffHtml(files, {
     drawFileList: false,
     outputFormat: "line-by-line",
     matching: "lines",

@@ -17,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +175,13 @@ class ConsolePage:
     def approval(self) -> Any:
         return self.page.locator(".approval.open")
 
+    async def decide(self, key: str) -> None:
+        """Press an approval key on the open approval, once focus has moved to it."""
+        from playwright.async_api import expect
+
+        await expect(self.approval()).to_be_focused()
+        await self.page.keyboard.press(key)
+
     def question(self) -> Any:
         return self.page.locator(".question.open")
 
@@ -212,3 +221,32 @@ async def console(browser: Any) -> AsyncIterator[Callable[..., Awaitable[Console
     yield open_console
     for context in contexts:
         await context.close()
+
+
+@pytest.fixture
+def other_site() -> Iterator[Callable[[bytes], str]]:
+    """A factory: `other_site(html)` serves `html` at every path of a new origin on
+    127.0.0.1 (a real server, as another site's page would come from one); its URL."""
+    servers: list[ThreadingHTTPServer] = []
+
+    def serve_page(html: bytes) -> str:
+        class Page(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/html; charset=utf-8")
+                self.send_header("content-length", str(len(html)))
+                self.end_headers()
+                self.wfile.write(html)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield serve_page
+    for server in servers:
+        server.shutdown()
+        server.server_close()

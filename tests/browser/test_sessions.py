@@ -120,7 +120,7 @@ async def test_the_workspace_shows_its_files_and_the_sessions_diff(server, conso
         "hello from the agent"
     )
     await expect(approval).to_contain_text("WRITE")
-    await page.page.keyboard.press("o")
+    await page.decide("o")
     await expect(page.finished()).to_have_count(1)
 
     await page.page.get_by_role("link", name="Files", exact=True).click()

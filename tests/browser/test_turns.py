@@ -128,7 +128,7 @@ async def test_a_plan_is_rejected_with_feedback_then_accepted_and_carried_out(se
         "plan accepted"
     )
     await expect(page.approval()).to_contain_text("echo planned")
-    await page.page.keyboard.press("o")
+    await page.decide("o")
     await expect(page.finished()).to_have_count(3)
     await expect(page.page.locator("[data-kind=tool][data-tool=run_command]").last).to_contain_text(
         "exit 0"
@@ -182,7 +182,7 @@ async def test_on_a_phone_the_console_fits_375_pixels(server, console):
     wide = await page.page.evaluate("document.scrollingElement.scrollWidth")
     assert wide <= 375
     await page.shot("phone")
-    await page.page.keyboard.press("o")
+    await page.decide("o")
     await expect(page.finished()).to_have_count(1)
     await page.page.get_by_role("link", name="← sessions").click()
     await expect(page.page.get_by_role("region", name="Sessions")).to_be_visible()

@@ -48,6 +48,10 @@ def _make(tree: Path, *targets: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+# npm ci with a cold cache downloads every package: more than the suite's 120 s default.
+pytestmark = pytest.mark.timeout(600)
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A copy of the sources with `make console ts-client` run in it."""

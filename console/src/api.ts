@@ -39,7 +39,8 @@ export const blitz = createBlitz({
 export type SignIn =
   | { state: "checking" }
   | { state: "in"; info: ServerInfo; token: string }
-  | { state: "out"; error?: string };
+  | { state: "out"; error?: string }
+  | { state: "down"; error: string };
 
 /** Whether the server answers with the current token (or none): the handshake. */
 export async function handshake(): Promise<SignIn> {
@@ -51,7 +52,7 @@ export async function handshake(): Promise<SignIn> {
     if (error.reason === "UNAUTHENTICATED" || error.reason === "PERMISSION_DENIED") {
       return current ? { state: "out", error: "The server refused this token." } : { state: "out" };
     }
-    throw error;
+    return { state: "down", error: describe(error) };
   }
 }
 

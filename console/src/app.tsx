@@ -4,7 +4,7 @@
 
 import type { ServerInfo } from "blitz-client";
 import { useEffect, useState } from "preact/hooks";
-import { describe, handshake, type SignIn, storeToken } from "./api.js";
+import { handshake, type SignIn, storeToken } from "./api.js";
 import { SessionView, type Tab } from "./session.js";
 import { SessionList } from "./sessions.js";
 
@@ -20,26 +20,32 @@ function readRoute(): Route {
 
 export function App() {
   const [signIn, setSignIn] = useState<SignIn>({ state: "checking" });
-  const [error, setError] = useState("");
 
   async function check() {
-    setError("");
-    try {
-      setSignIn(await handshake());
-    } catch (thrown) {
-      setError(describe(thrown));
-      setSignIn({ state: "out" });
-    }
+    setSignIn(await handshake());
   }
   useEffect(() => {
     void check();
   }, []);
+  // A server that cannot be reached is asked again, every two seconds.
+  useEffect(() => {
+    if (signIn.state !== "down") return;
+    const timer = window.setTimeout(check, 2000);
+    return () => window.clearTimeout(timer);
+  }, [signIn]);
 
   if (signIn.state === "checking") return <p class="splash">Connecting…</p>;
+  if (signIn.state === "down") {
+    return (
+      <p class="splash" role="alert">
+        {signIn.error} Trying again…
+      </p>
+    );
+  }
   if (signIn.state === "out") {
     return (
       <SignInForm
-        error={signIn.error ?? error}
+        error={signIn.error ?? ""}
         onToken={(token) => {
           storeToken(token);
           void check();

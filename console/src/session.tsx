@@ -364,7 +364,10 @@ function Composer(props: {
   const maxImages = Number(props.info.limits.images_per_turn ?? 16n);
   const maxBytes = Number(props.info.limits.image_bytes ?? 5n * 1024n * 1024n);
 
-  useEffect(() => () => images.forEach((image) => URL.revokeObjectURL(image.url)), []);
+  const picked = useRef<Picked[]>([]);
+  picked.current = images;
+  // The previews' blob: URLs go with the composer.
+  useEffect(() => () => picked.current.forEach((image) => URL.revokeObjectURL(image.url)), []);
 
   async function send(event?: Event) {
     event?.preventDefault();

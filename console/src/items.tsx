@@ -252,6 +252,10 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
   const request = item.request;
   const kind = ACTION_KINDS[request.kind] ?? "ACTION";
   const editable = request.kind === ActionKind.COMMAND;
+  // A request whose scope label holds a masked secret takes ONCE and DENY only (an older
+  // server lists none: all four).
+  const offered = (decision: Decision) =>
+    request.availableDecisions.length === 0 || request.availableDecisions.includes(decision);
   const box = useRef<HTMLDivElement>(null);
   const field = useRef<HTMLTextAreaElement & HTMLInputElement>(null);
   const [mode, setMode] = useState<Mode>("choose");
@@ -301,8 +305,8 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
     const key = event.key.toLowerCase();
     const act: Record<string, () => void> = {
       o: () => decide("once"),
-      s: () => decide("session"),
-      a: () => decide("always"),
+      ...(offered(Decision.SESSION) ? { s: () => decide("session") } : {}),
+      ...(offered(Decision.ALWAYS) ? { a: () => decide("always") } : {}),
       d: () => start("deny"),
       x: () => start("stop"),
       ...(editable ? { e: () => start("edit") } : {}),
@@ -353,10 +357,16 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
           <button type="button" disabled={busy} onClick={() => decide("once")} aria-keyshortcuts="o">
             <kbd>o</kbd> once
           </button>
-          <button type="button" disabled={busy} onClick={() => decide("session")} aria-keyshortcuts="s">
+          <button type="button" disabled={busy || !offered(Decision.SESSION)} onClick={() => decide("session")} aria-keyshortcuts="s">
             <kbd>s</kbd> session
           </button>
-          <button type="button" disabled={busy} onClick={() => decide("always")} aria-keyshortcuts="a" title="A stored rule covering all your sessions">
+          <button
+            type="button"
+            disabled={busy || !offered(Decision.ALWAYS)}
+            onClick={() => decide("always")}
+            aria-keyshortcuts="a"
+            title="A stored rule covering all your sessions"
+          >
             <kbd>a</kbd> always
           </button>
           <button type="button" disabled={busy} class="deny" onClick={() => start("deny")} aria-keyshortcuts="d">

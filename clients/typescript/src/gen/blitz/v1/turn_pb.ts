@@ -18,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file blitz/v1/turn.proto.
  */
 export const file_blitz_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChNibGl0ei92MS90dXJuLnByb3RvEghibGl0ei52MSKeAgoEVHVybhIMCgR0ZXh0GAEgASgJEg4KBnByb21wdBgCIAEoCRIMCgRwbGFuGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCRINCgVhc2lkZRgFIAEoCBIQCghhY2NlcHRlZBgGIAEoCBIRCglpbWFnZV9pZHMYByADKAkSEQoJbWF4X3R1cm5zGAggASgFEhQKDGZldGNoX2dyYW50cxgJIAMoCRIUCgxtYXhfY29zdF91c2QYCiABKAESKgoHdGltZW91dBgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21tYW5kGAwgASgIEicKB2NvbnRleHQYDSADKAsyFi5ibGl0ei52MS5Db250ZXh0QmxvY2siVAoMQ29udGV4dEJsb2NrEgwKBGtpbmQYASABKAkSCwoDdXJsGAIgASgJEg0KBXRpdGxlGAMgASgJEgwKBGh0bWwYBCABKAkSDAoEdGV4dBgFIAEoCSKPBwoJVHVybkV2ZW50Eg4KBmF1dGhvchgBIAEoCRImCghhY2NlcHRlZBgCIAEoCzISLmJsaXR6LnYxLkFjY2VwdGVkSAASHgoEdGV4dBgDIAEoCzIOLmJsaXR6LnYxLlRleHRIABInCgl0b29sX2NhbGwYBCABKAsyEi5ibGl0ei52MS5Ub29sQ2FsbEgAEisKC3Rvb2xfcmVzdWx0GAUgASgLMhQuYmxpdHoudjEuVG9vbFJlc3VsdEgAEjUKEGFwcHJvdmFsX3JlcXVlc3QYBiABKAsyGS5ibGl0ei52MS5BcHByb3ZhbFJlcXVlc3RIABImCghxdWVzdGlvbhgHIAEoCzISLmJsaXR6LnYxLlF1ZXN0aW9uSAASKgoIZmluaXNoZWQYCCABKAsyFi5ibGl0ei52MS5UdXJuRmluaXNoZWRIABIgCgV0YXNrcxgJIAEoCzIPLmJsaXR6LnYxLlRhc2tzSAASIgoGbm90aWNlGAogASgLMhAuYmxpdHoudjEuTm90aWNlSAASJwoJZmxvd19zdGVwGAsgASgLMhIuYmxpdHoudjEuRmxvd1N0ZXBIABIqCgpyZXNvbHV0aW9uGBQgASgLMhQuYmxpdHoudjEuUmVzb2x1dGlvbkgAEiAKBXVzYWdlGBUgASgLMg8uYmxpdHoudjEuVXNhZ2VIABIzCg9oaXN0b3J5X3RyaW1tZWQYFiABKAsyGC5ibGl0ei52MS5IaXN0b3J5VHJpbW1lZEgAEjUKDXNlc3Npb25fc3RhdGUYFyABKAsyHC5ibGl0ei52MS5TZXNzaW9uU3RhdGVDaGFuZ2VIABItCgxmaWxlX2NoYW5nZWQYGCABKAsyFS5ibGl0ei52MS5GaWxlQ2hhbmdlZEgAEisKC3Rvb2xfb3V0cHV0GBkgASgLMhQuYmxpdHoudjEuVG9vbE91dHB1dEgAEi8KDXBsYW5fcHJvcG9zZWQYGiABKAsyFi5ibGl0ei52MS5QbGFuUHJvcG9zZWRIABIvCg1wbGFuX2RlY2lzaW9uGBsgASgLMhYuYmxpdHoudjEuUGxhbkRlY2lzaW9uSAASCwoDc2VxGBAgASgDEhIKCnNlc3Npb25faWQYESABKAkSDwoHdHVybl9pZBgSIAEoCRIoCgR0aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGCgRraW5kIkwKDFBsYW5Qcm9wb3NlZBIPCgdwbGFuX2lkGAEgASgJEgwKBHBsYW4YAiABKAkSHQoFdGFza3MYAyADKAsyDi5ibGl0ei52MS5UYXNrIlcKDFBsYW5EZWNpc2lvbhIPCgdwbGFuX2lkGAEgASgJEhAKCGFwcHJvdmVkGAIgASgIEhAKCGZlZWRiYWNrGAMgASgJEhIKCmRlY2lkZWRfYnkYBCABKAkinwEKCEZsb3dTdGVwEhAKCHdvcmtmbG93GAEgASgJEgoKAmlkGAIgASgJEg0KBXRpdGxlGAMgASgJEgwKBHR5cGUYBCABKAkSDQoFaW5kZXgYBSABKAUSDQoFY291bnQYBiABKAUSDgoGc3RhdHVzGAcgASgJEg4KBm91dHB1dBgIIAEoCRINCgVlcnJvchgJIAEoCRILCgNydW4YCiABKAkiOAoGTm90aWNlEgwKBHRleHQYASABKAkSDQoFZXJyb3IYAiABKAgSEQoJdHJhbnNpZW50GAMgASgIIk4KDkhpc3RvcnlUcmltbWVkEhgKEGRyb3BwZWRfbWVzc2FnZXMYASABKAUSEgoKa2VwdF90dXJucxgCIAEoBRIOCgZyZWFzb24YAyABKAkizwEKElNlc3Npb25TdGF0ZUNoYW5nZRIxCgVzdGF0ZRgBIAEoDjIiLmJsaXR6LnYxLlNlc3Npb25TdGF0ZUNoYW5nZS5TdGF0ZRIPCgd0dXJuX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJlCgVTdGF0ZRIVChFTVEFURV9VTlNQRUNJRklFRBAAEg4KClNUQVRFX0lETEUQARIRCg1TVEFURV9SVU5OSU5HEAISEAoMU1RBVEVfUEFSS0VEEAMSEAoMU1RBVEVfQ0xPU0VEEAQisAEKC0ZpbGVDaGFuZ2VkEgwKBHBhdGgYASABKAkSKAoEa2luZBgCIAEoDjIaLmJsaXR6LnYxLkZpbGVDaGFuZ2VkLktpbmQSFAoMdG9vbF9jYWxsX2lkGAMgASgJIlMKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEhAKDEtJTkRfQ1JFQVRFRBABEhEKDUtJTkRfTU9ESUZJRUQQAhIQCgxLSU5EX0RFTEVURUQQAyImCgVUYXNrcxIdCgVpdGVtcxgBIAMoCzIOLmJsaXR6LnYxLlRhc2siMwoEVGFzaxIPCgdjb250ZW50GAEgASgJEg4KBnN0YXR1cxgCIAEoCRIKCgJpZBgQIAEoCSIoCghBY2NlcHRlZBIcCgR0dXJuGAEgASgLMg4uYmxpdHoudjEuVHVybiJGCgRUZXh0EgwKBHRleHQYASABKAkSDwoHcGFydGlhbBgCIAEoCBIOCgZyZXBlYXQYAyABKAgSDwoHdGhvdWdodBgEIAEoCCJcCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEiUKBGFyZ3MYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg8KB3BhcnRpYWwYBCABKAgijgEKClRvb2xSZXN1bHQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRInCgZyZXN1bHQYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGlzX2Vycm9yGBAgASgIEisKCGR1cmF0aW9uGBEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjYKClRvb2xPdXRwdXQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZvdXRwdXQYAyABKAkihgIKD0FwcHJvdmFsUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEgwKBHRvb2wYAiABKAkSIgoEa2luZBgDIAEoDjIULmJsaXR6LnYxLkFjdGlvbktpbmQSDgoGZGV0YWlsGAQgASgJEgwKBGRpZmYYBSABKAkSEwoLc2NvcGVfbGFiZWwYBiABKAkSDQoFYWdlbnQYByABKAkSDwoHdGFza19pZBgIIAEoCRIvCgtleHBpcmVfdGltZRgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoJb25fZXhwaXJlGBEgASgOMhYuYmxpdHoudjEuRXhwaXJ5QWN0aW9uItMBCghRdWVzdGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJEg8KB29wdGlvbnMYAyADKAkSDQoFYWdlbnQYBCABKAkSDwoHdGFza19pZBgFIAEoCRIUCgxtdWx0aV9zZWxlY3QYBiABKAgSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbiK+AQoKUmVzb2x1dGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEiQKCGRlY2lzaW9uGAIgASgOMhIuYmxpdHoudjEuRGVjaXNpb24SDwoHYW5zd2VycxgDIAMoCRIOCgZyZWFzb24YBCABKAkSDwoHY29tbWFuZBgFIAEoCRITCgtyZXNvbHZlZF9ieRgGIAEoCRILCgN2aWEYByABKAkSDwoHcnVsZV9pZBgIIAEoCRIRCglpbnRlcnJ1cHQYCSABKAgi6QEKBVVzYWdlEg0KBWNhbGxzGAEgASgFEg0KBWlucHV0GAIgASgDEg4KBmNhY2hlZBgDIAEoAxITCgtjYWNoZV93cml0ZRgEIAEoAxIOCgZvdXRwdXQYBSABKAMSEwoLbGFzdF9wcm9tcHQYBiABKAMSEAoIY29zdF91c2QYByABKAESDgoGcHJpY2VkGAggASgIEhYKDnNlYXJjaF9xdWVyaWVzGAkgASgFEhcKD3NlYXJjaF9jb3N0X3VzZBgKIAEoARIWCg50b2tlbnNfdW5rbm93bhgQIAEoCBINCgVtb2RlbBgRIAEoCSKVAQoMVHVybkZpbmlzaGVkEg4KBm91dHB1dBgBIAEoCRIfCgZiZWZvcmUYAiABKAsyDy5ibGl0ei52MS5Vc2FnZRIeCgVhZnRlchgDIAEoCzIPLmJsaXR6LnYxLlVzYWdlEhAKCGxlZnRvdmVyGAQgAygJEiIKBWVycm9yGAUgASgLMhMuYmxpdHoudjEuRXJyb3JJbmZvIpIBCglFcnJvckluZm8SDgoGcmVhc29uGAEgASgJEjMKCG1ldGFkYXRhGAIgAygLMiEuYmxpdHoudjEuRXJyb3JJbmZvLk1ldGFkYXRhRW50cnkSDwoHbWVzc2FnZRgDIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEqYwoMRXhwaXJ5QWN0aW9uEh0KGUVYUElSWV9BQ1RJT05fVU5TUEVDSUZJRUQQABIWChJFWFBJUllfQUNUSU9OX0RFTlkQARIcChhFWFBJUllfQUNUSU9OX1VOQU5TV0VSRUQQAiqfAQoKQWN0aW9uS2luZBIbChdBQ1RJT05fS0lORF9VTlNQRUNJRklFRBAAEhcKE0FDVElPTl9LSU5EX0NPTU1BTkQQARIVChFBQ1RJT05fS0lORF9XUklURRACEhYKEkFDVElPTl9LSU5EX0RFTEVURRADEhcKE0FDVElPTl9LSU5EX05FVFdPUksQBBITCg9BQ1RJT05fS0lORF9NQ1AQBSp1CghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhEKDURFQ0lTSU9OX0RFTlkQARIRCg1ERUNJU0lPTl9PTkNFEAISFAoQREVDSVNJT05fU0VTU0lPThADEhMKD0RFQ0lTSU9OX0FMV0FZUxAEYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChNibGl0ei92MS90dXJuLnByb3RvEghibGl0ei52MSLDAgoEVHVybhIMCgR0ZXh0GAEgASgJEg4KBnByb21wdBgCIAEoCRIMCgRwbGFuGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCRINCgVhc2lkZRgFIAEoCBIQCghhY2NlcHRlZBgGIAEoCBIRCglpbWFnZV9pZHMYByADKAkSEQoJbWF4X3R1cm5zGAggASgFEhQKDGZldGNoX2dyYW50cxgJIAMoCRIUCgxtYXhfY29zdF91c2QYCiABKAESKgoHdGltZW91dBgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21tYW5kGAwgASgIEicKB2NvbnRleHQYDSADKAsyFi5ibGl0ei52MS5Db250ZXh0QmxvY2sSIwoEbW9kZRgQIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlIlQKDENvbnRleHRCbG9jaxIMCgRraW5kGAEgASgJEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIMCgRodG1sGAQgASgJEgwKBHRleHQYBSABKAkijwcKCVR1cm5FdmVudBIOCgZhdXRob3IYASABKAkSJgoIYWNjZXB0ZWQYAiABKAsyEi5ibGl0ei52MS5BY2NlcHRlZEgAEh4KBHRleHQYAyABKAsyDi5ibGl0ei52MS5UZXh0SAASJwoJdG9vbF9jYWxsGAQgASgLMhIuYmxpdHoudjEuVG9vbENhbGxIABIrCgt0b29sX3Jlc3VsdBgFIAEoCzIULmJsaXR6LnYxLlRvb2xSZXN1bHRIABI1ChBhcHByb3ZhbF9yZXF1ZXN0GAYgASgLMhkuYmxpdHoudjEuQXBwcm92YWxSZXF1ZXN0SAASJgoIcXVlc3Rpb24YByABKAsyEi5ibGl0ei52MS5RdWVzdGlvbkgAEioKCGZpbmlzaGVkGAggASgLMhYuYmxpdHoudjEuVHVybkZpbmlzaGVkSAASIAoFdGFza3MYCSABKAsyDy5ibGl0ei52MS5UYXNrc0gAEiIKBm5vdGljZRgKIAEoCzIQLmJsaXR6LnYxLk5vdGljZUgAEicKCWZsb3dfc3RlcBgLIAEoCzISLmJsaXR6LnYxLkZsb3dTdGVwSAASKgoKcmVzb2x1dGlvbhgUIAEoCzIULmJsaXR6LnYxLlJlc29sdXRpb25IABIgCgV1c2FnZRgVIAEoCzIPLmJsaXR6LnYxLlVzYWdlSAASMwoPaGlzdG9yeV90cmltbWVkGBYgASgLMhguYmxpdHoudjEuSGlzdG9yeVRyaW1tZWRIABI1Cg1zZXNzaW9uX3N0YXRlGBcgASgLMhwuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlSAASLQoMZmlsZV9jaGFuZ2VkGBggASgLMhUuYmxpdHoudjEuRmlsZUNoYW5nZWRIABIrCgt0b29sX291dHB1dBgZIAEoCzIULmJsaXR6LnYxLlRvb2xPdXRwdXRIABIvCg1wbGFuX3Byb3Bvc2VkGBogASgLMhYuYmxpdHoudjEuUGxhblByb3Bvc2VkSAASLwoNcGxhbl9kZWNpc2lvbhgbIAEoCzIWLmJsaXR6LnYxLlBsYW5EZWNpc2lvbkgAEgsKA3NlcRgQIAEoAxISCgpzZXNzaW9uX2lkGBEgASgJEg8KB3R1cm5faWQYEiABKAkSKAoEdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBgoEa2luZCJMCgxQbGFuUHJvcG9zZWQSDwoHcGxhbl9pZBgBIAEoCRIMCgRwbGFuGAIgASgJEh0KBXRhc2tzGAMgAygLMg4uYmxpdHoudjEuVGFzayJXCgxQbGFuRGVjaXNpb24SDwoHcGxhbl9pZBgBIAEoCRIQCghhcHByb3ZlZBgCIAEoCBIQCghmZWVkYmFjaxgDIAEoCRISCgpkZWNpZGVkX2J5GAQgASgJIp8BCghGbG93U3RlcBIQCgh3b3JrZmxvdxgBIAEoCRIKCgJpZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIMCgR0eXBlGAQgASgJEg0KBWluZGV4GAUgASgFEg0KBWNvdW50GAYgASgFEg4KBnN0YXR1cxgHIAEoCRIOCgZvdXRwdXQYCCABKAkSDQoFZXJyb3IYCSABKAkSCwoDcnVuGAogASgJIjgKBk5vdGljZRIMCgR0ZXh0GAEgASgJEg0KBWVycm9yGAIgASgIEhEKCXRyYW5zaWVudBgDIAEoCCJOCg5IaXN0b3J5VHJpbW1lZBIYChBkcm9wcGVkX21lc3NhZ2VzGAEgASgFEhIKCmtlcHRfdHVybnMYAiABKAUSDgoGcmVhc29uGAMgASgJIs8BChJTZXNzaW9uU3RhdGVDaGFuZ2USMQoFc3RhdGUYASABKA4yIi5ibGl0ei52MS5TZXNzaW9uU3RhdGVDaGFuZ2UuU3RhdGUSDwoHdHVybl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiZQoFU3RhdGUSFQoRU1RBVEVfVU5TUEVDSUZJRUQQABIOCgpTVEFURV9JRExFEAESEQoNU1RBVEVfUlVOTklORxACEhAKDFNUQVRFX1BBUktFRBADEhAKDFNUQVRFX0NMT1NFRBAEIrABCgtGaWxlQ2hhbmdlZBIMCgRwYXRoGAEgASgJEigKBGtpbmQYAiABKA4yGi5ibGl0ei52MS5GaWxlQ2hhbmdlZC5LaW5kEhQKDHRvb2xfY2FsbF9pZBgDIAEoCSJTCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIQCgxLSU5EX0NSRUFURUQQARIRCg1LSU5EX01PRElGSUVEEAISEAoMS0lORF9ERUxFVEVEEAMiJgoFVGFza3MSHQoFaXRlbXMYASADKAsyDi5ibGl0ei52MS5UYXNrIjMKBFRhc2sSDwoHY29udGVudBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSCgoCaWQYECABKAkiKAoIQWNjZXB0ZWQSHAoEdHVybhgBIAEoCzIOLmJsaXR6LnYxLlR1cm4iRgoEVGV4dBIMCgR0ZXh0GAEgASgJEg8KB3BhcnRpYWwYAiABKAgSDgoGcmVwZWF0GAMgASgIEg8KB3Rob3VnaHQYBCABKAgiXAoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIlCgRhcmdzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdwYXJ0aWFsGAQgASgIIo4BCgpUb29sUmVzdWx0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJwoGcmVzdWx0GAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghpc19lcnJvchgQIAEoCBIrCghkdXJhdGlvbhgRIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI2CgpUb29sT3V0cHV0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGb3V0cHV0GAMgASgJIuQCCg9BcHByb3ZhbFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEiIKBGtpbmQYAyABKA4yFC5ibGl0ei52MS5BY3Rpb25LaW5kEg4KBmRldGFpbBgEIAEoCRIMCgRkaWZmGAUgASgJEhMKC3Njb3BlX2xhYmVsGAYgASgJEg0KBWFnZW50GAcgASgJEg8KB3Rhc2tfaWQYCCABKAkSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIvChNhdmFpbGFibGVfZGVjaXNpb25zGBIgAygOMhIuYmxpdHoudjEuRGVjaXNpb24SKwoOc3VnZ2VzdGVkX3J1bGUYEyABKAsyEy5ibGl0ei52MS5SdWxlTWF0Y2giowEKCVJ1bGVNYXRjaBImCgVtYXRjaBgBIAEoDjIXLmJsaXR6LnYxLlJ1bGVNYXRjaEtpbmQSDwoHcGF0dGVybhgCIAEoCRIkCgZlZmZlY3QYAyABKA4yFC5ibGl0ei52MS5SdWxlRWZmZWN0EigKBWxhc3RzGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBWxhYmVsGAUgASgJItMBCghRdWVzdGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJEg8KB29wdGlvbnMYAyADKAkSDQoFYWdlbnQYBCABKAkSDwoHdGFza19pZBgFIAEoCRIUCgxtdWx0aV9zZWxlY3QYBiABKAgSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbiK+AQoKUmVzb2x1dGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEiQKCGRlY2lzaW9uGAIgASgOMhIuYmxpdHoudjEuRGVjaXNpb24SDwoHYW5zd2VycxgDIAMoCRIOCgZyZWFzb24YBCABKAkSDwoHY29tbWFuZBgFIAEoCRITCgtyZXNvbHZlZF9ieRgGIAEoCRILCgN2aWEYByABKAkSDwoHcnVsZV9pZBgIIAEoCRIRCglpbnRlcnJ1cHQYCSABKAgi6QEKBVVzYWdlEg0KBWNhbGxzGAEgASgFEg0KBWlucHV0GAIgASgDEg4KBmNhY2hlZBgDIAEoAxITCgtjYWNoZV93cml0ZRgEIAEoAxIOCgZvdXRwdXQYBSABKAMSEwoLbGFzdF9wcm9tcHQYBiABKAMSEAoIY29zdF91c2QYByABKAESDgoGcHJpY2VkGAggASgIEhYKDnNlYXJjaF9xdWVyaWVzGAkgASgFEhcKD3NlYXJjaF9jb3N0X3VzZBgKIAEoARIWCg50b2tlbnNfdW5rbm93bhgQIAEoCBINCgVtb2RlbBgRIAEoCSKVAQoMVHVybkZpbmlzaGVkEg4KBm91dHB1dBgBIAEoCRIfCgZiZWZvcmUYAiABKAsyDy5ibGl0ei52MS5Vc2FnZRIeCgVhZnRlchgDIAEoCzIPLmJsaXR6LnYxLlVzYWdlEhAKCGxlZnRvdmVyGAQgAygJEiIKBWVycm9yGAUgASgLMhMuYmxpdHoudjEuRXJyb3JJbmZvIpIBCglFcnJvckluZm8SDgoGcmVhc29uGAEgASgJEjMKCG1ldGFkYXRhGAIgAygLMiEuYmxpdHoudjEuRXJyb3JJbmZvLk1ldGFkYXRhRW50cnkSDwoHbWVzc2FnZRgDIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEqrAEKC1Nlc3Npb25Nb2RlEhwKGFNFU1NJT05fTU9ERV9VTlNQRUNJRklFRBAAEhQKEFNFU1NJT05fTU9ERV9BU0sQARIdChlTRVNTSU9OX01PREVfQUNDRVBUX0VESVRTEAISGgoWU0VTU0lPTl9NT0RFX1JFQURfT05MWRADEhUKEVNFU1NJT05fTU9ERV9QTEFOEAQSFwoTU0VTU0lPTl9NT0RFX0JZUEFTUxAFKnoKDVJ1bGVNYXRjaEtpbmQSGgoWUlVMRV9NQVRDSF9VTlNQRUNJRklFRBAAEhQKEFJVTEVfTUFUQ0hfRVhBQ1QQARIdChlSVUxFX01BVENIX0NPTU1BTkRfUFJFRklYEAISGAoUUlVMRV9NQVRDSF9QQVRIX0dMT0IQAypWCgpSdWxlRWZmZWN0EhsKF1JVTEVfRUZGRUNUX1VOU1BFQ0lGSUVEEAASFQoRUlVMRV9FRkZFQ1RfQUxMT1cQARIUChBSVUxFX0VGRkVDVF9ERU5ZEAIqYwoMRXhwaXJ5QWN0aW9uEh0KGUVYUElSWV9BQ1RJT05fVU5TUEVDSUZJRUQQABIWChJFWFBJUllfQUNUSU9OX0RFTlkQARIcChhFWFBJUllfQUNUSU9OX1VOQU5TV0VSRUQQAiqfAQoKQWN0aW9uS2luZBIbChdBQ1RJT05fS0lORF9VTlNQRUNJRklFRBAAEhcKE0FDVElPTl9LSU5EX0NPTU1BTkQQARIVChFBQ1RJT05fS0lORF9XUklURRACEhYKEkFDVElPTl9LSU5EX0RFTEVURRADEhcKE0FDVElPTl9LSU5EX05FVFdPUksQBBITCg9BQ1RJT05fS0lORF9NQ1AQBSp1CghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhEKDURFQ0lTSU9OX0RFTlkQARIRCg1ERUNJU0lPTl9PTkNFEAISFAoQREVDSVNJT05fU0VTU0lPThADEhMKD0RFQ0lTSU9OX0FMV0FZUxAEYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Turn is one prompt for the agent.
@@ -121,6 +121,14 @@ export type Turn = Message<"blitz.v1.Turn"> & {
    * @generated from field: repeated blitz.v1.ContextBlock context = 13;
    */
   context: ContextBlock[];
+
+  /**
+   * How this turn's actions are approved, over the session's mode (unspecified: the
+   * session's). Added by Blitz, hence 16 up.
+   *
+   * @generated from field: blitz.v1.SessionMode mode = 16;
+   */
+  mode: SessionMode;
 };
 
 /**
@@ -1025,6 +1033,22 @@ export type ApprovalRequest = Message<"blitz.v1.ApprovalRequest"> & {
    * @generated from field: blitz.v1.ExpiryAction on_expire = 17;
    */
   onExpire: ExpiryAction;
+
+  /**
+   * The decisions Decide accepts for this request: all four, or ONCE and DENY only when
+   * no rule may be made of it (its scope_label holds a masked secret).
+   *
+   * @generated from field: repeated blitz.v1.Decision available_decisions = 18;
+   */
+  availableDecisions: Decision[];
+
+  /**
+   * A rule a client may offer beside the exact scope_label ("always allow `pytest -q
+   * …`"): a command's prefix, a path's folder. Unset when there is none to suggest.
+   *
+   * @generated from field: blitz.v1.RuleMatch suggested_rule = 19;
+   */
+  suggestedRule?: RuleMatch | undefined;
 };
 
 /**
@@ -1033,6 +1057,59 @@ export type ApprovalRequest = Message<"blitz.v1.ApprovalRequest"> & {
  */
 export const ApprovalRequestSchema: GenMessage<ApprovalRequest> = /*@__PURE__*/
   messageDesc(file_blitz_v1_turn, 17);
+
+/**
+ * What a rule matches, and whether it allows or denies what it matches. A rule made by a
+ * SESSION or ALWAYS decision without one matches its request's scope_label exactly.
+ *
+ * @generated from message blitz.v1.RuleMatch
+ */
+export type RuleMatch = Message<"blitz.v1.RuleMatch"> & {
+  /**
+   * @generated from field: blitz.v1.RuleMatchKind match = 1;
+   */
+  match: RuleMatchKind;
+
+  /**
+   * EXACT: the scope_label ("command: git status"). COMMAND_PREFIX: the words a command
+   * starts with ("pytest -q"); a command of several parts (`;`, `&&`, `||`, `|`, `&`) is
+   * covered only when every part is, and one with a substitution (`$(…)`, backquotes,
+   * `<(…)`) never is. PATH_GLOB: a workspace path pattern ("src/**\/*.py"; `*` within a
+   * folder name, `**` across folders) for WRITE and DELETE.
+   *
+   * @generated from field: string pattern = 2;
+   */
+  pattern: string;
+
+  /**
+   * ALLOW (unspecified too): approved without asking. DENY: refused without asking; a
+   * deny rule wins over every allow rule.
+   *
+   * @generated from field: blitz.v1.RuleEffect effect = 3;
+   */
+  effect: RuleEffect;
+
+  /**
+   * How long the rule lasts once made; unset: until revoked.
+   *
+   * @generated from field: google.protobuf.Duration lasts = 4;
+   */
+  lasts?: Duration | undefined;
+
+  /**
+   * What it covers, in words a client may show ("commands starting `pytest -q`").
+   *
+   * @generated from field: string label = 5;
+   */
+  label: string;
+};
+
+/**
+ * Describes the message blitz.v1.RuleMatch.
+ * Use `create(RuleMatchSchema)` to create a new message.
+ */
+export const RuleMatchSchema: GenMessage<RuleMatch> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_turn, 18);
 
 /**
  * Question is the agent asking the user something. The turn is parked until Answer.
@@ -1095,7 +1172,7 @@ export type Question = Message<"blitz.v1.Question"> & {
  * Use `create(QuestionSchema)` to create a new message.
  */
 export const QuestionSchema: GenMessage<Question> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 18);
+  messageDesc(file_blitz_v1_turn, 19);
 
 /**
  * Resolution says how an approval request or question ended, so that every watcher (not
@@ -1171,7 +1248,7 @@ export type Resolution = Message<"blitz.v1.Resolution"> & {
  * Use `create(ResolutionSchema)` to create a new message.
  */
 export const ResolutionSchema: GenMessage<Resolution> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 19);
+  messageDesc(file_blitz_v1_turn, 20);
 
 /**
  * Usage is the token usage and estimated cost of a session, or (as a TurnEvent) of one
@@ -1264,7 +1341,7 @@ export type Usage = Message<"blitz.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 20);
+  messageDesc(file_blitz_v1_turn, 21);
 
 /**
  * TurnFinished ends a turn's events.
@@ -1311,7 +1388,7 @@ export type TurnFinished = Message<"blitz.v1.TurnFinished"> & {
  * Use `create(TurnFinishedSchema)` to create a new message.
  */
 export const TurnFinishedSchema: GenMessage<TurnFinished> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 21);
+  messageDesc(file_blitz_v1_turn, 22);
 
 /**
  * ErrorInfo is a machine-readable error, also attached to failed calls as a Connect error
@@ -1346,7 +1423,120 @@ export type ErrorInfo = Message<"blitz.v1.ErrorInfo"> & {
  * Use `create(ErrorInfoSchema)` to create a new message.
  */
 export const ErrorInfoSchema: GenMessage<ErrorInfo> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 22);
+  messageDesc(file_blitz_v1_turn, 23);
+
+/**
+ * How a session's (or a turn's) actions are approved. docs/protocol.md tables each mode.
+ *
+ * @generated from enum blitz.v1.SessionMode
+ */
+export enum SessionMode {
+  /**
+   * The session's mode (on a turn), or ASK (on a session).
+   *
+   * @generated from enum value: SESSION_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Every action that needs a person asks (rules aside).
+   *
+   * @generated from enum value: SESSION_MODE_ASK = 1;
+   */
+  ASK = 1,
+
+  /**
+   * Writes and deletes of workspace files go ahead; commands, network and MCP still ask.
+   *
+   * @generated from enum value: SESSION_MODE_ACCEPT_EDITS = 2;
+   */
+  ACCEPT_EDITS = 2,
+
+  /**
+   * Every write, delete, command and MCP call is refused without asking.
+   *
+   * @generated from enum value: SESSION_MODE_READ_ONLY = 3;
+   */
+  READ_ONLY = 3,
+
+  /**
+   * The agent may only read, and ends by proposing a plan (as Turn.plan).
+   *
+   * @generated from enum value: SESSION_MODE_PLAN = 4;
+   */
+  PLAN = 4,
+
+  /**
+   * Every action goes ahead without asking; only where the operator allows it
+   * (--allow-bypass-mode), else INVALID_ARGUMENT.
+   *
+   * @generated from enum value: SESSION_MODE_BYPASS = 5;
+   */
+  BYPASS = 5,
+}
+
+/**
+ * Describes the enum blitz.v1.SessionMode.
+ */
+export const SessionModeSchema: GenEnum<SessionMode> = /*@__PURE__*/
+  enumDesc(file_blitz_v1_turn, 0);
+
+/**
+ * @generated from enum blitz.v1.RuleMatchKind
+ */
+export enum RuleMatchKind {
+  /**
+   * @generated from enum value: RULE_MATCH_UNSPECIFIED = 0;
+   */
+  RULE_MATCH_UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: RULE_MATCH_EXACT = 1;
+   */
+  RULE_MATCH_EXACT = 1,
+
+  /**
+   * @generated from enum value: RULE_MATCH_COMMAND_PREFIX = 2;
+   */
+  RULE_MATCH_COMMAND_PREFIX = 2,
+
+  /**
+   * @generated from enum value: RULE_MATCH_PATH_GLOB = 3;
+   */
+  RULE_MATCH_PATH_GLOB = 3,
+}
+
+/**
+ * Describes the enum blitz.v1.RuleMatchKind.
+ */
+export const RuleMatchKindSchema: GenEnum<RuleMatchKind> = /*@__PURE__*/
+  enumDesc(file_blitz_v1_turn, 1);
+
+/**
+ * @generated from enum blitz.v1.RuleEffect
+ */
+export enum RuleEffect {
+  /**
+   * @generated from enum value: RULE_EFFECT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: RULE_EFFECT_ALLOW = 1;
+   */
+  ALLOW = 1,
+
+  /**
+   * @generated from enum value: RULE_EFFECT_DENY = 2;
+   */
+  DENY = 2,
+}
+
+/**
+ * Describes the enum blitz.v1.RuleEffect.
+ */
+export const RuleEffectSchema: GenEnum<RuleEffect> = /*@__PURE__*/
+  enumDesc(file_blitz_v1_turn, 2);
 
 /**
  * ExpiryAction is what the approval timeout does to an open request.
@@ -1378,7 +1568,7 @@ export enum ExpiryAction {
  * Describes the enum blitz.v1.ExpiryAction.
  */
 export const ExpiryActionSchema: GenEnum<ExpiryAction> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_turn, 0);
+  enumDesc(file_blitz_v1_turn, 3);
 
 /**
  * ActionKind is the kind of action an approval covers.
@@ -1421,7 +1611,7 @@ export enum ActionKind {
  * Describes the enum blitz.v1.ActionKind.
  */
 export const ActionKindSchema: GenEnum<ActionKind> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_turn, 1);
+  enumDesc(file_blitz_v1_turn, 4);
 
 /**
  * Decision answers an ApprovalRequest.
@@ -1456,7 +1646,8 @@ export enum Decision {
   SESSION = 3,
 
   /**
-   * A stored rule covering scope_label for this caller and workspace.
+   * A stored rule covering scope_label for this caller in this workspace, across its
+   * sessions and restarts, until revoked.
    *
    * @generated from enum value: DECISION_ALWAYS = 4;
    */
@@ -1467,5 +1658,5 @@ export enum Decision {
  * Describes the enum blitz.v1.Decision.
  */
 export const DecisionSchema: GenEnum<Decision> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_turn, 2);
+  enumDesc(file_blitz_v1_turn, 5);
 

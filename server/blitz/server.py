@@ -70,6 +70,8 @@ from blitz.transport import (
     build_connect_apps,
     build_grpc_server,
 )
+from blitz.transport.console import ConsoleApp
+from blitz.transport.cors import with_cors
 from blitz.transport.methods import SESSION_SERVICE, WORKSPACE_SERVICE
 
 if TYPE_CHECKING:
@@ -244,7 +246,11 @@ async def running_server(
         connect_apps = build_connect_apps(
             served, gate, authenticate=authenticate, compress_streams=settings.compress_streams
         )
-        http_app = HttpApp(connect_apps, gate, ready=ready, notes=notes)
+        console = ConsoleApp()
+        http_app = with_cors(
+            HttpApp([*connect_apps, console], gate, ready=ready, notes=notes, index=console),
+            settings.cors_origin,
+        )
         http = HttpServer(
             tracing.asgi(http_app) if tracing else http_app,
             host=settings.http_host,

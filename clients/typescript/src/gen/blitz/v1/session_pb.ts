@@ -14,14 +14,14 @@ import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf
 import type { ActionKind, Decision, ErrorInfo, RuleEffect, RuleMatch, RuleMatchKind, SessionMode, Turn, TurnEvent, TurnEventSchema, Usage } from "./turn_pb.js";
 import { file_blitz_v1_turn } from "./turn_pb.js";
 import type { Duration, FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import { file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file blitz/v1/session.proto.
  */
 export const file_blitz_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChZibGl0ei92MS9zZXNzaW9uLnByb3RvEghibGl0ei52MSJXChFBY2NlcHRQbGFuUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB3BsYW5faWQYAiABKAkSDAoEdGV4dBgDIAEoCRIPCgd0dXJuX2lkGAQgASgJIkoKEVJlamVjdFBsYW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHcGxhbl9pZBgCIAEoCRIQCghmZWVkYmFjaxgDIAEoCSIUChJSZWplY3RQbGFuUmVzcG9uc2UiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QihgIKClNlcnZlckluZm8SEAoIcHJvdG9jb2wYASABKAkSGQoRcHJvdG9jb2xfcmV2aXNpb24YAiABKAUSFgoOc2VydmVyX3ZlcnNpb24YAyABKAkSFQoNZGVmYXVsdF9tb2RlbBgEIAEoCRIOCgZtb2RlbHMYBSADKAkSMAoGbGltaXRzGAYgAygLMiAuYmxpdHoudjEuU2VydmVySW5mby5MaW1pdHNFbnRyeRIQCghmZWF0dXJlcxgHIAMoCRIZChFjb21tYW5kX2lzb2xhdGlvbhgIIAEoCRotCgtMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIoEECgdTZXNzaW9uEgoKAmlkGAEgASgJEg0KBXRpdGxlGAIgASgJEhEKCXdvcmtzcGFjZRgDIAEoCRINCgVtb2RlbBgEIAEoCRItCgZsYWJlbHMYBSADKAsyHS5ibGl0ei52MS5TZXNzaW9uLkxhYmVsc0VudHJ5EiUKBXN0YXRlGAYgASgOMhYuYmxpdHoudjEuU2Vzc2lvblN0YXRlEi8KC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHdHVybl9pZBgJIAEoCRIQCghsYXN0X3NlcRgKIAEoAxIeCgV1c2FnZRgLIAEoCzIPLmJsaXR6LnYxLlVzYWdlEiQKB3BlbmRpbmcYDCADKAsyEy5ibGl0ei52MS5UdXJuRXZlbnQSMwoQYXBwcm92YWxfdGltZW91dBgNIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdwbGFuX2lkGA4gASgJEiMKBG1vZGUYDyABKA4yFS5ibGl0ei52MS5TZXNzaW9uTW9kZRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIowCChRDcmVhdGVTZXNzaW9uUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSDQoFbW9kZWwYAyABKAkSOgoGbGFiZWxzGAQgAygLMiouYmxpdHoudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTGFiZWxzRW50cnkSMwoQYXBwcm92YWxfdGltZW91dBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIjCgRtb2RlGAYgASgOMhUuYmxpdHoudjEuU2Vzc2lvbk1vZGUaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASInChFHZXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIs0BChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEiUKBXN0YXRlGAMgASgOMhYuYmxpdHoudjEuU2Vzc2lvblN0YXRlEjkKBmxhYmVscxgEIAMoCzIpLmJsaXR6LnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJUChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIjCghzZXNzaW9ucxgBIAMoCzIRLmJsaXR6LnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKE0Nsb3NlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJTCg5SdW5UdXJuUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhwKBHR1cm4YAiABKAsyDi5ibGl0ei52MS5UdXJuEg8KB3R1cm5faWQYAyABKAkiRQoMV2F0Y2hSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgDEg4KBmZvbGxvdxgDIAEoCCK0AQoNRGVjaWRlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSJAoIZGVjaXNpb24YAyABKA4yEi5ibGl0ei52MS5EZWNpc2lvbhIOCgZyZWFzb24YBCABKAkSDwoHY29tbWFuZBgFIAEoCRIRCglpbnRlcnJ1cHQYBiABKAgSIQoEcnVsZRgHIAEoCzITLmJsaXR6LnYxLlJ1bGVNYXRjaCIQCg5EZWNpZGVSZXNwb25zZSJICg1BbnN3ZXJSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIPCgdhbnN3ZXJzGAMgAygJIhAKDkFuc3dlclJlc3BvbnNlIjQKDUNhbmNlbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIiEKDkNhbmNlbFJlc3BvbnNlEg8KB3R1cm5faWQYASABKAkiMAoMU3RlZXJSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEdGV4dBgCIAEoCSIgCg1TdGVlclJlc3BvbnNlEg8KB3R1cm5faWQYASABKAkiJQoPR2V0VXNhZ2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkihgIKC0xlZGdlckVudHJ5Eg8KB3R1cm5faWQYASABKAkSDQoFbW9kZWwYAiABKAkSDQoFaW5wdXQYAyABKAMSDgoGY2FjaGVkGAQgASgDEhMKC2NhY2hlX3dyaXRlGAUgASgDEg4KBm91dHB1dBgGIAEoAxIQCghjb3N0X3VzZBgHIAEoARIOCgZwcmljZWQYCCABKAgSFgoOc2VhcmNoX3F1ZXJpZXMYCSABKAUSFwoPc2VhcmNoX2Nvc3RfdXNkGAogASgBEigKBHRpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDnRva2Vuc191bmtub3duGAwgASgIIlUKC1VzYWdlUmVwb3J0Eh4KBXRvdGFsGAEgASgLMg8uYmxpdHoudjEuVXNhZ2USJgoHZW50cmllcxgCIAMoCzIVLmJsaXR6LnYxLkxlZGdlckVudHJ5IvsCCgRSdWxlEgoKAmlkGAEgASgJEiIKBXNjb3BlGAIgASgOMhMuYmxpdHoudjEuUnVsZVNjb3BlEiIKBGtpbmQYAyABKA4yFC5ibGl0ei52MS5BY3Rpb25LaW5kEhMKC3Njb3BlX2xhYmVsGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSEQoJd29ya3NwYWNlGAYgASgJEg4KBmNhbGxlchgHIAEoCRIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmVxdWVzdF9pZBgJIAEoCRImCgVtYXRjaBgKIAEoDjIXLmJsaXR6LnYxLlJ1bGVNYXRjaEtpbmQSDwoHcGF0dGVybhgLIAEoCRIkCgZlZmZlY3QYDCABKA4yFC5ibGl0ei52MS5SdWxlRWZmZWN0Ei8KC2V4cGlyZV90aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCImChBMaXN0UnVsZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiMgoRTGlzdFJ1bGVzUmVzcG9uc2USHQoFcnVsZXMYASADKAsyDi5ibGl0ei52MS5SdWxlIjgKEVJldm9rZVJ1bGVSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHcnVsZV9pZBgCIAEoCSIUChJSZXZva2VSdWxlUmVzcG9uc2UiNQoOR2V0VHVyblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIk0KEExpc3RUdXJuc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSKpAgoLVHVyblN1bW1hcnkSDwoHdHVybl9pZBgBIAEoCRIcCgR0dXJuGAIgASgLMg4uYmxpdHoudjEuVHVybhIiCgVzdGF0ZRgDIAEoDjITLmJsaXR6LnYxLlR1cm5TdGF0ZRIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KBXVzYWdlGAYgASgLMg8uYmxpdHoudjEuVXNhZ2USDgoGb3V0cHV0GAcgASgJEiIKBWVycm9yGAggASgLMhMuYmxpdHoudjEuRXJyb3JJbmZvEhEKCWZpcnN0X3NlcRgJIAEoAyJSChFMaXN0VHVybnNSZXNwb25zZRIkCgV0dXJucxgBIAMoCzIVLmJsaXR6LnYxLlR1cm5TdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKvAgoUVXBkYXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRINCgV0aXRsZRgCIAEoCRI6CgZsYWJlbHMYAyADKAsyKi5ibGl0ei52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdC5MYWJlbHNFbnRyeRIzChBhcHByb3ZhbF90aW1lb3V0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIjCgRtb2RlGAYgASgOMhUuYmxpdHoudjEuU2Vzc2lvbk1vZGUaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIqChREZWxldGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIjIKFURlbGV0ZVNlc3Npb25SZXNwb25zZRIZChF3b3Jrc3BhY2VfZGVsZXRlZBgBIAEoCCJIChJGb3JrU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEg0KBXRpdGxlGAMgASgJKpQBCgxTZXNzaW9uU3RhdGUSHQoZU0VTU0lPTl9TVEFURV9VTlNQRUNJRklFRBAAEhYKElNFU1NJT05fU1RBVEVfSURMRRABEhkKFVNFU1NJT05fU1RBVEVfUlVOTklORxACEhgKFFNFU1NJT05fU1RBVEVfUEFSS0VEEAMSGAoUU0VTU0lPTl9TVEFURV9DTE9TRUQQBCpWCglSdWxlU2NvcGUSGgoWUlVMRV9TQ09QRV9VTlNQRUNJRklFRBAAEhYKElJVTEVfU0NPUEVfU0VTU0lPThABEhUKEVJVTEVfU0NPUEVfQUxXQVlTEAIqbwoJVHVyblN0YXRlEhoKFlRVUk5fU1RBVEVfVU5TUEVDSUZJRUQQABIWChJUVVJOX1NUQVRFX1JVTk5JTkcQARIVChFUVVJOX1NUQVRFX1BBUktFRBACEhcKE1RVUk5fU1RBVEVfRklOSVNIRUQQAzL/CgoOU2Vzc2lvblNlcnZpY2USQgoNQ3JlYXRlU2Vzc2lvbhIeLmJsaXR6LnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GhEuYmxpdHoudjEuU2Vzc2lvbhI8CgpHZXRTZXNzaW9uEhsuYmxpdHoudjEuR2V0U2Vzc2lvblJlcXVlc3QaES5ibGl0ei52MS5TZXNzaW9uEk0KDExpc3RTZXNzaW9ucxIdLmJsaXR6LnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaHi5ibGl0ei52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJACgxDbG9zZVNlc3Npb24SHS5ibGl0ei52MS5DbG9zZVNlc3Npb25SZXF1ZXN0GhEuYmxpdHoudjEuU2Vzc2lvbhI6CgdSdW5UdXJuEhguYmxpdHoudjEuUnVuVHVyblJlcXVlc3QaEy5ibGl0ei52MS5UdXJuRXZlbnQwARI2CgVXYXRjaBIWLmJsaXR6LnYxLldhdGNoUmVxdWVzdBoTLmJsaXR6LnYxLlR1cm5FdmVudDABEjsKBkRlY2lkZRIXLmJsaXR6LnYxLkRlY2lkZVJlcXVlc3QaGC5ibGl0ei52MS5EZWNpZGVSZXNwb25zZRI7CgZBbnN3ZXISFy5ibGl0ei52MS5BbnN3ZXJSZXF1ZXN0GhguYmxpdHoudjEuQW5zd2VyUmVzcG9uc2USOwoGQ2FuY2VsEhcuYmxpdHoudjEuQ2FuY2VsUmVxdWVzdBoYLmJsaXR6LnYxLkNhbmNlbFJlc3BvbnNlEjgKBVN0ZWVyEhYuYmxpdHoudjEuU3RlZXJSZXF1ZXN0GhcuYmxpdHoudjEuU3RlZXJSZXNwb25zZRI8CghHZXRVc2FnZRIZLmJsaXR6LnYxLkdldFVzYWdlUmVxdWVzdBoVLmJsaXR6LnYxLlVzYWdlUmVwb3J0EkQKCUxpc3RSdWxlcxIaLmJsaXR6LnYxLkxpc3RSdWxlc1JlcXVlc3QaGy5ibGl0ei52MS5MaXN0UnVsZXNSZXNwb25zZRJHCgpSZXZva2VSdWxlEhsuYmxpdHoudjEuUmV2b2tlUnVsZVJlcXVlc3QaHC5ibGl0ei52MS5SZXZva2VSdWxlUmVzcG9uc2USRAoJTGlzdFR1cm5zEhouYmxpdHoudjEuTGlzdFR1cm5zUmVxdWVzdBobLmJsaXR6LnYxLkxpc3RUdXJuc1Jlc3BvbnNlEjoKB0dldFR1cm4SGC5ibGl0ei52MS5HZXRUdXJuUmVxdWVzdBoVLmJsaXR6LnYxLlR1cm5TdW1tYXJ5EkIKDVVwZGF0ZVNlc3Npb24SHi5ibGl0ei52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdBoRLmJsaXR6LnYxLlNlc3Npb24SUAoNRGVsZXRlU2Vzc2lvbhIeLmJsaXR6LnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0Gh8uYmxpdHoudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlEj4KC0ZvcmtTZXNzaW9uEhwuYmxpdHoudjEuRm9ya1Nlc3Npb25SZXF1ZXN0GhEuYmxpdHoudjEuU2Vzc2lvbhJFCg1HZXRTZXJ2ZXJJbmZvEh4uYmxpdHoudjEuR2V0U2VydmVySW5mb1JlcXVlc3QaFC5ibGl0ei52MS5TZXJ2ZXJJbmZvEkAKCkFjY2VwdFBsYW4SGy5ibGl0ei52MS5BY2NlcHRQbGFuUmVxdWVzdBoTLmJsaXR6LnYxLlR1cm5FdmVudDABEkcKClJlamVjdFBsYW4SGy5ibGl0ei52MS5SZWplY3RQbGFuUmVxdWVzdBocLmJsaXR6LnYxLlJlamVjdFBsYW5SZXNwb25zZWIGcHJvdG8z", [file_blitz_v1_turn, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChZibGl0ei92MS9zZXNzaW9uLnByb3RvEghibGl0ei52MSJXChFBY2NlcHRQbGFuUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB3BsYW5faWQYAiABKAkSDAoEdGV4dBgDIAEoCRIPCgd0dXJuX2lkGAQgASgJIkoKEVJlamVjdFBsYW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHcGxhbl9pZBgCIAEoCRIQCghmZWVkYmFjaxgDIAEoCSIUChJSZWplY3RQbGFuUmVzcG9uc2UiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QisAIKClNlcnZlckluZm8SEAoIcHJvdG9jb2wYASABKAkSGQoRcHJvdG9jb2xfcmV2aXNpb24YAiABKAUSFgoOc2VydmVyX3ZlcnNpb24YAyABKAkSFQoNZGVmYXVsdF9tb2RlbBgEIAEoCRIOCgZtb2RlbHMYBSADKAkSMAoGbGltaXRzGAYgAygLMiAuYmxpdHoudjEuU2VydmVySW5mby5MaW1pdHNFbnRyeRIQCghmZWF0dXJlcxgHIAMoCRIZChFjb21tYW5kX2lzb2xhdGlvbhgIIAEoCRIoCghjb21tYW5kcxgJIAMoCzIWLmJsaXR6LnYxLlNsYXNoQ29tbWFuZBotCgtMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIkQKDFNsYXNoQ29tbWFuZBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSIpChNMaXN0Q29tbWFuZHNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiQAoUTGlzdENvbW1hbmRzUmVzcG9uc2USKAoIY29tbWFuZHMYASADKAsyFi5ibGl0ei52MS5TbGFzaENvbW1hbmQimgQKB1Nlc3Npb24SCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEQoJd29ya3NwYWNlGAMgASgJEg0KBW1vZGVsGAQgASgJEi0KBmxhYmVscxgFIAMoCzIdLmJsaXR6LnYxLlNlc3Npb24uTGFiZWxzRW50cnkSJQoFc3RhdGUYBiABKA4yFi5ibGl0ei52MS5TZXNzaW9uU3RhdGUSLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd0dXJuX2lkGAkgASgJEhAKCGxhc3Rfc2VxGAogASgDEh4KBXVzYWdlGAsgASgLMg8uYmxpdHoudjEuVXNhZ2USJAoHcGVuZGluZxgMIAMoCzITLmJsaXR6LnYxLlR1cm5FdmVudBIzChBhcHByb3ZhbF90aW1lb3V0GA0gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3BsYW5faWQYDiABKAkSIwoEbW9kZRgPIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlEhcKD3F1ZXVlZF90dXJuX2lkcxgQIAMoCRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIowCChRDcmVhdGVTZXNzaW9uUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSDQoFbW9kZWwYAyABKAkSOgoGbGFiZWxzGAQgAygLMiouYmxpdHoudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTGFiZWxzRW50cnkSMwoQYXBwcm92YWxfdGltZW91dBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIjCgRtb2RlGAYgASgOMhUuYmxpdHoudjEuU2Vzc2lvbk1vZGUaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASInChFHZXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIs0BChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEiUKBXN0YXRlGAMgASgOMhYuYmxpdHoudjEuU2Vzc2lvblN0YXRlEjkKBmxhYmVscxgEIAMoCzIpLmJsaXR6LnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJUChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIjCghzZXNzaW9ucxgBIAMoCzIRLmJsaXR6LnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKE0Nsb3NlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJ5Cg5SdW5UdXJuUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhwKBHR1cm4YAiABKAsyDi5ibGl0ei52MS5UdXJuEg8KB3R1cm5faWQYAyABKAkSJAoEYnVzeRgEIAEoDjIWLmJsaXR6LnYxLkJ1c3lTdHJhdGVneSJFCgxXYXRjaFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAMSDgoGZm9sbG93GAMgASgIIrQBCg1EZWNpZGVSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIkCghkZWNpc2lvbhgDIAEoDjISLmJsaXR6LnYxLkRlY2lzaW9uEg4KBnJlYXNvbhgEIAEoCRIPCgdjb21tYW5kGAUgASgJEhEKCWludGVycnVwdBgGIAEoCBIhCgRydWxlGAcgASgLMhMuYmxpdHoudjEuUnVsZU1hdGNoIhAKDkRlY2lkZVJlc3BvbnNlIoIBCg1BbnN3ZXJSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIPCgdhbnN3ZXJzGAMgAygJEicKBnZhbHVlcxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHZGVjbGluZRgFIAEoCCIQCg5BbnN3ZXJSZXNwb25zZSI0Cg1DYW5jZWxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHdHVybl9pZBgCIAEoCSIhCg5DYW5jZWxSZXNwb25zZRIPCgd0dXJuX2lkGAEgASgJIkoKDFN0ZWVyUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHRleHQYAiABKAkSGAoQZXhwZWN0ZWRfdHVybl9pZBgDIAEoCSIgCg1TdGVlclJlc3BvbnNlEg8KB3R1cm5faWQYASABKAkiJQoPR2V0VXNhZ2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkihgIKC0xlZGdlckVudHJ5Eg8KB3R1cm5faWQYASABKAkSDQoFbW9kZWwYAiABKAkSDQoFaW5wdXQYAyABKAMSDgoGY2FjaGVkGAQgASgDEhMKC2NhY2hlX3dyaXRlGAUgASgDEg4KBm91dHB1dBgGIAEoAxIQCghjb3N0X3VzZBgHIAEoARIOCgZwcmljZWQYCCABKAgSFgoOc2VhcmNoX3F1ZXJpZXMYCSABKAUSFwoPc2VhcmNoX2Nvc3RfdXNkGAogASgBEigKBHRpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDnRva2Vuc191bmtub3duGAwgASgIIlUKC1VzYWdlUmVwb3J0Eh4KBXRvdGFsGAEgASgLMg8uYmxpdHoudjEuVXNhZ2USJgoHZW50cmllcxgCIAMoCzIVLmJsaXR6LnYxLkxlZGdlckVudHJ5IvsCCgRSdWxlEgoKAmlkGAEgASgJEiIKBXNjb3BlGAIgASgOMhMuYmxpdHoudjEuUnVsZVNjb3BlEiIKBGtpbmQYAyABKA4yFC5ibGl0ei52MS5BY3Rpb25LaW5kEhMKC3Njb3BlX2xhYmVsGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSEQoJd29ya3NwYWNlGAYgASgJEg4KBmNhbGxlchgHIAEoCRIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmVxdWVzdF9pZBgJIAEoCRImCgVtYXRjaBgKIAEoDjIXLmJsaXR6LnYxLlJ1bGVNYXRjaEtpbmQSDwoHcGF0dGVybhgLIAEoCRIkCgZlZmZlY3QYDCABKA4yFC5ibGl0ei52MS5SdWxlRWZmZWN0Ei8KC2V4cGlyZV90aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCImChBMaXN0UnVsZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiMgoRTGlzdFJ1bGVzUmVzcG9uc2USHQoFcnVsZXMYASADKAsyDi5ibGl0ei52MS5SdWxlIjgKEVJldm9rZVJ1bGVSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHcnVsZV9pZBgCIAEoCSIUChJSZXZva2VSdWxlUmVzcG9uc2UiNQoOR2V0VHVyblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIk0KEExpc3RUdXJuc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSKpAgoLVHVyblN1bW1hcnkSDwoHdHVybl9pZBgBIAEoCRIcCgR0dXJuGAIgASgLMg4uYmxpdHoudjEuVHVybhIiCgVzdGF0ZRgDIAEoDjITLmJsaXR6LnYxLlR1cm5TdGF0ZRIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KBXVzYWdlGAYgASgLMg8uYmxpdHoudjEuVXNhZ2USDgoGb3V0cHV0GAcgASgJEiIKBWVycm9yGAggASgLMhMuYmxpdHoudjEuRXJyb3JJbmZvEhEKCWZpcnN0X3NlcRgJIAEoAyJSChFMaXN0VHVybnNSZXNwb25zZRIkCgV0dXJucxgBIAMoCzIVLmJsaXR6LnYxLlR1cm5TdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKvAgoUVXBkYXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRINCgV0aXRsZRgCIAEoCRI6CgZsYWJlbHMYAyADKAsyKi5ibGl0ei52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdC5MYWJlbHNFbnRyeRIzChBhcHByb3ZhbF90aW1lb3V0GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIjCgRtb2RlGAYgASgOMhUuYmxpdHoudjEuU2Vzc2lvbk1vZGUaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIqChREZWxldGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIjIKFURlbGV0ZVNlc3Npb25SZXNwb25zZRIZChF3b3Jrc3BhY2VfZGVsZXRlZBgBIAEoCCJIChJGb3JrU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJEg0KBXRpdGxlGAMgASgJKpQBCgxTZXNzaW9uU3RhdGUSHQoZU0VTU0lPTl9TVEFURV9VTlNQRUNJRklFRBAAEhYKElNFU1NJT05fU1RBVEVfSURMRRABEhkKFVNFU1NJT05fU1RBVEVfUlVOTklORxACEhgKFFNFU1NJT05fU1RBVEVfUEFSS0VEEAMSGAoUU0VTU0lPTl9TVEFURV9DTE9TRUQQBCp/CgxCdXN5U3RyYXRlZ3kSHQoZQlVTWV9TVFJBVEVHWV9VTlNQRUNJRklFRBAAEhgKFEJVU1lfU1RSQVRFR1lfUkVKRUNUEAESGQoVQlVTWV9TVFJBVEVHWV9FTlFVRVVFEAISGwoXQlVTWV9TVFJBVEVHWV9JTlRFUlJVUFQQAypWCglSdWxlU2NvcGUSGgoWUlVMRV9TQ09QRV9VTlNQRUNJRklFRBAAEhYKElJVTEVfU0NPUEVfU0VTU0lPThABEhUKEVJVTEVfU0NPUEVfQUxXQVlTEAIqhgEKCVR1cm5TdGF0ZRIaChZUVVJOX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSVFVSTl9TVEFURV9SVU5OSU5HEAESFQoRVFVSTl9TVEFURV9QQVJLRUQQAhIXChNUVVJOX1NUQVRFX0ZJTklTSEVEEAMSFQoRVFVSTl9TVEFURV9RVUVVRUQQBDLOCwoOU2Vzc2lvblNlcnZpY2USQgoNQ3JlYXRlU2Vzc2lvbhIeLmJsaXR6LnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GhEuYmxpdHoudjEuU2Vzc2lvbhI8CgpHZXRTZXNzaW9uEhsuYmxpdHoudjEuR2V0U2Vzc2lvblJlcXVlc3QaES5ibGl0ei52MS5TZXNzaW9uEk0KDExpc3RTZXNzaW9ucxIdLmJsaXR6LnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaHi5ibGl0ei52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJACgxDbG9zZVNlc3Npb24SHS5ibGl0ei52MS5DbG9zZVNlc3Npb25SZXF1ZXN0GhEuYmxpdHoudjEuU2Vzc2lvbhI6CgdSdW5UdXJuEhguYmxpdHoudjEuUnVuVHVyblJlcXVlc3QaEy5ibGl0ei52MS5UdXJuRXZlbnQwARI2CgVXYXRjaBIWLmJsaXR6LnYxLldhdGNoUmVxdWVzdBoTLmJsaXR6LnYxLlR1cm5FdmVudDABEjsKBkRlY2lkZRIXLmJsaXR6LnYxLkRlY2lkZVJlcXVlc3QaGC5ibGl0ei52MS5EZWNpZGVSZXNwb25zZRI7CgZBbnN3ZXISFy5ibGl0ei52MS5BbnN3ZXJSZXF1ZXN0GhguYmxpdHoudjEuQW5zd2VyUmVzcG9uc2USOwoGQ2FuY2VsEhcuYmxpdHoudjEuQ2FuY2VsUmVxdWVzdBoYLmJsaXR6LnYxLkNhbmNlbFJlc3BvbnNlEjgKBVN0ZWVyEhYuYmxpdHoudjEuU3RlZXJSZXF1ZXN0GhcuYmxpdHoudjEuU3RlZXJSZXNwb25zZRI8CghHZXRVc2FnZRIZLmJsaXR6LnYxLkdldFVzYWdlUmVxdWVzdBoVLmJsaXR6LnYxLlVzYWdlUmVwb3J0EkQKCUxpc3RSdWxlcxIaLmJsaXR6LnYxLkxpc3RSdWxlc1JlcXVlc3QaGy5ibGl0ei52MS5MaXN0UnVsZXNSZXNwb25zZRJHCgpSZXZva2VSdWxlEhsuYmxpdHoudjEuUmV2b2tlUnVsZVJlcXVlc3QaHC5ibGl0ei52MS5SZXZva2VSdWxlUmVzcG9uc2USRAoJTGlzdFR1cm5zEhouYmxpdHoudjEuTGlzdFR1cm5zUmVxdWVzdBobLmJsaXR6LnYxLkxpc3RUdXJuc1Jlc3BvbnNlEjoKB0dldFR1cm4SGC5ibGl0ei52MS5HZXRUdXJuUmVxdWVzdBoVLmJsaXR6LnYxLlR1cm5TdW1tYXJ5EkIKDVVwZGF0ZVNlc3Npb24SHi5ibGl0ei52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdBoRLmJsaXR6LnYxLlNlc3Npb24SUAoNRGVsZXRlU2Vzc2lvbhIeLmJsaXR6LnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0Gh8uYmxpdHoudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlEj4KC0ZvcmtTZXNzaW9uEhwuYmxpdHoudjEuRm9ya1Nlc3Npb25SZXF1ZXN0GhEuYmxpdHoudjEuU2Vzc2lvbhJFCg1HZXRTZXJ2ZXJJbmZvEh4uYmxpdHoudjEuR2V0U2VydmVySW5mb1JlcXVlc3QaFC5ibGl0ei52MS5TZXJ2ZXJJbmZvEkAKCkFjY2VwdFBsYW4SGy5ibGl0ei52MS5BY2NlcHRQbGFuUmVxdWVzdBoTLmJsaXR6LnYxLlR1cm5FdmVudDABEkcKClJlamVjdFBsYW4SGy5ibGl0ei52MS5SZWplY3RQbGFuUmVxdWVzdBocLmJsaXR6LnYxLlJlamVjdFBsYW5SZXNwb25zZRJNCgxMaXN0Q29tbWFuZHMSHS5ibGl0ei52MS5MaXN0Q29tbWFuZHNSZXF1ZXN0Gh4uYmxpdHoudjEuTGlzdENvbW1hbmRzUmVzcG9uc2ViBnByb3RvMw", [file_blitz_v1_turn, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message blitz.v1.AcceptPlanRequest
@@ -184,6 +184,13 @@ export type ServerInfo = Message<"blitz.v1.ServerInfo"> & {
    * @generated from field: string command_isolation = 8;
    */
   commandIsolation: string;
+
+  /**
+   * The server commands every session offers (ListCommands adds a session's own).
+   *
+   * @generated from field: repeated blitz.v1.SlashCommand commands = 9;
+   */
+  commands: SlashCommand[];
 };
 
 /**
@@ -192,6 +199,75 @@ export type ServerInfo = Message<"blitz.v1.ServerInfo"> & {
  */
 export const ServerInfoSchema: GenMessage<ServerInfo> = /*@__PURE__*/
   messageDesc(file_blitz_v1_session, 4);
+
+/**
+ * A server command (`Turn.command`): `/name arguments`.
+ *
+ * @generated from message blitz.v1.SlashCommand
+ */
+export type SlashCommand = Message<"blitz.v1.SlashCommand"> & {
+  /**
+   * Without its slash: "model".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * How its arguments are written, empty when it takes none: "[provider:name]".
+   *
+   * @generated from field: string arguments = 3;
+   */
+  arguments: string;
+};
+
+/**
+ * Describes the message blitz.v1.SlashCommand.
+ * Use `create(SlashCommandSchema)` to create a new message.
+ */
+export const SlashCommandSchema: GenMessage<SlashCommand> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_session, 5);
+
+/**
+ * @generated from message blitz.v1.ListCommandsRequest
+ */
+export type ListCommandsRequest = Message<"blitz.v1.ListCommandsRequest"> & {
+  /**
+   * Empty: the server's commands only.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message blitz.v1.ListCommandsRequest.
+ * Use `create(ListCommandsRequestSchema)` to create a new message.
+ */
+export const ListCommandsRequestSchema: GenMessage<ListCommandsRequest> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_session, 6);
+
+/**
+ * @generated from message blitz.v1.ListCommandsResponse
+ */
+export type ListCommandsResponse = Message<"blitz.v1.ListCommandsResponse"> & {
+  /**
+   * @generated from field: repeated blitz.v1.SlashCommand commands = 1;
+   */
+  commands: SlashCommand[];
+};
+
+/**
+ * Describes the message blitz.v1.ListCommandsResponse.
+ * Use `create(ListCommandsResponseSchema)` to create a new message.
+ */
+export const ListCommandsResponseSchema: GenMessage<ListCommandsResponse> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_session, 7);
 
 /**
  * @generated from message blitz.v1.Session
@@ -290,6 +366,14 @@ export type Session = Message<"blitz.v1.Session"> & {
    * @generated from field: blitz.v1.SessionMode mode = 15;
    */
   mode: SessionMode;
+
+  /**
+   * Turns accepted with BUSY_STRATEGY_ENQUEUE (or INTERRUPT) and not yet started, in the
+   * order they will start. Cancel(turn_id) removes one.
+   *
+   * @generated from field: repeated string queued_turn_ids = 16;
+   */
+  queuedTurnIds: string[];
 };
 
 /**
@@ -297,7 +381,7 @@ export type Session = Message<"blitz.v1.Session"> & {
  * Use `create(SessionSchema)` to create a new message.
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 5);
+  messageDesc(file_blitz_v1_session, 8);
 
 /**
  * @generated from message blitz.v1.CreateSessionRequest
@@ -348,7 +432,7 @@ export type CreateSessionRequest = Message<"blitz.v1.CreateSessionRequest"> & {
  * Use `create(CreateSessionRequestSchema)` to create a new message.
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 6);
+  messageDesc(file_blitz_v1_session, 9);
 
 /**
  * @generated from message blitz.v1.GetSessionRequest
@@ -365,7 +449,7 @@ export type GetSessionRequest = Message<"blitz.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 7);
+  messageDesc(file_blitz_v1_session, 10);
 
 /**
  * @generated from message blitz.v1.ListSessionsRequest
@@ -405,7 +489,7 @@ export type ListSessionsRequest = Message<"blitz.v1.ListSessionsRequest"> & {
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 8);
+  messageDesc(file_blitz_v1_session, 11);
 
 /**
  * @generated from message blitz.v1.ListSessionsResponse
@@ -429,7 +513,7 @@ export type ListSessionsResponse = Message<"blitz.v1.ListSessionsResponse"> & {
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 9);
+  messageDesc(file_blitz_v1_session, 12);
 
 /**
  * @generated from message blitz.v1.CloseSessionRequest
@@ -446,7 +530,7 @@ export type CloseSessionRequest = Message<"blitz.v1.CloseSessionRequest"> & {
  * Use `create(CloseSessionRequestSchema)` to create a new message.
  */
 export const CloseSessionRequestSchema: GenMessage<CloseSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 10);
+  messageDesc(file_blitz_v1_session, 13);
 
 /**
  * @generated from message blitz.v1.RunTurnRequest
@@ -469,6 +553,14 @@ export type RunTurnRequest = Message<"blitz.v1.RunTurnRequest"> & {
    * @generated from field: string turn_id = 3;
    */
   turnId: string;
+
+  /**
+   * What to do when the session already has a turn running or parked (an aside runs
+   * beside it whatever this says).
+   *
+   * @generated from field: blitz.v1.BusyStrategy busy = 4;
+   */
+  busy: BusyStrategy;
 };
 
 /**
@@ -476,7 +568,7 @@ export type RunTurnRequest = Message<"blitz.v1.RunTurnRequest"> & {
  * Use `create(RunTurnRequestSchema)` to create a new message.
  */
 export const RunTurnRequestSchema: GenMessage<RunTurnRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 11);
+  messageDesc(file_blitz_v1_session, 14);
 
 /**
  * @generated from message blitz.v1.WatchRequest
@@ -507,7 +599,7 @@ export type WatchRequest = Message<"blitz.v1.WatchRequest"> & {
  * Use `create(WatchRequestSchema)` to create a new message.
  */
 export const WatchRequestSchema: GenMessage<WatchRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 12);
+  messageDesc(file_blitz_v1_session, 15);
 
 /**
  * @generated from message blitz.v1.DecideRequest
@@ -566,7 +658,7 @@ export type DecideRequest = Message<"blitz.v1.DecideRequest"> & {
  * Use `create(DecideRequestSchema)` to create a new message.
  */
 export const DecideRequestSchema: GenMessage<DecideRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 13);
+  messageDesc(file_blitz_v1_session, 16);
 
 /**
  * @generated from message blitz.v1.DecideResponse
@@ -579,7 +671,7 @@ export type DecideResponse = Message<"blitz.v1.DecideResponse"> & {
  * Use `create(DecideResponseSchema)` to create a new message.
  */
 export const DecideResponseSchema: GenMessage<DecideResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 14);
+  messageDesc(file_blitz_v1_session, 17);
 
 /**
  * @generated from message blitz.v1.AnswerRequest
@@ -597,11 +689,27 @@ export type AnswerRequest = Message<"blitz.v1.AnswerRequest"> & {
 
   /**
    * One answer, or several where the question is multi_select. When the question has
-   * options, each answer must be one of them.
+   * options, each answer must be one of them. A question with a `form` takes `values`
+   * (or `decline`) instead.
    *
    * @generated from field: repeated string answers = 3;
    */
   answers: string[];
+
+  /**
+   * The filled-in form: an object the question's `form` schema validates.
+   *
+   * @generated from field: google.protobuf.Struct values = 4;
+   */
+  values?: JsonObject | undefined;
+
+  /**
+   * The user declines to fill in the form (the asker is told so; for an MCP server's
+   * elicitation, its "decline").
+   *
+   * @generated from field: bool decline = 5;
+   */
+  decline: boolean;
 };
 
 /**
@@ -609,7 +717,7 @@ export type AnswerRequest = Message<"blitz.v1.AnswerRequest"> & {
  * Use `create(AnswerRequestSchema)` to create a new message.
  */
 export const AnswerRequestSchema: GenMessage<AnswerRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 15);
+  messageDesc(file_blitz_v1_session, 18);
 
 /**
  * @generated from message blitz.v1.AnswerResponse
@@ -622,7 +730,7 @@ export type AnswerResponse = Message<"blitz.v1.AnswerResponse"> & {
  * Use `create(AnswerResponseSchema)` to create a new message.
  */
 export const AnswerResponseSchema: GenMessage<AnswerResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 16);
+  messageDesc(file_blitz_v1_session, 19);
 
 /**
  * @generated from message blitz.v1.CancelRequest
@@ -634,7 +742,8 @@ export type CancelRequest = Message<"blitz.v1.CancelRequest"> & {
   sessionId: string;
 
   /**
-   * Optional: cancel only if this is the running turn.
+   * Optional: cancel only if this is the running turn, or this queued turn (which then
+   * ends with CANCELLED without having started).
    *
    * @generated from field: string turn_id = 2;
    */
@@ -646,7 +755,7 @@ export type CancelRequest = Message<"blitz.v1.CancelRequest"> & {
  * Use `create(CancelRequestSchema)` to create a new message.
  */
 export const CancelRequestSchema: GenMessage<CancelRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 17);
+  messageDesc(file_blitz_v1_session, 20);
 
 /**
  * @generated from message blitz.v1.CancelResponse
@@ -665,7 +774,7 @@ export type CancelResponse = Message<"blitz.v1.CancelResponse"> & {
  * Use `create(CancelResponseSchema)` to create a new message.
  */
 export const CancelResponseSchema: GenMessage<CancelResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 18);
+  messageDesc(file_blitz_v1_session, 21);
 
 /**
  * @generated from message blitz.v1.SteerRequest
@@ -680,6 +789,14 @@ export type SteerRequest = Message<"blitz.v1.SteerRequest"> & {
    * @generated from field: string text = 2;
    */
   text: string;
+
+  /**
+   * Optional: steer only if this is the session's turn; otherwise TURN_MISMATCH, so a
+   * steer meant for a turn that has ended never lands in the next one.
+   *
+   * @generated from field: string expected_turn_id = 3;
+   */
+  expectedTurnId: string;
 };
 
 /**
@@ -687,7 +804,7 @@ export type SteerRequest = Message<"blitz.v1.SteerRequest"> & {
  * Use `create(SteerRequestSchema)` to create a new message.
  */
 export const SteerRequestSchema: GenMessage<SteerRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 19);
+  messageDesc(file_blitz_v1_session, 22);
 
 /**
  * @generated from message blitz.v1.SteerResponse
@@ -706,7 +823,7 @@ export type SteerResponse = Message<"blitz.v1.SteerResponse"> & {
  * Use `create(SteerResponseSchema)` to create a new message.
  */
 export const SteerResponseSchema: GenMessage<SteerResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 20);
+  messageDesc(file_blitz_v1_session, 23);
 
 /**
  * @generated from message blitz.v1.GetUsageRequest
@@ -723,7 +840,7 @@ export type GetUsageRequest = Message<"blitz.v1.GetUsageRequest"> & {
  * Use `create(GetUsageRequestSchema)` to create a new message.
  */
 export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 21);
+  messageDesc(file_blitz_v1_session, 24);
 
 /**
  * One model call.
@@ -802,7 +919,7 @@ export type LedgerEntry = Message<"blitz.v1.LedgerEntry"> & {
  * Use `create(LedgerEntrySchema)` to create a new message.
  */
 export const LedgerEntrySchema: GenMessage<LedgerEntry> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 22);
+  messageDesc(file_blitz_v1_session, 25);
 
 /**
  * @generated from message blitz.v1.UsageReport
@@ -824,7 +941,7 @@ export type UsageReport = Message<"blitz.v1.UsageReport"> & {
  * Use `create(UsageReportSchema)` to create a new message.
  */
 export const UsageReportSchema: GenMessage<UsageReport> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 23);
+  messageDesc(file_blitz_v1_session, 26);
 
 /**
  * An approval rule: actions whose scope matches `scope_label` are approved without parking.
@@ -916,7 +1033,7 @@ export type Rule = Message<"blitz.v1.Rule"> & {
  * Use `create(RuleSchema)` to create a new message.
  */
 export const RuleSchema: GenMessage<Rule> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 24);
+  messageDesc(file_blitz_v1_session, 27);
 
 /**
  * @generated from message blitz.v1.ListRulesRequest
@@ -933,7 +1050,7 @@ export type ListRulesRequest = Message<"blitz.v1.ListRulesRequest"> & {
  * Use `create(ListRulesRequestSchema)` to create a new message.
  */
 export const ListRulesRequestSchema: GenMessage<ListRulesRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 25);
+  messageDesc(file_blitz_v1_session, 28);
 
 /**
  * @generated from message blitz.v1.ListRulesResponse
@@ -950,7 +1067,7 @@ export type ListRulesResponse = Message<"blitz.v1.ListRulesResponse"> & {
  * Use `create(ListRulesResponseSchema)` to create a new message.
  */
 export const ListRulesResponseSchema: GenMessage<ListRulesResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 26);
+  messageDesc(file_blitz_v1_session, 29);
 
 /**
  * @generated from message blitz.v1.RevokeRuleRequest
@@ -972,7 +1089,7 @@ export type RevokeRuleRequest = Message<"blitz.v1.RevokeRuleRequest"> & {
  * Use `create(RevokeRuleRequestSchema)` to create a new message.
  */
 export const RevokeRuleRequestSchema: GenMessage<RevokeRuleRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 27);
+  messageDesc(file_blitz_v1_session, 30);
 
 /**
  * @generated from message blitz.v1.RevokeRuleResponse
@@ -985,7 +1102,7 @@ export type RevokeRuleResponse = Message<"blitz.v1.RevokeRuleResponse"> & {
  * Use `create(RevokeRuleResponseSchema)` to create a new message.
  */
 export const RevokeRuleResponseSchema: GenMessage<RevokeRuleResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 28);
+  messageDesc(file_blitz_v1_session, 31);
 
 /**
  * @generated from message blitz.v1.GetTurnRequest
@@ -1007,7 +1124,7 @@ export type GetTurnRequest = Message<"blitz.v1.GetTurnRequest"> & {
  * Use `create(GetTurnRequestSchema)` to create a new message.
  */
 export const GetTurnRequestSchema: GenMessage<GetTurnRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 29);
+  messageDesc(file_blitz_v1_session, 32);
 
 /**
  * @generated from message blitz.v1.ListTurnsRequest
@@ -1038,7 +1155,7 @@ export type ListTurnsRequest = Message<"blitz.v1.ListTurnsRequest"> & {
  * Use `create(ListTurnsRequestSchema)` to create a new message.
  */
 export const ListTurnsRequestSchema: GenMessage<ListTurnsRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 30);
+  messageDesc(file_blitz_v1_session, 33);
 
 /**
  * One turn of a session, as ListTurns returns it.
@@ -1108,7 +1225,7 @@ export type TurnSummary = Message<"blitz.v1.TurnSummary"> & {
  * Use `create(TurnSummarySchema)` to create a new message.
  */
 export const TurnSummarySchema: GenMessage<TurnSummary> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 31);
+  messageDesc(file_blitz_v1_session, 34);
 
 /**
  * @generated from message blitz.v1.ListTurnsResponse
@@ -1132,7 +1249,7 @@ export type ListTurnsResponse = Message<"blitz.v1.ListTurnsResponse"> & {
  * Use `create(ListTurnsResponseSchema)` to create a new message.
  */
 export const ListTurnsResponseSchema: GenMessage<ListTurnsResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 32);
+  messageDesc(file_blitz_v1_session, 35);
 
 /**
  * @generated from message blitz.v1.UpdateSessionRequest
@@ -1183,7 +1300,7 @@ export type UpdateSessionRequest = Message<"blitz.v1.UpdateSessionRequest"> & {
  * Use `create(UpdateSessionRequestSchema)` to create a new message.
  */
 export const UpdateSessionRequestSchema: GenMessage<UpdateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 33);
+  messageDesc(file_blitz_v1_session, 36);
 
 /**
  * @generated from message blitz.v1.DeleteSessionRequest
@@ -1200,7 +1317,7 @@ export type DeleteSessionRequest = Message<"blitz.v1.DeleteSessionRequest"> & {
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 34);
+  messageDesc(file_blitz_v1_session, 37);
 
 /**
  * @generated from message blitz.v1.DeleteSessionResponse
@@ -1220,7 +1337,7 @@ export type DeleteSessionResponse = Message<"blitz.v1.DeleteSessionResponse"> & 
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 35);
+  messageDesc(file_blitz_v1_session, 38);
 
 /**
  * @generated from message blitz.v1.ForkSessionRequest
@@ -1251,7 +1368,7 @@ export type ForkSessionRequest = Message<"blitz.v1.ForkSessionRequest"> & {
  * Use `create(ForkSessionRequestSchema)` to create a new message.
  */
 export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 36);
+  messageDesc(file_blitz_v1_session, 39);
 
 /**
  * Where a session stands.
@@ -1300,6 +1417,49 @@ export const SessionStateSchema: GenEnum<SessionState> = /*@__PURE__*/
   enumDesc(file_blitz_v1_session, 0);
 
 /**
+ * BusyStrategy: RunTurn in a session that already has a turn (docs/protocol.md, "Busy
+ * sessions").
+ *
+ * @generated from enum blitz.v1.BusyStrategy
+ */
+export enum BusyStrategy {
+  /**
+   * REJECT.
+   *
+   * @generated from enum value: BUSY_STRATEGY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Refused with SESSION_BUSY.
+   *
+   * @generated from enum value: BUSY_STRATEGY_REJECT = 1;
+   */
+  REJECT = 1,
+
+  /**
+   * Accepted and queued, durably: it starts when the turns before it have finished. The
+   * stream carries its `accepted`, a notice that it is queued, then the turn.
+   *
+   * @generated from enum value: BUSY_STRATEGY_ENQUEUE = 2;
+   */
+  ENQUEUE = 2,
+
+  /**
+   * The running (or parked) turn is cancelled, then this one starts, before any queued.
+   *
+   * @generated from enum value: BUSY_STRATEGY_INTERRUPT = 3;
+   */
+  INTERRUPT = 3,
+}
+
+/**
+ * Describes the enum blitz.v1.BusyStrategy.
+ */
+export const BusyStrategySchema: GenEnum<BusyStrategy> = /*@__PURE__*/
+  enumDesc(file_blitz_v1_session, 1);
+
+/**
  * Whom a rule covers.
  *
  * @generated from enum blitz.v1.RuleScope
@@ -1329,7 +1489,7 @@ export enum RuleScope {
  * Describes the enum blitz.v1.RuleScope.
  */
 export const RuleScopeSchema: GenEnum<RuleScope> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_session, 1);
+  enumDesc(file_blitz_v1_session, 2);
 
 /**
  * Where a turn is in its life.
@@ -1362,13 +1522,20 @@ export enum TurnState {
    * @generated from enum value: TURN_STATE_FINISHED = 3;
    */
   FINISHED = 3,
+
+  /**
+   * Accepted and waiting for the turns before it (BUSY_STRATEGY_ENQUEUE).
+   *
+   * @generated from enum value: TURN_STATE_QUEUED = 4;
+   */
+  QUEUED = 4,
 }
 
 /**
  * Describes the enum blitz.v1.TurnState.
  */
 export const TurnStateSchema: GenEnum<TurnState> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_session, 2);
+  enumDesc(file_blitz_v1_session, 3);
 
 /**
  * @generated from service blitz.v1.SessionService
@@ -1591,6 +1758,18 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof RejectPlanRequestSchema;
     output: typeof RejectPlanResponseSchema;
+  },
+  /**
+   * The server commands a turn with `command` may run (name, what it does, its
+   * arguments), as a client offers them: the server's, and a session's own with
+   * `session_id`.
+   *
+   * @generated from rpc blitz.v1.SessionService.ListCommands
+   */
+  listCommands: {
+    methodKind: "unary";
+    input: typeof ListCommandsRequestSchema;
+    output: typeof ListCommandsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_blitz_v1_session, 0);

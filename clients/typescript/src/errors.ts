@@ -27,6 +27,7 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   SESSION_BUSY: "after",
   SESSION_CLOSED: "no",
   NO_RUNNING_TURN: "no",
+  TURN_MISMATCH: "no",
   TURN_ID_REUSED: "no",
   ALREADY_RESOLVED: "no",
   NO_PENDING_PLAN: "no",

@@ -250,11 +250,21 @@ class SessionStateChange(_message.Message):
     __slots__ = ("state", "turn_id", "reason")
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
+        SESSION_STATE_UNSPECIFIED: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_IDLE: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_RUNNING: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_PARKED: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_CLOSED: _ClassVar[SessionStateChange.State]
         STATE_UNSPECIFIED: _ClassVar[SessionStateChange.State]
         STATE_IDLE: _ClassVar[SessionStateChange.State]
         STATE_RUNNING: _ClassVar[SessionStateChange.State]
         STATE_PARKED: _ClassVar[SessionStateChange.State]
         STATE_CLOSED: _ClassVar[SessionStateChange.State]
+    SESSION_STATE_UNSPECIFIED: SessionStateChange.State
+    SESSION_STATE_IDLE: SessionStateChange.State
+    SESSION_STATE_RUNNING: SessionStateChange.State
+    SESSION_STATE_PARKED: SessionStateChange.State
+    SESSION_STATE_CLOSED: SessionStateChange.State
     STATE_UNSPECIFIED: SessionStateChange.State
     STATE_IDLE: SessionStateChange.State
     STATE_RUNNING: SessionStateChange.State

@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -198,6 +198,11 @@ class SessionCore(SessionCalls, DecisionCalls):
     @property
     def facts(self) -> ServerFacts:
         return self._facts
+
+    def add_feature(self, feature: str) -> None:
+        """Say `feature` in GetServerInfo from now on (tokens, once they are required)."""
+        if feature not in self._facts.features:
+            self._facts = replace(self._facts, features=(*self._facts.features, feature))
 
     @property
     def workspace_root(self) -> Path:

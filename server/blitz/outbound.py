@@ -19,7 +19,7 @@ each caller words it for its reader, and the library's own text goes to the log 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -89,11 +89,11 @@ class AddressPolicy:
         return any(c.version == net.version and c in net for c in candidates for net in self.ranges)
 
 
-def parse_ranges(text: str) -> tuple[Network, ...]:
-    """Address ranges from comma-separated CIDR text (`127.0.0.0/8,fd00::/8`; a bare
-    address is a range of one); ValueError naming the first that is not one."""
+def parse_ranges(texts: Iterable[str]) -> tuple[Network, ...]:
+    """Address ranges from CIDR texts (`127.0.0.0/8`, `fd00::/8`; a bare address is a range
+    of one); ValueError naming the first that is not one."""
     ranges: list[Network] = []
-    for part in text.split(","):
+    for part in texts:
         part = part.strip()
         if not part:
             continue

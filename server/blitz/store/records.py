@@ -433,7 +433,8 @@ class DeliveryPage:
 @dataclass(frozen=True)
 class OutboxItem:
     """A stored event a webhook may be told of, as `expand_outbox` hands it over: with the
-    event and its session's owner and labels (None when the session is gone)."""
+    event and its session's owner, labels and title (None and "" when the session is
+    gone)."""
 
     id: int
     session_id: str
@@ -443,6 +444,7 @@ class OutboxItem:
     event: bytes | None
     owner: str | None
     labels: dict[str, str] | None
+    title: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

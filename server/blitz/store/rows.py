@@ -182,7 +182,8 @@ def outbox_rows(events: Sequence[TurnEvent]) -> list[Row]:
 
 def outbox_item(row: Row) -> OutboxItem:
     labels = json.loads(row[7]) if row[7] is not None else None
-    return OutboxItem(row[0], row[1], row[2], row[3], row[4], row[5], row[6], labels)
+    data = bytes(row[5]) if row[5] is not None else None
+    return OutboxItem(row[0], row[1], row[2], row[3], row[4], data, row[6], labels, row[8] or "")
 
 
 def webhook_params(rec: WebhookRecord) -> Row:

@@ -395,7 +395,7 @@ class Statements:
             "INSERT INTO webhook_outbox (session_id, seq, kind, time) VALUES (?, ?, ?, ?)"
         )
         self.take_outbox = sql(
-            "SELECT o.id, o.session_id, o.seq, o.kind, o.time, e.data, x.owner, x.labels"
+            "SELECT o.id, o.session_id, o.seq, o.kind, o.time, e.data, x.owner, x.labels, x.title"
             " FROM webhook_outbox o"
             " LEFT JOIN events e ON e.session_id = o.session_id AND e.seq = o.seq"
             " LEFT JOIN sessions x ON x.id = o.session_id"

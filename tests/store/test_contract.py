@@ -778,7 +778,7 @@ async def test_declared_webhooks_are_what_the_configuration_says(store):
 
 
 async def test_stored_events_a_webhook_may_hear_of_go_to_the_outbox_with_them(store):
-    await store.create_session(session(owner="alice", labels={"team": "docs"}))
+    await store.create_session(session(owner="alice", labels={"team": "docs"}, title="docs"))
     await store.add_webhook(webhook())
     batch = kinds_of("text", "question", "notice", "session_state", "finished")
     await store.append_events(batch)
@@ -789,6 +789,7 @@ async def test_stored_events_a_webhook_may_hear_of_go_to_the_outbox_with_them(st
     question = taken[0]
     assert t.TurnEvent.FromString(question.event or b"") == batch[1]
     assert (question.owner, question.labels, question.time) == ("alice", {"team": "docs"}, 100.0)
+    assert question.title == "docs"
     assert await store.expand_outbox(100, expand_all(taken), now=200.0) == 0, "taken once"
     made = await store.get_delivery("d-wh1-s1-2")
     assert made is not None and made.kind == "question" and made.create_time == 200.0

@@ -77,7 +77,7 @@ _SWEEP = 5.0
 _KEPT = 7 * 24 * 3600.0
 _PRUNE = 3600.0
 # A claimed delivery's lease beyond the attempt's own limit.
-_LEASE_MARGIN = 15.0
+_LEASE_MARGIN = 5.0
 # Sessions told of a stopped webhook, at most.
 _NOTICED = 100
 

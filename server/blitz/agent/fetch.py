@@ -26,6 +26,7 @@ for the model here; a library's own text goes to the log.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -225,7 +226,7 @@ def _check_name(host: str) -> None:
     try:
         host.encode("idna")
     except UnicodeError as exc:
-        raise _Refused(_address_refusal(host, ValueError(str(exc)))) from None
+        raise _Refused(_address_refusal(host, Refused("invalid", host, str(exc)))) from None
 
 
 async def _resolve(url: str, origin: Origin, *, allow_local: bool) -> ResolvedUrl:

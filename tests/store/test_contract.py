@@ -24,6 +24,7 @@ from blitz.store import (
     DeliveryPage,
     DeliveryRecord,
     DeliveryState,
+    Expanded,
     FileOriginal,
     ImageRecord,
     LedgerRow,
@@ -783,14 +784,15 @@ async def test_stored_events_a_webhook_may_hear_of_go_to_the_outbox_with_them(st
     batch = kinds_of("text", "question", "notice", "session_state", "finished")
     await store.append_events(batch)
     taken: list[OutboxItem] = []
-    assert await store.expand_outbox(100, expand_all(taken), now=200.0) == 3
+    assert await store.expand_outbox(100, expand_all(taken), now=200.0) == Expanded(3, 3, True)
     assert [(i.kind, i.seq) for i in taken] == [("question", 2), ("session_state", 4),
                                                 ("finished", 5)]  # fmt: skip
     question = taken[0]
     assert t.TurnEvent.FromString(question.event or b"") == batch[1]
     assert (question.owner, question.labels, question.time) == ("alice", {"team": "docs"}, 100.0)
     assert question.title == "docs"
-    assert await store.expand_outbox(100, expand_all(taken), now=200.0) == 0, "taken once"
+    again = await store.expand_outbox(100, expand_all(taken), now=200.0)
+    assert again == Expanded(0, 0, True), "taken once"
     made = await store.get_delivery("d-wh1-s1-2")
     assert made is not None and made.kind == "question" and made.create_time == 200.0
     stats = await store.outbox_stats()
@@ -813,7 +815,7 @@ async def test_without_webhooks_the_outbox_only_drops_what_none_can_want(store):
     stats = await store.outbox_stats()
     assert (stats.events, stats.oldest_event) == (3, 100.0)
     taken: list[OutboxItem] = []
-    assert await store.expand_outbox(100, expand_all(taken), now=1000.5) == 2
+    assert await store.expand_outbox(100, expand_all(taken), now=1000.5) == Expanded(2, 0, False)
     assert taken == [], "no webhook: nothing expanded"
     assert (await store.outbox_stats()).events == 1, "a webhook made now may want the last"
 
@@ -831,10 +833,10 @@ async def test_two_expanders_at_once_take_each_row_once(open_engine, store):
         await store.append_events(kinds_of("question", session_id=f"s{n}"))
     taken: list[OutboxItem] = []
     async with open_engine() as other:
-        counts = await asyncio.gather(
+        done = await asyncio.gather(
             *(s.expand_outbox(3, expand_all(taken), now=200.0) for s in [store, other] * 5)
         )
-    assert sum(counts) == 20 and len(taken) == 20
+    assert sum(d.taken for d in done) == 20 and len(taken) == 20
     assert len({i.id for i in taken}) == 20, "no row expanded twice"
 
 

@@ -25,6 +25,7 @@ from blitz.store.records import (
     DeliveryPage,
     DeliveryRecord,
     EventRow,
+    Expanded,
     FileOriginal,
     ImageRecord,
     LedgerRow,
@@ -342,12 +343,12 @@ class Store(Protocol):
         deleted with its deliveries."""
         ...
 
-    async def expand_outbox(self, limit: int, expand: Expand, *, now: float) -> int:
+    async def expand_outbox(self, limit: int, expand: Expand, *, now: float) -> Expanded:
         """Take up to `limit` of the oldest outbox rows (on a shared store, rows no other
         process has taken), and store in their place, in the same transaction, what
-        `expand` makes of them; how many rows were taken. While no webhook exists the rows
-        are only deleted (those stamped before `now` less a margin, which no webhook made
-        after this moment can want)."""
+        `expand` makes of them. While no webhook exists the rows are only deleted (those
+        stamped before `now` less a margin, which no webhook made after this moment can
+        want)."""
         ...
 
     async def outbox_stats(self) -> OutboxStats: ...

@@ -14,6 +14,7 @@ __all__ = [
     "DeliveryRecord",
     "DeliveryState",
     "EventRow",
+    "Expanded",
     "FileOriginal",
     "ImageRecord",
     "LedgerRow",
@@ -471,6 +472,16 @@ class Recorded:
 
     written: bool
     stopped: WebhookRecord | None = None
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """What `expand_outbox` did: the outbox rows it took, the deliveries it stored in their
+    place, and whether any webhook existed (when none did, it only dropped old rows)."""
+
+    taken: int
+    made: int
+    webhooks: bool
 
 
 @dataclass(frozen=True)

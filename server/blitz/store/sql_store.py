@@ -24,6 +24,7 @@ from blitz.store.records import (
     DeliveryPage,
     DeliveryRecord,
     EventRow,
+    Expanded,
     FileOriginal,
     ImageRecord,
     LedgerRow,
@@ -371,15 +372,16 @@ class SqlStore:
 
         await self._transaction(body)
 
-    async def expand_outbox(self, limit: int, expand: Expand, *, now: float) -> int:
+    async def expand_outbox(self, limit: int, expand: Expand, *, now: float) -> Expanded:
         sql = self._sql
 
-        async def body(tx: Tx) -> int:
+        async def body(tx: Tx) -> Expanded:
             if not await tx.fetch(sql.webhooks_exist, ()):
-                return await tx.execute(sql.drop_old_outbox, (now - _CLOCKS_AGREE,))
+                dropped = await tx.execute(sql.drop_old_outbox, (now - _CLOCKS_AGREE,))
+                return Expanded(dropped, 0, webhooks=False)
             items = [rows.outbox_item(row) for row in await tx.fetch(sql.take_outbox, (limit,))]
             if not items:
-                return 0
+                return Expanded(0, 0, webhooks=True)
             # Read after the rows were taken: a webhook made before an event was stored is
             # among them.
             listed, args = sql.list_webhooks(None)
@@ -388,7 +390,7 @@ class SqlStore:
             if made:
                 await tx.execute_many(sql.add_delivery, [rows.delivery_params(d) for d in made])
             await tx.execute_many(sql.drop_outbox, [(item.id,) for item in items])
-            return len(items)
+            return Expanded(len(items), len(made), webhooks=True)
 
         return await self._transaction(body)
 

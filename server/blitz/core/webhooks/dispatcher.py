@@ -37,6 +37,7 @@ import heapq
 import time
 import uuid
 from collections import Counter
+from dataclasses import replace
 
 import structlog
 
@@ -69,6 +70,9 @@ PER_WEBHOOK = 8
 _TAKE = 500
 # Seconds a burst's events gather before they are expanded together.
 _GATHER = 0.005
+# While no webhook exists, the outbox is looked at no more often than this: its rows wait
+# (the store keeps them 2 s), and a webhook made here is told at once (`webhook_made`).
+_NONE_RECHECK = 1.0
 # Seconds between polls: of the outbox (rows another process left), of due deliveries.
 _OUTBOX_POLL = 5.0
 _DELIVERY_POLL = 1.0
@@ -115,6 +119,8 @@ class Dispatcher:
         self._per_webhook: Counter[str] = Counter()
         # When retries recorded here fall due (a heap of Unix times).
         self._retries: list[float] = []
+        # Until when (monotonic) the outbox is left alone: no webhook existed just now.
+        self._none_until = 0.0
 
     @property
     def policy(self) -> AddressPolicy:
@@ -158,6 +164,11 @@ class Dispatcher:
         """Deliveries may be due now (made, redelivered, a webhook resumed)."""
         self._due.set()
 
+    def webhook_made(self) -> None:
+        """A webhook was made here: the outbox is worth a look again at once."""
+        self._none_until = 0.0
+        self._written.set()
+
     # 1. Expanding
 
     async def _expanding(self) -> None:
@@ -166,13 +177,17 @@ class Dispatcher:
                 async with asyncio.timeout(_OUTBOX_POLL):
                     await self._written.wait()
             self._written.clear()
+            if time.monotonic() < self._none_until:
+                continue  # none existed a moment ago: the rows wait for the next look
             await asyncio.sleep(_GATHER)
             try:
                 while True:
-                    taken = await self._store.expand_outbox(_TAKE, self._expand, now=time.time())
-                    if taken:
+                    done = await self._store.expand_outbox(_TAKE, self._expand, now=time.time())
+                    if done.made:
                         self._due.set()
-                    if taken < _TAKE:
+                    if not done.webhooks:
+                        self._none_until = time.monotonic() + _NONE_RECHECK
+                    if done.taken < _TAKE or not done.webhooks:
                         break
             except Exception:
                 log.exception("webhook_outbox_failed")
@@ -254,6 +269,8 @@ class Dispatcher:
             tries = delivery.tries + 1
             now = time.time()
             outcome = self._retry.judge(delivery, answer, tries=tries, now=now)
+            if outcome.webhook == "success" and hook.failures == 0:
+                outcome = replace(outcome, webhook="none")  # nothing to reset: one write less
             attempt = AttemptRecord(
                 tries, started, answer.status, answer.latency, answer.error, answer.response
             )

@@ -144,6 +144,7 @@ class WebhookCore:
             update_time=now,
         )
         await self._store.add_webhook(rec)
+        self._dispatcher.webhook_made()
         log.info(
             "webhook_created",
             webhook_id=rec.id,

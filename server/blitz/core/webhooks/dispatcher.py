@@ -66,8 +66,8 @@ log = structlog.get_logger(__name__)
 
 # Deliveries in flight to one webhook at most, from this process.
 PER_WEBHOOK = 8
-# Outbox rows taken per transaction.
-_TAKE = 500
+# Outbox rows taken per transaction (their bodies are made in it, on the loop's thread).
+_TAKE = 100
 # Seconds a burst's events gather before they are expanded together.
 _GATHER = 0.005
 # While no webhook exists, the outbox is looked at no more often than this: its rows wait
@@ -173,6 +173,7 @@ class Dispatcher:
 
     async def _expanding(self) -> None:
         while True:
+            _reraise_a_cancel()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_OUTBOX_POLL):
                     await self._written.wait()
@@ -190,12 +191,14 @@ class Dispatcher:
                     if done.taken < _TAKE or not done.webhooks:
                         break
             except Exception:
+                _reraise_a_cancel()
                 log.exception("webhook_outbox_failed")
 
     # 2. Delivering
 
     async def _delivering(self) -> None:
         while True:
+            _reraise_a_cancel()
             wait = _DELIVERY_POLL
             if self._retries:
                 wait = max(0.0, min(wait, self._retries[0] - time.time()))
@@ -209,6 +212,7 @@ class Dispatcher:
             try:
                 await self._claim()
             except Exception:
+                _reraise_a_cancel()
                 log.exception("webhook_claim_failed")
                 await asyncio.sleep(_DELIVERY_POLL)
 
@@ -370,8 +374,19 @@ class Dispatcher:
                     next_prune = time.monotonic() + _PRUNE
                     await self._store.prune_deliveries(now - _KEPT)
             except Exception:
+                _reraise_a_cancel()
                 log.exception("webhook_sweep_failed")
+            _reraise_a_cancel()
             await asyncio.sleep(_SWEEP)
+
+
+def _reraise_a_cancel() -> None:
+    """Raise CancelledError if this task is being cancelled: a driver that swallows the
+    cancellation of a query, or turns it into an error of its own (psycopg's pool can),
+    must not keep a loop alive past its owner's close."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _age(then: float | None, now: float) -> float:

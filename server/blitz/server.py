@@ -53,9 +53,10 @@ from blitz.agent import (
 )
 from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings
-from blitz.core import ServerFacts, SessionCore, WorkspaceCore
+from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore, WorkspaceCore
 from blitz.core.workspace_service import IMAGE_MAX_BYTES
-from blitz.ports import SessionPort, WorkspacePort
+from blitz.outbound import AddressPolicy, parse_ranges
+from blitz.ports import SessionPort, WebhookPort, WorkspacePort
 from blitz.process import settle_heap, undumpable
 from blitz.redact import add_known_secrets
 from blitz.store import open_store
@@ -73,7 +74,7 @@ from blitz.transport import (
 )
 from blitz.transport.console import ConsoleApp
 from blitz.transport.cors import with_cors
-from blitz.transport.methods import SESSION_SERVICE, WORKSPACE_SERVICE
+from blitz.transport.methods import SESSION_SERVICE, WEBHOOK_SERVICE, WORKSPACE_SERVICE
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -90,6 +91,7 @@ class RunningServer:
     settings: Settings
     sessions: SessionPort
     workspaces: WorkspacePort
+    webhooks: WebhookPort
     gate: CallGate
     grpc_port: int
     http_port: int
@@ -114,19 +116,21 @@ class RunningServer:
 async def open_core(
     settings: Settings, *, tracing: Tracing | None = None
 ) -> AsyncIterator[SessionCore]:
-    """The store, the agent and the core, opened in order and closed in reverse."""
-    async with _assembled(settings, tracing=tracing) as (core, _):
+    """The store, the agent and the core (its webhooks too), opened in order and closed in
+    reverse."""
+    async with _assembled(settings, tracing=tracing) as (core, _, _):
         yield core
 
 
 @asynccontextmanager
 async def _assembled(
     settings: Settings, *, tracing: Tracing | None
-) -> AsyncIterator[tuple[SessionCore, Authenticator]]:
-    """`open_core`'s parts, and the authenticator of every call (which may need no token
-    until one is made, auth/assembly.py).
+) -> AsyncIterator[tuple[SessionCore, WebhookCore, Authenticator]]:
+    """`open_core`'s parts, the webhooks beside the core, and the authenticator of every
+    call (which may need no token until one is made, auth/assembly.py).
 
-    Raises ServeRefused when the server would be reachable beyond loopback with no token.
+    Raises ServeRefused when the server would be reachable beyond loopback with no token,
+    or a webhook the configuration declares cannot be served.
     """
     add_known_secrets(
         [settings.openai_api_key, settings.anthropic_api_key, settings.compatible_api_key]
@@ -192,14 +196,35 @@ async def _assembled(
             )
         )
         authenticator.on_required = partial(_tokens_now_required, settings, sandbox, core)
-        yield core, authenticator
+        webhooks = await stack.enter_async_context(_webhooks(settings, core))
+        yield core, webhooks, authenticator
+
+
+def _webhooks(settings: Settings, core: SessionCore) -> WebhookCore:
+    """The webhooks of the core's sessions, as the settings say."""
+    try:
+        return WebhookCore(
+            sessions=core,
+            policy=AddressPolicy(ranges=parse_ranges(settings.webhook_allow_private)),
+            retry=Retries(
+                first_delay=settings.webhook_retry_delay,
+                window=settings.webhook_retry_window,
+                pause_after=settings.webhook_pause_after,
+            ),
+            timeout=settings.webhook_timeout,
+            workers=settings.webhook_workers,
+            public_url=settings.public_url,
+            declared=settings.webhooks,
+        )
+    except ValueError as exc:
+        raise ServeRefused(f"webhooks: {exc}") from None
 
 
 @asynccontextmanager
 async def running_server(
     settings: Settings,
     *,
-    ports: tuple[SessionPort, WorkspacePort] | None = None,
+    ports: tuple[SessionPort, WorkspacePort, WebhookPort] | None = None,
     span_exporter: SpanExporter | None = None,
 ) -> AsyncIterator[RunningServer]:
     """Start the ports; on exit, drain (see the module doc) and close everything.
@@ -218,10 +243,10 @@ async def running_server(
         commands = ""
         notes: tuple[str, ...] = ()
         if ports is None:
-            core, authenticator = await stack.enter_async_context(
+            core, webhook_core, authenticator = await stack.enter_async_context(
                 _assembled(settings, tracing=tracing)
             )
-            ports = (core, WorkspaceCore(sessions=core))
+            ports = (core, WorkspaceCore(sessions=core), webhook_core)
             authenticate = authenticator.authenticate
             store = core.store
             commands = core.facts.command_isolation
@@ -231,8 +256,12 @@ async def running_server(
             async def ready() -> None:
                 await store.ping()
 
-        sessions, workspaces = ports
-        served = {SESSION_SERVICE.full_name: sessions, WORKSPACE_SERVICE.full_name: workspaces}
+        sessions, workspaces, webhooks = ports
+        served = {
+            SESSION_SERVICE.full_name: sessions,
+            WORKSPACE_SERVICE.full_name: workspaces,
+            WEBHOOK_SERVICE.full_name: webhooks,
+        }
         tls = _tls(settings)
         gate = CallGate()
         health_servicer = GatedHealthServicer(gate)
@@ -269,6 +298,7 @@ async def running_server(
             settings=settings,
             sessions=sessions,
             workspaces=workspaces,
+            webhooks=webhooks,
             gate=gate,
             grpc_port=grpc_port,
             http_port=http.port,

@@ -18,11 +18,19 @@ from pathlib import Path
 import pytest
 
 from blitz.store import (
+    AttemptOutcome,
+    AttemptRecord,
     Changes,
+    DeliveryPage,
+    DeliveryRecord,
+    DeliveryState,
+    Expanded,
     FileOriginal,
     ImageRecord,
     LedgerRow,
+    OutboxItem,
     PendingRecord,
+    Recorded,
     RuleRecord,
     SessionChange,
     SessionQuery,
@@ -34,10 +42,12 @@ from blitz.store import (
     TurnRecord,
     TurnState,
     UsageTotals,
+    WebhookRecord,
     open_store,
 )
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz.v1 import webhooks_pb2 as wh
 
 ENGINES = ["sqlite", "postgres"]
 
@@ -642,3 +652,322 @@ async def test_a_turns_end_is_written_with_its_finished_or_not_at_all(store):
     ended = await store.get_turn("s1", "t1")
     assert ended is not None and ended.state == TurnState.FINISHED
     assert (ended.model_calls, ended.cost_usd) == (3, 0.5)
+
+
+# Webhooks
+
+ACTIVE, PAUSED, FAILING, GONE = (
+    wh.WEBHOOK_STATE_ACTIVE,
+    wh.WEBHOOK_STATE_PAUSED,
+    wh.WEBHOOK_STATE_FAILING,
+    wh.WEBHOOK_STATE_GONE,
+)
+
+
+def webhook(id: str = "wh1", **kw: object) -> WebhookRecord:
+    base: dict[str, object] = dict(
+        owner="alice",
+        url="https://example.com/hook",
+        events=["*"],
+        labels={},
+        session_id="",
+        description="",
+        format=wh.WEBHOOK_FORMAT_STANDARD,
+        state=ACTIVE,
+        state_reason="",
+        server_wide=False,
+        declared="",
+        secret="whsec_c2VjcmV0",
+        create_time=1.0,
+        update_time=1.0,
+    )
+    base.update(kw)
+    return WebhookRecord(id=id, **base)  # type: ignore[arg-type]
+
+
+def delivery(id: str, session_id: str = "s1", seq: int = 1, **kw: object) -> DeliveryRecord:
+    base: dict[str, object] = dict(
+        webhook_id="wh1",
+        message_id=f"msg_{session_id}_{seq}",
+        kind="question",
+        turn_id="t1",
+        body=b"{}",
+        state=DeliveryState.PENDING,
+        tries=0,
+        attempts=[],
+        next_attempt=0.0,
+        deadline=1e12,
+        event_time=1.0,
+        create_time=float(seq),
+    )
+    base.update(kw)
+    return DeliveryRecord(id=id, session_id=session_id, seq=seq, **base)  # type: ignore[arg-type]
+
+
+def kinds_of(*kinds: str, session_id: str = "s1") -> list[t.TurnEvent]:
+    made = {
+        "question": lambda: t.TurnEvent(question=t.Question(request_id="q", question="?")),
+        "text": lambda: t.TurnEvent(text=t.Text(text="hi", partial=True)),
+        "finished": lambda: t.TurnEvent(finished=t.TurnFinished(output="done")),
+        "session_state": lambda: t.TurnEvent(session_state=t.SessionStateChange(state=2)),
+        "notice": lambda: t.TurnEvent(notice=t.Notice(text="n")),
+    }
+    events = [made[kind]() for kind in kinds]
+    for e in events:
+        e.session_id, e.turn_id = session_id, "t1"
+        e.time.FromSeconds(100)
+    return events
+
+
+def expand_all(taken: list[OutboxItem]):
+    """An `Expand` that records what it was handed and makes one delivery per item, for
+    every webhook."""
+
+    def expand(items, hooks, now):
+        taken.extend(items)
+        return [
+            delivery(f"d-{hook.id}-{i.session_id}-{i.seq}", i.session_id, i.seq, kind=i.kind,
+                     webhook_id=hook.id, create_time=now)
+            for i in items
+            for hook in hooks
+        ]  # fmt: skip
+
+    return expand
+
+
+async def test_webhooks_are_kept_listed_by_owner_changed_and_deleted_with_deliveries(store):
+    await store.add_webhook(webhook("wh1", labels={"team": "docs"}, events=["question"]))
+    await store.add_webhook(webhook("wh2", owner="bob", create_time=2.0, server_wide=True))
+    got = await store.get_webhook("wh1")
+    assert got == webhook("wh1", labels={"team": "docs"}, events=["question"])
+    assert [w.id for w in await store.list_webhooks("alice")] == ["wh1"]
+    assert [w.id for w in await store.list_webhooks()] == ["wh1", "wh2"]
+    assert await store.get_webhook("nope") is None
+    changed = replace(got, url="https://example.org/", state=PAUSED, state_reason="paused",
+                      previous_secret="whsec_b2xk", previous_until=9.0, failures=3,
+                      update_time=5.0, owner="mallory", server_wide=True)  # fmt: skip
+    assert await store.update_webhook(changed)
+    again = await store.get_webhook("wh1")
+    assert again is not None and (again.url, again.state, again.failures) == (
+        "https://example.org/",
+        PAUSED,
+        3,
+    )
+    assert (again.owner, again.server_wide) == ("alice", False), "whose it is never changes"
+    assert not await store.update_webhook(webhook("nope"))
+    await store.add_delivery(delivery("d1"))
+    assert await store.delete_webhook("wh1")
+    assert await store.get_webhook("wh1") is None and await store.get_delivery("d1") is None
+    assert not await store.delete_webhook("wh1")
+
+
+async def test_declared_webhooks_are_what_the_configuration_says(store):
+    await store.add_webhook(webhook("wh_mine"))
+    first = [webhook("wh_config_a", owner="", declared="a"), webhook("wh_config_b", declared="b")]
+    await store.declare_webhooks(first)
+    hook = await store.get_webhook("wh_config_a")
+    assert hook is not None
+    hook.state, hook.failures = FAILING, 7
+    assert await store.update_webhook(hook)
+    await store.add_delivery(delivery("db", webhook_id="wh_config_b"))
+    await store.declare_webhooks([webhook("wh_config_a", owner="", declared="a", url="https://x/")])
+    after = {w.id: w for w in await store.list_webhooks()}
+    assert set(after) == {"wh_mine", "wh_config_a"}, "b is no longer declared; mine stays"
+    kept = after["wh_config_a"]
+    assert (kept.url, kept.state, kept.failures) == ("https://x/", FAILING, 7)
+    assert await store.get_delivery("db") is None, "gone with its webhook"
+
+
+async def test_stored_events_a_webhook_may_hear_of_go_to_the_outbox_with_them(store):
+    await store.create_session(session(owner="alice", labels={"team": "docs"}, title="docs"))
+    await store.add_webhook(webhook())
+    batch = kinds_of("text", "question", "notice", "session_state", "finished")
+    await store.append_events(batch)
+    taken: list[OutboxItem] = []
+    assert await store.expand_outbox(100, expand_all(taken), now=200.0) == Expanded(3, 3, True)
+    assert [(i.kind, i.seq) for i in taken] == [("question", 2), ("session_state", 4),
+                                                ("finished", 5)]  # fmt: skip
+    question = taken[0]
+    assert t.TurnEvent.FromString(question.event or b"") == batch[1]
+    assert (question.owner, question.labels, question.time) == ("alice", {"team": "docs"}, 100.0)
+    assert question.title == "docs"
+    again = await store.expand_outbox(100, expand_all(taken), now=200.0)
+    assert again == Expanded(0, 0, True), "taken once"
+    made = await store.get_delivery("d-wh1-s1-2")
+    assert made is not None and made.kind == "question" and made.create_time == 200.0
+    stats = await store.outbox_stats()
+    assert (stats.events, stats.pending, stats.oldest_pending) == (0, 3, 1.0)
+
+
+async def test_an_event_that_is_not_stored_leaves_nothing_in_the_outbox(store):
+    await store.add_webhook(webhook())
+    await store.create_turn(turn(owner="r1", epoch=2), lease_until=10.0)
+    lost = await store.append_events(kinds_of("question"), fences={("s1", "t1"): 1})
+    assert lost == {("s1", "t1")}
+    assert (await store.outbox_stats()).events == 0
+
+
+async def test_without_webhooks_the_outbox_only_drops_what_none_can_want(store):
+    await store.append_events(kinds_of("question", "finished"))
+    events = kinds_of("question")
+    events[0].time.FromSeconds(1000)
+    await store.append_events(events)
+    stats = await store.outbox_stats()
+    assert (stats.events, stats.oldest_event) == (3, 100.0)
+    taken: list[OutboxItem] = []
+    assert await store.expand_outbox(100, expand_all(taken), now=1000.5) == Expanded(2, 0, False)
+    assert taken == [], "no webhook: nothing expanded"
+    assert (await store.outbox_stats()).events == 1, "a webhook made now may want the last"
+
+
+async def test_a_deleted_sessions_outbox_rows_go_with_it(store):
+    await store.create_session(session())
+    await store.append_events(kinds_of("question"))
+    assert await store.delete_session("s1")
+    assert (await store.outbox_stats()).events == 0
+
+
+async def test_two_expanders_at_once_take_each_row_once(open_engine, store):
+    await store.add_webhook(webhook())
+    for n in range(20):
+        await store.append_events(kinds_of("question", session_id=f"s{n}"))
+    taken: list[OutboxItem] = []
+    async with open_engine() as other:
+        done = await asyncio.gather(
+            *(s.expand_outbox(3, expand_all(taken), now=200.0) for s in [store, other] * 5)
+        )
+    assert sum(d.taken for d in done) == 20 and len(taken) == 20
+    assert len({i.id for i in taken}) == 20, "no row expanded twice"
+
+
+async def test_deliveries_are_claimed_one_at_a_time_per_webhook_and_session(store):
+    await store.add_webhook(webhook("wh1"))
+    await store.add_webhook(webhook("wh2"))
+    for rec in [delivery("a1", "s1", 1), delivery("a2", "s1", 2), delivery("b1", "s2", 1),
+                delivery("c1", "s1", 1, webhook_id="wh2"), delivery("late", "s3", 1,
+                next_attempt=50.0)]:  # fmt: skip
+        await store.add_delivery(rec)
+    got = await store.claim_deliveries("r1", now=10.0, lease_until=20.0, limit=10)
+    assert sorted(d.id for d in got) == ["a1", "b1", "c1"], "a2 waits for a1; late is not due"
+    assert all(d.lease_owner == "r1" and d.lease_until == 20.0 for d in got)
+    assert await store.claim_deliveries("r2", now=10.0, lease_until=20.0, limit=10) == []
+    attempt = AttemptRecord(1, 10.0, 200, 0.01)
+    done = AttemptOutcome(state=DeliveryState.DELIVERED, webhook="success", now=10.0)
+    a1 = next(d for d in got if d.id == "a1")
+    assert await store.record_attempt(a1, attempt, owner="r1", outcome=done) == Recorded(True)
+    [a2] = await store.claim_deliveries("r2", now=11.0, lease_until=21.0, limit=10)
+    assert a2.id == "a2", "the next of s1 goes once a1 is delivered"
+    # A holder that dies: its lease ends and another takes its deliveries.
+    again = await store.claim_deliveries("r3", now=25.0, lease_until=40.0, limit=10)
+    assert sorted(d.id for d in again) == ["a2", "b1", "c1"]
+    assert not (await store.record_attempt(a2, attempt, owner="r2", outcome=done)).written
+    await store.release_deliveries("r3", ["b1", "c1"])
+    skipped = await store.claim_deliveries("r4", now=26.0, lease_until=40.0, limit=10,
+                                           skip=["wh2"])  # fmt: skip
+    assert [d.id for d in skipped] == ["b1"], "wh2 is skipped"
+    paused = await store.get_webhook("wh2")
+    assert paused is not None
+    paused.state = PAUSED
+    await store.update_webhook(paused)
+    await store.release_all_deliveries()
+    rest = await store.claim_deliveries("r5", now=60.0, lease_until=70.0, limit=10)
+    assert sorted(d.id for d in rest) == ["a2", "b1", "late"], "a paused webhook's wait"
+
+
+async def test_an_earlier_event_still_in_the_outbox_holds_back_a_delivery(store):
+    await store.add_webhook(webhook())
+    await store.append_events(kinds_of("question"))  # s1, seq 1: in the outbox
+    await store.add_delivery(delivery("d2", "s1", 2))
+    assert await store.claim_deliveries("r1", now=10.0, lease_until=20.0, limit=10) == []
+    await store.expand_outbox(10, lambda items, hooks, now: [], now=200.0)
+    [got] = await store.claim_deliveries("r1", now=10.0, lease_until=20.0, limit=10)
+    assert got.id == "d2"
+
+
+async def test_two_claimers_at_once_never_take_the_same_delivery(open_engine, store):
+    await store.add_webhook(webhook())
+    for n in range(30):
+        await store.add_delivery(delivery(f"d{n}", f"s{n}", 1))
+    async with open_engine() as other:
+        batches = await asyncio.gather(
+            *(
+                s.claim_deliveries(f"r{i}", now=10.0, lease_until=20.0, limit=4)
+                for i, s in enumerate([store, other] * 6)
+            )
+        )
+    ids = [d.id for batch in batches for d in batch]
+    assert len(ids) == len(set(ids)) == 30
+
+
+async def test_failed_attempts_in_a_row_stop_a_webhook_once(store):
+    await store.add_webhook(webhook())
+    await store.add_delivery(delivery("d1"))
+    reason = "3 failed attempts in a row"
+    failed = AttemptOutcome(
+        state=DeliveryState.PENDING, webhook="failure", pause_after=3, reason=reason, now=9.0
+    )
+    stopped = []
+    for n in range(1, 5):
+        [held] = await store.claim_deliveries("r1", now=10.0 * n, lease_until=10.0 * n + 5, limit=1)
+        if n == 4:
+            break
+        recorded = await store.record_attempt(
+            held, AttemptRecord(n, 1.0 * n, 500, 0.1, response="boom"), owner="r1", outcome=failed
+        )
+        stopped.append(recorded.stopped)
+        hook = await store.get_webhook("wh1")
+        assert hook is not None and hook.failures == n
+        if n < 3:
+            continue
+        hook.state = ACTIVE  # resumed, as UpdateWebhook does
+        hook.failures = 0
+        await store.update_webhook(hook)
+    assert stopped[:2] == [None, None] and stopped[2] is not None
+    assert (stopped[2].state, stopped[2].state_reason) == (FAILING, "3 failed attempts in a row")
+    assert [a.number for a in held.attempts] == [1, 2, 3] and held.tries == 3
+    assert held.attempts[-1] == AttemptRecord(3, 3.0, 500, 0.1, response="boom")
+    gone = AttemptOutcome(state=DeliveryState.FAILED, webhook="gone", reason="410", now=50.0)
+    recorded = await store.record_attempt(
+        held, AttemptRecord(4, 4.0, 410, 0.1), owner="r1", outcome=gone
+    )
+    assert recorded.stopped is not None and recorded.stopped.state == GONE
+    after = await store.get_delivery("d1")
+    assert after is not None and after.state == DeliveryState.FAILED and after.lease_owner == ""
+    success = AttemptOutcome(state=DeliveryState.DELIVERED, webhook="success", now=60.0)
+    await store.add_delivery(delivery("d2", seq=2))
+    hook = await store.get_webhook("wh1")
+    assert hook is not None
+    await store.update_webhook(replace(hook, state=ACTIVE))
+    [d2] = await store.claim_deliveries("r1", now=70.0, lease_until=80.0, limit=1)
+    await store.record_attempt(d2, AttemptRecord(1, 70.0, 204, 0.1), owner="r1", outcome=success)
+    hook = await store.get_webhook("wh1")
+    assert hook is not None and hook.failures == 0, "a delivered attempt resets the count"
+
+
+async def test_deliveries_are_redelivered_given_up_pruned_and_listed(store):
+    await store.add_webhook(webhook())
+    for n in range(1, 6):
+        await store.add_delivery(delivery(f"d{n}", "s1" if n < 4 else "s2", n, deadline=50.0))
+    done = AttemptOutcome(state=DeliveryState.DELIVERED, webhook="success", now=10.0)
+    [d1, d4] = await store.claim_deliveries("r1", now=10.0, lease_until=20.0, limit=10)
+    await store.record_attempt(d1, AttemptRecord(1, 10.0, 200, 0.1), owner="r1", outcome=done)
+    await store.release_deliveries("r1", [d4.id])
+    page = await store.list_deliveries(DeliveryPage(webhook_id="wh1", limit=2))
+    assert [d.id for d in page] == ["d5", "d4"], "newest first"
+    rest = await store.list_deliveries(
+        DeliveryPage(webhook_id="wh1", limit=10, before=(page[-1].create_time, page[-1].id))
+    )
+    assert [d.id for d in rest] == ["d3", "d2", "d1"]
+    assert await store.pending_sessions("wh1", limit=10) == ["s1", "s2"]
+    assert await store.redeliver("d1", now=30.0, deadline=90.0)
+    d1_again = await store.get_delivery("d1")
+    assert d1_again is not None and d1_again.state == DeliveryState.PENDING
+    assert (d1_again.next_attempt, d1_again.deadline, d1_again.tries) == (30.0, 90.0, 1)
+    assert not await store.redeliver("nope", now=30.0, deadline=90.0)
+    assert await store.expire_deliveries(100.0) == 5, "all past their deadline (d1's: 90)"
+    assert await store.pending_sessions("wh1", limit=10) == []
+    assert await store.prune_deliveries(before=3.5) == 3, "made before 3.5: d1, d2, d3"
+    assert [d.id for d in await store.list_deliveries(DeliveryPage(webhook_id="wh1", limit=9))] == [
+        "d5",
+        "d4",
+    ]

@@ -212,6 +212,16 @@ class SessionCore(SessionCalls, DecisionCalls):
     def store(self) -> Store:
         return self._store
 
+    @property
+    def event_log(self) -> EventLog:
+        """The one event pipeline, for the parts of the core beside the session calls."""
+        return self._log
+
+    @property
+    def replica(self) -> str:
+        """This process, as the holder of what it holds in the store (turns, deliveries)."""
+        return self._turns.owner
+
     async def get_server_info(self, req: s.GetServerInfoRequest, ctx: CallContext) -> s.ServerInfo:
         """What this server is and speaks; the same for every caller."""
         facts = self._facts

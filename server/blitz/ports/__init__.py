@@ -1,7 +1,8 @@
 """The ports: the contracts between the layers, owned by none of them.
 
-`agent` is what the core and an agent say to each other for one turn; `session` is what
-the transports ask of the core. Adapters implement them; `blitz.server` wires them up.
+`agent` is what the core and an agent say to each other for one turn; `session` and
+`webhooks` are what the transports ask of the core. Adapters implement them;
+`blitz.server` wires them up.
 """
 
 from blitz.ports.agent import (
@@ -18,6 +19,7 @@ from blitz.ports.agent import (
     TurnPolicy,
 )
 from blitz.ports.session import Authenticate, CallContext, SessionPort, WorkspacePort
+from blitz.ports.webhooks import WebhookPort
 
 __all__ = [
     "AgentPort",
@@ -34,5 +36,6 @@ __all__ = [
     "SessionPort",
     "TurnIO",
     "TurnPolicy",
+    "WebhookPort",
     "WorkspacePort",
 ]

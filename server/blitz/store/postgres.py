@@ -15,8 +15,8 @@ one notification per batch), for other replicas' live readers (`changes`). The s
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.adapt import AdaptersMap
@@ -27,11 +27,13 @@ from psycopg_pool import AsyncConnectionPool
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
 from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
-from blitz.store.sql_store import SqlStore, Undone
+from blitz.store.sql_store import SqlStore, Tx, Undone
 from blitz.store.statements import Dialect, Statements
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["CHANNEL", "PostgresStore"]
+
+_T = TypeVar("_T")
 
 # The channel appends and turn requests are announced on; payloads stay under
 # PostgreSQL's 8,000 bytes.
@@ -49,6 +51,9 @@ _DIALECT = Dialect(
     json="CAST(? AS JSONB)",
     steer_appended="steer || to_jsonb(CAST(? AS TEXT))",
     ledger_flags="COALESCE(BOOL_AND(priced), TRUE), COALESCE(BOOL_OR(tokens_unknown), FALSE)",
+    json_texts="(SELECT jsonb_array_elements_text(CAST(? AS JSONB)))",
+    lock_skipping=" FOR UPDATE OF {alias} SKIP LOCKED",
+    lock=" FOR UPDATE",
 )
 # JSONB read as its text, as SQLite gives JSON: one conversion (rows.py) serves both.
 _JSON_AS_TEXT = AdaptersMap(psycopg.adapters)
@@ -135,6 +140,10 @@ class PostgresStore(SqlStore):
         return True
 
     # Transactions
+
+    async def _transaction(self, body: Callable[[Tx], Awaitable[_T]]) -> _T:
+        async with self._pool.connection() as conn, conn.transaction():
+            return await body(_PostgresTx(conn))
 
     async def delete_session(self, session_id: str) -> bool:
         async with self._pool.connection() as conn, conn.transaction():
@@ -229,6 +238,9 @@ class PostgresStore(SqlStore):
                 if stored:
                     async with conn.cursor() as cur:
                         await cur.executemany(self._sql.append_event, stored)
+                        outbox = rows.outbox_rows(kept)
+                        if outbox:
+                            await cur.executemany(self._sql.add_outbox, outbox)
                         firsts = rows.first_seqs(kept)
                         if firsts:
                             await cur.executemany(self._sql.first_seq, firsts)
@@ -269,6 +281,24 @@ class PostgresStore(SqlStore):
                     continue
         finally:
             await conn.close()
+
+
+class _PostgresTx:
+    """`Tx` on one connection of the pool, inside its transaction."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[TupleRow]) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, params: Sequence[object]) -> int:
+        return (await self._conn.execute(sql, params)).rowcount  # type: ignore[arg-type]
+
+    async def fetch(self, sql: str, params: Sequence[object]) -> list[TupleRow]:
+        cur = await self._conn.execute(sql, params)  # type: ignore[arg-type]
+        return await cur.fetchall()
+
+    async def execute_many(self, sql: str, params: Sequence[Sequence[object]]) -> None:
+        async with self._conn.cursor() as cur:
+            await cur.executemany(sql, params)  # type: ignore[arg-type]
 
 
 async def _fenced_out(

@@ -7,6 +7,7 @@ from pathlib import Path
 from blitz.store.base import Store
 from blitz.store.records import (
     Changes,
+    Checkpoint,
     EventRow,
     FileOriginal,
     ImageRecord,
@@ -28,6 +29,7 @@ from blitz.store.sqlite import SqliteStore
 
 __all__ = [
     "Changes",
+    "Checkpoint",
     "EventRow",
     "FileOriginal",
     "ImageRecord",

@@ -15,7 +15,7 @@ one notification per batch), for other replicas' live readers (`changes`). The s
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -26,7 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
-from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
+from blitz.store.records import Changes, Checkpoint, SessionChange, TurnEnd, TurnRecord
 from blitz.store.sql_store import SqlStore, Undone
 from blitz.store.statements import Dialect, Statements
 from blitz.v1.turn_pb2 import TurnEvent
@@ -49,6 +49,7 @@ _DIALECT = Dialect(
     json="CAST(? AS JSONB)",
     steer_appended="steer || to_jsonb(CAST(? AS TEXT))",
     ledger_flags="COALESCE(BOOL_AND(priced), TRUE), COALESCE(BOOL_OR(tokens_unknown), FALSE)",
+    in_texts="IN (SELECT jsonb_array_elements_text(CAST(? AS JSONB)))",
 )
 # JSONB read as its text, as SQLite gives JSON: one conversion (rows.py) serves both.
 _JSON_AS_TEXT = AdaptersMap(psycopg.adapters)
@@ -187,6 +188,45 @@ class PostgresStore(SqlStore):
         async with self._pool.connection() as conn, conn.transaction():
             await conn.execute(self._sql.keep_turn_history, (session_id, turn_id, session_id, b""))
             await conn.execute(self._sql.older_turn_histories, (session_id, session_id, newest))
+
+    async def rewind(
+        self, session_id: str, *, history: bytes, dropped: Sequence[str], change: SessionChange
+    ) -> bool:
+        async with self._pool.connection() as conn, conn.transaction():
+            sql, args = self._sql.update_session(session_id, change)
+            if (await conn.execute(sql, args)).rowcount != 1:
+                return False
+            await conn.execute(self._sql.set_history, (session_id, history))
+            if dropped:
+                async with conn.cursor() as cur:
+                    await cur.executemany(
+                        self._sql.drop_turn_history, [(session_id, tid) for tid in dropped]
+                    )
+        return True
+
+    async def put_checkpoint(self, checkpoint: Checkpoint, blobs: Mapping[str, bytes]) -> None:
+        sid = checkpoint.session_id
+        async with self._pool.connection() as conn, conn.transaction():
+            if blobs:
+                async with conn.cursor() as cur:
+                    await cur.executemany(
+                        self._sql.put_checkpoint_blob,
+                        [(sid, h, data) for h, data in blobs.items()],
+                    )
+            await conn.execute(self._sql.put_checkpoint, rows.checkpoint_params(checkpoint))
+
+    async def drop_checkpoints(
+        self, session_id: str, *, turn_ids: Sequence[str], hashes: Collection[str]
+    ) -> None:
+        async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            if turn_ids:
+                await cur.executemany(
+                    self._sql.drop_checkpoint, [(session_id, tid) for tid in turn_ids]
+                )
+            if hashes:
+                await cur.executemany(
+                    self._sql.drop_checkpoint_blob, [(session_id, h) for h in hashes]
+                )
 
     # Events
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "Changes",
+    "Checkpoint",
     "EventRow",
     "FileOriginal",
     "ImageRecord",
@@ -307,3 +308,20 @@ class FileOriginal:
     path: str
     # None: the file did not exist.
     content: bytes | None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a session's workspace held at the start or the end of one of its turns (for
+    RewindSession and ForkSession): a manifest of its entries, whose files' contents are
+    the session's checkpoint blobs, by hash (`Store.put_checkpoint`)."""
+
+    session_id: str
+    turn_id: str
+    # "start" (before the agent ran) or "end" (after it).
+    at: str
+    # The manifest, zlib-compressed JSON (its format is blitz.core.manifests'). None: an
+    # end the same as its turn's start (the turn made no tool call), stored as a
+    # reference, not a copy.
+    manifest: bytes | None
+    create_time: float

@@ -24,6 +24,7 @@ from blitz.store.records import (
     UsageTotals,
 )
 from blitz.store.statements import (
+    CHECKPOINT_COLUMNS,
     IMAGE_COLUMNS,
     LEDGER_COLUMNS,
     PENDING_COLUMNS,
@@ -34,6 +35,7 @@ from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = [
     "Row",
+    "checkpoint_params",
     "first_seqs",
     "image_params",
     "ledger",
@@ -63,6 +65,7 @@ ledger_params = _fields(LEDGER_COLUMNS)
 rule_params = _fields(RULE_COLUMNS)
 image_params = _fields(IMAGE_COLUMNS)
 token_params = _fields(TOKEN_COLUMNS)
+checkpoint_params = _fields(CHECKPOINT_COLUMNS)
 
 
 def session_params(rec: SessionRecord) -> Row:

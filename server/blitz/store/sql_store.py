@@ -10,12 +10,14 @@ No SQL text here and no connection: those are `statements.py` and each engine's.
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import ClassVar, Self
 
 from blitz.store import rows
 from blitz.store.records import (
+    Checkpoint,
     EventRow,
     FileOriginal,
     ImageRecord,
@@ -310,3 +312,24 @@ class SqlStore:
     async def originals(self, session_id: str) -> list[FileOriginal]:
         found = await self._fetch(self._sql.originals, (session_id,))
         return [FileOriginal(session_id, path, content) for path, content in found]
+
+    # Workspace checkpoints
+
+    async def checkpointed_turns(self, session_id: str) -> list[str]:
+        found = await self._fetch(self._sql.checkpointed_turns, (session_id,))
+        return [str(row[0]) for row in found]
+
+    async def get_checkpoints(self, session_id: str, turn_id: str) -> list[Checkpoint]:
+        found = await self._fetch(self._sql.get_checkpoints, (session_id, turn_id))
+        return [Checkpoint(session_id, turn_id, at, manifest, when) for at, manifest, when in found]
+
+    async def checkpoint_blobs(self, session_id: str, hashes: Collection[str]) -> dict[str, bytes]:
+        if not hashes:
+            return {}
+        wanted = json.dumps(sorted(hashes))
+        found = await self._fetch(self._sql.checkpoint_blobs, (session_id, wanted))
+        return {str(row[0]): bytes(row[1]) for row in found}
+
+    async def checkpoint_blob_hashes(self, session_id: str) -> set[str]:
+        found = await self._fetch(self._sql.checkpoint_blob_hashes, (session_id,))
+        return {str(row[0]) for row in found}

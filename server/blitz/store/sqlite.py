@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from pathlib import Path
 
 from blitz.store import rows
-from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
+from blitz.store.records import Changes, Checkpoint, SessionChange, TurnEnd, TurnRecord
 from blitz.store.sql_store import SqlStore, Undone
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
@@ -33,6 +33,7 @@ _DIALECT = Dialect(
     json="?",
     steer_appended="json_insert(steer, '$[#]', ?)",
     ledger_flags="COALESCE(MIN(priced), 1), COALESCE(MAX(tokens_unknown), 0)",
+    in_texts="IN (SELECT value FROM json_each(?))",
 )
 _FENCE = (
     "SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ? AND state = 'running' AND epoch = ?"
@@ -140,6 +141,48 @@ class SqliteStore(SqlStore):
         with transaction(db):
             db.execute(self._sql.keep_turn_history, (session_id, turn_id, session_id, b""))
             db.execute(self._sql.older_turn_histories, (session_id, session_id, newest))
+
+    async def rewind(
+        self, session_id: str, *, history: bytes, dropped: Sequence[str], change: SessionChange
+    ) -> bool:
+        return await self._call(self._rewind, session_id, history, dropped, change)
+
+    def _rewind(
+        self, session_id: str, history: bytes, dropped: Sequence[str], change: SessionChange
+    ) -> bool:
+        db = self._connection.db
+        with transaction(db):
+            sql, args = self._sql.update_session(session_id, change)
+            if db.execute(sql, args).rowcount != 1:
+                return False
+            db.execute(self._sql.set_history, (session_id, history))
+            db.executemany(self._sql.drop_turn_history, [(session_id, tid) for tid in dropped])
+        return True
+
+    async def put_checkpoint(self, checkpoint: Checkpoint, blobs: Mapping[str, bytes]) -> None:
+        await self._call(self._put_checkpoint, checkpoint, blobs)
+
+    def _put_checkpoint(self, checkpoint: Checkpoint, blobs: Mapping[str, bytes]) -> None:
+        db = self._connection.db
+        sid = checkpoint.session_id
+        with transaction(db):
+            db.executemany(
+                self._sql.put_checkpoint_blob, [(sid, h, data) for h, data in blobs.items()]
+            )
+            db.execute(self._sql.put_checkpoint, rows.checkpoint_params(checkpoint))
+
+    async def drop_checkpoints(
+        self, session_id: str, *, turn_ids: Sequence[str], hashes: Collection[str]
+    ) -> None:
+        await self._call(self._drop_checkpoints, session_id, turn_ids, hashes)
+
+    def _drop_checkpoints(
+        self, session_id: str, turn_ids: Sequence[str], hashes: Collection[str]
+    ) -> None:
+        db = self._connection.db
+        with transaction(db):
+            db.executemany(self._sql.drop_checkpoint, [(session_id, tid) for tid in turn_ids])
+            db.executemany(self._sql.drop_checkpoint_blob, [(session_id, h) for h in hashes])
 
     # Events
 

@@ -29,6 +29,7 @@ from blitz.store.records import SessionChange, SessionQuery, TurnPage, TurnState
 from blitz.v1 import session_pb2 as s
 
 __all__ = [
+    "CHECKPOINT_COLUMNS",
     "IMAGE_COLUMNS",
     "LEDGER_COLUMNS",
     "PENDING_COLUMNS",
@@ -55,6 +56,7 @@ RULE_COLUMNS = (
 )
 IMAGE_COLUMNS = "id, session_id, media_type, data, create_time"
 TOKEN_COLUMNS = "id, name, hash, admin, create_time, revoke_time"
+CHECKPOINT_COLUMNS = "session_id, turn_id, at, manifest, create_time"
 # A session's, but for `last_seq` between them, which each engine keeps its own way.
 _SESSION_HEAD = (
     "id, owner, title, workspace, model, labels, state, create_time, update_time, turn_id,"
@@ -77,6 +79,8 @@ _SESSION_TABLES = (
     ("histories", "session_id"),
     ("turn_histories", "session_id"),
     ("file_originals", "session_id"),
+    ("checkpoints", "session_id"),
+    ("checkpoint_blobs", "session_id"),
     ("rules", f"scope = {s.RULE_SCOPE_SESSION} AND session_id"),
     ("sessions", "id"),
 )
@@ -100,6 +104,8 @@ class Dialect:
     # Two columns of ledger rows: whether every one was priced, and whether any had its
     # tokens unknown (booleans: SQLite keeps them as integers).
     ledger_flags: str
+    # What follows a column to test it is one of a JSON array of texts (a parameter).
+    in_texts: str
 
     def sql(self, text: str) -> str:
         """`text`, written with `?` for each parameter, in this dialect's placeholders."""
@@ -333,6 +339,42 @@ class Statements:
         )
         self.originals = sql(
             "SELECT path, content FROM file_originals WHERE session_id = ? ORDER BY path"
+        )
+
+        # Rewinding: parameters session_id, turn_id.
+        self.drop_turn_history = sql(
+            "DELETE FROM turn_histories WHERE session_id = ? AND turn_id = ?"
+        )
+
+        # Workspace checkpoints
+        self.put_checkpoint = sql(
+            f"INSERT INTO checkpoints ({CHECKPOINT_COLUMNS})"
+            f" VALUES ({_marks(5)}) ON CONFLICT (session_id, turn_id, at)"
+            " DO UPDATE SET manifest = excluded.manifest, create_time = excluded.create_time"
+        )
+        self.put_checkpoint_blob = sql(
+            "INSERT INTO checkpoint_blobs (session_id, hash, content) VALUES (?, ?, ?)"
+            " ON CONFLICT (session_id, hash) DO NOTHING"
+        )
+        self.checkpointed_turns = sql(
+            "SELECT turn_id FROM checkpoints WHERE session_id = ? AND at = 'start'"
+            " ORDER BY create_time, turn_id"
+        )
+        self.get_checkpoints = sql(
+            "SELECT at, manifest, create_time FROM checkpoints"
+            " WHERE session_id = ? AND turn_id = ? ORDER BY at DESC"
+        )
+        # Parameters: session_id, the hashes as a JSON array.
+        self.checkpoint_blobs = sql(
+            "SELECT hash, content FROM checkpoint_blobs"
+            f" WHERE session_id = ? AND hash {dialect.in_texts}"
+        )
+        self.checkpoint_blob_hashes = sql(
+            "SELECT hash FROM checkpoint_blobs WHERE session_id = ?"
+        )
+        self.drop_checkpoint = sql("DELETE FROM checkpoints WHERE session_id = ? AND turn_id = ?")
+        self.drop_checkpoint_blob = sql(
+            "DELETE FROM checkpoint_blobs WHERE session_id = ? AND hash = ?"
         )
 
     # The statements whose text depends on a call's optional parts, each with its

@@ -369,9 +369,7 @@ class Statements:
             "SELECT hash, content FROM checkpoint_blobs"
             f" WHERE session_id = ? AND hash {dialect.in_texts}"
         )
-        self.checkpoint_blob_hashes = sql(
-            "SELECT hash FROM checkpoint_blobs WHERE session_id = ?"
-        )
+        self.checkpoint_blob_hashes = sql("SELECT hash FROM checkpoint_blobs WHERE session_id = ?")
         self.drop_checkpoint = sql("DELETE FROM checkpoints WHERE session_id = ? AND turn_id = ?")
         self.drop_checkpoint_blob = sql(
             "DELETE FROM checkpoint_blobs WHERE session_id = ? AND hash = ?"

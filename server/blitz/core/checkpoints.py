@@ -101,10 +101,11 @@ class Checkpoints:
         previous = None
         turns = await self._store.checkpointed_turns(sid)
         if turns:
+            # The latest manifest: its unchanged files are not read again.
             latest = {c.at: c for c in await self._store.get_checkpoints(sid, turns[-1])}
-            end = latest.get(END)
-            previous = end.manifest if end is not None and end.manifest else None
-            previous = previous or (latest[START].manifest if START in latest else None)
+            previous = _end_manifest(latest) or (
+                latest[START].manifest if START in latest else None
+            )
         snap = await self._snapshot(active, previous)
         if snap is not None:
             checkpoint = Checkpoint(sid, active.turn_id, START, snap.manifest, time.time())
@@ -112,7 +113,7 @@ class Checkpoints:
 
     async def take_end(self, active: ActiveTurn) -> None:
         """The turn's end checkpoint, once the agent has ended; then, now and then, a
-        prune. None for a turn with no start checkpoint: its changes cannot be told."""
+        prune. Nothing for a turn with no start checkpoint: its changes cannot be told."""
         if active.aside or active.turn.command:
             return
         sid, tid = active.session_id, active.turn_id
@@ -150,6 +151,9 @@ class Checkpoints:
                 " fork to an earlier turn will not put its files back.",
             )
             return None
+        except BaseException:
+            abandoned.set()  # cancelled: the walk stops at its next entry
+            raise
         if snap.limits:
             said = "; ".join(_limit(limit) for limit in sorted(snap.limits))
             await self._notice(
@@ -245,6 +249,9 @@ class Checkpoints:
             abandoned.set()
             log.warning("workspace_not_walked", session_id=session.id, error=str(exc))
             return None
+        except BaseException:
+            abandoned.set()
+            raise
         return snap.manifest
 
     async def put_back(
@@ -252,6 +259,8 @@ class Checkpoints:
     ) -> Restored:
         """Put each path of `plan` back in the workspace folder `workspace`, from the
         blobs of the session `blobs_of`."""
+        if not plan:
+            return Restored([], {})
         failed: dict[str, str] = {}
         abandoned = threading.Event()
         # What is not known to be done yet (all of it, should the folder be gone).
@@ -273,6 +282,9 @@ class Checkpoints:
             log.warning("files_not_restored", workspace=workspace, error=str(exc))
             for path in pending - failed.keys():
                 failed[path] = "the restoration could not be finished"
+        except BaseException:
+            abandoned.set()
+            raise
         restored = sorted((p for p in plan if p not in failed), key=depth_order)
         return Restored(restored, dict(sorted(failed.items())))
 

@@ -10,7 +10,7 @@ GEN := $(GEN_ROOT)/blitz/v1
 PROTOS := proto/blitz/v1/turn.proto proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto
 SERVICES := proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto
 
-.PHONY: install run test test-parallel lint proto check-proto lock bench docs clean
+.PHONY: install run test test-parallel lint proto check-proto lock bench docs clean proto-ts ts-client console
 
 # Both distributions, editable, in one pip command: so the local blitz-client is the one
 # that satisfies the server's requirement of it. The uninstall is for a .venv made before
@@ -59,6 +59,32 @@ proto: install
 lock: install
 	$(PY) docker/lock.py
 
+# The Node side (docs/console.md): the TypeScript client's connect-es stubs and the
+# console's bundle, from the npm packages pinned in package-lock.json. `make run` and
+# `make test` never need Node: what these targets make is committed.
+NPM ?= npm
+TS_GEN := clients/typescript/src/gen
+
+node_modules/.installed: package.json package-lock.json clients/typescript/package.json console/package.json
+	$(NPM) ci --no-audit --no-fund
+	touch $@
+
+# Regenerates clients/typescript/src/gen from proto/ with protoc-gen-es (never edit it).
+proto-ts: install node_modules/.installed
+	rm -rf $(TS_GEN) && mkdir -p $(TS_GEN)
+	$(PY) -m grpc_tools.protoc -Iproto --plugin=protoc-gen-es=node_modules/.bin/protoc-gen-es \
+		--es_out=$(TS_GEN) --es_opt=target=ts,import_extension=js $(PROTOS)
+
+# The TypeScript client, type-checked and compiled into clients/typescript/dist (npm's).
+ts-client: proto-ts
+	node_modules/.bin/tsc -p clients/typescript
+
+# The console: both type-checked, then bundled into server/blitz/console/ (committed).
+console: proto-ts
+	node_modules/.bin/tsc -p clients/typescript --noEmit
+	node_modules/.bin/tsc -p console
+	node console/build.mjs
+
 # Rewrites the README's settings table from server/blitz/config/table.py.
 docs: install
 	$(PY) -m blitz.config.readme README.md
@@ -73,4 +99,4 @@ bench: $(VENV)/.bench-installed
 	$(PY) -m bench $(ARGS)
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache node_modules clients/typescript/dist

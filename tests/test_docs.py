@@ -9,7 +9,8 @@ from pathlib import Path
 from blitz.errors import Reason
 from blitz_client import RETRY, BlitzError
 
-DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+DOC = (ROOT / "docs" / "protocol.md").read_text()
 
 
 def test_every_reason_is_documented_with_its_status():
@@ -23,3 +24,12 @@ def test_the_sdk_retries_as_the_catalog_says():
     assert set(rows.values()) == {"no", "retry", "resume", "after"}
     assert BlitzError("unavailable", "UNAVAILABLE", "connection refused").retry == "resume"
     assert BlitzError("unknown", "UNKNOWN", "a proxy's error").retry == "no"
+
+
+def test_the_typescript_client_retries_as_the_catalog_says():
+    """blitz-client for TypeScript carries the same table (clients/typescript/src/errors.ts)."""
+    source = (ROOT / "clients" / "typescript" / "src" / "errors.ts").read_text()
+    table = source[source.index("export const RETRY") : source.index("});")]
+    carried = dict(re.findall(r'^\s+([A-Z_]+): "([a-z]+)",$', table, re.M))
+    rows = dict(re.findall(r"^\| `([A-Z_]+)` \| [a-z_]+ \| ([a-z]+) \|", DOC, re.M))
+    assert carried == rows

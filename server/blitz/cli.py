@@ -77,6 +77,8 @@ def _settings_arguments(
             options["choices"] = spec.choices
         else:
             options["metavar"] = spec.metavar or None
+        if spec.repeatable:
+            options["action"] = "append"
         if spec.parse is values.bool_:
             # `--insecure` alone says true; `--insecure false` is still understood.
             options.update(nargs="?", const="true")

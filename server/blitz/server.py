@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,6 +71,8 @@ from blitz.transport import (
     build_connect_apps,
     build_grpc_server,
 )
+from blitz.transport.console import ConsoleApp
+from blitz.transport.cors import with_cors
 from blitz.transport.methods import SESSION_SERVICE, WORKSPACE_SERVICE
 
 if TYPE_CHECKING:
@@ -119,8 +122,9 @@ async def open_core(
 @asynccontextmanager
 async def _assembled(
     settings: Settings, *, tracing: Tracing | None
-) -> AsyncIterator[tuple[SessionCore, Authenticator | None]]:
-    """`open_core`'s parts, and the authenticator of every call (None: no token needed).
+) -> AsyncIterator[tuple[SessionCore, Authenticator]]:
+    """`open_core`'s parts, and the authenticator of every call (which may need no token
+    until one is made, auth/assembly.py).
 
     Raises ServeRefused when the server would be reachable beyond loopback with no token.
     """
@@ -151,7 +155,7 @@ async def _assembled(
         facts = ServerFacts(
             models=tuple(available_models(access)),
             limits={"request_bytes": MAX_REQUEST_BYTES, "image_bytes": IMAGE_MAX_BYTES},
-            features=(*features, "tokens") if authenticator is not None else features,
+            features=(*features, "tokens") if authenticator.required else features,
             command_isolation=sandbox.isolation.value,
         )
         agent = await stack.enter_async_context(
@@ -187,6 +191,7 @@ async def _assembled(
                 allow_bypass_mode=settings.allow_bypass_mode,
             )
         )
+        authenticator.on_required = partial(_tokens_now_required, settings, sandbox, core)
         yield core, authenticator
 
 
@@ -217,8 +222,7 @@ async def running_server(
                 _assembled(settings, tracing=tracing)
             )
             ports = (core, WorkspaceCore(sessions=core))
-            if authenticator is not None:
-                authenticate = authenticator.authenticate
+            authenticate = authenticator.authenticate
             store = core.store
             commands = core.facts.command_isolation
             if commands == Isolation.UNCONFINED.value:
@@ -244,7 +248,11 @@ async def running_server(
         connect_apps = build_connect_apps(
             served, gate, authenticate=authenticate, compress_streams=settings.compress_streams
         )
-        http_app = HttpApp(connect_apps, gate, ready=ready, notes=notes)
+        console = ConsoleApp()
+        http_app = with_cors(
+            HttpApp([*connect_apps, console], gate, ready=ready, notes=notes, index=console),
+            settings.cors_origin,
+        )
         http = HttpServer(
             tracing.asgi(http_app) if tracing else http_app,
             host=settings.http_host,
@@ -305,12 +313,31 @@ def _sandbox(settings: Settings) -> CommandSandbox:
     )
 
 
+def _tokens_now_required(
+    settings: Settings, sandbox: CommandSandbox, core: SessionCore, principals: frozenset[str]
+) -> None:
+    """A first token was made while the server ran: GetServerInfo says tokens now, and
+    the rule of `_check_confinement` is said in the log if it is broken (a restart would
+    refuse it)."""
+    core.add_feature("tokens")
+    if (
+        sandbox.isolation is Isolation.UNCONFINED
+        and len(principals) > 1
+        and not settings.unconfined_commands
+    ):
+        log.error(
+            "commands run unconfined and several principals now have tokens: one's commands"
+            " could read another's files; a restart will refuse this (docs/security.md)",
+            principals=len(principals),
+        )
+
+
 def _check_confinement(
-    settings: Settings, sandbox: CommandSandbox, authenticator: Authenticator | None
+    settings: Settings, sandbox: CommandSandbox, authenticator: Authenticator
 ) -> None:
     """Unconfined commands of one principal could read another's files: with neither a box
     nor Landlock, a server of several principals starts only when the operator says so."""
-    if sandbox.isolation is not Isolation.UNCONFINED or authenticator is None:
+    if sandbox.isolation is not Isolation.UNCONFINED or not authenticator.required:
         return
     if len(authenticator.principals) > 1 and not settings.unconfined_commands:
         raise ServeRefused(
@@ -428,7 +455,7 @@ def _tls(settings: Settings) -> Tls | None:
     if not settings.tls_cert:
         return None
     try:
-        return Tls(
+        tls = Tls(
             Path(settings.tls_cert).read_bytes(),
             Path(settings.tls_key).read_bytes(),
             cert_file=settings.tls_cert,
@@ -436,6 +463,14 @@ def _tls(settings: Settings) -> Tls | None:
         )
     except OSError as exc:
         raise ServeRefused(f"TLS: cannot read {exc.filename} ({exc.strerror})") from None
+    if tls.is_ca():
+        log.warning(
+            "the TLS certificate is a CA's (basicConstraints CA:TRUE): grpcio and curl take"
+            " it, but Connect clients on rustls refuse it (CaUsedAsEndEntity); serve a leaf"
+            " certificate that CA issued (docs/operations.md, TLS)",
+            cert=settings.tls_cert,
+        )
+    return tls
 
 
 def _timedelta_or_none(seconds: float) -> timedelta | None:

@@ -13,7 +13,7 @@ import structlog
 from google.protobuf import json_format
 
 from blitz.agent import Agent, load_mcp_config
-from blitz.ports import Completed, TurnPolicy
+from blitz.ports import AnswerResult, Completed, TurnPolicy
 from blitz.v1 import turn_pb2
 
 if TYPE_CHECKING:
@@ -135,3 +135,39 @@ def test_invalid_mcp_configs_are_refused(tmp_path: Path, text: str) -> None:
     config.write_text(text)
     with pytest.raises(ValueError, match="MCP config"):
         load_mcp_config(config)
+
+
+async def test_an_mcp_servers_form_is_asked_now_and_its_values_go_back(
+    mcp_config: Path, make_driver: Callable[..., Driver], io: RecordingIO
+) -> None:
+    """The server's elicitation becomes a question with its form, asked while the turn
+    runs; the user's values reach the server typed as its schema says."""
+    io.answer_now = AnswerResult(values={"name": "Ada", "guests": 4.0, "terrace": True})
+    driver = make_driver(mcp_servers=load_mcp_config(mcp_config))
+    await driver.run("call notes.book {}", io=io)
+    [asked] = io.asked_now
+    assert (asked.mcp_server, asked.question) == ("notes", "Book a table: who, and how many?")
+    form = json_format.MessageToDict(asked.form)
+    assert form["properties"]["guests"]["type"] == "integer"
+    assert set(form["required"]) == {"name", "guests"}
+    [result] = io.of_kind("tool_result")
+    content = json_format.MessageToDict(result.tool_result.result)["content"]
+    assert content == "booked for Ada, 4 guests, on the terrace"
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [(AnswerResult(declined=True), "not booked: decline"), (AnswerResult(), "not booked: cancel")],
+)
+async def test_a_declined_or_unanswered_form_is_the_servers_decline_or_cancel(
+    mcp_config: Path,
+    make_driver: Callable[..., Driver],
+    io: RecordingIO,
+    answer: AnswerResult,
+    said: str,
+) -> None:
+    io.answer_now = answer
+    driver = make_driver(mcp_servers=load_mcp_config(mcp_config))
+    await driver.run("call notes.book {}", io=io)
+    [result] = io.of_kind("tool_result")
+    assert json_format.MessageToDict(result.tool_result.result)["content"] == said

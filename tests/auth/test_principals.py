@@ -129,6 +129,7 @@ def calls(a: Alice) -> dict[str, Any]:
         "GetServerInfo": s.GetServerInfoRequest(),
         "AcceptPlan": s.AcceptPlanRequest(session_id=sid, plan_id="t_any"),
         "RejectPlan": s.RejectPlanRequest(session_id=sid, plan_id="t_any"),
+        "ListCommands": s.ListCommandsRequest(session_id=sid),
     }
 
 

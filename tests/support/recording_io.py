@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from blitz.ports import ModelCallUsage, RuleDecision
+from blitz.ports import AnswerResult, ModelCallUsage, RuleDecision
 from blitz.v1 import turn_pb2
 
 
@@ -28,6 +28,9 @@ class RecordingIO:
         self.denials: set[str] = set()
         self.asked: list[turn_pb2.ApprovalRequest] = []
         self.originals: dict[str, bytes | None] = {}
+        # What `ask_now` answers, and the questions it was asked.
+        self.answer_now = AnswerResult()
+        self.asked_now: list[turn_pb2.Question] = []
 
     def emit(self, event: turn_pb2.TurnEvent) -> None:
         self.events.append(event)
@@ -60,6 +63,11 @@ class RecordingIO:
         if approval.scope_label in self.rules:
             return RuleDecision(allowed=True, rule=approval.scope_label)
         return None
+
+    async def ask_now(self, question: turn_pb2.Question) -> AnswerResult:
+        self.asked_now.append(question)
+        self.events.append(turn_pb2.TurnEvent(question=question))
+        return self.answer_now
 
     # Views that keep the tests short.
     def of_kind(self, kind: str) -> list[turn_pb2.TurnEvent]:

@@ -272,7 +272,7 @@ class Agent:
             display_names: Mapping[str, str] = {}
             if self._mcp_servers and not policy.plan:
                 mcp = await stack.enter_async_context(
-                    McpConnections(self._mcp_servers, cwd=workspace)
+                    McpConnections(self._mcp_servers, cwd=workspace, io=io, policy=policy)
                 )
                 toolsets.append(ServerSecretsMasked(mcp.toolset()))
                 display_names = mcp.display_names

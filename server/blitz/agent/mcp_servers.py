@@ -14,6 +14,14 @@ since providers accept only letters, digits, `_` and `-` in tool names. Every ca
 the policy gate as an ACTION_KIND_MCP action: what an MCP tool changes is unknown. A
 server that fails to start is reported to the client in a notice, never fatal to a turn.
 
+A server may ask the user for something while a call of its runs (MCP's elicitation). A
+form becomes a `Question` with that `form` (blitz.forms checks it is one a client can
+show; one that is not is refused to the server in our words), and a URL to visit becomes
+a question of two options; either is asked while the turn runs (`TurnIO.ask_now`: the
+server waits on its connection, so the turn cannot park), and the user's answer goes back
+as the server's `accept` (with the form's values), `decline`, or `cancel` when no answer
+came. An aside never waits for the user, so its servers' requests are declined.
+
 What the MCP SDK raises is said in our own words — which server, which tool, the
 exception's type — to the client and the model; its text, which may carry a server's
 internals, goes to the log only.
@@ -23,9 +31,11 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -36,6 +46,8 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from blitz.agent.deps import ToolDeps
 from blitz.agent.policy import Action, gate
+from blitz.forms import form_problem
+from blitz.ports import TurnIO, TurnPolicy
 from blitz.v1 import turn_pb2
 
 __all__ = ["McpConnections", "McpServerSpec", "load_mcp_config"]
@@ -47,6 +59,9 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # Model-facing name: server and tool joined by a separator providers accept.
 _SEP = "__"
+# The options of a server's request to visit a URL.
+_URL_DONE = "I have done it"
+_URL_DECLINE = "Decline"
 
 
 @dataclass(frozen=True)
@@ -89,11 +104,21 @@ def load_mcp_config(path: str | Path) -> tuple[McpServerSpec, ...]:
 
 
 class McpConnections:
-    """The configured servers, connected for one run; `toolset` offers their tools."""
+    """The configured servers, connected for one run; `toolset` offers their tools.
+    `io` and `policy` are the run's: its servers' requests to the user go through them."""
 
-    def __init__(self, specs: tuple[McpServerSpec, ...], *, cwd: Path) -> None:
+    def __init__(
+        self,
+        specs: tuple[McpServerSpec, ...],
+        *,
+        cwd: Path,
+        io: TurnIO | None = None,
+        policy: TurnPolicy | None = None,
+    ) -> None:
         self._specs = specs
         self._cwd = cwd
+        self._io = io
+        self._policy = policy
         self._stack = AsyncExitStack()
         self.tools: list[Tool[ToolDeps]] = []
         # Model-facing name -> `server.tool`.
@@ -146,7 +171,9 @@ class McpConnections:
         # Each server in its own stack, so one that fails to start leaves the others up.
         inner = AsyncExitStack()
         try:
-            client = await inner.enter_async_context(Client(target))
+            client = await inner.enter_async_context(
+                Client(target, elicitation_callback=partial(self._elicit, spec.name))
+            )
             listed = await client.list_tools()
         except Exception as exc:
             await inner.aclose()
@@ -162,6 +189,38 @@ class McpConnections:
                 log.warning("mcp_tool_skipped", server=spec.name, tool=tool.name)
                 continue
             self.tools.append(self._tool(spec.name, client, tool))
+
+    async def _elicit(self, server: str, context: Any, params: Any) -> Any:
+        """A server's request to the user, asked while the turn runs (see the module doc)."""
+        from mcp import types
+
+        io = self._io
+        if io is None or (self._policy is not None and self._policy.aside):
+            return types.ElicitResult(action="decline")
+        question = turn_pb2.Question(
+            request_id=f"mcp_{uuid.uuid4().hex[:16]}", question=params.message, mcp_server=server
+        )
+        if getattr(params, "mode", "form") == "url":
+            question.question = f"{params.message}\n{params.url}"
+            question.options[:] = [_URL_DONE, _URL_DECLINE]
+            answer = await io.ask_now(question)
+            if not answer.answers:
+                return types.ElicitResult(action="cancel")
+            done = answer.answers[0] == _URL_DONE
+            return types.ElicitResult(action="accept" if done else "decline")
+        form = dict(params.requested_schema or {})
+        if problem := form_problem(form):
+            log.info("mcp_elicitation_refused", server=server, problem=problem)
+            return types.ErrorData(
+                code=types.INVALID_PARAMS, message=f"Blitz cannot show this form: {problem}"
+            )
+        question.form.update(form)
+        answer = await io.ask_now(question)
+        if answer.declined:
+            return types.ElicitResult(action="decline")
+        if answer.values is None:
+            return types.ElicitResult(action="cancel")
+        return types.ElicitResult(action="accept", content=_typed(form, answer.values))
 
     def _tool(self, server: str, client: Any, tool: Any) -> Tool[ToolDeps]:
         shown = f"{server}.{tool.name}"
@@ -192,6 +251,18 @@ class McpConnections:
             json_schema=schema,
             takes_ctx=True,
         )
+
+
+def _typed(form: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The values as the form's types say: JSON numbers arrive as floats, integers too."""
+    properties = form.get("properties", {})
+    typed: dict[str, Any] = {}
+    for name, value in values.items():
+        kind = properties.get(name, {}).get("type")
+        if kind == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        typed[name] = value
+    return typed
 
 
 def _result(shown: str, result: Any) -> dict[str, Any]:

@@ -113,6 +113,8 @@ def park_requests(
                 )
             )
         )
+        if meta.get("form"):
+            events[-1].question.form.update(meta["form"])
     return events, delegations
 
 
@@ -247,10 +249,7 @@ def deferred_results(
             else:
                 deferred.approvals[request_id] = True
         elif isinstance(resolution, AnswerResult):
-            deferred.calls[request_id] = {
-                "answers": list(resolution.answers),
-                **({} if resolution.answers else {"note": "no answer came in time"}),
-            }
+            deferred.calls[request_id] = answer_result(resolution)
     return deferred, overrides
 
 
@@ -302,3 +301,14 @@ def _last_response(messages: list[ModelMessage]) -> ModelResponse | None:
         if isinstance(message, ModelResponse):
             return message
     return None
+
+
+def answer_result(answer: AnswerResult) -> dict[str, Any]:
+    """What the model is told of an answer: the answers, or a form's values, or why none."""
+    if answer.declined:
+        return {"declined": True, "note": "the user declined to fill in the form"}
+    if answer.values is not None:
+        return {"values": dict(answer.values)}
+    if answer.answers:
+        return {"answers": list(answer.answers)}
+    return {"answers": [], "note": "no answer came in time"}

@@ -30,6 +30,7 @@ from blitz.agent.parking import deferred_results, load_history, run_outcome
 from blitz.agent.tasks import TaskList
 from blitz.paths import Workspace
 from blitz.ports.agent import (
+    AnswerResult,
     Completed,
     ModelCallUsage,
     Parked,
@@ -189,6 +190,10 @@ class SubAgentIO:
     async def rule_decides(self, approval: turn_pb2.ApprovalRequest) -> RuleDecision | None:
         self._request(approval)
         return await self._io.rule_decides(approval)
+
+    async def ask_now(self, question: turn_pb2.Question) -> AnswerResult:
+        asked = self.claim(turn_pb2.TurnEvent(question=question)).question
+        return await self._io.ask_now(asked)
 
     def _request(self, approval: turn_pb2.ApprovalRequest) -> None:
         approval.request_id = self.prefix + approval.request_id

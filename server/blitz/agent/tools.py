@@ -40,6 +40,7 @@ from blitz.agent.policy import PLAN_TOOLS, Action, gate
 from blitz.agent.search import search
 from blitz.agent.shell import run_shell
 from blitz.agent.tasks import TodoItem
+from blitz.forms import form_problem
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused
 from blitz.v1 import turn_pb2
@@ -58,7 +59,11 @@ _MAX_ENTRIES = 1000
 
 
 def question_metadata(
-    question: str, options: list[str], multi_select: bool, task_id: str = ""
+    question: str,
+    options: list[str],
+    multi_select: bool,
+    task_id: str = "",
+    form: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What travels in `CallDeferred.metadata` for a question."""
     return {
@@ -66,6 +71,7 @@ def question_metadata(
         "options": list(options),
         "multi_select": multi_select,
         "task_id": task_id,
+        **({"form": form} if form else {}),
     }
 
 
@@ -272,6 +278,7 @@ async def ask_user(
     question: str,
     options: list[str] | None = None,
     multi_select: bool = False,
+    form: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Ask the user a question and wait for the answer.
 
@@ -279,11 +286,20 @@ async def ask_user(
         question: The question.
         options: When given, the answers the user may choose from.
         multi_select: Whether several options may be chosen.
+        form: Instead of options, a form for the user to fill in: a JSON Schema of a flat
+            object whose properties are strings (optionally with an enum or a format:
+            email, uri, date, date-time), numbers, integers, booleans, or arrays of
+            strings from an enum; "required" lists those that must be given. The answer
+            is then its values.
     """
     if ctx.deps.policy.aside:
         # An aside runs beside another turn and must not park waiting for the user.
         return {"error": "this is a side question: ask in your answer instead of waiting"}
-    metadata = question_metadata(question, options or [], multi_select, ctx.deps.tasks.current())
+    if form and (problem := form_problem(form)):
+        return {"error": f"the form is not one the user can be shown: {problem}"}
+    metadata = question_metadata(
+        question, options or [], multi_select, ctx.deps.tasks.current(), form=form
+    )
     raise CallDeferred(metadata, kind="question")
 
 

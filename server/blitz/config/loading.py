@@ -90,7 +90,11 @@ def _raw(
 ) -> tuple[object | None, str]:
     """A setting's raw value and where it came from, by precedence; (None, "") if unset."""
     if flags.get(spec.name) is not None:
-        return flags[spec.name], spec.flag
+        value = flags[spec.name]
+        if spec.repeatable and isinstance(value, list):
+            # A flag given several times (argparse's "append"): as if comma-separated.
+            return ",".join(str(part) for part in value), spec.flag
+        return value, spec.flag
     for env in (spec.env, *spec.fallback_env):
         if env in environ:
             return environ[env], env

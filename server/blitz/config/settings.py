@@ -99,6 +99,8 @@ class Settings:
     tokens_file: str = ""
     # Serve beyond loopback with no token required: anyone who reaches a port is trusted.
     insecure: bool = False
+    # Web origins whose pages may call the HTTP port (CORS); none: same-origin pages only.
+    cors_origin: tuple[str, ...] = ()
     # A certificate chain and its private key (PEM): both ports speak TLS.
     tls_cert: str = ""
     tls_key: str = ""

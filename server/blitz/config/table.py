@@ -33,6 +33,8 @@ class SettingSpec:
     secret: bool = False
     # The default as people read it, when it is not the field's own (`<data-dir>/blitz.db`).
     default_text: str = ""
+    # The flag may be given several times; its values add up (as if comma-separated).
+    repeatable: bool = False
 
     @property
     def flag(self) -> str:
@@ -91,6 +93,14 @@ SETTINGS: tuple[SettingSpec, ...] = (
         values.bool_,
         "serve beyond loopback with no token required (anyone who reaches a port is trusted)",
         "BOOL",
+    ),
+    _spec(
+        "cors_origin",
+        values.origins,
+        "web origins whose pages may call the HTTP port (CORS): `http://localhost:5173`;"
+        " repeat the flag or separate with commas (none: only the port's own console)",
+        "ORIGIN",
+        repeatable=True,
     ),
     _spec("tls_cert", values.stripped, "certificate chain (PEM): both ports speak TLS", "PATH"),
     _spec("tls_key", values.stripped, "private key (PEM) of `--tls-cert`", "PATH"),

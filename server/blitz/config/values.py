@@ -17,6 +17,7 @@ __all__ = [
     "non_negative_int",
     "nonempty",
     "optional_port",
+    "origins",
     "paths",
     "port",
     "positive_int",
@@ -110,6 +111,18 @@ def paths(text: str) -> tuple[str, ...]:
         if not path.startswith("/"):
             raise ValueError(f"{path!r} must be an absolute path")
     return found
+
+
+def origins(text: str) -> tuple[str, ...]:
+    """Comma-separated web origins, `scheme://host[:port]` each (none for empty text)."""
+    found = tuple(part.strip().rstrip("/") for part in text.split(",") if part.strip())
+    for origin in found:
+        if not re.fullmatch(r"https?://[^/\s?#@*]+", origin):
+            raise ValueError(
+                f"{origin!r} must be an origin: http:// or https://, a host and a port if"
+                " any, no path (e.g. http://localhost:5173)"
+            )
+    return tuple(dict.fromkeys(found))
 
 
 def stripped(text: str) -> str:

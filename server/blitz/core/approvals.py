@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from google.protobuf import json_format
+
 from blitz.errors import invalid_argument
 from blitz.ports.agent import AnswerResult, ApprovalResult, Resolution
 from blitz.redact import MASK, redact_text
@@ -94,12 +96,21 @@ class Outcome:
 
     @classmethod
     def answer(
-        cls, request_id: str, answers: tuple[str, ...], *, by: str = "", via: str = "answer"
+        cls,
+        request_id: str,
+        answers: tuple[str, ...],
+        *,
+        by: str = "",
+        via: str = "answer",
+        values: dict[str, Any] | None = None,
+        declined: bool = False,
     ) -> Outcome:
-        return cls(
-            AnswerResult(answers),
-            t.Resolution(request_id=request_id, answers=answers, resolved_by=by, via=via),
+        event = t.Resolution(
+            request_id=request_id, answers=answers, resolved_by=by, via=via, declined=declined
         )
+        if values is not None:
+            event.values.update(values)
+        return cls(AnswerResult(answers, values, declined), event)
 
     @classmethod
     def withdrawn(cls, request_id: str) -> Outcome:
@@ -116,6 +127,8 @@ class Outcome:
             "via": e.via,
             "rule_id": e.rule_id,
             "interrupt": e.interrupt,
+            **({"values": json_format.MessageToDict(e.values)} if e.HasField("values") else {}),
+            **({"declined": True} if e.declined else {}),
             "type": "withdrawn"
             if self.result is None
             else "approval"
@@ -130,7 +143,14 @@ def outcome_from_json(request_id: str, text: str) -> Outcome:
     if body["type"] == "withdrawn":
         return Outcome.withdrawn(request_id)
     if body["type"] == "answer":
-        return Outcome.answer(request_id, tuple(body["answers"]), by=body["by"], via=body["via"])
+        return Outcome.answer(
+            request_id,
+            tuple(body["answers"]),
+            by=body["by"],
+            via=body["via"],
+            values=body.get("values"),
+            declined=body.get("declined", False),
+        )
     return Outcome.approval(
         request_id,
         body["decision"],

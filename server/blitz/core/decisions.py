@@ -13,6 +13,8 @@ from __future__ import annotations
 import time
 import uuid
 
+from google.protobuf import json_format
+
 from blitz.core import validation as check
 from blitz.core.approvals import Outcome, rule_label
 from blitz.core.pending import PendingRequests
@@ -116,7 +118,13 @@ class DecisionCalls:
         session = await self.session_record(req.session_id, ctx)
         pending, event = await self._open_request(session.id, req.request_id)
         check.check_answers(req, event)
-        outcome = Outcome.answer(req.request_id, tuple(req.answers), by=ctx.caller)
+        outcome = Outcome.answer(
+            req.request_id,
+            tuple(req.answers),
+            by=ctx.caller,
+            values=json_format.MessageToDict(req.values) if req.HasField("values") else None,
+            declined=req.decline,
+        )
         if not await self._pending.resolve(pending, outcome):
             raise _already_resolved(req.request_id)
         return s.AnswerResponse()

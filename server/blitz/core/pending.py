@@ -15,6 +15,7 @@ long each request waited for its ending is observed here too (`blitz.metrics`).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from functools import partial
 from typing import Protocol
 
 import structlog
+from google.protobuf import json_format
 
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
@@ -31,7 +33,7 @@ from blitz.core.deadlines import Deadlines
 from blitz.core.event_log import EventLog
 from blitz.core.locks import SessionLocks
 from blitz.core.rules import Verdict, suggested_rule, verdict
-from blitz.ports import Parked, Resolution, RuleDecision
+from blitz.ports import AnswerResult, Parked, Resolution, RuleDecision
 from blitz.redact import MASK, redact_event
 from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
@@ -201,6 +203,60 @@ class PendingRequests:
             # As announced (numbered); an answer may already have come, from anywhere.
             await self._store.stamp_pending(sid, _request_id(event), event.SerializeToString())
         return settled, len(records) - len(settled)
+
+    # Asking while the turn runs
+
+    async def ask_now(self, active: ActiveTurn, question: t.Question) -> AnswerResult:
+        """Store and announce `question`, then wait for its resolution (see
+        `TurnIO.ask_now`): it is followed in the session's log, where an answer given to
+        any process arrives. Past its expiry it is resolved unanswered here."""
+        sid, tid = active.session_id, active.turn_id
+        wait = active.session.approval_timeout
+        if wait is None and self._approval_timeout:
+            wait = self._approval_timeout.total_seconds()
+        expires = time.time() + wait if wait else None
+        event = redact_event(t.TurnEvent(question=question))
+        if expires is not None:
+            _stamp_expiry(event, expires)
+        record = PendingRecord(
+            session_id=sid,
+            request_id=question.request_id,
+            turn_id=tid,
+            event=event.SerializeToString(),
+            expires=expires,
+        )
+        await self._store.put_pending([record])
+        asked = await self._log.commit(sid, tid, event, fence=active.rec.epoch)
+        await self._store.stamp_pending(sid, question.request_id, asked.SerializeToString())
+        record.event = asked.SerializeToString()
+        resolution = await self._resolution_of(sid, question.request_id, asked.seq, expires)
+        if resolution is None:
+            await self._expire(record)
+            resolution = await self._resolution_of(sid, question.request_id, asked.seq, None)
+        if resolution is None or resolution.via == "withdrawn":
+            return AnswerResult()
+        values = None
+        if resolution.HasField("values"):
+            values = json_format.MessageToDict(resolution.values)
+        return AnswerResult(tuple(resolution.answers), values, resolution.declined)
+
+    async def _resolution_of(
+        self, session_id: str, request_id: str, after_seq: int, expires: float | None
+    ) -> t.Resolution | None:
+        """The request's `resolution` from the log, once it is there; None at `expires`."""
+        events = self._log.read(session_id, after_seq=after_seq, follow=True)
+        loop = asyncio.get_running_loop()
+        until = None if expires is None else loop.time() + expires - time.time()
+        try:
+            async with asyncio.timeout_at(until):
+                async for event in events:
+                    if event.HasField("resolution") and event.resolution.request_id == request_id:
+                        return event.resolution
+        except TimeoutError:
+            return None
+        finally:
+            await events.aclose()
+        return None
 
     # Deadlines of parked turns
 

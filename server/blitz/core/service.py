@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -48,6 +48,7 @@ from blitz.core.queue import interrupted_by
 from blitz.core.recovery import Recovery
 from blitz.core.rewind import RewindCalls
 from blitz.core.sessions import SessionCalls
+from blitz.core.slash_commands import advertised
 from blitz.core.supervisor import Supervisor
 from blitz.core.turns import FORKABLE_TURNS, Turns, new_turn_id
 from blitz.core.views import ledger_entry, session_usage, turn_summary, turn_usage
@@ -211,6 +212,11 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
     def facts(self) -> ServerFacts:
         return self._facts
 
+    def add_feature(self, feature: str) -> None:
+        """Say `feature` in GetServerInfo from now on (tokens, once they are required)."""
+        if feature not in self._facts.features:
+            self._facts = replace(self._facts, features=(*self._facts.features, feature))
+
     @property
     def workspace_root(self) -> Path:
         return self._workspace_root
@@ -232,7 +238,17 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
             limits={**check.CLIENT_LIMITS, "event_bytes": EVENT_MAX, **facts.limits},
             features=sorted(features),
             command_isolation=facts.command_isolation,
+            commands=advertised(),
         )
+
+    async def list_commands(
+        self, req: s.ListCommandsRequest, ctx: CallContext
+    ) -> s.ListCommandsResponse:
+        """The server's commands; with a session, that session's (the same, for now: no
+        command is a session's own yet), after checking the caller may see it."""
+        if req.session_id:
+            await self.session_record(req.session_id, ctx)
+        return s.ListCommandsResponse(commands=advertised())
 
     # Turns
 

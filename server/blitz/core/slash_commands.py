@@ -15,9 +15,10 @@ from blitz.core.views import session_usage
 from blitz.errors import invalid_argument
 from blitz.ports import AgentPort, TurnIO
 from blitz.store import SessionChange, Store
+from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["COMMANDS", "CommandContext", "parse_command", "run_command"]
+__all__ = ["COMMANDS", "CommandContext", "advertised", "parse_command", "run_command"]
 
 COMMANDS: dict[str, str] = {
     "help": "list these commands",
@@ -27,6 +28,16 @@ COMMANDS: dict[str, str] = {
     "clear": "forget the conversation so far (the event log is kept)",
     "model": "show the session's model, or switch it: /model provider:name",
 }
+# How each command's arguments are written, for those that take any.
+_ARGUMENTS: dict[str, str] = {"model": "[provider:name]"}
+
+
+def advertised() -> list[s.SlashCommand]:
+    """The commands as GetServerInfo and ListCommands offer them to clients."""
+    return [
+        s.SlashCommand(name=name, description=what, arguments=_ARGUMENTS.get(name, ""))
+        for name, what in COMMANDS.items()
+    ]
 
 
 def parse_command(text: str) -> tuple[str, str]:

@@ -21,7 +21,7 @@ from blitz.core.active_turn import ActiveTurn
 from blitz.core.event_log import EventLog
 from blitz.core.pending import PendingRequests
 from blitz.errors import BlitzError, Reason
-from blitz.ports import ModelCallUsage, RuleDecision
+from blitz.ports import AnswerResult, ModelCallUsage, RuleDecision
 from blitz.store import FileOriginal, LedgerRow, Store
 from blitz.v1 import turn_pb2 as t
 
@@ -78,6 +78,9 @@ class TurnChannel:
 
     async def before_file_change(self, path: str, content: bytes | None) -> None:
         await self._store.keep_original(FileOriginal(self._sid, path, content))
+
+    async def ask_now(self, question: t.Question) -> AnswerResult:
+        return await self._pending.ask_now(self._active, question)
 
     async def rule_decides(self, approval: t.ApprovalRequest) -> RuleDecision | None:
         return await self._pending.decide_by_rule(self._active, approval)

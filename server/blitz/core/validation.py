@@ -18,10 +18,12 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from google.protobuf import json_format
 from google.protobuf.duration_pb2 import Duration
 
 from blitz.core.slash_commands import parse_command
 from blitz.errors import BlitzError, invalid_argument
+from blitz.forms import values_problem
 from blitz.paths import too_long
 from blitz.size_limits import clip
 from blitz.store import SessionChange, SessionRecord, TurnRecord
@@ -400,6 +402,11 @@ def check_answers(req: s.AnswerRequest, request: t.TurnEvent | None = None) -> N
     if not request.HasField("question"):
         raise invalid_argument("request_id", "that request is an approval: use Decide")
     question = request.question
+    if question.HasField("form"):
+        _check_form_answer(req, question)
+        return
+    if req.HasField("values") or req.decline:
+        raise invalid_argument("values", "this question has no form: give answers")
     answers = list(req.answers)
     if not answers or any(not a for a in answers):
         raise invalid_argument("answers", "give at least one non-empty answer")
@@ -413,3 +420,19 @@ def check_answers(req: s.AnswerRequest, request: t.TurnEvent | None = None) -> N
                     f"{clip(answer, 100, what='answer')!r} is not one of the options",
                     options=clip("|".join(question.options), 1000, what="options"),
                 )
+
+
+def _check_form_answer(req: s.AnswerRequest, question: t.Question) -> None:
+    """A form's answer: its values, which the form validates, or a decline."""
+    if req.answers:
+        raise invalid_argument("answers", "this question is a form: give values (or decline)")
+    if req.decline:
+        if req.HasField("values"):
+            raise invalid_argument("values", "a declined form has no values")
+        return
+    if not req.HasField("values"):
+        raise invalid_argument("values", "this question is a form: give its values")
+    form, values = json_format.MessageToDict(question.form), json_format.MessageToDict(req.values)
+    field, why = values_problem(form, values)
+    if why:
+        raise invalid_argument(f"values.{field}" if field else "values", why)

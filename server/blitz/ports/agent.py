@@ -12,9 +12,10 @@ across a park.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from blitz.v1 import turn_pb2
 
@@ -92,6 +93,14 @@ class TurnIO(Protocol):
         (WorkspaceService.GetDiff)."""
         ...
 
+    async def ask_now(self, question: turn_pb2.Question) -> AnswerResult:
+        """Ask the user `question` and wait, the turn running, for the answer: for a
+        request that cannot park the turn (an MCP server's elicitation, which waits on its
+        connection). Stored and announced like a parked turn's question, so any client
+        answers it; ended by the approval timeout (no answer) or the turn's end
+        (withdrawn: no answer). `question.form` must be a form (blitz.forms)."""
+        ...
+
     async def rule_decides(self, approval: turn_pb2.ApprovalRequest) -> RuleDecision | None:
         """What the stored approval rules say of this action, if any covers it.
 
@@ -157,9 +166,12 @@ class ApprovalResult:
 
 @dataclass(frozen=True)
 class AnswerResult:
-    """The user's answer to a Question; no answers means none came (timed out)."""
+    """The user's answer to a Question; no answers means none came (timed out). For a
+    question with a form: the values given, or that the user declined it."""
 
     answers: tuple[str, ...] = ()
+    values: Mapping[str, Any] | None = None
+    declined: bool = False
 
 
 Resolution = ApprovalResult | AnswerResult

@@ -95,6 +95,9 @@ class SessionPort(Protocol):
         self, req: s.DeleteSessionRequest, ctx: CallContext
     ) -> s.DeleteSessionResponse: ...
     async def fork_session(self, req: s.ForkSessionRequest, ctx: CallContext) -> s.Session: ...
+    async def list_commands(
+        self, req: s.ListCommandsRequest, ctx: CallContext
+    ) -> s.ListCommandsResponse: ...
 
 
 class WorkspacePort(Protocol):

@@ -13,6 +13,9 @@ server-streaming calls and connectrpc answers them uncompressed, which every cli
 accept. Requests may still arrive gzip-compressed, and unary responses are compressed as
 negotiated.
 
+gRPC-Web's text mode (base64), which connectrpc does not serve, is translated to its
+binary mode in front of each app (`grpc_web_text`).
+
 Refusals of connectrpc's own (a broken envelope, an unknown content type, a body that
 does not decode) are answered like every other bad input, with an ErrorInfo and our words
 (`connect_errors`, `undecodable`), and every error is cut to a size any client takes
@@ -41,6 +44,7 @@ from blitz.transport.calls import Calls
 from blitz.transport.connect_errors import Guarded, InfoDetail, ProtocolErrors
 from blitz.transport.error_size import fit_error
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
+from blitz.transport.grpc_web_text import GrpcWebText
 from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.transport.methods import SERVICES, methods_of
 from blitz.transport.undecodable import Undecodable, undecodable
@@ -187,7 +191,7 @@ def build_connect_apps(
         app: Any = _ServiceApp(service, calls, **options)
         if not compress_streams and any(m.streaming for m in methods_of(service)):
             app = _UncompressedStreams(app)
-        apps.append(Guarded(app, CONNECT_CODES))
+        apps.append(GrpcWebText(Guarded(app, CONNECT_CODES), CONNECT_CODES))
     return apps
 
 

@@ -40,7 +40,7 @@ from blitz.transport.gate import request_too_large
 from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.v1 import turn_pb2
 
-__all__ = ["ERROR_INFO", "Guarded", "InfoDetail", "ProtocolErrors", "is_ours"]
+__all__ = ["ERROR_INFO", "Guarded", "InfoDetail", "ProtocolErrors", "is_ours", "send_grpc_web"]
 
 log = structlog.get_logger(__name__)
 
@@ -48,7 +48,8 @@ ERROR_INFO = turn_pb2.ErrorInfo.DESCRIPTOR.full_name
 # Content types this port serves: Connect (unary and streaming) and gRPC-Web.
 ACCEPTED = (
     "application/proto, application/json, application/connect+proto, "
-    "application/connect+json, application/grpc-web+proto, application/grpc-web+json"
+    "application/connect+json, application/grpc-web+proto, application/grpc-web+json, "
+    "application/grpc-web-text+proto"
 )
 _CONNECT_TIMEOUT = re.compile(r"^[0-9]{1,10}$")
 _GRPC_TIMEOUT = re.compile(r"^[0-9]{1,8}[HMSmun]$")
@@ -157,7 +158,7 @@ class Guarded:
         if refusal is not None:
             status, error = refusal
             if grpc_web and status == 400:
-                await _send_grpc_web(send, content_type, error, self._codes)
+                await send_grpc_web(send, content_type, error, self._codes)
             else:
                 await _send_json(send, status, error, self._codes)
             return
@@ -242,7 +243,7 @@ async def _send_json(send: Send, status: int, error: BlitzError, codes: dict[Any
     await send({"type": "http.response.body", "body": body})
 
 
-async def _send_grpc_web(
+async def send_grpc_web(
     send: Send, content_type: str, error: BlitzError, codes: dict[Any, Code]
 ) -> None:
     """The error as a gRPC-Web trailers-only answer, its ErrorInfo in grpc-status-details-bin."""

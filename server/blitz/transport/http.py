@@ -1,7 +1,8 @@
 """The HTTP port: a tiny ASGI router, and uvicorn serving it inside the caller's event loop.
 
 `HttpApp` routes by path prefix to the apps mounted on it (the Connect services, each
-under `/<service name>/`) and answers two probes itself: `GET /healthz` (alive: 200 while
+under `/<service name>/`, and the console's assets), sends `/` to its `index` app (the
+console's page), and answers two probes itself: `GET /healthz` (alive: 200 while
 serving, 503 once a shutdown began) and `GET /readyz` (ready for calls: serving, and the
 store answers within a second). No web framework, and no business rule.
 
@@ -52,6 +53,7 @@ class HttpApp:
 
     `ready` raises (or hangs) when what calls need is not there (the store); None: nothing
     but the gate to check. `notes` are lines a ready answer adds (an operator's warning).
+    `index` answers `/` (None: 404).
     """
 
     def __init__(
@@ -61,8 +63,10 @@ class HttpApp:
         *,
         ready: Callable[[], Awaitable[None]] | None = None,
         notes: tuple[str, ...] = (),
+        index: MountedApp | None = None,
     ) -> None:
         self._routes = [(app.path + "/", app) for app in apps]
+        self._index = index
         self._gate = gate
         self._ready = ready
         self._ready_body = "".join(f"{line}\n" for line in ("ready", *notes)).encode()
@@ -78,6 +82,8 @@ class HttpApp:
         head = scope["method"] == "HEAD"
         if app is not None:
             await app(scope, receive, send)
+        elif path == "/" and self._index is not None:
+            await self._index(scope, receive, send)
         elif path == "/healthz" and scope["method"] in {"GET", "HEAD"}:
             if self._gate.serving:
                 await _respond(send, 200, b"ok\n", head=head)

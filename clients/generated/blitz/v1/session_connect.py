@@ -22,7 +22,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .session_pb2 import AcceptPlanRequest, AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetTurnRequest, GetUsageRequest, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RejectPlanRequest, RejectPlanResponse, RevokeRuleRequest, RevokeRuleResponse, RewindSessionRequest, RewindSessionResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, TurnSummary, UpdateSessionRequest, UsageReport, WatchRequest
+from .session_pb2 import AcceptPlanRequest, AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetTurnRequest, GetUsageRequest, ListCommandsRequest, ListCommandsResponse, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RejectPlanRequest, RejectPlanResponse, RevokeRuleRequest, RevokeRuleResponse, RewindSessionRequest, RewindSessionResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, TurnSummary, UpdateSessionRequest, UsageReport, WatchRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -178,6 +178,14 @@ class SessionService(Protocol):
         """
         Rejects the proposed plan `plan_id`, with feedback that the model receives with the
         session's next turn.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_commands(self, request: ListCommandsRequest, ctx: RequestContext[ListCommandsRequest, ListCommandsResponse], /) -> ListCommandsResponse:
+        """
+        The server commands a turn with `command` may run (name, what it does, its
+        arguments), as a client offers them: the server's, and a session's own with
+        `session_id`.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -436,6 +444,17 @@ class SessionServiceASGIApplication(ConnectASGIApplication[SessionService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.reject_plan,
+                ),
+                "/blitz.v1.SessionService/ListCommands": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListCommands",
+                        service_name="blitz.v1.SessionService",
+                        input=ListCommandsRequest,
+                        output=ListCommandsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_commands,
                 ),
             },
             interceptors=interceptors,
@@ -991,6 +1010,31 @@ class SessionServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def list_commands(
+        self,
+        request: ListCommandsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListCommandsResponse:
+        """
+        The server commands a turn with `command` may run (name, what it does, its
+        arguments), as a client offers them: the server's, and a session's own with
+        `session_id`.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListCommands",
+                service_name="blitz.v1.SessionService",
+                input=ListCommandsRequest,
+                output=ListCommandsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class SessionServiceSync(Protocol):
     def create_session(self, request: CreateSessionRequest, ctx: RequestContext[CreateSessionRequest, Session], /) -> Session:
@@ -1132,6 +1176,14 @@ class SessionServiceSync(Protocol):
         """
         Rejects the proposed plan `plan_id`, with feedback that the model receives with the
         session's next turn.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_commands(self, request: ListCommandsRequest, ctx: RequestContext[ListCommandsRequest, ListCommandsResponse], /) -> ListCommandsResponse:
+        """
+        The server commands a turn with `command` may run (name, what it does, its
+        arguments), as a client offers them: the server's, and a session's own with
+        `session_id`.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1388,6 +1440,17 @@ class SessionServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.reject_plan,
+                ),
+                "/blitz.v1.SessionService/ListCommands": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListCommands",
+                        service_name="blitz.v1.SessionService",
+                        input=ListCommandsRequest,
+                        output=ListCommandsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_commands,
                 ),
             },
             interceptors=interceptors,
@@ -1937,6 +2000,31 @@ class SessionServiceClientSync(ConnectClientSync):
                 service_name="blitz.v1.SessionService",
                 input=RejectPlanRequest,
                 output=RejectPlanResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_commands(
+        self,
+        request: ListCommandsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListCommandsResponse:
+        """
+        The server commands a turn with `command` may run (name, what it does, its
+        arguments), as a client offers them: the server's, and a session's own with
+        `session_id`.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListCommands",
+                service_name="blitz.v1.SessionService",
+                input=ListCommandsRequest,
+                output=ListCommandsResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

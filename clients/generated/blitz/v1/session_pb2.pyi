@@ -3,6 +3,7 @@ import datetime
 from blitz.v1 import turn_pb2 as _turn_pb2
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import field_mask_pb2 as _field_mask_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -90,7 +91,7 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ServerInfo(_message.Message):
-    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features", "command_isolation")
+    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features", "command_isolation", "commands")
     class LimitsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -106,6 +107,7 @@ class ServerInfo(_message.Message):
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     FEATURES_FIELD_NUMBER: _ClassVar[int]
     COMMAND_ISOLATION_FIELD_NUMBER: _ClassVar[int]
+    COMMANDS_FIELD_NUMBER: _ClassVar[int]
     protocol: str
     protocol_revision: int
     server_version: str
@@ -114,7 +116,30 @@ class ServerInfo(_message.Message):
     limits: _containers.ScalarMap[str, int]
     features: _containers.RepeatedScalarFieldContainer[str]
     command_isolation: str
-    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ...) -> None: ...
+    commands: _containers.RepeatedCompositeFieldContainer[SlashCommand]
+    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ..., commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ...) -> None: ...
+
+class SlashCommand(_message.Message):
+    __slots__ = ("name", "description", "arguments")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    arguments: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+
+class ListCommandsRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class ListCommandsResponse(_message.Message):
+    __slots__ = ("commands",)
+    COMMANDS_FIELD_NUMBER: _ClassVar[int]
+    commands: _containers.RepeatedCompositeFieldContainer[SlashCommand]
+    def __init__(self, commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ...) -> None: ...
 
 class Session(_message.Message):
     __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id", "mode", "queued_turn_ids")
@@ -266,14 +291,18 @@ class DecideResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class AnswerRequest(_message.Message):
-    __slots__ = ("session_id", "request_id", "answers")
+    __slots__ = ("session_id", "request_id", "answers", "values", "decline")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    DECLINE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     request_id: str
     answers: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., answers: _Optional[_Iterable[str]] = ...) -> None: ...
+    values: _struct_pb2.Struct
+    decline: bool
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., answers: _Optional[_Iterable[str]] = ..., values: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., decline: _Optional[bool] = ...) -> None: ...
 
 class AnswerResponse(_message.Message):
     __slots__ = ()

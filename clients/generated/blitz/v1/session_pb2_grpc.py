@@ -145,6 +145,11 @@ class SessionServiceStub:
                 request_serializer=blitz_dot_v1_dot_session__pb2.RejectPlanRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_session__pb2.RejectPlanResponse.FromString,
                 _registered_method=True)
+        self.ListCommands = channel.unary_unary(
+                '/blitz.v1.SessionService/ListCommands',
+                request_serializer=blitz_dot_v1_dot_session__pb2.ListCommandsRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.ListCommandsResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -314,6 +319,15 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCommands(self, request, context):
+        """The server commands a turn with `command` may run (name, what it does, its
+        arguments), as a client offers them: the server's, and a session's own with
+        `session_id`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -426,6 +440,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.RejectPlan,
                     request_deserializer=blitz_dot_v1_dot_session__pb2.RejectPlanRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_session__pb2.RejectPlanResponse.SerializeToString,
+            ),
+            'ListCommands': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCommands,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.ListCommandsRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.ListCommandsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1022,6 +1041,33 @@ class SessionService:
             '/blitz.v1.SessionService/RejectPlan',
             blitz_dot_v1_dot_session__pb2.RejectPlanRequest.SerializeToString,
             blitz_dot_v1_dot_session__pb2.RejectPlanResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCommands(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/ListCommands',
+            blitz_dot_v1_dot_session__pb2.ListCommandsRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.ListCommandsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -252,11 +252,21 @@ class SessionStateChange(_message.Message):
     __slots__ = ("state", "turn_id", "reason")
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
+        SESSION_STATE_UNSPECIFIED: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_IDLE: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_RUNNING: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_PARKED: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_CLOSED: _ClassVar[SessionStateChange.State]
         STATE_UNSPECIFIED: _ClassVar[SessionStateChange.State]
         STATE_IDLE: _ClassVar[SessionStateChange.State]
         STATE_RUNNING: _ClassVar[SessionStateChange.State]
         STATE_PARKED: _ClassVar[SessionStateChange.State]
         STATE_CLOSED: _ClassVar[SessionStateChange.State]
+    SESSION_STATE_UNSPECIFIED: SessionStateChange.State
+    SESSION_STATE_IDLE: SessionStateChange.State
+    SESSION_STATE_RUNNING: SessionStateChange.State
+    SESSION_STATE_PARKED: SessionStateChange.State
+    SESSION_STATE_CLOSED: SessionStateChange.State
     STATE_UNSPECIFIED: SessionStateChange.State
     STATE_IDLE: SessionStateChange.State
     STATE_RUNNING: SessionStateChange.State
@@ -417,7 +427,7 @@ class RuleMatch(_message.Message):
     def __init__(self, match: _Optional[_Union[RuleMatchKind, str]] = ..., pattern: _Optional[str] = ..., effect: _Optional[_Union[RuleEffect, str]] = ..., lasts: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., label: _Optional[str] = ...) -> None: ...
 
 class Question(_message.Message):
-    __slots__ = ("request_id", "question", "options", "agent", "task_id", "multi_select", "expire_time", "on_expire")
+    __slots__ = ("request_id", "question", "options", "agent", "task_id", "multi_select", "expire_time", "on_expire", "form", "mcp_server")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     QUESTION_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -426,6 +436,8 @@ class Question(_message.Message):
     MULTI_SELECT_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     ON_EXPIRE_FIELD_NUMBER: _ClassVar[int]
+    FORM_FIELD_NUMBER: _ClassVar[int]
+    MCP_SERVER_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     question: str
     options: _containers.RepeatedScalarFieldContainer[str]
@@ -434,10 +446,12 @@ class Question(_message.Message):
     multi_select: bool
     expire_time: _timestamp_pb2.Timestamp
     on_expire: ExpiryAction
-    def __init__(self, request_id: _Optional[str] = ..., question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., multi_select: _Optional[bool] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ...) -> None: ...
+    form: _struct_pb2.Struct
+    mcp_server: str
+    def __init__(self, request_id: _Optional[str] = ..., question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., multi_select: _Optional[bool] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ..., form: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., mcp_server: _Optional[str] = ...) -> None: ...
 
 class Resolution(_message.Message):
-    __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id", "interrupt")
+    __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id", "interrupt", "values", "declined")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     ANSWERS_FIELD_NUMBER: _ClassVar[int]
@@ -447,6 +461,8 @@ class Resolution(_message.Message):
     VIA_FIELD_NUMBER: _ClassVar[int]
     RULE_ID_FIELD_NUMBER: _ClassVar[int]
     INTERRUPT_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    DECLINED_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     decision: Decision
     answers: _containers.RepeatedScalarFieldContainer[str]
@@ -456,7 +472,9 @@ class Resolution(_message.Message):
     via: str
     rule_id: str
     interrupt: bool
-    def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ..., interrupt: _Optional[bool] = ...) -> None: ...
+    values: _struct_pb2.Struct
+    declined: bool
+    def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ..., interrupt: _Optional[bool] = ..., values: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., declined: _Optional[bool] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced", "search_queries", "search_cost_usd", "tokens_unknown", "model")

@@ -1,0 +1,119 @@
+// Words and numbers as the console shows them: the same wording as `blitz chat`'s.
+
+import { ActionKind, Decision, type Resolution, type Session, SessionState, type Usage } from "blitz-client";
+import type { UsageSum } from "./log.js";
+
+export const ACTION_KINDS: Record<number, string> = {
+  [ActionKind.COMMAND]: "COMMAND",
+  [ActionKind.WRITE]: "WRITE",
+  [ActionKind.DELETE]: "DELETE",
+  [ActionKind.NETWORK]: "NETWORK",
+  [ActionKind.MCP]: "MCP",
+};
+
+export const STATES: Record<number, string> = {
+  [SessionState.IDLE]: "idle",
+  [SessionState.RUNNING]: "running",
+  [SessionState.PARKED]: "parked",
+  [SessionState.CLOSED]: "closed",
+};
+
+const DECISION_WORDS: Record<number, string> = {
+  [Decision.ONCE]: "once",
+  [Decision.SESSION]: "for the session",
+  [Decision.ALWAYS]: "always",
+};
+
+export function stateWord(session: Session): string {
+  return STATES[session.state] ?? "unknown";
+}
+
+/** Who resolved a request, as a person reads it. */
+export function byWhom(resolution: Resolution, mine: boolean): string {
+  if (mine) return "by you";
+  return resolution.resolvedBy ? `by ${resolution.resolvedBy}` : "by another client";
+}
+
+/** How a request ended: "approved once by alice", "denied by you: too risky", … */
+export function resolutionLine(resolution: Resolution, mine: boolean): string {
+  const by = byWhom(resolution, mine);
+  if (resolution.via === "withdrawn") return "withdrawn: the turn ended first";
+  if (resolution.via === "answer" || resolution.answers.length > 0) {
+    const answers = resolution.answers.join(", ") || "no answer";
+    return `answered ${by}: ${answers}`;
+  }
+  if (resolution.via === "timeout") {
+    return resolution.decision === Decision.DENY ? "denied: it timed out" : "closed unanswered: it timed out";
+  }
+  if (resolution.decision === Decision.DENY) {
+    const stop = resolution.interrupt ? " and the turn stopped" : "";
+    const reason = resolution.reason ? `: ${resolution.reason}` : "";
+    return `denied ${by}${stop}${reason}`;
+  }
+  const how = resolution.via === "rule" ? "by a rule" : DECISION_WORDS[resolution.decision] ?? "";
+  const edited = resolution.command ? ` as: ${resolution.command}` : "";
+  return `approved ${how} ${resolution.via === "rule" ? "" : by}${edited}`.replace(/\s+/g, " ").trim();
+}
+
+export function money(usd: number): string {
+  return `$${usd.toFixed(4)}`;
+}
+
+/** A turn's own calls, tokens and cost, and the session's totals after it. */
+export function turnUsageLine(before: Usage | undefined, after: Usage | undefined): string {
+  if (!after) return "";
+  const calls = after.calls - (before?.calls ?? 0);
+  const input = after.input - (before?.input ?? 0n);
+  const output = after.output - (before?.output ?? 0n);
+  const cost = after.costUsd - (before?.costUsd ?? 0);
+  let price = after.priced ? money(cost) : `≥${money(cost)} (some prices unknown)`;
+  if (after.tokensUnknown) price += " · some token counts unknown";
+  return (
+    `${calls} model call${calls === 1 ? "" : "s"} · ${input} in · ${output} out · ${price}` +
+    ` │ session: ${after.input + after.output} tokens · ${money(after.costUsd)}`
+  );
+}
+
+export function sessionUsageLine(usage: UsageSum): string {
+  const cost = usage.priced ? money(usage.costUsd) : `≥${money(usage.costUsd)}`;
+  return `${usage.calls} model call${usage.calls === 1 ? "" : "s"} · ${usage.input + usage.output} tokens · ${cost}`;
+}
+
+/** "auto-deny in 4:59", from an expiry time in ms. */
+export function expiryLine(expiresMs: number, nowMs: number, action: string): string {
+  const left = Math.max(0, Math.floor((expiresMs - nowMs) / 1000));
+  return `${action} in ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+}
+
+/** A tool call's arguments in one line: a lone value as itself, else name=value pairs. */
+export function argsLine(args: Record<string, unknown> | undefined, width = 100): string {
+  if (!args) return "";
+  const entries = Object.entries(args);
+  const value = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+  let text = entries.length === 1 ? value(entries[0][1]) : entries.map(([k, v]) => `${k}=${value(v)}`).join(", ");
+  text = text.split(/\s+/).join(" ");
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+export function words(text: string): number {
+  return text.split(/\s+/).filter(Boolean).length;
+}
+
+export function labelsText(labels: Record<string, string>): string {
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(", ");
+}
+
+/** "team=docs, env=dev" as labels; undefined when it does not read as such. */
+export function parseLabels(text: string): Record<string, string> | undefined {
+  const labels: Record<string, string> = {};
+  for (const part of text.split(",")) {
+    const trimmed = part.trim();
+    if (!trimmed) continue;
+    const eq = trimmed.indexOf("=");
+    if (eq <= 0) return undefined;
+    labels[trimmed.slice(0, eq).trim()] = trimmed.slice(eq + 1).trim();
+  }
+  return labels;
+}

@@ -1,0 +1,555 @@
+// One item of a session's log, as the page shows it. Untrusted strings are children
+// (text nodes); only Markdown and diffs become markup, through safe_html.ts.
+
+import { ActionKind, type ApprovalRequest, BlitzError, Decision, type Question } from "blitz-client";
+import { Component, type ComponentChildren } from "preact";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { blitz, describe } from "./api.js";
+import { ACTION_KINDS, argsLine, expiryLine, resolutionLine, turnUsageLine, words } from "./format.js";
+import type { Item } from "./log.js";
+import { diffAsHtml, markdownHtml } from "./safe_html.js";
+
+/** Requests this page answered itself: their resolution says "by you". */
+export const answeredHere = new Set<string>();
+
+export interface ItemContext {
+  sessionId: string;
+  /** The open plan proposal's id ("" when none). */
+  planId: string;
+  /** The request the page focuses (the newest open one). */
+  focusId: string;
+  onFork: (turnId: string) => void;
+  onAcceptPlan: (planId: string, text: string) => Promise<void>;
+  onRejectPlan: (planId: string, feedback: string) => Promise<void>;
+}
+
+/** An item, drawn again only when it (or the context) is a new object. */
+export class LogItem extends Component<{ item: Item; ctx: ItemContext }> {
+  override shouldComponentUpdate(next: { item: Item; ctx: ItemContext }): boolean {
+    return next.item !== this.props.item || next.ctx !== this.props.ctx;
+  }
+
+  override render() {
+    return <ItemView item={this.props.item} ctx={this.props.ctx} />;
+  }
+}
+
+function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
+  const author = item.author ? <span class="author">{item.author}</span> : null;
+  switch (item.kind) {
+    case "prompt": {
+      const turn = item.turn;
+      const flags = [
+        turn?.plan && "plan mode",
+        turn?.command && "command",
+        turn?.aside && "aside",
+        turn?.accepted && "carries out the plan",
+        turn?.imageIds.length ? `${turn.imageIds.length} image${turn.imageIds.length === 1 ? "" : "s"}` : "",
+      ].filter(Boolean);
+      return (
+        <div class="item prompt" data-seq={item.seq} data-kind="prompt">
+          <div class="bubble">{turn?.text || <em>(no text)</em>}</div>
+          {flags.length > 0 && <div class="flags">{flags.join(" · ")}</div>}
+        </div>
+      );
+    }
+    case "text":
+      if (item.thought) {
+        return (
+          <details class="item thought" data-seq={item.seq} data-kind="thought">
+            <summary>
+              {author}
+              {item.streaming ? "thinking…" : `thought for ${words(item.text)} word${words(item.text) === 1 ? "" : "s"}`}
+            </summary>
+            <div class="thought-text">{item.text}</div>
+          </details>
+        );
+      }
+      return (
+        <div class="item text" data-seq={item.seq} data-kind="text">
+          {author}
+          <Markdown source={item.text} />
+        </div>
+      );
+    case "tool":
+      return <ToolItem item={item} author={author} />;
+    case "approval":
+      return item.resolution === undefined ? (
+        <ApprovalPrompt item={item} ctx={ctx} />
+      ) : (
+        <div class="item approval resolved" data-seq={item.seq} data-kind="approval">
+          <div class="approval-head">
+            {author}
+            <span class={`kind kind-${ACTION_KINDS[item.request.kind]?.toLowerCase()}`}>{ACTION_KINDS[item.request.kind] ?? "ACTION"}</span>{" "}
+            <code>{item.request.detail}</code>
+          </div>
+          <Resolved resolution={item.resolution} requestId={item.request.requestId} />
+        </div>
+      );
+    case "question":
+      return item.resolution === undefined ? (
+        <QuestionPrompt item={item} ctx={ctx} />
+      ) : (
+        <div class="item question resolved" data-seq={item.seq} data-kind="question">
+          <div class="question-text">
+            {author}? {item.question.question}
+          </div>
+          <Resolved resolution={item.resolution} requestId={item.question.requestId} />
+        </div>
+      );
+    case "resolution":
+      return (
+        <div class="item resolution" data-seq={item.seq} data-kind="resolution">
+          <Resolved resolution={item.resolution} requestId={item.resolution.requestId} />
+        </div>
+      );
+    case "tasks":
+      return (
+        <div class="item tasks-set" data-seq={item.seq} data-kind="tasks">
+          {author}task list set ({item.tasks.length} item{item.tasks.length === 1 ? "" : "s"})
+        </div>
+      );
+    case "notice":
+      return (
+        <div class={`item notice${item.error ? " error" : ""}`} data-seq={item.seq} data-kind="notice" role={item.error ? "alert" : undefined}>
+          ℹ {item.text}
+        </div>
+      );
+    case "plan":
+      return <PlanItem item={item} ctx={ctx} />;
+    case "planDecision": {
+      const d = item.decision;
+      const by = d.decidedBy ? ` by ${d.decidedBy}` : "";
+      return (
+        <div class={`item plan-decision ${d.approved ? "ok" : "no"}`} data-seq={item.seq} data-kind="plan-decision">
+          ↳ plan {d.approved ? "accepted" : "rejected"}
+          {by}
+          {d.feedback ? `: ${d.feedback}` : ""}
+        </div>
+      );
+    }
+    case "file":
+      return (
+        <div class="item file" data-seq={item.seq} data-kind="file">
+          {author}
+          {item.change} <code>{item.path}</code>
+        </div>
+      );
+    case "finished": {
+      const f = item.finished;
+      return (
+        <div class="item finished" data-seq={item.seq} data-kind="finished">
+          {f.error && (
+            <div class="error-line" role="alert">
+              ✗ {f.error.reason} {f.error.message}
+            </div>
+          )}
+          {f.leftover.length > 0 && <div class="leftover">not delivered: {f.leftover.join("; ")}</div>}
+          {item.calls.length > 1 && (
+            <div class="calls">
+              tokens per model call (in→out): {item.calls.map((u) => `${u.input}→${u.output}`).join(", ")}
+            </div>
+          )}
+          <div class="usage-line">
+            <span class="usage" data-testid="turn-usage">
+              {turnUsageLine(f.before, f.after)}
+            </span>
+            <button type="button" class="link" onClick={() => ctx.onFork(item.turnId)} title="A new session from this turn">
+              fork here
+            </button>
+          </div>
+        </div>
+      );
+    }
+  }
+}
+
+export function Markdown({ source, class: className = "markdown" }: { source: string; class?: string }) {
+  const html = useMemo(() => markdownHtml(source), [source]);
+  // The one place model text becomes markup: sanitized (safe_html.ts), under the CSP.
+  return <div class={className} dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+export function Diff({ diff }: { diff: string }) {
+  const html = useMemo(() => diffAsHtml(diff), [diff]);
+  return <div class="diff" dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+function ToolItem({ item, author }: { item: Extract<Item, { kind: "tool" }>; author: ComponentChildren }) {
+  const result = item.result;
+  const value = (result?.value ?? {}) as Record<string, unknown>;
+  const exit = typeof value.exit_code === "number" ? value.exit_code : undefined;
+  const output = item.output || (typeof value.output === "string" ? value.output : "");
+  const error = typeof value.error === "string" ? value.error : "";
+  let status: ComponentChildren = <span class="running">{item.waiting ? "waiting for approval" : item.partial ? "…" : "running…"}</span>;
+  if (result) {
+    if (error) status = <span class="bad">└ {error}</span>;
+    else if (exit !== undefined) status = <span class={exit === 0 ? "good" : "bad"}>└ exit {exit}</span>;
+    else status = <span class={result.isError ? "bad" : "good"}>└ {result.isError ? "failed" : "done"}</span>;
+  }
+  return (
+    <div class="item tool" data-seq={item.seq} data-kind="tool" data-tool={item.name}>
+      <div class="tool-head">
+        {author}
+        <span class="tool-name">● {item.name}</span> <span class="tool-args">{argsLine(item.args)}</span>
+      </div>
+      {output && <pre class="tool-output">{tail(output, 400)}</pre>}
+      <div class="tool-status">
+        {status}
+        {result && result.seconds > 0 && <span class="dim"> · {result.seconds.toFixed(2)} s</span>}
+      </div>
+      <details class="tool-details">
+        <summary>arguments and result</summary>
+        <pre>{JSON.stringify(item.args ?? {}, null, 2)}</pre>
+        {result && <pre>{JSON.stringify(result.value ?? {}, null, 2)}</pre>}
+      </details>
+    </div>
+  );
+}
+
+function tail(text: string, lines: number): string {
+  const all = text.split("\n");
+  return all.length <= lines ? text : `… ${all.length - lines} earlier lines\n${all.slice(-lines).join("\n")}`;
+}
+
+function Resolved({ resolution, requestId }: { resolution: NonNullable<Extract<Item, { kind: "approval" }>["resolution"]>; requestId: string }) {
+  const mine = answeredHere.has(requestId);
+  const denied = resolution.decision === Decision.DENY || resolution.via === "withdrawn";
+  return (
+    <div class={`resolved-line ${denied ? "no" : "ok"}`} role="status" data-testid="resolution">
+      ↳ {resolutionLine(resolution, mine)}
+    </div>
+  );
+}
+
+function useNow(active: boolean): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [active]);
+  return now;
+}
+
+function Expiry({ request, action }: { request: ApprovalRequest | Question; action: string }) {
+  const expires = request.expireTime ? Number(request.expireTime.seconds) * 1000 + request.expireTime.nanos / 1e6 : 0;
+  const now = useNow(expires > 0);
+  if (!expires) return null;
+  return <div class="expiry">{expiryLine(expires, now, action)}</div>;
+}
+
+/** Focus `ref` once, when the request is the one the page focuses. */
+function useFocusOnArrival(ref: { current: HTMLElement | null }, focus: boolean) {
+  useEffect(() => {
+    if (focus) ref.current?.focus({ preventScroll: false });
+  }, [focus]);
+}
+
+type Mode = "choose" | "deny" | "stop" | "edit";
+
+export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "approval" }>; ctx: ItemContext }) {
+  const request = item.request;
+  const kind = ACTION_KINDS[request.kind] ?? "ACTION";
+  const editable = request.kind === ActionKind.COMMAND;
+  // A request whose scope label holds a masked secret takes ONCE and DENY only (an older
+  // server lists none: all four).
+  const offered = (decision: Decision) =>
+    request.availableDecisions.length === 0 || request.availableDecisions.includes(decision);
+  const box = useRef<HTMLDivElement>(null);
+  const field = useRef<HTMLTextAreaElement & HTMLInputElement>(null);
+  const [mode, setMode] = useState<Mode>("choose");
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  useFocusOnArrival(box, ctx.focusId === request.requestId);
+  useEffect(() => {
+    if (mode !== "choose") field.current?.focus();
+  }, [mode]);
+
+  async function decide(decision: "once" | "session" | "always" | "deny", options: { reason?: string; command?: string; interrupt?: boolean } = {}) {
+    setBusy(true);
+    setError("");
+    try {
+      answeredHere.add(request.requestId);
+      await blitz.decide(ctx.sessionId, request.requestId, decision, options);
+    } catch (thrown) {
+      answeredHere.delete(request.requestId);
+      const e = BlitzError.from(thrown);
+      setError(e.reason === "ALREADY_RESOLVED" ? "Already answered by another client." : describe(e));
+      setBusy(false);
+    }
+  }
+
+  function start(next: Mode) {
+    setMode(next);
+    setText(next === "edit" ? request.detail : "");
+  }
+
+  function onKeyDown(event: KeyboardEvent) {
+    const target = event.target as HTMLElement;
+    if (event.key === "Escape" && mode !== "choose") {
+      event.preventDefault();
+      setMode("choose");
+      box.current?.focus();
+      return;
+    }
+    if (target.tagName === "TEXTAREA" || target.tagName === "INPUT") {
+      if (event.key === "Enter" && (mode !== "edit" || event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        submit();
+      }
+      return;
+    }
+    if (busy || event.ctrlKey || event.metaKey || event.altKey) return;
+    const key = event.key.toLowerCase();
+    const act: Record<string, () => void> = {
+      o: () => decide("once"),
+      ...(offered(Decision.SESSION) ? { s: () => decide("session") } : {}),
+      ...(offered(Decision.ALWAYS) ? { a: () => decide("always") } : {}),
+      d: () => start("deny"),
+      x: () => start("stop"),
+      ...(editable ? { e: () => start("edit") } : {}),
+    };
+    if (act[key]) {
+      event.preventDefault();
+      act[key]();
+    }
+  }
+
+  function submit() {
+    if (mode === "deny") void decide("deny", { reason: text.trim() });
+    else if (mode === "stop") void decide("deny", { reason: text.trim(), interrupt: true });
+    else if (mode === "edit") {
+      const command = text.trim();
+      if (!command) return setError("Give a command, or choose again.");
+      void decide("once", { command: command === request.detail ? "" : command });
+    }
+  }
+
+  return (
+    <div
+      class="item approval open"
+      data-seq={item.seq}
+      data-kind="approval"
+      data-request={request.requestId}
+      ref={box}
+      tabIndex={-1}
+      role="group"
+      aria-label={`Approval needed: ${kind} ${request.tool}`}
+      onKeyDown={onKeyDown}
+    >
+      <div class="approval-head">
+        <span class={`kind kind-${kind.toLowerCase()}`}>{kind}</span> <span class="tool-name">{request.tool}</span>
+        {request.agent && <span class="author"> {request.agent}</span>}
+        {request.taskId && <span class="dim"> · task {request.taskId}</span>}
+      </div>
+      <pre class="detail">{request.detail}</pre>
+      {request.diff && <Diff diff={request.diff} />}
+      {request.scopeLabel && (
+        <div class="scope">
+          rule scope: <code>{request.scopeLabel}</code>
+        </div>
+      )}
+      <Expiry request={request} action="auto-deny" />
+      {mode === "choose" ? (
+        <div class="actions" role="toolbar" aria-label="Decide">
+          <button type="button" disabled={busy} onClick={() => decide("once")} aria-keyshortcuts="o">
+            <kbd>o</kbd> once
+          </button>
+          <button type="button" disabled={busy || !offered(Decision.SESSION)} onClick={() => decide("session")} aria-keyshortcuts="s">
+            <kbd>s</kbd> session
+          </button>
+          <button
+            type="button"
+            disabled={busy || !offered(Decision.ALWAYS)}
+            onClick={() => decide("always")}
+            aria-keyshortcuts="a"
+            title="A stored rule covering all your sessions"
+          >
+            <kbd>a</kbd> always
+          </button>
+          <button type="button" disabled={busy} class="deny" onClick={() => start("deny")} aria-keyshortcuts="d">
+            <kbd>d</kbd> deny
+          </button>
+          <button type="button" disabled={busy} class="deny" onClick={() => start("stop")} aria-keyshortcuts="x">
+            <kbd>x</kbd> deny + stop
+          </button>
+          {editable && (
+            <button type="button" disabled={busy} onClick={() => start("edit")} aria-keyshortcuts="e">
+              <kbd>e</kbd> edit
+            </button>
+          )}
+        </div>
+      ) : (
+        <div class="reply">
+          {mode === "edit" ? (
+            <textarea ref={field} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Command to run" rows={3} />
+          ) : (
+            <input ref={field} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Reason (the model receives it)" placeholder="reason (the model receives it)" />
+          )}
+          <button type="button" disabled={busy} class={mode === "edit" ? "" : "deny"} onClick={submit}>
+            {mode === "edit" ? "run edited command once" : mode === "stop" ? "deny and stop the turn" : "deny"}
+          </button>
+          <button type="button" class="link" onClick={() => setMode("choose")}>
+            back
+          </button>
+        </div>
+      )}
+      {error && (
+        <div class="error-line" role="alert">
+          {error}
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function QuestionPrompt({ item, ctx }: { item: Extract<Item, { kind: "question" }>; ctx: ItemContext }) {
+  const q = item.question;
+  const box = useRef<HTMLFormElement>(null);
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  useFocusOnArrival(box, ctx.focusId === q.requestId);
+
+  async function answer(event?: Event) {
+    event?.preventDefault();
+    const answers = q.options.length ? chosen : [text.trim()].filter(Boolean);
+    if (!answers.length) return setError(q.options.length ? "Choose an answer." : "Type an answer.");
+    setBusy(true);
+    setError("");
+    try {
+      answeredHere.add(q.requestId);
+      await blitz.answer(ctx.sessionId, q.requestId, answers);
+    } catch (thrown) {
+      answeredHere.delete(q.requestId);
+      const e = BlitzError.from(thrown);
+      setError(e.reason === "ALREADY_RESOLVED" ? "Already answered by another client." : describe(e));
+      setBusy(false);
+    }
+  }
+
+  function toggle(option: string, on: boolean) {
+    setChosen((now) => (q.multiSelect ? (on ? [...now, option] : now.filter((o) => o !== option)) : on ? [option] : []));
+  }
+
+  function onKeyDown(event: KeyboardEvent) {
+    const target = event.target as HTMLElement;
+    if (target.tagName === "INPUT" && (target as HTMLInputElement).type === "text") return;
+    const n = Number(event.key);
+    if (Number.isInteger(n) && n >= 1 && n <= q.options.length) {
+      event.preventDefault();
+      toggle(q.options[n - 1], !(q.multiSelect && chosen.includes(q.options[n - 1])));
+    }
+  }
+
+  const name = `q-${q.requestId}`;
+  return (
+    <form
+      class="item question open"
+      data-seq={item.seq}
+      data-kind="question"
+      data-request={q.requestId}
+      ref={box}
+      tabIndex={-1}
+      aria-label="Question from the agent"
+      onSubmit={answer}
+      onKeyDown={onKeyDown}
+    >
+      <div class="question-text">
+        {item.author && <span class="author">{item.author}</span>}? {q.question}
+        {q.multiSelect && <span class="dim"> (one or more)</span>}
+      </div>
+      {q.options.length > 0 ? (
+        <fieldset class="options">
+          <legend class="sr-only">Answers</legend>
+          {q.options.map((option, i) => (
+            <label key={option}>
+              <input
+                type={q.multiSelect ? "checkbox" : "radio"}
+                name={name}
+                value={option}
+                checked={chosen.includes(option)}
+                onChange={(e) => toggle(option, e.currentTarget.checked)}
+              />{" "}
+              <kbd>{i + 1}</kbd> {option}
+            </label>
+          ))}
+        </fieldset>
+      ) : (
+        <input type="text" class="answer" value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Your answer" placeholder="your answer" />
+      )}
+      <Expiry request={q} action="closes unanswered" />
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          answer
+        </button>
+      </div>
+      {error && (
+        <div class="error-line" role="alert">
+          {error}
+        </div>
+      )}
+    </form>
+  );
+}
+
+function PlanItem({ item, ctx }: { item: Extract<Item, { kind: "plan" }>; ctx: ItemContext }) {
+  const open = ctx.planId === item.plan.planId && !item.decision;
+  const [mode, setMode] = useState<"choose" | "reject">("choose");
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  async function act(run: () => Promise<void>) {
+    setBusy(true);
+    setError("");
+    try {
+      await run();
+    } catch (thrown) {
+      setError(describe(thrown));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div class={`item plan${open ? " open" : ""}`} data-seq={item.seq} data-kind="plan" aria-label="Proposed plan">
+      <div class="plan-head">▣ plan proposed ({item.plan.tasks.length} steps)</div>
+      <Markdown source={item.plan.plan} />
+      {item.plan.tasks.length > 0 && (
+        <ol class="plan-steps">
+          {item.plan.tasks.map((task) => (
+            <li key={task.id}>{task.content}</li>
+          ))}
+        </ol>
+      )}
+      {open &&
+        (mode === "choose" ? (
+          <div class="actions">
+            <button type="button" disabled={busy} onClick={() => act(() => ctx.onAcceptPlan(item.plan.planId, ""))}>
+              accept the plan
+            </button>
+            <button type="button" class="deny" disabled={busy} onClick={() => setMode("reject")}>
+              reject…
+            </button>
+          </div>
+        ) : (
+          <div class="reply">
+            <textarea value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Feedback for the model" placeholder="feedback (the model gets it with the next turn)" rows={2} />
+            <button type="button" class="deny" disabled={busy} onClick={() => act(() => ctx.onRejectPlan(item.plan.planId, text.trim()))}>
+              reject the plan
+            </button>
+            <button type="button" class="link" onClick={() => setMode("choose")}>
+              back
+            </button>
+          </div>
+        ))}
+      {error && (
+        <div class="error-line" role="alert">
+          {error}
+        </div>
+      )}
+    </div>
+  );
+}

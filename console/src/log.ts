@@ -1,0 +1,331 @@
+// A session's event log as the console shows it: every TurnEvent folded, in seq order,
+// into a list of items (a prompt, streamed text, a tool call with its output and result,
+// an approval with its resolution, …) and the session's state beside them.
+//
+// Pure: `fold(log, event)` returns the next log and never touches the DOM, so the same
+// events give the same view whether they arrive live or in a replay. Events at or below
+// the last seq folded are ignored, which is what makes a resumed stream safe to feed in.
+
+import type {
+  Accepted,
+  ApprovalRequest,
+  PlanDecision,
+  PlanProposed,
+  Question,
+  Resolution,
+  Task,
+  TurnEvent,
+  TurnFinished,
+  Usage,
+} from "blitz-client";
+import { FileChanged_Kind, SessionStateChange_State } from "blitz-client";
+import type { JsonObject } from "@bufbuild/protobuf";
+
+interface Base {
+  /** The seq of the event that made the item: its key, and `data-seq` in the page. */
+  seq: number;
+  turnId: string;
+  author: string;
+}
+
+export type Item =
+  | (Base & { kind: "prompt"; turn: Accepted["turn"] })
+  | (Base & { kind: "text"; thought: boolean; text: string; streaming: boolean })
+  | (Base & {
+      kind: "tool";
+      id: string;
+      name: string;
+      args: JsonObject | undefined;
+      partial: boolean;
+      /** Its approval request is open (the request shares the call's id). */
+      waiting?: boolean;
+      output: string;
+      result?: { value: JsonObject | undefined; isError: boolean; seconds: number };
+    })
+  | (Base & { kind: "approval"; request: ApprovalRequest; resolution?: Resolution })
+  | (Base & { kind: "question"; question: Question; resolution?: Resolution })
+  | (Base & { kind: "resolution"; resolution: Resolution })
+  | (Base & { kind: "tasks"; tasks: Task[] })
+  | (Base & { kind: "notice"; text: string; error: boolean })
+  | (Base & { kind: "plan"; plan: PlanProposed; decision?: PlanDecision })
+  | (Base & { kind: "planDecision"; decision: PlanDecision })
+  | (Base & { kind: "file"; path: string; change: string })
+  | (Base & { kind: "finished"; finished: TurnFinished; calls: Usage[] });
+
+export type SessionPhase = "idle" | "running" | "parked" | "closed" | "unknown";
+
+export interface Log {
+  items: Item[];
+  /** The last seq folded, and how many events were: equal when none was lost. */
+  lastSeq: number;
+  events: number;
+  phase: SessionPhase;
+  /** The turn running or parked, "" when none. */
+  turnId: string;
+  tasks: Task[];
+  /** The open plan proposal's id, "" when none. */
+  planId: string;
+  /** The session's usage: the last `finished.after`, and the calls since. */
+  usage: UsageSum;
+  /** Model calls per turn so far (`usage` events), for a turn's footer. */
+  calls: Record<string, Usage[]>;
+}
+
+export interface UsageSum {
+  calls: number;
+  input: bigint;
+  output: bigint;
+  costUsd: number;
+  priced: boolean;
+  tokensUnknown: boolean;
+}
+
+export const EMPTY: Log = {
+  items: [],
+  lastSeq: 0,
+  events: 0,
+  phase: "unknown",
+  turnId: "",
+  tasks: [],
+  planId: "",
+  usage: { calls: 0, input: 0n, output: 0n, costUsd: 0, priced: true, tokensUnknown: false },
+  calls: {},
+};
+
+const PHASES: Record<number, SessionPhase> = {
+  [SessionStateChange_State.SESSION_STATE_IDLE]: "idle",
+  [SessionStateChange_State.SESSION_STATE_RUNNING]: "running",
+  [SessionStateChange_State.SESSION_STATE_PARKED]: "parked",
+  [SessionStateChange_State.SESSION_STATE_CLOSED]: "closed",
+};
+
+const CHANGES: Record<number, string> = {
+  [FileChanged_Kind.CREATED]: "created",
+  [FileChanged_Kind.MODIFIED]: "modified",
+  [FileChanged_Kind.DELETED]: "deleted",
+};
+
+/** The log with `events` folded in, in order (a batch, as a frame's worth arrives).
+ *
+ * The log itself is never changed: the batch works on a copy of its list, and an item
+ * that changes is a new object, so a view can tell what changed by identity. */
+export function foldAll(log: Log, events: TurnEvent[]): Log {
+  const next: Log = { ...log, items: log.items.slice(), calls: { ...log.calls } };
+  for (const event of events) apply(next, event);
+  return next;
+}
+
+/** The log with one more event. */
+export function fold(log: Log, event: TurnEvent): Log {
+  return foldAll(log, [event]);
+}
+
+function apply(next: Log, event: TurnEvent): void {
+  const seq = Number(event.seq);
+  if (seq && seq <= next.lastSeq) return; // seen already
+  next.lastSeq = seq || next.lastSeq;
+  next.events += 1;
+  const base: Base = { seq, turnId: event.turnId, author: event.author };
+  const push = (item: Item) => {
+    next.items.push(item);
+  };
+  const replace = (index: number, item: Item) => {
+    next.items[index] = item;
+  };
+  const { kind } = event;
+  switch (kind.case) {
+    case "accepted": {
+      push({ ...base, kind: "prompt", turn: kind.value.turn });
+      // Any turn but the one carrying it out supersedes an open plan.
+      if (!kind.value.turn?.accepted) next.planId = "";
+      break;
+    }
+    case "text": {
+      const text = kind.value;
+      const last = next.items[next.items.length - 1];
+      const continues =
+        last?.kind === "text" &&
+        last.streaming &&
+        last.turnId === base.turnId &&
+        last.author === base.author &&
+        last.thought === text.thought;
+      if (text.partial) {
+        if (continues) replace(next.items.length - 1, { ...last, text: last.text + text.text });
+        else push({ ...base, kind: "text", thought: text.thought, text: text.text, streaming: true });
+      } else if (text.repeat) {
+        // The whole text again: what streamed is complete (and may have been merged).
+        if (continues) replace(next.items.length - 1, { ...last, text: text.text, streaming: false });
+      } else {
+        push({ ...base, kind: "text", thought: text.thought, text: text.text, streaming: false });
+      }
+      break;
+    }
+    case "toolCall": {
+      const call = kind.value;
+      const index = findTool(next.items, call.id);
+      const args = call.args as JsonObject | undefined;
+      if (index >= 0) {
+        const item = next.items[index] as Extract<Item, { kind: "tool" }>;
+        replace(index, { ...item, name: call.name, args, partial: call.partial });
+      } else {
+        push({ ...base, kind: "tool", id: call.id, name: call.name, args, partial: call.partial, output: "" });
+      }
+      break;
+    }
+    case "toolOutput": {
+      const index = findTool(next.items, kind.value.id);
+      if (index >= 0) {
+        const item = next.items[index] as Extract<Item, { kind: "tool" }>;
+        replace(index, { ...item, output: item.output + kind.value.output });
+      }
+      break;
+    }
+    case "toolResult": {
+      const result = kind.value;
+      const index = findTool(next.items, result.id);
+      const value = {
+        value: result.result as JsonObject | undefined,
+        isError: result.isError,
+        seconds: result.duration ? Number(result.duration.seconds) + result.duration.nanos / 1e9 : 0,
+      };
+      if (index >= 0) {
+        replace(index, { ...(next.items[index] as Extract<Item, { kind: "tool" }>), result: value });
+      } else {
+        push({ ...base, kind: "tool", id: result.id, name: result.name, args: undefined, partial: false, output: "", result: value });
+      }
+      break;
+    }
+    case "approvalRequest": {
+      const tool = findTool(next.items, kind.value.requestId);
+      if (tool >= 0) replace(tool, { ...(next.items[tool] as Extract<Item, { kind: "tool" }>), waiting: true });
+      push({ ...base, kind: "approval", request: kind.value });
+      break;
+    }
+    case "question":
+      push({ ...base, kind: "question", question: kind.value });
+      break;
+    case "resolution": {
+      const resolution = kind.value;
+      const tool = findTool(next.items, resolution.requestId);
+      if (tool >= 0) replace(tool, { ...(next.items[tool] as Extract<Item, { kind: "tool" }>), waiting: false });
+      const index = next.items.findIndex(
+        (item) =>
+          (item.kind === "approval" && item.request.requestId === resolution.requestId) ||
+          (item.kind === "question" && item.question.requestId === resolution.requestId),
+      );
+      if (index >= 0) {
+        replace(index, { ...(next.items[index] as Extract<Item, { kind: "approval" | "question" }>), resolution });
+      } else {
+        push({ ...base, kind: "resolution", resolution }); // a rule approved it: it never parked
+      }
+      break;
+    }
+    case "tasks":
+      next.tasks = kind.value.items;
+      push({ ...base, kind: "tasks", tasks: kind.value.items });
+      break;
+    case "notice":
+      push({ ...base, kind: "notice", text: kind.value.text, error: kind.value.error });
+      break;
+    case "historyTrimmed": {
+      const trimmed = kind.value;
+      push({
+        ...base,
+        kind: "notice",
+        text: `history trimmed: ${trimmed.droppedMessages} older messages no longer sent to the model (${trimmed.keptTurns} turns kept)`,
+        error: false,
+      });
+      break;
+    }
+    case "fileChanged":
+      push({ ...base, kind: "file", path: kind.value.path, change: CHANGES[kind.value.kind] ?? "changed" });
+      break;
+    case "usage": {
+      const usage = kind.value;
+      next.calls[base.turnId] = [...(next.calls[base.turnId] ?? []), usage];
+      next.usage = {
+        calls: next.usage.calls + usage.calls,
+        input: next.usage.input + usage.input,
+        output: next.usage.output + usage.output,
+        costUsd: next.usage.costUsd + usage.costUsd,
+        priced: next.usage.priced && usage.priced,
+        tokensUnknown: next.usage.tokensUnknown || usage.tokensUnknown,
+      };
+      break;
+    }
+    case "planProposed":
+      next.planId = kind.value.planId;
+      push({ ...base, kind: "plan", plan: kind.value });
+      break;
+    case "planDecision": {
+      const decision = kind.value;
+      if (next.planId === decision.planId) next.planId = "";
+      const index = next.items.findIndex((item) => item.kind === "plan" && item.plan.planId === decision.planId);
+      if (index >= 0) replace(index, { ...(next.items[index] as Extract<Item, { kind: "plan" }>), decision });
+      push({ ...base, kind: "planDecision", decision });
+      break;
+    }
+    case "sessionState": {
+      const phase = PHASES[kind.value.state] ?? "unknown";
+      next.phase = phase;
+      next.turnId = phase === "running" || phase === "parked" ? kind.value.turnId || base.turnId : "";
+      break;
+    }
+    case "finished": {
+      const after = kind.value.after;
+      if (after) {
+        next.usage = {
+          calls: after.calls,
+          input: after.input,
+          output: after.output,
+          costUsd: after.costUsd,
+          priced: after.priced,
+          tokensUnknown: after.tokensUnknown,
+        };
+      }
+      // Whatever was still open in the turn ended with it (its resolutions say how).
+      if (next.turnId === base.turnId) next.turnId = "";
+      push({ ...base, kind: "finished", finished: kind.value, calls: next.calls[base.turnId] ?? [] });
+      closeStreaming(next, base.turnId);
+      break;
+    }
+    default:
+      break; // flow_step is reserved; an unknown kind is a newer server's
+  }
+}
+
+/** The requests still waiting for someone, in the order they were asked. */
+export function openRequests(log: Log): Extract<Item, { kind: "approval" | "question" }>[] {
+  return log.items.filter(
+    (item): item is Extract<Item, { kind: "approval" | "question" }> =>
+      (item.kind === "approval" || item.kind === "question") && item.resolution === undefined,
+  );
+}
+
+/** The last finished turn that can be forked at (not an aside), "" when none. */
+export function lastFinishedTurn(log: Log): string {
+  const asides = new Set(log.items.filter((i) => i.kind === "prompt" && i.turn?.aside).map((i) => i.turnId));
+  for (let i = log.items.length - 1; i >= 0; i--) {
+    const item = log.items[i];
+    if (item.kind === "finished" && !asides.has(item.turnId)) return item.turnId;
+  }
+  return "";
+}
+
+function findTool(items: Item[], id: string): number {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i];
+    if (item.kind === "tool" && item.id === id) return i;
+  }
+  return -1;
+}
+
+function closeStreaming(log: Log, turnId: string): void {
+  // Only the newest items can still stream: look back until the turn's prompt.
+  for (let i = log.items.length - 1; i >= 0; i--) {
+    const item = log.items[i];
+    if (item.turnId !== turnId) continue;
+    if (item.kind === "prompt") break;
+    if (item.kind === "text" && item.streaming) log.items[i] = { ...item, streaming: false };
+  }
+}

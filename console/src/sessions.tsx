@@ -1,0 +1,204 @@
+// The list of sessions: filtered by state and labels, paged, polled every two seconds so
+// that a session waiting for someone shows a badge (and, if the person allowed it, a
+// browser notification) while they look at another.
+
+import { type ServerInfo, type Session, SessionState } from "blitz-client";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { blitz, describe } from "./api.js";
+import { labelsText, parseLabels, stateWord } from "./format.js";
+
+const PAGE_SIZE = 20;
+const POLL_MS = 2000;
+
+interface Props {
+  info: ServerInfo;
+  openId: string;
+  onOpen: (id: string) => void;
+  /** Bumped when a session changed here (made, renamed, closed…): read the list again. */
+  generation: number;
+  onChanged: () => void;
+}
+
+export function SessionList({ info, openId, onOpen, generation, onChanged }: Props) {
+  const [state, setState] = useState<SessionState>(SessionState.UNSPECIFIED);
+  const [labelFilter, setLabelFilter] = useState("");
+  const [tokens, setTokens] = useState<string[]>([""]); // the page tokens of the pages so far
+  const [page, setPage] = useState<{ sessions: Session[]; next: string }>();
+  const [error, setError] = useState("");
+  const [creating, setCreating] = useState(false);
+  const seen = useRef(new Set<string>());
+  const first = useRef(true);
+  const labels = parseLabels(labelFilter);
+  const token = tokens[tokens.length - 1];
+
+  useEffect(() => {
+    let stopped = false;
+    let timer = 0;
+    async function poll() {
+      try {
+        const answer = await blitz.sessions.listSessions({ pageSize: PAGE_SIZE, pageToken: token, state, labels: labels ?? {} });
+        if (stopped) return;
+        setPage({ sessions: answer.sessions, next: answer.nextPageToken });
+        setError("");
+        notifyNew(answer.sessions);
+      } catch (thrown) {
+        if (!stopped) setError(describe(thrown));
+      }
+      if (!stopped) timer = window.setTimeout(poll, POLL_MS);
+    }
+    void poll();
+    return () => {
+      stopped = true;
+      window.clearTimeout(timer);
+    };
+  }, [state, labelFilter, token, generation]);
+
+  /** A notification for each request that arrived since the last poll, elsewhere. */
+  function notifyNew(sessions: Session[]) {
+    for (const session of sessions) {
+      for (const event of session.pending) {
+        const id = event.kind.case === "approvalRequest" || event.kind.case === "question" ? event.kind.value.requestId : "";
+        if (!id || seen.current.has(id)) continue;
+        seen.current.add(id);
+        if (first.current || session.id === openId) continue;
+        notify(session, event.kind.case === "question" ? "A question waits" : "An approval waits");
+      }
+    }
+    first.current = false;
+  }
+
+  return (
+    <section class="sessions" aria-label="Sessions">
+      <div class="sessions-head">
+        <h2>Sessions</h2>
+        <button type="button" onClick={() => setCreating(!creating)} aria-expanded={creating}>
+          new session
+        </button>
+      </div>
+      {creating && (
+        <NewSession
+          info={info}
+          onMade={(session) => {
+            setCreating(false);
+            setTokens([""]);
+            onChanged();
+            onOpen(session.id);
+          }}
+        />
+      )}
+      <div class="filters" role="search">
+        <label>
+          state{" "}
+          <select value={state} onChange={(e) => (setState(Number(e.currentTarget.value) as SessionState), setTokens([""]))} aria-label="Filter by state">
+            <option value={SessionState.UNSPECIFIED}>any</option>
+            <option value={SessionState.IDLE}>idle</option>
+            <option value={SessionState.RUNNING}>running</option>
+            <option value={SessionState.PARKED}>parked</option>
+            <option value={SessionState.CLOSED}>closed</option>
+          </select>
+        </label>
+        <label>
+          labels{" "}
+          <input
+            value={labelFilter}
+            onInput={(e) => (setLabelFilter(e.currentTarget.value), setTokens([""]))}
+            placeholder="key=value, …"
+            aria-label="Filter by labels"
+            aria-invalid={labels === undefined}
+          />
+        </label>
+      </div>
+      {error && (
+        <div class="error-line" role="alert">
+          {error}
+        </div>
+      )}
+      <ul class="session-list">
+        {page?.sessions.map((session) => {
+          const waiting = session.pending.length;
+          return (
+            <li key={session.id} class={session.id === openId ? "current" : ""}>
+              <a href={`#/s/${session.id}`} aria-current={session.id === openId ? "page" : undefined} data-session={session.id}>
+                <span class="session-name">{session.title || session.id}</span>
+                {waiting > 0 && session.id !== openId && (
+                  <span class="badge" data-testid="badge" aria-label={`${waiting} waiting for you`}>
+                    {waiting}
+                  </span>
+                )}
+                <span class={`state state-${stateWord(session)}`}>{stateWord(session)}</span>
+                {Object.keys(session.labels).length > 0 && <span class="labels">{labelsText(session.labels)}</span>}
+              </a>
+            </li>
+          );
+        })}
+      </ul>
+      {page && page.sessions.length === 0 && <p class="empty">No sessions{labelFilter || state ? " match" : " yet"}.</p>}
+      <nav class="pager" aria-label="Pages">
+        <button type="button" disabled={tokens.length < 2} onClick={() => setTokens(tokens.slice(0, -1))}>
+          ← newer
+        </button>
+        <span class="dim">page {tokens.length}</span>
+        <button type="button" disabled={!page?.next} onClick={() => page?.next && setTokens([...tokens, page.next])}>
+          older →
+        </button>
+      </nav>
+    </section>
+  );
+}
+
+function NewSession({ info, onMade }: { info: ServerInfo; onMade: (session: Session) => void }) {
+  const [title, setTitle] = useState("");
+  const [labels, setLabels] = useState("");
+  const [model, setModel] = useState(info.defaultModel);
+  const [error, setError] = useState("");
+  const models = info.models.filter((m) => !m.endsWith(":*"));
+  async function make(event: Event) {
+    event.preventDefault();
+    const parsed = parseLabels(labels);
+    if (parsed === undefined) return setError("Labels are key=value, separated by commas.");
+    try {
+      onMade(await blitz.sessions.createSession({ title: title.trim(), labels: parsed, model }));
+    } catch (thrown) {
+      setError(describe(thrown));
+    }
+  }
+  return (
+    <form class="new-session" onSubmit={make} aria-label="New session">
+      <input value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="title (optional)" aria-label="Title" />
+      <input value={labels} onInput={(e) => setLabels(e.currentTarget.value)} placeholder="labels: key=value, …" aria-label="Labels" />
+      <label>
+        model{" "}
+        {models.length > 1 ? (
+          <select value={model} onChange={(e) => setModel(e.currentTarget.value)} aria-label="Model">
+            {models.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        ) : (
+          <input value={model} onInput={(e) => setModel(e.currentTarget.value)} aria-label="Model" />
+        )}
+      </label>
+      <button type="submit">create</button>
+      {error && (
+        <div class="error-line" role="alert">
+          {error}
+        </div>
+      )}
+    </form>
+  );
+}
+
+function notify(session: Session, what: string) {
+  if (!("Notification" in window) || Notification.permission !== "granted") return;
+  try {
+    const note = new Notification(`Blitz: ${what}`, { body: session.title || session.id, tag: session.id });
+    note.onclick = () => {
+      window.focus();
+      location.hash = `#/s/${session.id}`;
+    };
+  } catch {
+    // Some browsers only notify from a service worker: the badge says it all the same.
+  }
+}

@@ -234,11 +234,25 @@ class AsyncBlitz:
         self, session_id: str, turn_id: str, *, title: str = ""
     ) -> session_pb2.Session:
         """A new session starting from the history as `turn_id` (finished) left it, in a
-        copy of the workspace as it is now. Empty `title`: "fork of …"."""
+        copy of the workspace with the files as they were at that turn. Empty `title`:
+        "fork of …"."""
         request = session_pb2.ForkSessionRequest(
             session_id=session_id, turn_id=turn_id, title=title
         )
         result: session_pb2.Session = await self._unary("ForkSession", request)
+        return result
+
+    async def rewind(
+        self, session_id: str, to_turn_id: str, *, files: bool = False
+    ) -> session_pb2.RewindSessionResponse:
+        """Take an idle session back to one of its finished turns: the model's history
+        becomes that turn's, and with `files` the workspace files the later turns changed
+        are put back as they were then. The `rewound` event (what was dropped, restored
+        and not restored) and the session after it."""
+        request = session_pb2.RewindSessionRequest(
+            session_id=session_id, to_turn_id=to_turn_id, files=files
+        )
+        result: session_pb2.RewindSessionResponse = await self._unary("RewindSession", request)
         return result
 
     async def list_turns(

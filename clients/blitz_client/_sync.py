@@ -210,6 +210,12 @@ class Blitz:
         """Fork a session at a finished turn; see `AsyncBlitz.fork_session`."""
         return self._runner.run(self._client.fork_session(session_id, turn_id, title=title))
 
+    def rewind(
+        self, session_id: str, to_turn_id: str, *, files: bool = False
+    ) -> session_pb2.RewindSessionResponse:
+        """Take an idle session back to a finished turn; see `AsyncBlitz.rewind`."""
+        return self._runner.run(self._client.rewind(session_id, to_turn_id, files=files))
+
     def list_turns(self, session_id: str, *, page_size: int = 0) -> Stream[session_pb2.TurnSummary]:
         """Every turn of the session, oldest first, a page at a time."""
         return self._stream(self._client.list_turns(session_id, page_size=page_size))

@@ -144,6 +144,7 @@ def calls(a: Alice) -> dict[str, Any]:
         "GetDiff": w.GetDiffRequest(session_id=sid),
         "ListTurns": s.ListTurnsRequest(session_id=sid),
         "GetTurn": s.GetTurnRequest(session_id=sid, turn_id="t_any"),
+        "RewindSession": s.RewindSessionRequest(session_id=sid, to_turn_id="t_any", files=True),
         "UpdateSession": s.UpdateSessionRequest(
             session_id=sid, title="taken", update_mask=FieldMask(paths=["title"])
         ),

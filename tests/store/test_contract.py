@@ -21,6 +21,7 @@ from blitz.store import (
     AttemptOutcome,
     AttemptRecord,
     Changes,
+    Checkpoint,
     DeliveryPage,
     DeliveryRecord,
     DeliveryState,
@@ -161,6 +162,7 @@ async def test_a_deleted_session_leaves_nothing_but_its_always_rules(store):
         await store.set_history(sid, b"h")
         await store.keep_turn_history(sid, "t1", newest=20)
         await store.keep_original(FileOriginal(sid, "a.txt", b"a"))
+        await store.put_checkpoint(Checkpoint(sid, "t1", "start", b"m", 1.0), {"h1": b"one"})
         await store.add_image(ImageRecord(f"img-{sid}", sid, "image/png", b"png", 1.0))
         await store.put_pending([PendingRecord(sid, "r1", "t1", b"e")])
     always = RuleRecord("r-always", s.RULE_SCOPE_ALWAYS, 1, "x", "s1", "w", "", 1.0)
@@ -176,12 +178,15 @@ async def test_a_deleted_session_leaves_nothing_but_its_always_rules(store):
     assert await store.get_history("s1") is None
     assert await store.get_turn_history("s1", "t1") is None
     assert await store.originals("s1") == []
+    assert await store.checkpointed_turns("s1") == []
+    assert await store.checkpoint_blob_hashes("s1") == set()
     assert await store.get_image("s1", "img-s1") is None
     assert await store.list_pending("s1", open_only=False) == []
     assert await store.rules_for(session_id="s1", caller="", workspace="w") == [always]
     # The other session is whole, and a new session may take the old one's id and seqs.
     assert len(await store.read_events("s2", after_seq=0, limit=10)) == 1
     assert await store.get_turn_history("s2", "t1") == b"h"
+    assert await store.checkpoint_blobs("s2", ["h1"]) == {"h1": b"one"}
     await store.create_session(session())
     again = event("s1")
     await store.append_events([again])
@@ -219,6 +224,81 @@ async def test_a_turns_history_is_the_sessions_when_kept(store):
     assert await store.get_turn_history("s1", "t0") is None
     assert await store.get_turn_history("s1", "t1") == b"one"
     assert await store.get_turn_history("s1", "t2") == b"two"
+
+
+async def test_a_rewind_sets_the_history_and_forgets_the_dropped_turns_histories(store):
+    await store.create_session(session())
+    for n, tid in enumerate(("t0", "t1", "t2")):
+        await store.create_turn(replace(turn(), turn_id=tid, create_time=float(n)), lease_until=9.0)
+        await store.set_history("s1", f"h{n}".encode())
+        await store.keep_turn_history("s1", tid, newest=20)
+    change = SessionChange(update_time=2.0, tasks=b"", plan=b"", expect_turn_id="")
+    assert await store.rewind("s1", history=b"h0", dropped=["t1", "t2"], change=change)
+    assert await store.get_history("s1") == b"h0"
+    assert await store.get_turn_history("s1", "t0") == b"h0"
+    assert await store.get_turn_history("s1", "t1") is None
+    assert await store.get_turn_history("s1", "t2") is None
+    got = await store.get_session("s1")
+    assert got is not None and (got.tasks, got.update_time) == (b"", 2.0)
+
+
+async def test_a_rewind_whose_change_does_not_apply_writes_nothing(store):
+    await store.create_session(session())
+    await store.create_turn(turn(), lease_until=9.0)
+    await store.set_history("s1", b"now")
+    await store.keep_turn_history("s1", "t1", newest=20)
+    await store.update_session("s1", SessionChange(update_time=2.0, turn_id="t9"))
+    change = SessionChange(update_time=3.0, plan=b"", expect_turn_id="")
+    assert not await store.rewind("s1", history=b"then", dropped=["t1"], change=change)
+    assert await store.get_history("s1") == b"now"
+    assert await store.get_turn_history("s1", "t1") == b"now"
+
+
+# Workspace checkpoints
+
+
+async def test_a_checkpoint_reads_back_with_its_blobs_and_a_second_replaces_it(store):
+    start = Checkpoint("s1", "t1", "start", b"manifest", 1.0)
+    await store.put_checkpoint(start, {"aa": b"first", "bb": b""})
+    end = Checkpoint("s1", "t1", "end", None, 2.0)  # the same as the start
+    await store.put_checkpoint(end, {})
+    assert await store.get_checkpoints("s1", "t1") == [start, end]
+    again = Checkpoint("s1", "t1", "end", b"other", 3.0)
+    # A blob the session has already is kept as it was.
+    await store.put_checkpoint(again, {"aa": b"ignored", "cc": b"third"})
+    assert await store.get_checkpoints("s1", "t1") == [start, again]
+    assert await store.checkpoint_blobs("s1", ["aa", "bb", "cc", "zz"]) == {
+        "aa": b"first",
+        "bb": b"",
+        "cc": b"third",
+    }
+    assert await store.checkpoint_blobs("s1", []) == {}
+    assert await store.checkpoint_blobs("s2", ["aa"]) == {}
+    assert await store.checkpoint_blob_hashes("s1") == {"aa", "bb", "cc"}
+    assert await store.get_checkpoints("s1", "t2") == []
+
+
+async def test_checkpointed_turns_are_those_with_a_start_oldest_first(store):
+    await store.put_checkpoint(Checkpoint("s1", "tb", "start", b"m", 2.0), {})
+    await store.put_checkpoint(Checkpoint("s1", "ta", "start", b"m", 1.0), {})
+    await store.put_checkpoint(Checkpoint("s1", "tc", "end", b"m", 3.0), {})
+    await store.put_checkpoint(Checkpoint("s2", "tx", "start", b"m", 0.5), {})
+    assert await store.checkpointed_turns("s1") == ["ta", "tb"]
+    assert await store.checkpointed_turns("s3") == []
+
+
+async def test_dropped_checkpoints_and_blobs_go_and_the_others_stay(store):
+    for n, tid in enumerate(("t1", "t2")):
+        for at in ("start", "end"):
+            cp = Checkpoint("s1", tid, at, b"m", float(n))
+            await store.put_checkpoint(cp, {f"{tid}-{at}": b"x", "shared": b"s"})
+    await store.put_checkpoint(Checkpoint("s2", "t1", "start", b"m", 0.0), {"t1-start": b"y"})
+    await store.drop_checkpoints("s1", turn_ids=["t1"], hashes=["t1-start", "t1-end"])
+    assert await store.get_checkpoints("s1", "t1") == []
+    assert len(await store.get_checkpoints("s1", "t2")) == 2
+    assert await store.checkpoint_blob_hashes("s1") == {"t2-start", "t2-end", "shared"}
+    assert await store.checkpoint_blobs("s2", ["t1-start"]) == {"t1-start": b"y"}
+    await store.drop_checkpoints("s1", turn_ids=[], hashes=[])
 
 
 async def test_a_files_first_original_is_kept(store):

@@ -15,13 +15,14 @@ seconds from the callers' clocks, which must agree to well within a lease.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from typing import Protocol
 
 from blitz.store.records import (
     AttemptOutcome,
     AttemptRecord,
     Changes,
+    Checkpoint,
     DeliveryPage,
     DeliveryRecord,
     EventRow,
@@ -89,7 +90,8 @@ class Store(Protocol):
 
     async def delete_session(self, session_id: str) -> bool:
         """Delete the session and everything stored of it (its turns, events, requests,
-        ledger, SESSION rules, images, histories, file originals), in one transaction;
+        ledger, SESSION rules, images, histories, file originals, checkpoints and their
+        blobs), in one transaction;
         whether there was one. ALWAYS rules stay: they belong to a caller and workspace."""
         ...
 
@@ -320,6 +322,15 @@ class Store(Protocol):
         """The history kept for the turn; None when none was."""
         ...
 
+    async def rewind(
+        self, session_id: str, *, history: bytes, dropped: Sequence[str], change: SessionChange
+    ) -> bool:
+        """Apply `change` to the session if it is as the change expects, and then set its
+        history to `history` and forget the histories kept for the `dropped` turns, all
+        in one transaction; whether it did (nothing is written when the change does not
+        apply)."""
+        ...
+
     # Workspace files as they were before the session changed them
 
     async def keep_original(self, original: FileOriginal) -> bool:
@@ -425,4 +436,34 @@ class Store(Protocol):
 
     async def pending_sessions(self, webhook_id: str, *, limit: int) -> list[str]:
         """Sessions with a delivery of the webhook still pending (at most `limit`)."""
+        ...
+
+    # Workspace checkpoints: what a turn's files were at its start and its end
+
+    async def put_checkpoint(self, checkpoint: Checkpoint, blobs: Mapping[str, bytes]) -> None:
+        """Store the checkpoint, replacing one of the same turn and `at`, and `blobs`
+        (content by hash) the session has not stored yet, in one transaction."""
+        ...
+
+    async def checkpointed_turns(self, session_id: str) -> list[str]:
+        """The session's turns that have a start checkpoint, oldest checkpoint first."""
+        ...
+
+    async def get_checkpoints(self, session_id: str, turn_id: str) -> list[Checkpoint]:
+        """The turn's checkpoints (its start, its end: either may be missing)."""
+        ...
+
+    async def checkpoint_blobs(self, session_id: str, hashes: Collection[str]) -> dict[str, bytes]:
+        """The contents of the session's blobs of these hashes, by hash (those it has)."""
+        ...
+
+    async def checkpoint_blob_hashes(self, session_id: str) -> set[str]:
+        """The hash of every blob the session has."""
+        ...
+
+    async def drop_checkpoints(
+        self, session_id: str, *, turn_ids: Sequence[str], hashes: Collection[str]
+    ) -> None:
+        """Delete the checkpoints of these turns and the blobs of these hashes, in one
+        transaction."""
         ...

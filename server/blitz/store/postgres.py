@@ -26,8 +26,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
-from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
-from blitz.store.sql_store import SqlStore, Tx, Undone
+from blitz.store.records import Changes, TurnEnd
+from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.statements import Dialect, Statements
 from blitz.v1.turn_pb2 import TurnEvent
 
@@ -153,34 +153,6 @@ class PostgresStore(SqlStore):
             ]
             await conn.execute(_DELETE_SEQS, (session_id,))
         return deleted[-1] == 1  # the sessions table's, last
-
-    async def create_turn(
-        self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
-    ) -> bool:
-        async with self._pool.connection() as conn, conn.transaction():
-            if session is not None:
-                sql, args = self._sql.update_session(rec.session_id, session)
-                if (await conn.execute(sql, args)).rowcount != 1:
-                    return False
-            await conn.execute(self._sql.create_turn, rows.turn_params(rec, lease_until))
-        return True
-
-    async def start_queued(
-        self, rec: TurnRecord, *, owner: str, lease_until: float, session: SessionChange
-    ) -> TurnRecord | None:
-        async with self._pool.connection() as conn:
-            try:
-                async with conn.transaction():
-                    sql, args = self._sql.update_session(rec.session_id, session)
-                    if (await conn.execute(sql, args)).rowcount != 1:
-                        return None
-                    claimed = await conn.execute(*self._start_queued(rec, owner, lease_until))
-                    started = await claimed.fetchone()
-                    if started is None:
-                        raise Undone
-            except Undone:
-                return None
-        return rows.turn(started)
 
     async def take_steer(self, session_id: str, turn_id: str, *, close: bool = False) -> list[str]:
         taken = await self._fetch(

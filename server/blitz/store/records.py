@@ -10,6 +10,7 @@ __all__ = [
     "AttemptOutcome",
     "AttemptRecord",
     "Changes",
+    "Checkpoint",
     "DeliveryPage",
     "DeliveryRecord",
     "DeliveryState",
@@ -498,3 +499,20 @@ class OutboxStats:
     oldest_event: float | None
     pending: int
     oldest_pending: float | None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a session's workspace held at the start or the end of one of its turns (for
+    RewindSession and ForkSession): a manifest of its entries, whose files' contents are
+    the session's checkpoint blobs, by hash (`Store.put_checkpoint`)."""
+
+    session_id: str
+    turn_id: str
+    # "start" (before the agent ran) or "end" (after it).
+    at: str
+    # The manifest, zlib-compressed JSON (its format is blitz.core.manifests'). None: an
+    # end the same as its turn's start (the turn made no tool call), stored as a
+    # reference, not a copy.
+    manifest: bytes | None
+    create_time: float

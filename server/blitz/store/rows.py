@@ -30,6 +30,7 @@ from blitz.store.records import (
     WebhookRecord,
 )
 from blitz.store.statements import (
+    CHECKPOINT_COLUMNS,
     IMAGE_COLUMNS,
     LEDGER_COLUMNS,
     PENDING_COLUMNS,
@@ -41,6 +42,7 @@ from blitz.v1.turn_pb2 import TurnEvent
 __all__ = [
     "Row",
     "attempts_json",
+    "checkpoint_params",
     "delivery",
     "delivery_params",
     "first_seqs",
@@ -76,6 +78,7 @@ ledger_params = _fields(LEDGER_COLUMNS)
 rule_params = _fields(RULE_COLUMNS)
 image_params = _fields(IMAGE_COLUMNS)
 token_params = _fields(TOKEN_COLUMNS)
+checkpoint_params = _fields(CHECKPOINT_COLUMNS)
 
 
 def session_params(rec: SessionRecord) -> Row:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import ClassVar, Protocol, Self, TypeVar
 
@@ -21,6 +21,7 @@ from blitz.store.base import Expand
 from blitz.store.records import (
     AttemptOutcome,
     AttemptRecord,
+    Checkpoint,
     DeliveryPage,
     DeliveryRecord,
     EventRow,
@@ -188,10 +189,37 @@ class SqlStore:
         found = await self._fetch(sql, args)
         return rows.turn(found[0]) if found else None
 
-    def _start_queued(self, rec: TurnRecord, owner: str, lease_until: float) -> tuple[str, Row]:
-        """`start_queued`'s claim of the turn, for an engine to run after the session's."""
-        args = (owner, lease_until, rec.deadline, rec.usage_before, rec.session_id, rec.turn_id)
-        return self._sql.start_queued, args
+    async def create_turn(
+        self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
+    ) -> bool:
+        async def body(tx: Tx) -> bool:
+            if session is not None:
+                sql, args = self._sql.update_session(rec.session_id, session)
+                if await tx.execute(sql, args) != 1:
+                    return False
+            await tx.execute(self._sql.create_turn, rows.turn_params(rec, lease_until))
+            return True
+
+        return await self._transaction(body)
+
+    async def start_queued(
+        self, rec: TurnRecord, *, owner: str, lease_until: float, session: SessionChange
+    ) -> TurnRecord | None:
+        claim = (owner, lease_until, rec.deadline, rec.usage_before, rec.session_id, rec.turn_id)
+
+        async def body(tx: Tx) -> TurnRecord | None:
+            sql, args = self._sql.update_session(rec.session_id, session)
+            if await tx.execute(sql, args) != 1:
+                return None
+            started = await tx.fetch(self._sql.start_queued, claim)
+            if not started:
+                raise Undone  # the turn is not queued now: the session's change undone too
+            return rows.turn(started[0])
+
+        try:
+            return await self._transaction(body)
+        except Undone:
+            return None
 
     async def queued_turns(self, session_id: str) -> list[TurnRecord]:
         return [rows.turn(row) for row in await self._fetch(self._sql.queued_turns, (session_id,))]
@@ -498,6 +526,70 @@ class SqlStore:
     async def pending_sessions(self, webhook_id: str, *, limit: int) -> list[str]:
         found = await self._fetch(self._sql.pending_sessions, (webhook_id, limit))
         return sorted(str(row[0]) for row in found)
+
+    async def rewind(
+        self, session_id: str, *, history: bytes, dropped: Sequence[str], change: SessionChange
+    ) -> bool:
+        async def body(tx: Tx) -> bool:
+            sql, args = self._sql.update_session(session_id, change)
+            if await tx.execute(sql, args) != 1:
+                return False
+            await tx.execute(self._sql.set_history, (session_id, history))
+            if dropped:
+                await tx.execute_many(
+                    self._sql.drop_turn_history, [(session_id, tid) for tid in dropped]
+                )
+            return True
+
+        return await self._transaction(body)
+
+    # Workspace checkpoints
+
+    async def put_checkpoint(self, checkpoint: Checkpoint, blobs: Mapping[str, bytes]) -> None:
+        sid = checkpoint.session_id
+
+        async def body(tx: Tx) -> None:
+            if blobs:
+                await tx.execute_many(
+                    self._sql.put_checkpoint_blob, [(sid, h, data) for h, data in blobs.items()]
+                )
+            await tx.execute(self._sql.put_checkpoint, rows.checkpoint_params(checkpoint))
+
+        await self._transaction(body)
+
+    async def drop_checkpoints(
+        self, session_id: str, *, turn_ids: Sequence[str], hashes: Collection[str]
+    ) -> None:
+        async def body(tx: Tx) -> None:
+            if turn_ids:
+                await tx.execute_many(
+                    self._sql.drop_checkpoint, [(session_id, tid) for tid in turn_ids]
+                )
+            if hashes:
+                await tx.execute_many(
+                    self._sql.drop_checkpoint_blob, [(session_id, h) for h in hashes]
+                )
+
+        await self._transaction(body)
+
+    async def checkpointed_turns(self, session_id: str) -> list[str]:
+        found = await self._fetch(self._sql.checkpointed_turns, (session_id,))
+        return [str(row[0]) for row in found]
+
+    async def get_checkpoints(self, session_id: str, turn_id: str) -> list[Checkpoint]:
+        found = await self._fetch(self._sql.get_checkpoints, (session_id, turn_id))
+        return [Checkpoint(session_id, turn_id, at, manifest, when) for at, manifest, when in found]
+
+    async def checkpoint_blobs(self, session_id: str, hashes: Collection[str]) -> dict[str, bytes]:
+        if not hashes:
+            return {}
+        wanted = json.dumps(sorted(hashes))
+        found = await self._fetch(self._sql.checkpoint_blobs, (session_id, wanted))
+        return {str(row[0]): bytes(row[1]) for row in found}
+
+    async def checkpoint_blob_hashes(self, session_id: str) -> set[str]:
+        found = await self._fetch(self._sql.checkpoint_blob_hashes, (session_id,))
+        return {str(row[0]) for row in found}
 
 
 # The states a webhook is stopped in by the server (not by its owner).

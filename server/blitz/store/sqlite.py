@@ -15,14 +15,21 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
 from typing import Any, TypeVar
 
 from blitz.store import rows
-from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
+from blitz.store.records import Changes, TurnEnd
 from blitz.store.rows import Row
-from blitz.store.sql_store import SqlStore, Tx, Undone
+from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
 from blitz.v1.turn_pb2 import TurnEvent
@@ -89,44 +96,6 @@ class SqliteStore(SqlStore):
         with transaction(db):
             deleted = [db.execute(sql, (session_id,)).rowcount for sql in self._sql.delete_session]
         return deleted[-1] == 1  # the sessions table's, last
-
-    async def create_turn(
-        self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
-    ) -> bool:
-        return await self._call(self._create_turn, rec, lease_until, session)
-
-    def _create_turn(
-        self, rec: TurnRecord, lease_until: float, session: SessionChange | None
-    ) -> bool:
-        db = self._connection.db
-        with transaction(db):
-            if session is not None:
-                sql, args = self._sql.update_session(rec.session_id, session)
-                if db.execute(sql, args).rowcount != 1:
-                    return False
-            db.execute(self._sql.create_turn, rows.turn_params(rec, lease_until))
-        return True
-
-    async def start_queued(
-        self, rec: TurnRecord, *, owner: str, lease_until: float, session: SessionChange
-    ) -> TurnRecord | None:
-        return await self._call(self._start_queued_now, rec, owner, lease_until, session)
-
-    def _start_queued_now(
-        self, rec: TurnRecord, owner: str, lease_until: float, session: SessionChange
-    ) -> TurnRecord | None:
-        db = self._connection.db
-        try:
-            with transaction(db):
-                sql, args = self._sql.update_session(rec.session_id, session)
-                if db.execute(sql, args).rowcount != 1:
-                    return None
-                started = db.execute(*self._start_queued(rec, owner, lease_until)).fetchone()
-                if started is None:
-                    raise Undone
-        except Undone:
-            return None
-        return rows.turn(started)
 
     async def take_steer(self, session_id: str, turn_id: str, *, close: bool = False) -> list[str]:
         return await self._call(self._take_steer, session_id, turn_id, close)

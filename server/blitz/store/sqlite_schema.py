@@ -244,4 +244,23 @@ MIGRATIONS: list[str] = [
     CREATE INDEX webhook_deliveries_by_webhook
         ON webhook_deliveries (webhook_id, create_time DESC, id DESC);
     """,
+    """
+    -- Workspace checkpoints, for RewindSession and ForkSession: what a turn's files were at
+    -- its start and its end (a manifest, zlib-compressed JSON; NULL: an end the same as
+    -- its start), and the content of each file they hold, by hash, once per session.
+    CREATE TABLE checkpoints (
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        at TEXT NOT NULL,
+        manifest BLOB,
+        create_time REAL NOT NULL,
+        PRIMARY KEY (session_id, turn_id, at)
+    );
+    CREATE TABLE checkpoint_blobs (
+        session_id TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        content BLOB NOT NULL,
+        PRIMARY KEY (session_id, hash)
+    );
+    """,
 ]

@@ -36,6 +36,7 @@ from blitz.v1 import session_pb2 as s
 from blitz.v1 import webhooks_pb2 as wh
 
 __all__ = [
+    "CHECKPOINT_COLUMNS",
     "DELIVERY_COLUMNS",
     "IMAGE_COLUMNS",
     "LEDGER_COLUMNS",
@@ -73,6 +74,7 @@ DELIVERY_COLUMNS = (
     "id, webhook_id, message_id, kind, session_id, turn_id, seq, body, state, tries, attempts,"
     " next_attempt, deadline, event_time, create_time, lease_owner, lease_until"
 )
+CHECKPOINT_COLUMNS = "session_id, turn_id, at, manifest, create_time"
 # A session's, but for `last_seq` between them, which each engine keeps its own way.
 _SESSION_HEAD = (
     "id, owner, title, workspace, model, labels, state, create_time, update_time, turn_id,"
@@ -96,6 +98,8 @@ _SESSION_TABLES = (
     ("turn_histories", "session_id"),
     ("file_originals", "session_id"),
     ("webhook_outbox", "session_id"),
+    ("checkpoints", "session_id"),
+    ("checkpoint_blobs", "session_id"),
     ("rules", f"scope = {s.RULE_SCOPE_SESSION} AND session_id"),
     ("sessions", "id"),
 )
@@ -484,6 +488,40 @@ class Statements:
         self.pending_sessions = sql(
             "SELECT DISTINCT session_id FROM webhook_deliveries"
             " WHERE webhook_id = ? AND state = 'pending' AND session_id <> '' LIMIT ?"
+        )
+
+        # Rewinding: parameters session_id, turn_id.
+        self.drop_turn_history = sql(
+            "DELETE FROM turn_histories WHERE session_id = ? AND turn_id = ?"
+        )
+
+        # Workspace checkpoints
+        self.put_checkpoint = sql(
+            f"INSERT INTO checkpoints ({CHECKPOINT_COLUMNS})"
+            f" VALUES ({_marks(5)}) ON CONFLICT (session_id, turn_id, at)"
+            " DO UPDATE SET manifest = excluded.manifest, create_time = excluded.create_time"
+        )
+        self.put_checkpoint_blob = sql(
+            "INSERT INTO checkpoint_blobs (session_id, hash, content) VALUES (?, ?, ?)"
+            " ON CONFLICT (session_id, hash) DO NOTHING"
+        )
+        self.checkpointed_turns = sql(
+            "SELECT turn_id FROM checkpoints WHERE session_id = ? AND at = 'start'"
+            " ORDER BY create_time, turn_id"
+        )
+        self.get_checkpoints = sql(
+            "SELECT at, manifest, create_time FROM checkpoints"
+            " WHERE session_id = ? AND turn_id = ? ORDER BY at DESC"
+        )
+        # Parameters: session_id, the hashes as a JSON array.
+        self.checkpoint_blobs = sql(
+            "SELECT hash, content FROM checkpoint_blobs"
+            f" WHERE session_id = ? AND hash IN {dialect.json_texts}"
+        )
+        self.checkpoint_blob_hashes = sql("SELECT hash FROM checkpoint_blobs WHERE session_id = ?")
+        self.drop_checkpoint = sql("DELETE FROM checkpoints WHERE session_id = ? AND turn_id = ?")
+        self.drop_checkpoint_blob = sql(
+            "DELETE FROM checkpoint_blobs WHERE session_id = ? AND hash = ?"
         )
 
     # The statements whose text depends on a call's optional parts, each with its

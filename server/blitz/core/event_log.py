@@ -60,6 +60,7 @@ import structlog
 from blitz import metrics
 from blitz.core.following import DEFAULT_POLL, Following
 from blitz.core.subscriptions import STALLED, Subscription
+from blitz.core.supervisor import raise_if_cancelled
 from blitz.errors import BlitzError, Reason
 from blitz.redact import redact_event
 from blitz.size_limits import EVENT_MAX, fit
@@ -304,6 +305,7 @@ class EventLog:
             try:
                 await self._write(batch)
             except Exception:  # the store failed: tell every waiter, keep serving
+                raise_if_cancelled()
                 log.exception("event_write_failed", events=len(batch))
                 for item in batch:
                     if item.done is not None and not item.done.done():

@@ -43,7 +43,7 @@ import structlog
 
 from blitz import metrics
 from blitz.core.event_log import EventLog
-from blitz.core.supervisor import Supervisor
+from blitz.core.supervisor import Supervisor, raise_if_cancelled
 from blitz.core.webhooks.matching import expander, new_delivery_id
 from blitz.core.webhooks.payloads import PING, ping_body
 from blitz.core.webhooks.retries import Retries
@@ -173,7 +173,7 @@ class Dispatcher:
 
     async def _expanding(self) -> None:
         while True:
-            _reraise_a_cancel()
+            raise_if_cancelled()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_OUTBOX_POLL):
                     await self._written.wait()
@@ -191,14 +191,14 @@ class Dispatcher:
                     if done.taken < _TAKE or not done.webhooks:
                         break
             except Exception:
-                _reraise_a_cancel()
+                raise_if_cancelled()
                 log.exception("webhook_outbox_failed")
 
     # 2. Delivering
 
     async def _delivering(self) -> None:
         while True:
-            _reraise_a_cancel()
+            raise_if_cancelled()
             wait = _DELIVERY_POLL
             if self._retries:
                 wait = max(0.0, min(wait, self._retries[0] - time.time()))
@@ -212,7 +212,7 @@ class Dispatcher:
             try:
                 await self._claim()
             except Exception:
-                _reraise_a_cancel()
+                raise_if_cancelled()
                 log.exception("webhook_claim_failed")
                 await asyncio.sleep(_DELIVERY_POLL)
 
@@ -374,19 +374,10 @@ class Dispatcher:
                     next_prune = time.monotonic() + _PRUNE
                     await self._store.prune_deliveries(now - _KEPT)
             except Exception:
-                _reraise_a_cancel()
+                raise_if_cancelled()
                 log.exception("webhook_sweep_failed")
-            _reraise_a_cancel()
+            raise_if_cancelled()
             await asyncio.sleep(_SWEEP)
-
-
-def _reraise_a_cancel() -> None:
-    """Raise CancelledError if this task is being cancelled: a driver that swallows the
-    cancellation of a query, or turns it into an error of its own (psycopg's pool can),
-    must not keep a loop alive past its owner's close."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
 
 
 def _age(then: float | None, now: float) -> float:

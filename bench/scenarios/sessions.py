@@ -86,7 +86,8 @@ _NO_RATIO = {"idle_cpu_ms_per_s", "failed_turns"}
 
 
 class _Server(Protocol):
-    pid: int
+    @property
+    def pid(self) -> int: ...
 
     @property
     def grpc_target(self) -> str: ...

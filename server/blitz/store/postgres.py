@@ -29,6 +29,7 @@ from blitz.store.postgres_schema import MIGRATIONS
 from blitz.store.records import Changes, TurnEnd
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.statements import Dialect, Statements
+from blitz.store.webhook_statements import WebhookStatements
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["CHANNEL", "PostgresStore"]
@@ -66,6 +67,7 @@ class PostgresStore(SqlStore):
     """`async with PostgresStore(url) as store:` — opens the pool, migrates, closes."""
 
     _sql = Statements(_DIALECT)
+    _hook_sql = WebhookStatements(_DIALECT)
 
     def __init__(
         self, url: str, *, max_connections: int = 10, stalled_after: float = STALLED_AFTER
@@ -212,7 +214,7 @@ class PostgresStore(SqlStore):
                         await cur.executemany(self._sql.append_event, stored)
                         outbox = rows.outbox_rows(kept)
                         if outbox:
-                            await cur.executemany(self._sql.add_outbox, outbox)
+                            await cur.executemany(self._hook_sql.add_outbox, outbox)
                         firsts = rows.first_seqs(kept)
                         if firsts:
                             await cur.executemany(self._sql.first_seq, firsts)

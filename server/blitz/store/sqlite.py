@@ -32,6 +32,7 @@ from blitz.store.rows import Row
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
+from blitz.store.webhook_statements import WebhookStatements
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["SqliteStore"]
@@ -60,6 +61,7 @@ class SqliteStore(SqlStore):
     log is checkpointed every `checkpoint_every` seconds while anything is written."""
 
     _sql = Statements(_DIALECT)
+    _hook_sql = WebhookStatements(_DIALECT)
 
     def __init__(self, path: str | Path, *, checkpoint_every: float = CHECKPOINT_EVERY) -> None:
         self._connection = SqliteConnection(path, checkpoint_every=checkpoint_every)
@@ -163,7 +165,7 @@ class SqliteStore(SqlStore):
                 db.executemany(self._sql.append_event, stored)
                 outbox = rows.outbox_rows(kept)
                 if outbox:
-                    db.executemany(self._sql.add_outbox, outbox)
+                    db.executemany(self._hook_sql.add_outbox, outbox)
                 firsts = rows.first_seqs(kept)
                 if firsts:
                     db.executemany(self._sql.first_seq, firsts)

@@ -104,9 +104,7 @@ async def _measure(count: int, profile: bool, data: Path) -> None:
             await x.aclose()  # type: ignore[attr-defined]
 
         answered = [
-            core.run_turn(
-                s.RunTurnRequest(session_id=x.id, turn=t.Turn(prompt=f"hello {i}")), _CTX
-            )
+            core.run_turn(s.RunTurnRequest(session_id=x.id, turn=t.Turn(prompt=f"hello {i}")), _CTX)
             for i, x in enumerate(sessions)
         ]
         cpu = time.process_time()

@@ -79,6 +79,8 @@ from blitz.transport.methods import SESSION_SERVICE, WEBHOOK_SERVICE, WORKSPACE_
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
+    from blitz.workers import Workers
+
 __all__ = ["RunningServer", "open_core", "running_server", "serve"]
 
 log = structlog.get_logger(__name__)
@@ -272,6 +274,7 @@ async def running_server(
             health_servicer,
             authenticate=authenticate,
             interceptors=[tracing.grpc_interceptor()] if tracing else (),
+            reuse_port=settings.reuse_port,
         )
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port, tls=tls)
         connect_apps = build_connect_apps(
@@ -288,6 +291,7 @@ async def running_server(
             port=settings.http_port,
             shutdown_timeout=settings.drain_timeout,
             tls=tls,
+            reuse_port=settings.reuse_port,
         )
         await grpc_server.start()
         # Safety net for a failed start or a cancelled drain: stops at once, no-op after.
@@ -430,11 +434,12 @@ async def _drain(
     log.info("ports closed", drain_s=round(time.monotonic() - started, 3))
 
 
-async def serve(settings: Settings) -> None:
+async def serve(settings: Settings, *, workers: Workers | None = None) -> None:
     """Run the server until SIGTERM or SIGINT, then drain and return.
 
     A second signal during the drain cancels it: the store and core still close, and the
-    cancellation propagates.
+    cancellation propagates. `workers` (`--workers`, already started) are watched while
+    this serves, told to stop with it, and waited for before this returns.
     """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -449,6 +454,8 @@ async def serve(settings: Settings) -> None:
                 main.cancel()
         else:
             stop.set()
+            if workers is not None:
+                workers.terminate()
 
     handled = (signal.SIGTERM, signal.SIGINT)
     for sig in handled:
@@ -472,11 +479,16 @@ async def serve(settings: Settings) -> None:
                     several_principals=settings.unconfined_commands,
                 )
             settle_heap()
+            watching = asyncio.create_task(workers.watch()) if workers is not None else None
             await stop.wait()
             log.info("shutting down", signal=received[0] if received else None)
+            if watching is not None:
+                watching.cancel()
     finally:
         for sig in handled:
             loop.remove_signal_handler(sig)
+        if workers is not None:
+            await asyncio.to_thread(workers.wait, settings.drain_timeout + 5.0)
     log.info("stopped")
 
 

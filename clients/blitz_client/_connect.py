@@ -17,7 +17,7 @@ from typing import Any
 from connectrpc.errors import ConnectError
 from pyqwest import Client, HTTPTransport
 
-from blitz.v1 import session_connect, turn_pb2, workspace_connect
+from blitz.v1 import session_connect, turn_pb2, workflow_connect, workspace_connect
 from blitz_client._errors import BlitzError
 from blitz_client._services import service_of
 
@@ -48,7 +48,7 @@ CLOSE_SETTLE_SECONDS = 0.05
 
 
 class ConnectTransport:
-    """SessionService and WorkspaceService over Connect (HTTP/1.1 or HTTP/2, binary protobuf)."""
+    """Blitz's services over Connect (HTTP/1.1 or HTTP/2, binary protobuf)."""
 
     def __init__(self, url: str, *, headers: Mapping[str, str], ca: bytes | None = None) -> None:
         # Over plain HTTP both clients share pyqwest's default transport; over TLS they
@@ -64,6 +64,7 @@ class ConnectTransport:
             "WorkspaceService": workspace_connect.WorkspaceServiceClient(
                 url, http_client=self._http
             ),
+            "WorkflowService": workflow_connect.WorkflowServiceClient(url, http_client=self._http),
         }
         self._headers = dict(headers)
 

@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 from grpc_status import rpc_status
 
-from blitz.v1 import session_pb2_grpc, turn_pb2, workspace_pb2_grpc
+from blitz.v1 import session_pb2_grpc, turn_pb2, workflow_pb2_grpc, workspace_pb2_grpc
 from blitz_client._errors import BlitzError
 from blitz_client._services import service_of
 
@@ -58,7 +58,7 @@ def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
 
 
 class GrpcTransport:
-    """SessionService and WorkspaceService over one grpc.aio channel."""
+    """Blitz's services over one grpc.aio channel."""
 
     def __init__(
         self, target: str, *, headers: Mapping[str, str], tls: bool, ca: bytes | None = None
@@ -71,6 +71,7 @@ class GrpcTransport:
         self._stubs: dict[str, Any] = {
             "SessionService": session_pb2_grpc.SessionServiceStub(self._channel),
             "WorkspaceService": workspace_pb2_grpc.WorkspaceServiceStub(self._channel),
+            "WorkflowService": workflow_pb2_grpc.WorkflowServiceStub(self._channel),
         }
         self._metadata = tuple(headers.items())
 

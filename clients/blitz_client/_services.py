@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from blitz.v1 import session_pb2, workspace_pb2
+from blitz.v1 import session_pb2, workflow_pb2, workspace_pb2
 
 __all__ = ["SERVICES", "service_of"]
 
@@ -17,6 +17,7 @@ SERVICES: Mapping[str, str] = {
     for service in (
         session_pb2.DESCRIPTOR.services_by_name["SessionService"],
         workspace_pb2.DESCRIPTOR.services_by_name["WorkspaceService"],
+        workflow_pb2.DESCRIPTOR.services_by_name["WorkflowService"],
     )
     for method in service.methods
 }

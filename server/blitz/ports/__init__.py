@@ -17,7 +17,13 @@ from blitz.ports.agent import (
     TurnIO,
     TurnPolicy,
 )
-from blitz.ports.session import Authenticate, CallContext, SessionPort, WorkspacePort
+from blitz.ports.session import (
+    Authenticate,
+    CallContext,
+    SessionPort,
+    WorkflowPort,
+    WorkspacePort,
+)
 
 __all__ = [
     "AgentPort",
@@ -34,5 +40,6 @@ __all__ = [
     "SessionPort",
     "TurnIO",
     "TurnPolicy",
+    "WorkflowPort",
     "WorkspacePort",
 ]

@@ -76,3 +76,17 @@ def test_the_replicas_scenario_runs_on_every_setup(tmp_path: Path) -> None:
     assert [row["servers"] for row in rows] == [1, 1, 2]
     assert all(row["failed_turns"] == 0 and row["lost_deltas"] == 0 for row in rows)
     assert rows[2]["db_cpu_ms"] > 0, "the database's own CPU is read"
+
+
+def test_the_webhooks_scenario_reports_its_figures(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "bench", "webhooks", "--webhook-turns", "5", "--channels", "2",
+         "--no-plot", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads((tmp_path / "bench.json").read_text())
+    figures = {f["key"]: f["value"] for f in report["results"]["webhooks"]["figures"]}
+    assert figures["webhooks.delivered"] == 5, "every parked turn's approval_request arrived"
+    for key in ("webhook_p50_ms", "webhook_p99_ms", "watch_p50_ms", "watch_p99_ms"):
+        assert figures[f"webhooks.{key}"] > 0

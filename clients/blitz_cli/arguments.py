@@ -1,4 +1,5 @@
-"""The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage` and `run`.
+"""The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage`, `run` and
+`webhooks`.
 
 `add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
 its handler (`client_handler`, from `chat` or `scriptable`). Flag values are checked here,
@@ -12,6 +13,7 @@ from collections.abc import Callable
 
 from blitz_cli.chat import chat_command
 from blitz_cli.scriptable import run_command, sessions_command, usage_command, watch_command
+from blitz_cli.webhooks import webhooks_command
 from blitz_client import DEFAULT_URL
 
 __all__ = ["add_arguments"]
@@ -46,7 +48,8 @@ def _bounded(limit: int) -> Callable[[str], int]:
 
 
 def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add chat, sessions, watch, usage and run to the `blitz` command's subparsers."""
+    """Add chat, sessions, watch, usage, run and webhooks to the `blitz` command's
+    subparsers."""
 
     def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
         parser.add_argument(
@@ -159,3 +162,61 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     run.add_argument("--timeout", type=_seconds, default=0, metavar="S", help="turn deadline")
     run.set_defaults(client_handler=run_command)
+
+    webhooks = commands.add_parser(
+        "webhooks",
+        help="make, list, test and delete webhooks",
+        description="Webhooks POST what happens in your sessions to a URL, signed as"
+        " Standard Webhooks says (docs/webhooks.md).",
+    )
+    server_flags(webhooks)
+    webhooks.add_argument("--json", action="store_true", help="protobuf's JSON, a line each")
+    hooks = webhooks.add_subparsers(dest="action", metavar="ACTION")
+    hooks.add_parser("list", help="your webhooks (the default)")
+    create = hooks.add_parser("create", help="a new webhook; prints its secret, once")
+    create.add_argument("url", help="https://… (or http:// to an address the server allows)")
+    create.add_argument(
+        "--events",
+        default="approval_request,question,finished",
+        metavar="KINDS",
+        help="comma-separated kinds, or * (default: approval_request,question,finished)",
+    )
+    create.add_argument(
+        "--label", action="append", metavar="KEY=VALUE", help="only sessions with this label"
+    )
+    create.add_argument("--session", metavar="ID", help="only this session")
+    create.add_argument("--description", default="", help="what it is for")
+    create.add_argument("--slack", action="store_true", help="post Slack messages")
+    create.add_argument(
+        "--server-wide", action="store_true", help="every principal's sessions (admins)"
+    )
+    for name, text in (
+        ("test", "send a ping now and show the answer"),
+        ("deliveries", "the webhook's deliveries, newest first, with their attempts"),
+        ("delete", "delete it and its deliveries"),
+        ("pause", "stop sending; deliveries wait"),
+        ("resume", "send again, failures counted from 0"),
+        ("rotate", "a new secret, shown once; the old one signs beside it for a while"),
+    ):
+        action = hooks.add_parser(name, help=text)
+        action.add_argument("webhook_id", metavar="ID")
+        if name == "deliveries":
+            action.add_argument(
+                "--limit", type=_bounded(10_000), default=20, metavar="N", help="at most N (20)"
+            )
+        if name == "rotate":
+            action.add_argument(
+                "--overlap",
+                type=_seconds,
+                default=None,
+                metavar="S",
+                help="seconds the old secret signs on (default 86400)",
+            )
+    for action in (create, *(hooks.choices[n] for n in ("list", "test", "deliveries", "rotate"))):
+        # SUPPRESS: a sub-action's defaults would overwrite flags given before it.
+        action.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="as JSON"
+        )
+    for action in hooks.choices.values():
+        server_flags(action, default=argparse.SUPPRESS)
+    webhooks.set_defaults(client_handler=webhooks_command)

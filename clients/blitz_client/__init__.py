@@ -17,7 +17,8 @@ on to the next when its server is gone or leaving.
                 print(event.finished.output)
 
 Besides sessions, turns and their approvals, the clients upload images for a turn's
-`image_ids` (`upload_image`) and show the session's workspace (`list_files`, `read_file`).
+`image_ids` (`upload_image`), show the session's workspace (`list_files`, `read_file`),
+and manage webhooks (`create_webhook`, `webhooks`, `test_webhook`, `deliveries`, ...).
 Events are `blitz.v1.turn_pb2.TurnEvent` messages. A dropped stream is resumed from the
 last `seq` seen, without duplicates; every failed call is a `BlitzError` (an argument
 the client cannot encode, such as an unknown decision word, is a `ValueError`).

@@ -13,7 +13,13 @@ from typing import Any
 import grpc
 from grpc_status import rpc_status
 
-from blitz.v1 import session_pb2_grpc, turn_pb2, workflow_pb2_grpc, workspace_pb2_grpc
+from blitz.v1 import (
+    session_pb2_grpc,
+    turn_pb2,
+    webhooks_pb2_grpc,
+    workflow_pb2_grpc,
+    workspace_pb2_grpc,
+)
 from blitz_client._errors import BlitzError
 from blitz_client._services import service_of
 
@@ -71,6 +77,7 @@ class GrpcTransport:
         self._stubs: dict[str, Any] = {
             "SessionService": session_pb2_grpc.SessionServiceStub(self._channel),
             "WorkspaceService": workspace_pb2_grpc.WorkspaceServiceStub(self._channel),
+            "WebhookService": webhooks_pb2_grpc.WebhookServiceStub(self._channel),
             "WorkflowService": workflow_pb2_grpc.WorkflowServiceStub(self._channel),
         }
         self._metadata = tuple(headers.items())

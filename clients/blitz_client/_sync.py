@@ -17,8 +17,8 @@ from datetime import timedelta
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar, Unpack
 
-from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
-from blitz_client._async import DEFAULT_URL, AsyncBlitz
+from blitz.v1 import session_pb2, turn_pb2, webhooks_pb2, workspace_pb2
+from blitz_client._async import DEFAULT_URL, WEBHOOK_EVENTS, AsyncBlitz
 from blitz_client._requests import DecisionLike, TurnOptions
 
 __all__ = ["Blitz", "Stream"]
@@ -210,6 +210,12 @@ class Blitz:
         """Fork a session at a finished turn; see `AsyncBlitz.fork_session`."""
         return self._runner.run(self._client.fork_session(session_id, turn_id, title=title))
 
+    def rewind(
+        self, session_id: str, to_turn_id: str, *, files: bool = False
+    ) -> session_pb2.RewindSessionResponse:
+        """Take an idle session back to a finished turn; see `AsyncBlitz.rewind`."""
+        return self._runner.run(self._client.rewind(session_id, to_turn_id, files=files))
+
     def list_turns(self, session_id: str, *, page_size: int = 0) -> Stream[session_pb2.TurnSummary]:
         """Every turn of the session, oldest first, a page at a time."""
         return self._stream(self._client.list_turns(session_id, page_size=page_size))
@@ -322,3 +328,85 @@ class Blitz:
     def diff(self, session_id: str) -> workspace_pb2.GetDiffResponse:
         """What the agent's file tools changed in the session; see `AsyncBlitz.diff`."""
         return self._runner.run(self._client.diff(session_id))
+
+    # Webhooks
+
+    def create_webhook(
+        self,
+        url: str,
+        events: Sequence[str] = WEBHOOK_EVENTS,
+        *,
+        labels: Mapping[str, str] | None = None,
+        session_id: str = "",
+        description: str = "",
+        format: Literal["standard", "slack"] = "standard",
+        server_wide: bool = False,
+    ) -> webhooks_pb2.CreateWebhookResponse:
+        """A webhook and its secret, shown once; see `AsyncBlitz.create_webhook`."""
+        return self._runner.run(
+            self._client.create_webhook(
+                url,
+                events,
+                labels=labels,
+                session_id=session_id,
+                description=description,
+                format=format,
+                server_wide=server_wide,
+            )
+        )
+
+    def webhooks(self) -> list[webhooks_pb2.Webhook]:
+        """Your webhooks, oldest first."""
+        return self._runner.run(self._client.webhooks())
+
+    def webhook(self, webhook_id: str) -> webhooks_pb2.Webhook:
+        """One webhook."""
+        return self._runner.run(self._client.webhook(webhook_id))
+
+    def update_webhook(
+        self,
+        webhook_id: str,
+        *,
+        url: str | None = None,
+        events: Sequence[str] | None = None,
+        labels: Mapping[str, str] | None = None,
+        session_id: str | None = None,
+        description: str | None = None,
+        format: Literal["standard", "slack"] | None = None,
+        paused: bool | None = None,
+    ) -> webhooks_pb2.Webhook:
+        """Change what is given; see `AsyncBlitz.update_webhook`."""
+        return self._runner.run(
+            self._client.update_webhook(
+                webhook_id,
+                url=url,
+                events=events,
+                labels=labels,
+                session_id=session_id,
+                description=description,
+                format=format,
+                paused=paused,
+            )
+        )
+
+    def delete_webhook(self, webhook_id: str) -> None:
+        """Delete a webhook and its deliveries."""
+        self._runner.run(self._client.delete_webhook(webhook_id))
+
+    def rotate_webhook_secret(
+        self, webhook_id: str, *, overlap: float | timedelta | None = None
+    ) -> webhooks_pb2.RotateWebhookSecretResponse:
+        """A new signing secret, shown once; see `AsyncBlitz.rotate_webhook_secret`."""
+        return self._runner.run(self._client.rotate_webhook_secret(webhook_id, overlap=overlap))
+
+    def test_webhook(self, webhook_id: str) -> webhooks_pb2.Delivery:
+        """Send a `ping` now; the delivery with its attempt."""
+        return self._runner.run(self._client.test_webhook(webhook_id))
+
+    def deliveries(self, webhook_id: str, *, page_size: int = 0) -> Stream[webhooks_pb2.Delivery]:
+        """The webhook's deliveries, newest first, a page at a time."""
+        return self._stream(self._client.deliveries(webhook_id, page_size=page_size))
+
+    def redeliver(self, webhook_id: str, delivery_id: str) -> webhooks_pb2.Delivery:
+        """Send a delivery again."""
+        return self._runner.run(self._client.redeliver(webhook_id, delivery_id))

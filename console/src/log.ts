@@ -93,10 +93,10 @@ export const EMPTY: Log = {
 };
 
 const PHASES: Record<number, SessionPhase> = {
-  [SessionStateChange_State.IDLE]: "idle",
-  [SessionStateChange_State.RUNNING]: "running",
-  [SessionStateChange_State.PARKED]: "parked",
-  [SessionStateChange_State.CLOSED]: "closed",
+  [SessionStateChange_State.SESSION_STATE_IDLE]: "idle",
+  [SessionStateChange_State.SESSION_STATE_RUNNING]: "running",
+  [SessionStateChange_State.SESSION_STATE_PARKED]: "parked",
+  [SessionStateChange_State.SESSION_STATE_CLOSED]: "closed",
 };
 
 const CHANGES: Record<number, string> = {

@@ -41,6 +41,8 @@ __all__ = [
     "store_write",
     "turn_finished",
     "turn_started",
+    "webhook_attempt",
+    "webhook_outbox",
 ]
 
 # One series per counter, not a second `_created` one beside it.
@@ -118,6 +120,40 @@ _STORE_WRITE = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
     registry=REGISTRY,
 )
+_WEBHOOK_DELIVERIES = Counter(
+    "blitz_webhook_deliveries_total",
+    "Webhook delivery attempts, by outcome: delivered (2xx), retried (tried again later),"
+    " failed (given up: its retry window passed, or a ping's one attempt failed), gone (410).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+_WEBHOOK_ATTEMPT = Histogram(
+    "blitz_webhook_attempt_seconds",
+    "Time of one webhook attempt, from the request's start to the answer's headers or the"
+    " failure, by outcome.",
+    ["outcome"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+    registry=REGISTRY,
+)
+_WEBHOOK_LAG = Histogram(
+    "blitz_webhook_delivery_lag_seconds",
+    "Time from an event's storing to the 2xx of its webhook delivery (retries included).",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300, 3600, 24 * 3600),
+    registry=REGISTRY,
+)
+_WEBHOOK_OUTBOX = Gauge(
+    "blitz_webhook_outbox_depth",
+    "What waits to be told, in the whole store, by stage: events (stored, not yet matched to"
+    " webhooks) and deliveries (pending).",
+    ["stage"],
+    registry=REGISTRY,
+)
+_WEBHOOK_OLDEST = Gauge(
+    "blitz_webhook_outbox_oldest_seconds",
+    "Age of the oldest event waiting at each stage (0 when none waits).",
+    ["stage"],
+    registry=REGISTRY,
+)
 
 
 @dataclass(frozen=True)
@@ -180,6 +216,20 @@ def model_call(model: str, seconds: float | None, tokens: Mapping[str, int], cos
     for kind, n in tokens.items():
         _MODEL_TOKENS.labels(model, kind).inc(n)
     _MODEL_COST.labels(model).inc(cost)
+
+
+def webhook_attempt(outcome: str, seconds: float, lag: float | None = None) -> None:
+    """One attempt; `lag`, for a delivered one, from its event's storing to now."""
+    _WEBHOOK_DELIVERIES.labels(outcome).inc()
+    _WEBHOOK_ATTEMPT.labels(outcome).observe(max(0.0, seconds))
+    if lag is not None:
+        _WEBHOOK_LAG.observe(max(0.0, lag))
+
+
+def webhook_outbox(stage: str, depth: int, oldest_age: float) -> None:
+    """The outbox as last counted (the dispatcher counts it every few seconds)."""
+    _WEBHOOK_OUTBOX.labels(stage).set(depth)
+    _WEBHOOK_OLDEST.labels(stage).set(max(0.0, oldest_age))
 
 
 def asgi_app() -> Any:

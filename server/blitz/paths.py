@@ -3,7 +3,8 @@
 Two steps, both here. `Workspace.resolve` decides: it turns a path the model or a client
 wrote into a real path inside the workspace, or refuses it with `PathRefused` (`..`,
 absolute paths outside the root, links that lead out, names too long). The file calls
-(`read`, `entries`, `files`, `current`, `write`, `delete`) then act on that decision without
+(`read`, `entries`, `files`, `current`, `write`, `delete`; `folder` hands the core a
+folder's descriptor for its own walks, core/snapshots.py) then act on that decision without
 trusting it to still hold. Each opens the workspace folder and checks it is the one it was,
 then walks down one component at a time relative to the folder's descriptor with
 O_NOFOLLOW: a link swapped in after the decision ends the walk with a refusal instead of
@@ -209,6 +210,12 @@ class Workspace:
                 yield got
             return
         yield from nofollow.files_under(folder, parts, limit, skip, depth=0)
+
+    def folder(self, rel: str, *, create: bool = False) -> int:
+        """A descriptor of the folder at `rel` (as `locate` gives it: "." for the root),
+        walked to one component at a time without following a link (and made on the way,
+        with `create`). For the core's own walks of a workspace; the caller closes it."""
+        return self._folder(self._walkable(rel), rel, create=create)
 
     # Walking down
 

@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,9 +53,10 @@ from blitz.agent import (
 )
 from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings
-from blitz.core import ServerFacts, SessionCore, WorkspaceCore
+from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore, WorkspaceCore
 from blitz.core.workspace_service import IMAGE_MAX_BYTES
-from blitz.ports import SessionPort, WorkspacePort
+from blitz.outbound import AddressPolicy, parse_ranges
+from blitz.ports import SessionPort, WebhookPort, WorkspacePort
 from blitz.process import settle_heap, undumpable
 from blitz.redact import add_known_secrets
 from blitz.store import open_store
@@ -72,7 +74,7 @@ from blitz.transport import (
 )
 from blitz.transport.console import ConsoleApp
 from blitz.transport.cors import with_cors
-from blitz.transport.methods import SESSION_SERVICE, WORKSPACE_SERVICE
+from blitz.transport.methods import SESSION_SERVICE, WEBHOOK_SERVICE, WORKSPACE_SERVICE
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -89,6 +91,7 @@ class RunningServer:
     settings: Settings
     sessions: SessionPort
     workspaces: WorkspacePort
+    webhooks: WebhookPort
     gate: CallGate
     grpc_port: int
     http_port: int
@@ -113,18 +116,21 @@ class RunningServer:
 async def open_core(
     settings: Settings, *, tracing: Tracing | None = None
 ) -> AsyncIterator[SessionCore]:
-    """The store, the agent and the core, opened in order and closed in reverse."""
-    async with _assembled(settings, tracing=tracing) as (core, _):
+    """The store, the agent and the core (its webhooks too), opened in order and closed in
+    reverse."""
+    async with _assembled(settings, tracing=tracing) as (core, _, _):
         yield core
 
 
 @asynccontextmanager
 async def _assembled(
     settings: Settings, *, tracing: Tracing | None
-) -> AsyncIterator[tuple[SessionCore, Authenticator | None]]:
-    """`open_core`'s parts, and the authenticator of every call (None: no token needed).
+) -> AsyncIterator[tuple[SessionCore, WebhookCore, Authenticator]]:
+    """`open_core`'s parts, the webhooks beside the core, and the authenticator of every
+    call (which may need no token until one is made, auth/assembly.py).
 
-    Raises ServeRefused when the server would be reachable beyond loopback with no token.
+    Raises ServeRefused when the server would be reachable beyond loopback with no token,
+    or a webhook the configuration declares cannot be served.
     """
     add_known_secrets(
         [settings.openai_api_key, settings.anthropic_api_key, settings.compatible_api_key]
@@ -153,7 +159,7 @@ async def _assembled(
         facts = ServerFacts(
             models=tuple(available_models(access)),
             limits={"request_bytes": MAX_REQUEST_BYTES, "image_bytes": IMAGE_MAX_BYTES},
-            features=(*features, "tokens") if authenticator is not None else features,
+            features=(*features, "tokens") if authenticator.required else features,
             command_isolation=sandbox.isolation.value,
         )
         agent = await stack.enter_async_context(
@@ -189,14 +195,36 @@ async def _assembled(
                 allow_bypass_mode=settings.allow_bypass_mode,
             )
         )
-        yield core, authenticator
+        authenticator.on_required = partial(_tokens_now_required, settings, sandbox, core)
+        webhooks = await stack.enter_async_context(_webhooks(settings, core))
+        yield core, webhooks, authenticator
+
+
+def _webhooks(settings: Settings, core: SessionCore) -> WebhookCore:
+    """The webhooks of the core's sessions, as the settings say."""
+    try:
+        return WebhookCore(
+            sessions=core,
+            policy=AddressPolicy(ranges=parse_ranges(settings.webhook_allow_private)),
+            retry=Retries(
+                first_delay=settings.webhook_retry_delay,
+                window=settings.webhook_retry_window,
+                pause_after=settings.webhook_pause_after,
+            ),
+            timeout=settings.webhook_timeout,
+            workers=settings.webhook_workers,
+            public_url=settings.public_url,
+            declared=settings.webhooks,
+        )
+    except ValueError as exc:
+        raise ServeRefused(f"webhooks: {exc}") from None
 
 
 @asynccontextmanager
 async def running_server(
     settings: Settings,
     *,
-    ports: tuple[SessionPort, WorkspacePort] | None = None,
+    ports: tuple[SessionPort, WorkspacePort, WebhookPort] | None = None,
     span_exporter: SpanExporter | None = None,
 ) -> AsyncIterator[RunningServer]:
     """Start the ports; on exit, drain (see the module doc) and close everything.
@@ -215,12 +243,11 @@ async def running_server(
         commands = ""
         notes: tuple[str, ...] = ()
         if ports is None:
-            core, authenticator = await stack.enter_async_context(
+            core, webhook_core, authenticator = await stack.enter_async_context(
                 _assembled(settings, tracing=tracing)
             )
-            ports = (core, WorkspaceCore(sessions=core))
-            if authenticator is not None:
-                authenticate = authenticator.authenticate
+            ports = (core, WorkspaceCore(sessions=core), webhook_core)
+            authenticate = authenticator.authenticate
             store = core.store
             commands = core.facts.command_isolation
             if commands == Isolation.UNCONFINED.value:
@@ -229,8 +256,12 @@ async def running_server(
             async def ready() -> None:
                 await store.ping()
 
-        sessions, workspaces = ports
-        served = {SESSION_SERVICE.full_name: sessions, WORKSPACE_SERVICE.full_name: workspaces}
+        sessions, workspaces, webhooks = ports
+        served = {
+            SESSION_SERVICE.full_name: sessions,
+            WORKSPACE_SERVICE.full_name: workspaces,
+            WEBHOOK_SERVICE.full_name: webhooks,
+        }
         tls = _tls(settings)
         gate = CallGate()
         health_servicer = GatedHealthServicer(gate)
@@ -267,6 +298,7 @@ async def running_server(
             settings=settings,
             sessions=sessions,
             workspaces=workspaces,
+            webhooks=webhooks,
             gate=gate,
             grpc_port=grpc_port,
             http_port=http.port,
@@ -311,12 +343,31 @@ def _sandbox(settings: Settings) -> CommandSandbox:
     )
 
 
+def _tokens_now_required(
+    settings: Settings, sandbox: CommandSandbox, core: SessionCore, principals: frozenset[str]
+) -> None:
+    """A first token was made while the server ran: GetServerInfo says tokens now, and
+    the rule of `_check_confinement` is said in the log if it is broken (a restart would
+    refuse it)."""
+    core.add_feature("tokens")
+    if (
+        sandbox.isolation is Isolation.UNCONFINED
+        and len(principals) > 1
+        and not settings.unconfined_commands
+    ):
+        log.error(
+            "commands run unconfined and several principals now have tokens: one's commands"
+            " could read another's files; a restart will refuse this (docs/security.md)",
+            principals=len(principals),
+        )
+
+
 def _check_confinement(
-    settings: Settings, sandbox: CommandSandbox, authenticator: Authenticator | None
+    settings: Settings, sandbox: CommandSandbox, authenticator: Authenticator
 ) -> None:
     """Unconfined commands of one principal could read another's files: with neither a box
     nor Landlock, a server of several principals starts only when the operator says so."""
-    if sandbox.isolation is not Isolation.UNCONFINED or authenticator is None:
+    if sandbox.isolation is not Isolation.UNCONFINED or not authenticator.required:
         return
     if len(authenticator.principals) > 1 and not settings.unconfined_commands:
         raise ServeRefused(
@@ -434,7 +485,7 @@ def _tls(settings: Settings) -> Tls | None:
     if not settings.tls_cert:
         return None
     try:
-        return Tls(
+        tls = Tls(
             Path(settings.tls_cert).read_bytes(),
             Path(settings.tls_key).read_bytes(),
             cert_file=settings.tls_cert,
@@ -442,6 +493,14 @@ def _tls(settings: Settings) -> Tls | None:
         )
     except OSError as exc:
         raise ServeRefused(f"TLS: cannot read {exc.filename} ({exc.strerror})") from None
+    if tls.is_ca():
+        log.warning(
+            "the TLS certificate is a CA's (basicConstraints CA:TRUE): grpcio and curl take"
+            " it, but Connect clients on rustls refuse it (CaUsedAsEndEntity); serve a leaf"
+            " certificate that CA issued (docs/operations.md, TLS)",
+            cert=settings.tls_cert,
+        )
+    return tls
 
 
 def _timedelta_or_none(seconds: float) -> timedelta | None:

@@ -73,6 +73,12 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
                 )
             )
             print(token)
+            print(
+                "blitz token: a server on this database that took calls without a token"
+                " requires one from within seconds of this; give this one as"
+                " `authorization: Bearer TOKEN` (BLITZ_TOKEN for the blitz command)",
+                file=sys.stderr,
+            )
             return 0
         if args.token_action == "list":
             print(f"{'id':<17} {'name':<24} {'admin':<6} {'created':<21} revoked")

@@ -3,11 +3,13 @@
 A server with tokens configured requires one on every call. Callers with no token, a
 malformed header, an unknown token or a revoked one are refused (UNAUTHENTICATED) by every
 RPC. Another principal is told that alice's session does not exist (SESSION_NOT_FOUND),
-and never sees any of it in a list, a stream or an error. An admin sees and acts on it.
+and never sees any of it in a list, a stream or an error; nor of her webhook
+(WEBHOOK_NOT_FOUND). An admin sees and acts on it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ from blitz.server import RunningServer, running_server
 from blitz.store import TokenRecord, open_store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz.v1 import webhooks_pb2 as wh
 from blitz.v1 import workspace_pb2 as w
 from blitz.v1.session_connect import SessionServiceClient
 from blitz_client import BlitzError
@@ -48,12 +51,15 @@ def client(server: RunningServer, kind: str, authorization: str | None) -> Wire:
 
 @dataclass
 class Alice:
-    """What alice has on the server: a session with a rule, a file, an image, a parked turn."""
+    """What alice has on the server: a session with a rule, a file, an image, a parked turn,
+    and a webhook with a delivery."""
 
     session: s.Session
     request_id: str
     rule_id: str
     image_id: str
+    webhook_id: str = ""
+    delivery_id: str = ""
 
 
 @pytest.fixture
@@ -72,6 +78,11 @@ async def server(tmp_path) -> AsyncIterator[RunningServer]:
 async def alice(server: RunningServer) -> Alice:
     wire = client(server, "grpc", "Bearer alice-token-1234")
     try:
+        # No receiver answers there (`.invalid` never resolves): its deliveries wait.
+        hook = await wire.call(
+            "CreateWebhook",
+            wh.CreateWebhookRequest(url="https://blitz.invalid/hook", events=["*"]),
+        )
         session = await wire.create_session(title=TITLE)
         stream = wire.run(session.id, "$ echo secret > notes.txt")
         asked = await until(stream, "approval_request")
@@ -90,9 +101,22 @@ async def alice(server: RunningServer) -> Alice:
             "UploadImage",
             w.UploadImageRequest(session_id=session.id, data=PNG, media_type="image/png"),
         )
+        listing = wh.ListDeliveriesRequest(webhook_id=hook.webhook.id)
+        for _ in range(600):  # the outbox is expanded within moments
+            deliveries = (await wire.call("ListDeliveries", listing)).deliveries
+            if deliveries:
+                break
+            await asyncio.sleep(0.05)
     finally:
         await wire.close()
-    return Alice(session, parked.approval_request.request_id, rules.rules[0].id, image.image_id)
+    return Alice(
+        session,
+        parked.approval_request.request_id,
+        rules.rules[0].id,
+        image.image_id,
+        hook.webhook.id,
+        deliveries[0].id,
+    )
 
 
 def calls(a: Alice) -> dict[str, Any]:
@@ -120,6 +144,7 @@ def calls(a: Alice) -> dict[str, Any]:
         "GetDiff": w.GetDiffRequest(session_id=sid),
         "ListTurns": s.ListTurnsRequest(session_id=sid),
         "GetTurn": s.GetTurnRequest(session_id=sid, turn_id="t_any"),
+        "RewindSession": s.RewindSessionRequest(session_id=sid, to_turn_id="t_any", files=True),
         "UpdateSession": s.UpdateSessionRequest(
             session_id=sid, title="taken", update_mask=FieldMask(paths=["title"])
         ),
@@ -128,12 +153,35 @@ def calls(a: Alice) -> dict[str, Any]:
         "GetServerInfo": s.GetServerInfoRequest(),
         "AcceptPlan": s.AcceptPlanRequest(session_id=sid, plan_id="t_any"),
         "RejectPlan": s.RejectPlanRequest(session_id=sid, plan_id="t_any"),
+        "ListCommands": s.ListCommandsRequest(session_id=sid),
+        **webhook_calls(a),
+    }
+
+
+def webhook_calls(a: Alice) -> dict[str, Any]:
+    """One request of every WebhookService RPC, each about alice's webhook (or session)."""
+    hook = a.webhook_id
+    return {
+        "CreateWebhook": wh.CreateWebhookRequest(
+            url="https://blitz.invalid/mine", events=["*"], session_id=a.session.id
+        ),
+        "GetWebhook": wh.GetWebhookRequest(webhook_id=hook),
+        "ListWebhooks": wh.ListWebhooksRequest(),
+        "UpdateWebhook": wh.UpdateWebhookRequest(
+            webhook_id=hook, url="https://blitz.invalid/taken", update_mask=FieldMask(paths=["url"])
+        ),
+        "DeleteWebhook": wh.DeleteWebhookRequest(webhook_id=hook),
+        "RotateWebhookSecret": wh.RotateWebhookSecretRequest(webhook_id=hook),
+        "TestWebhook": wh.TestWebhookRequest(webhook_id=hook),
+        "ListDeliveries": wh.ListDeliveriesRequest(webhook_id=hook),
+        "RedeliverWebhook": wh.RedeliverWebhookRequest(webhook_id=hook, delivery_id=a.delivery_id),
     }
 
 
 def test_every_rpc_is_tried():
     services = [s.DESCRIPTOR.services_by_name["SessionService"]]
     services.append(w.DESCRIPTOR.services_by_name["WorkspaceService"])
+    services.append(wh.DESCRIPTOR.services_by_name["WebhookService"])
     rpcs = {method.name for service in services for method in service.methods}
     assert set(calls(Alice(s.Session(), "", "", ""))) == rpcs
 
@@ -185,6 +233,12 @@ async def test_another_principal_is_told_nothing_of_alices_session(server, alice
                 assert "tokens" in got.features, "about the server, not about alice"
             elif method == "ListSessions":
                 assert alice.session.id not in {x.id for x in got.sessions}
+            elif method == "ListWebhooks":
+                assert alice.webhook_id not in {x.id for x in got.webhooks}
+            elif method in webhook_calls(alice) and method != "CreateWebhook":
+                assert isinstance(got, BlitzError), f"{method} answered bob"
+                assert (got.code, got.reason) == ("not_found", "WEBHOOK_NOT_FOUND"), method
+                assert alice.webhook_id in got.message and TITLE not in got.message
             else:
                 assert isinstance(got, BlitzError), f"{method} answered bob"
                 assert (got.code, got.reason) == ("not_found", "SESSION_NOT_FOUND"), method

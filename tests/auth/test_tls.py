@@ -79,3 +79,29 @@ async def test_the_cli_uses_the_ca_file(server, pki):
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()
     assert "hi from the cli" in out.decode()
+
+
+async def test_a_ca_certificate_served_as_the_servers_is_warned_of(tmp_path: Path):
+    """What `openssl req -x509` makes: grpcio takes it, Connect on rustls refuses it."""
+    from structlog.testing import capture_logs
+
+    ca = trustme.CA()
+    cert, key = tmp_path / "ca.pem", tmp_path / "ca-key.pem"
+    ca.cert_pem.write_to_path(str(cert))
+    ca.private_key_pem.write_to_path(str(key))
+    settings = make_settings(tmp_path / "data", tls_cert=str(cert), tls_key=str(key))
+    with capture_logs() as logs:
+        async with running_server(settings):
+            pass
+    [warned] = [e for e in logs if "CA's" in e["event"]]
+    assert warned["log_level"] == "warning" and "CaUsedAsEndEntity" in warned["event"]
+
+
+async def test_a_leaf_certificate_is_not_warned_of(tmp_path: Path, pki: Pki):
+    from structlog.testing import capture_logs
+
+    settings = make_settings(tmp_path / "data", tls_cert=pki.cert_file, tls_key=pki.key_file)
+    with capture_logs() as logs:
+        async with running_server(settings):
+            pass
+    assert not [e for e in logs if "CA's" in e["event"]]

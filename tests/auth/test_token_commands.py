@@ -92,3 +92,48 @@ def test_a_bad_token_entry_is_refused_without_echoing_a_secret(text: str, wrong:
     with pytest.raises(ValueError, match=wrong) as refused:
         parse_tokens(text, source="--tokens")
     assert ":x" not in str(refused.value) and ":y" not in str(refused.value)
+
+
+async def test_the_first_token_made_while_a_server_runs_is_required_within_seconds(
+    tmp_path: Path,
+):
+    """It used to stay open to callers without a token until a restart."""
+    data = tmp_path / "data"
+    async with running_server(make_settings(data)) as server:
+        anyone = Wire("grpc", GrpcTransport(server.grpc_target, headers={}, tls=False))
+        try:
+            await anyone.create_session(title="before")
+            info = await anyone.call("GetServerInfo", s.GetServerInfoRequest())
+            assert "tokens" not in info.features
+            created = blitz(data, "create", "alice")
+            assert created.returncode == 0, created.stderr
+            assert "requires one from within seconds" in created.stderr
+            token = created.stdout.strip()
+            refused = None
+            for _ in range(100):  # it looks every two seconds: far within this
+                try:
+                    await anyone.call("ListSessions", s.ListSessionsRequest())
+                except Exception as exc:
+                    refused = exc
+                    break
+                await __import__("asyncio").sleep(0.1)
+            assert refused is not None, "a call without a token is refused"
+            await expect_error(
+                anyone.call("ListSessions", s.ListSessionsRequest()),
+                "unauthenticated",
+                "UNAUTHENTICATED",
+            )
+            alice = Wire(
+                "grpc",
+                GrpcTransport(
+                    server.grpc_target, headers={"authorization": f"Bearer {token}"}, tls=False
+                ),
+            )
+            try:
+                info = await alice.call("GetServerInfo", s.GetServerInfoRequest())
+                assert "tokens" in info.features
+                assert (await alice.create_session(title="after")).title == "after"
+            finally:
+                await alice.close()
+        finally:
+            await anyone.close()

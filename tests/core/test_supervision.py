@@ -99,6 +99,31 @@ async def test_a_failing_task_is_logged_with_its_traceback():
     assert line["task"] == "doomed" and line["exc_info"][1].args == ("boom",)
 
 
+@pytest.mark.engines("postgres")  # where processes share the store, leases are renewed
+async def test_a_store_that_swallows_a_cancellation_still_lets_the_core_close(
+    opened: OpenCore, monkeypatch: pytest.MonkeyPatch, store_class: type[Any]
+):
+    """A driver may turn the cancellation of a query into an error of its own (psycopg's
+    pool can, on PostgreSQL): the lease loop, which logs errors and goes on, must still end
+    when the core closes, not wait for ever."""
+    entered = asyncio.Event()
+
+    async def renewing(self: Store, owner: str, **kw: Any) -> Any:
+        entered.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            raise RuntimeError("query cancelled") from None
+        return []
+
+    monkeypatch.setattr(store_class, "renew_leases", renewing)
+    async with asyncio.timeout(30):
+        async with opened() as client:
+            session = await client.create_session()
+            await park(client, session.id, "$ echo hi")  # a parked turn nudges the leases
+            await entered.wait()
+
+
 async def test_a_turn_whose_end_fails_to_be_written_is_logged_others_go_on_and_a_restart_ends_it(
     opened: OpenCore, monkeypatch: pytest.MonkeyPatch, store_class: type[Any]
 ):

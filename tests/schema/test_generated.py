@@ -84,6 +84,7 @@ def test_turn_proto_numbers_the_seed_fields_in_order() -> None:
         "tool_output": 25,
         "plan_proposed": 26,
         "plan_decision": 27,
+        "rewound": 28,
     }
     assert [v.name for v in t.Decision.DESCRIPTOR.values] == [
         "DECISION_UNSPECIFIED",

@@ -18,11 +18,20 @@ from pathlib import Path
 import pytest
 
 from blitz.store import (
+    AttemptOutcome,
+    AttemptRecord,
     Changes,
+    Checkpoint,
+    DeliveryPage,
+    DeliveryRecord,
+    DeliveryState,
+    Expanded,
     FileOriginal,
     ImageRecord,
     LedgerRow,
+    OutboxItem,
     PendingRecord,
+    Recorded,
     RuleRecord,
     SessionChange,
     SessionQuery,
@@ -34,10 +43,12 @@ from blitz.store import (
     TurnRecord,
     TurnState,
     UsageTotals,
+    WebhookRecord,
     open_store,
 )
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz.v1 import webhooks_pb2 as wh
 
 ENGINES = ["sqlite", "postgres"]
 
@@ -151,6 +162,7 @@ async def test_a_deleted_session_leaves_nothing_but_its_always_rules(store):
         await store.set_history(sid, b"h")
         await store.keep_turn_history(sid, "t1", newest=20)
         await store.keep_original(FileOriginal(sid, "a.txt", b"a"))
+        await store.put_checkpoint(Checkpoint(sid, "t1", "start", b"m", 1.0), {"h1": b"one"})
         await store.add_image(ImageRecord(f"img-{sid}", sid, "image/png", b"png", 1.0))
         await store.put_pending([PendingRecord(sid, "r1", "t1", b"e")])
     always = RuleRecord("r-always", s.RULE_SCOPE_ALWAYS, 1, "x", "s1", "w", "", 1.0)
@@ -166,12 +178,15 @@ async def test_a_deleted_session_leaves_nothing_but_its_always_rules(store):
     assert await store.get_history("s1") is None
     assert await store.get_turn_history("s1", "t1") is None
     assert await store.originals("s1") == []
+    assert await store.checkpointed_turns("s1") == []
+    assert await store.checkpoint_blob_hashes("s1") == set()
     assert await store.get_image("s1", "img-s1") is None
     assert await store.list_pending("s1", open_only=False) == []
     assert await store.rules_for(session_id="s1", caller="", workspace="w") == [always]
     # The other session is whole, and a new session may take the old one's id and seqs.
     assert len(await store.read_events("s2", after_seq=0, limit=10)) == 1
     assert await store.get_turn_history("s2", "t1") == b"h"
+    assert await store.checkpoint_blobs("s2", ["h1"]) == {"h1": b"one"}
     await store.create_session(session())
     again = event("s1")
     await store.append_events([again])
@@ -209,6 +224,81 @@ async def test_a_turns_history_is_the_sessions_when_kept(store):
     assert await store.get_turn_history("s1", "t0") is None
     assert await store.get_turn_history("s1", "t1") == b"one"
     assert await store.get_turn_history("s1", "t2") == b"two"
+
+
+async def test_a_rewind_sets_the_history_and_forgets_the_dropped_turns_histories(store):
+    await store.create_session(session())
+    for n, tid in enumerate(("t0", "t1", "t2")):
+        await store.create_turn(replace(turn(), turn_id=tid, create_time=float(n)), lease_until=9.0)
+        await store.set_history("s1", f"h{n}".encode())
+        await store.keep_turn_history("s1", tid, newest=20)
+    change = SessionChange(update_time=2.0, tasks=b"", plan=b"", expect_turn_id="")
+    assert await store.rewind("s1", history=b"h0", dropped=["t1", "t2"], change=change)
+    assert await store.get_history("s1") == b"h0"
+    assert await store.get_turn_history("s1", "t0") == b"h0"
+    assert await store.get_turn_history("s1", "t1") is None
+    assert await store.get_turn_history("s1", "t2") is None
+    got = await store.get_session("s1")
+    assert got is not None and (got.tasks, got.update_time) == (b"", 2.0)
+
+
+async def test_a_rewind_whose_change_does_not_apply_writes_nothing(store):
+    await store.create_session(session())
+    await store.create_turn(turn(), lease_until=9.0)
+    await store.set_history("s1", b"now")
+    await store.keep_turn_history("s1", "t1", newest=20)
+    await store.update_session("s1", SessionChange(update_time=2.0, turn_id="t9"))
+    change = SessionChange(update_time=3.0, plan=b"", expect_turn_id="")
+    assert not await store.rewind("s1", history=b"then", dropped=["t1"], change=change)
+    assert await store.get_history("s1") == b"now"
+    assert await store.get_turn_history("s1", "t1") == b"now"
+
+
+# Workspace checkpoints
+
+
+async def test_a_checkpoint_reads_back_with_its_blobs_and_a_second_replaces_it(store):
+    start = Checkpoint("s1", "t1", "start", b"manifest", 1.0)
+    await store.put_checkpoint(start, {"aa": b"first", "bb": b""})
+    end = Checkpoint("s1", "t1", "end", None, 2.0)  # the same as the start
+    await store.put_checkpoint(end, {})
+    assert await store.get_checkpoints("s1", "t1") == [start, end]
+    again = Checkpoint("s1", "t1", "end", b"other", 3.0)
+    # A blob the session has already is kept as it was.
+    await store.put_checkpoint(again, {"aa": b"ignored", "cc": b"third"})
+    assert await store.get_checkpoints("s1", "t1") == [start, again]
+    assert await store.checkpoint_blobs("s1", ["aa", "bb", "cc", "zz"]) == {
+        "aa": b"first",
+        "bb": b"",
+        "cc": b"third",
+    }
+    assert await store.checkpoint_blobs("s1", []) == {}
+    assert await store.checkpoint_blobs("s2", ["aa"]) == {}
+    assert await store.checkpoint_blob_hashes("s1") == {"aa", "bb", "cc"}
+    assert await store.get_checkpoints("s1", "t2") == []
+
+
+async def test_checkpointed_turns_are_those_with_a_start_oldest_first(store):
+    await store.put_checkpoint(Checkpoint("s1", "tb", "start", b"m", 2.0), {})
+    await store.put_checkpoint(Checkpoint("s1", "ta", "start", b"m", 1.0), {})
+    await store.put_checkpoint(Checkpoint("s1", "tc", "end", b"m", 3.0), {})
+    await store.put_checkpoint(Checkpoint("s2", "tx", "start", b"m", 0.5), {})
+    assert await store.checkpointed_turns("s1") == ["ta", "tb"]
+    assert await store.checkpointed_turns("s3") == []
+
+
+async def test_dropped_checkpoints_and_blobs_go_and_the_others_stay(store):
+    for n, tid in enumerate(("t1", "t2")):
+        for at in ("start", "end"):
+            cp = Checkpoint("s1", tid, at, b"m", float(n))
+            await store.put_checkpoint(cp, {f"{tid}-{at}": b"x", "shared": b"s"})
+    await store.put_checkpoint(Checkpoint("s2", "t1", "start", b"m", 0.0), {"t1-start": b"y"})
+    await store.drop_checkpoints("s1", turn_ids=["t1"], hashes=["t1-start", "t1-end"])
+    assert await store.get_checkpoints("s1", "t1") == []
+    assert len(await store.get_checkpoints("s1", "t2")) == 2
+    assert await store.checkpoint_blob_hashes("s1") == {"t2-start", "t2-end", "shared"}
+    assert await store.checkpoint_blobs("s2", ["t1-start"]) == {"t1-start": b"y"}
+    await store.drop_checkpoints("s1", turn_ids=[], hashes=[])
 
 
 async def test_a_files_first_original_is_kept(store):
@@ -642,3 +732,322 @@ async def test_a_turns_end_is_written_with_its_finished_or_not_at_all(store):
     ended = await store.get_turn("s1", "t1")
     assert ended is not None and ended.state == TurnState.FINISHED
     assert (ended.model_calls, ended.cost_usd) == (3, 0.5)
+
+
+# Webhooks
+
+ACTIVE, PAUSED, FAILING, GONE = (
+    wh.WEBHOOK_STATE_ACTIVE,
+    wh.WEBHOOK_STATE_PAUSED,
+    wh.WEBHOOK_STATE_FAILING,
+    wh.WEBHOOK_STATE_GONE,
+)
+
+
+def webhook(id: str = "wh1", **kw: object) -> WebhookRecord:
+    base: dict[str, object] = dict(
+        owner="alice",
+        url="https://example.com/hook",
+        events=["*"],
+        labels={},
+        session_id="",
+        description="",
+        format=wh.WEBHOOK_FORMAT_STANDARD,
+        state=ACTIVE,
+        state_reason="",
+        server_wide=False,
+        declared="",
+        secret="whsec_c2VjcmV0",
+        create_time=1.0,
+        update_time=1.0,
+    )
+    base.update(kw)
+    return WebhookRecord(id=id, **base)  # type: ignore[arg-type]
+
+
+def delivery(id: str, session_id: str = "s1", seq: int = 1, **kw: object) -> DeliveryRecord:
+    base: dict[str, object] = dict(
+        webhook_id="wh1",
+        message_id=f"msg_{session_id}_{seq}",
+        kind="question",
+        turn_id="t1",
+        body=b"{}",
+        state=DeliveryState.PENDING,
+        tries=0,
+        attempts=[],
+        next_attempt=0.0,
+        deadline=1e12,
+        event_time=1.0,
+        create_time=float(seq),
+    )
+    base.update(kw)
+    return DeliveryRecord(id=id, session_id=session_id, seq=seq, **base)  # type: ignore[arg-type]
+
+
+def kinds_of(*kinds: str, session_id: str = "s1") -> list[t.TurnEvent]:
+    made = {
+        "question": lambda: t.TurnEvent(question=t.Question(request_id="q", question="?")),
+        "text": lambda: t.TurnEvent(text=t.Text(text="hi", partial=True)),
+        "finished": lambda: t.TurnEvent(finished=t.TurnFinished(output="done")),
+        "session_state": lambda: t.TurnEvent(session_state=t.SessionStateChange(state=2)),
+        "notice": lambda: t.TurnEvent(notice=t.Notice(text="n")),
+    }
+    events = [made[kind]() for kind in kinds]
+    for e in events:
+        e.session_id, e.turn_id = session_id, "t1"
+        e.time.FromSeconds(100)
+    return events
+
+
+def expand_all(taken: list[OutboxItem]):
+    """An `Expand` that records what it was handed and makes one delivery per item, for
+    every webhook."""
+
+    def expand(items, hooks, now):
+        taken.extend(items)
+        return [
+            delivery(f"d-{hook.id}-{i.session_id}-{i.seq}", i.session_id, i.seq, kind=i.kind,
+                     webhook_id=hook.id, create_time=now)
+            for i in items
+            for hook in hooks
+        ]  # fmt: skip
+
+    return expand
+
+
+async def test_webhooks_are_kept_listed_by_owner_changed_and_deleted_with_deliveries(store):
+    await store.add_webhook(webhook("wh1", labels={"team": "docs"}, events=["question"]))
+    await store.add_webhook(webhook("wh2", owner="bob", create_time=2.0, server_wide=True))
+    got = await store.get_webhook("wh1")
+    assert got == webhook("wh1", labels={"team": "docs"}, events=["question"])
+    assert [w.id for w in await store.list_webhooks("alice")] == ["wh1"]
+    assert [w.id for w in await store.list_webhooks()] == ["wh1", "wh2"]
+    assert await store.get_webhook("nope") is None
+    changed = replace(got, url="https://example.org/", state=PAUSED, state_reason="paused",
+                      previous_secret="whsec_b2xk", previous_until=9.0, failures=3,
+                      update_time=5.0, owner="mallory", server_wide=True)  # fmt: skip
+    assert await store.update_webhook(changed)
+    again = await store.get_webhook("wh1")
+    assert again is not None and (again.url, again.state, again.failures) == (
+        "https://example.org/",
+        PAUSED,
+        3,
+    )
+    assert (again.owner, again.server_wide) == ("alice", False), "whose it is never changes"
+    assert not await store.update_webhook(webhook("nope"))
+    await store.add_delivery(delivery("d1"))
+    assert await store.delete_webhook("wh1")
+    assert await store.get_webhook("wh1") is None and await store.get_delivery("d1") is None
+    assert not await store.delete_webhook("wh1")
+
+
+async def test_declared_webhooks_are_what_the_configuration_says(store):
+    await store.add_webhook(webhook("wh_mine"))
+    first = [webhook("wh_config_a", owner="", declared="a"), webhook("wh_config_b", declared="b")]
+    await store.declare_webhooks(first)
+    hook = await store.get_webhook("wh_config_a")
+    assert hook is not None
+    hook.state, hook.failures = FAILING, 7
+    assert await store.update_webhook(hook)
+    await store.add_delivery(delivery("db", webhook_id="wh_config_b"))
+    await store.declare_webhooks([webhook("wh_config_a", owner="", declared="a", url="https://x/")])
+    after = {w.id: w for w in await store.list_webhooks()}
+    assert set(after) == {"wh_mine", "wh_config_a"}, "b is no longer declared; mine stays"
+    kept = after["wh_config_a"]
+    assert (kept.url, kept.state, kept.failures) == ("https://x/", FAILING, 7)
+    assert await store.get_delivery("db") is None, "gone with its webhook"
+
+
+async def test_stored_events_a_webhook_may_hear_of_go_to_the_outbox_with_them(store):
+    await store.create_session(session(owner="alice", labels={"team": "docs"}, title="docs"))
+    await store.add_webhook(webhook())
+    batch = kinds_of("text", "question", "notice", "session_state", "finished")
+    await store.append_events(batch)
+    taken: list[OutboxItem] = []
+    assert await store.expand_outbox(100, expand_all(taken), now=200.0) == Expanded(3, 3, True)
+    assert [(i.kind, i.seq) for i in taken] == [("question", 2), ("session_state", 4),
+                                                ("finished", 5)]  # fmt: skip
+    question = taken[0]
+    assert t.TurnEvent.FromString(question.event or b"") == batch[1]
+    assert (question.owner, question.labels, question.time) == ("alice", {"team": "docs"}, 100.0)
+    assert question.title == "docs"
+    again = await store.expand_outbox(100, expand_all(taken), now=200.0)
+    assert again == Expanded(0, 0, True), "taken once"
+    made = await store.get_delivery("d-wh1-s1-2")
+    assert made is not None and made.kind == "question" and made.create_time == 200.0
+    stats = await store.outbox_stats()
+    assert (stats.events, stats.pending, stats.oldest_pending) == (0, 3, 1.0)
+
+
+async def test_an_event_that_is_not_stored_leaves_nothing_in_the_outbox(store):
+    await store.add_webhook(webhook())
+    await store.create_turn(turn(owner="r1", epoch=2), lease_until=10.0)
+    lost = await store.append_events(kinds_of("question"), fences={("s1", "t1"): 1})
+    assert lost == {("s1", "t1")}
+    assert (await store.outbox_stats()).events == 0
+
+
+async def test_without_webhooks_the_outbox_only_drops_what_none_can_want(store):
+    await store.append_events(kinds_of("question", "finished"))
+    events = kinds_of("question")
+    events[0].time.FromSeconds(1000)
+    await store.append_events(events)
+    stats = await store.outbox_stats()
+    assert (stats.events, stats.oldest_event) == (3, 100.0)
+    taken: list[OutboxItem] = []
+    assert await store.expand_outbox(100, expand_all(taken), now=1000.5) == Expanded(2, 0, False)
+    assert taken == [], "no webhook: nothing expanded"
+    assert (await store.outbox_stats()).events == 1, "a webhook made now may want the last"
+
+
+async def test_a_deleted_sessions_outbox_rows_go_with_it(store):
+    await store.create_session(session())
+    await store.append_events(kinds_of("question"))
+    assert await store.delete_session("s1")
+    assert (await store.outbox_stats()).events == 0
+
+
+async def test_two_expanders_at_once_take_each_row_once(open_engine, store):
+    await store.add_webhook(webhook())
+    for n in range(20):
+        await store.append_events(kinds_of("question", session_id=f"s{n}"))
+    taken: list[OutboxItem] = []
+    async with open_engine() as other:
+        done = await asyncio.gather(
+            *(s.expand_outbox(3, expand_all(taken), now=200.0) for s in [store, other] * 5)
+        )
+    assert sum(d.taken for d in done) == 20 and len(taken) == 20
+    assert len({i.id for i in taken}) == 20, "no row expanded twice"
+
+
+async def test_deliveries_are_claimed_one_at_a_time_per_webhook_and_session(store):
+    await store.add_webhook(webhook("wh1"))
+    await store.add_webhook(webhook("wh2"))
+    for rec in [delivery("a1", "s1", 1), delivery("a2", "s1", 2), delivery("b1", "s2", 1),
+                delivery("c1", "s1", 1, webhook_id="wh2"), delivery("late", "s3", 1,
+                next_attempt=50.0)]:  # fmt: skip
+        await store.add_delivery(rec)
+    got = await store.claim_deliveries("r1", now=10.0, lease_until=20.0, limit=10)
+    assert sorted(d.id for d in got) == ["a1", "b1", "c1"], "a2 waits for a1; late is not due"
+    assert all(d.lease_owner == "r1" and d.lease_until == 20.0 for d in got)
+    assert await store.claim_deliveries("r2", now=10.0, lease_until=20.0, limit=10) == []
+    attempt = AttemptRecord(1, 10.0, 200, 0.01)
+    done = AttemptOutcome(state=DeliveryState.DELIVERED, webhook="success", now=10.0)
+    a1 = next(d for d in got if d.id == "a1")
+    assert await store.record_attempt(a1, attempt, owner="r1", outcome=done) == Recorded(True)
+    [a2] = await store.claim_deliveries("r2", now=11.0, lease_until=21.0, limit=10)
+    assert a2.id == "a2", "the next of s1 goes once a1 is delivered"
+    # A holder that dies: its lease ends and another takes its deliveries.
+    again = await store.claim_deliveries("r3", now=25.0, lease_until=40.0, limit=10)
+    assert sorted(d.id for d in again) == ["a2", "b1", "c1"]
+    assert not (await store.record_attempt(a2, attempt, owner="r2", outcome=done)).written
+    await store.release_deliveries("r3", ["b1", "c1"])
+    skipped = await store.claim_deliveries("r4", now=26.0, lease_until=40.0, limit=10,
+                                           skip=["wh2"])  # fmt: skip
+    assert [d.id for d in skipped] == ["b1"], "wh2 is skipped"
+    paused = await store.get_webhook("wh2")
+    assert paused is not None
+    paused.state = PAUSED
+    await store.update_webhook(paused)
+    await store.release_all_deliveries()
+    rest = await store.claim_deliveries("r5", now=60.0, lease_until=70.0, limit=10)
+    assert sorted(d.id for d in rest) == ["a2", "b1", "late"], "a paused webhook's wait"
+
+
+async def test_an_earlier_event_still_in_the_outbox_holds_back_a_delivery(store):
+    await store.add_webhook(webhook())
+    await store.append_events(kinds_of("question"))  # s1, seq 1: in the outbox
+    await store.add_delivery(delivery("d2", "s1", 2))
+    assert await store.claim_deliveries("r1", now=10.0, lease_until=20.0, limit=10) == []
+    await store.expand_outbox(10, lambda items, hooks, now: [], now=200.0)
+    [got] = await store.claim_deliveries("r1", now=10.0, lease_until=20.0, limit=10)
+    assert got.id == "d2"
+
+
+async def test_two_claimers_at_once_never_take_the_same_delivery(open_engine, store):
+    await store.add_webhook(webhook())
+    for n in range(30):
+        await store.add_delivery(delivery(f"d{n}", f"s{n}", 1))
+    async with open_engine() as other:
+        batches = await asyncio.gather(
+            *(
+                s.claim_deliveries(f"r{i}", now=10.0, lease_until=20.0, limit=4)
+                for i, s in enumerate([store, other] * 6)
+            )
+        )
+    ids = [d.id for batch in batches for d in batch]
+    assert len(ids) == len(set(ids)) == 30
+
+
+async def test_failed_attempts_in_a_row_stop_a_webhook_once(store):
+    await store.add_webhook(webhook())
+    await store.add_delivery(delivery("d1"))
+    reason = "3 failed attempts in a row"
+    failed = AttemptOutcome(
+        state=DeliveryState.PENDING, webhook="failure", pause_after=3, reason=reason, now=9.0
+    )
+    stopped = []
+    for n in range(1, 5):
+        [held] = await store.claim_deliveries("r1", now=10.0 * n, lease_until=10.0 * n + 5, limit=1)
+        if n == 4:
+            break
+        recorded = await store.record_attempt(
+            held, AttemptRecord(n, 1.0 * n, 500, 0.1, response="boom"), owner="r1", outcome=failed
+        )
+        stopped.append(recorded.stopped)
+        hook = await store.get_webhook("wh1")
+        assert hook is not None and hook.failures == n
+        if n < 3:
+            continue
+        hook.state = ACTIVE  # resumed, as UpdateWebhook does
+        hook.failures = 0
+        await store.update_webhook(hook)
+    assert stopped[:2] == [None, None] and stopped[2] is not None
+    assert (stopped[2].state, stopped[2].state_reason) == (FAILING, "3 failed attempts in a row")
+    assert [a.number for a in held.attempts] == [1, 2, 3] and held.tries == 3
+    assert held.attempts[-1] == AttemptRecord(3, 3.0, 500, 0.1, response="boom")
+    gone = AttemptOutcome(state=DeliveryState.FAILED, webhook="gone", reason="410", now=50.0)
+    recorded = await store.record_attempt(
+        held, AttemptRecord(4, 4.0, 410, 0.1), owner="r1", outcome=gone
+    )
+    assert recorded.stopped is not None and recorded.stopped.state == GONE
+    after = await store.get_delivery("d1")
+    assert after is not None and after.state == DeliveryState.FAILED and after.lease_owner == ""
+    success = AttemptOutcome(state=DeliveryState.DELIVERED, webhook="success", now=60.0)
+    await store.add_delivery(delivery("d2", seq=2))
+    hook = await store.get_webhook("wh1")
+    assert hook is not None
+    await store.update_webhook(replace(hook, state=ACTIVE))
+    [d2] = await store.claim_deliveries("r1", now=70.0, lease_until=80.0, limit=1)
+    await store.record_attempt(d2, AttemptRecord(1, 70.0, 204, 0.1), owner="r1", outcome=success)
+    hook = await store.get_webhook("wh1")
+    assert hook is not None and hook.failures == 0, "a delivered attempt resets the count"
+
+
+async def test_deliveries_are_redelivered_given_up_pruned_and_listed(store):
+    await store.add_webhook(webhook())
+    for n in range(1, 6):
+        await store.add_delivery(delivery(f"d{n}", "s1" if n < 4 else "s2", n, deadline=50.0))
+    done = AttemptOutcome(state=DeliveryState.DELIVERED, webhook="success", now=10.0)
+    [d1, d4] = await store.claim_deliveries("r1", now=10.0, lease_until=20.0, limit=10)
+    await store.record_attempt(d1, AttemptRecord(1, 10.0, 200, 0.1), owner="r1", outcome=done)
+    await store.release_deliveries("r1", [d4.id])
+    page = await store.list_deliveries(DeliveryPage(webhook_id="wh1", limit=2))
+    assert [d.id for d in page] == ["d5", "d4"], "newest first"
+    rest = await store.list_deliveries(
+        DeliveryPage(webhook_id="wh1", limit=10, before=(page[-1].create_time, page[-1].id))
+    )
+    assert [d.id for d in rest] == ["d3", "d2", "d1"]
+    assert await store.pending_sessions("wh1", limit=10) == ["s1", "s2"]
+    assert await store.redeliver("d1", now=30.0, deadline=90.0)
+    d1_again = await store.get_delivery("d1")
+    assert d1_again is not None and d1_again.state == DeliveryState.PENDING
+    assert (d1_again.next_attempt, d1_again.deadline, d1_again.tries) == (30.0, 90.0, 1)
+    assert not await store.redeliver("nope", now=30.0, deadline=90.0)
+    assert await store.expire_deliveries(100.0) == 5, "all past their deadline (d1's: 90)"
+    assert await store.pending_sessions("wh1", limit=10) == []
+    assert await store.prune_deliveries(before=3.5) == 3, "made before 3.5: d1, d2, d3"
+    assert [d.id for d in await store.list_deliveries(DeliveryPage(webhook_id="wh1", limit=9))] == [
+        "d5",
+        "d4",
+    ]

@@ -8,6 +8,7 @@ import pytest
 
 from blitz.store import statements
 from blitz.store.records import (
+    Checkpoint,
     ImageRecord,
     LedgerRow,
     PendingRecord,
@@ -56,6 +57,7 @@ def test_text_in_which_a_placeholder_could_be_mistaken_is_refused(text: str) -> 
         (statements.RULE_COLUMNS, RuleRecord),
         (statements.IMAGE_COLUMNS, ImageRecord),
         (statements.TOKEN_COLUMNS, TokenRecord),
+        (statements.CHECKPOINT_COLUMNS, Checkpoint),
     ],
 )
 def test_a_records_columns_are_its_fields_in_order(columns: str, record: type) -> None:

@@ -17,13 +17,23 @@ import httpx
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from blitz.core import SessionCore, WorkspaceCore
-from blitz.ports import SessionPort, WorkspacePort
+from blitz.core import SessionCore, WebhookCore, WorkspaceCore
+from blitz.ports import SessionPort, WebhookPort, WorkspacePort
 from blitz.server import RunningServer
-from blitz.transport.methods import SERVICES, SESSION_SERVICE, Method, methods_of
+from blitz.transport.methods import (
+    SERVICES,
+    SESSION_SERVICE,
+    WEBHOOK_SERVICE,
+    WORKSPACE_SERVICE,
+    Method,
+    methods_of,
+)
 
-PORTS = {SESSION_SERVICE.full_name: (SessionPort, SessionCore)}
-PORTS.update({s.full_name: (WorkspacePort, WorkspaceCore) for s in SERVICES[1:]})
+PORTS = {
+    SESSION_SERVICE.full_name: (SessionPort, SessionCore),
+    WORKSPACE_SERVICE.full_name: (WorkspacePort, WorkspaceCore),
+    WEBHOOK_SERVICE.full_name: (WebhookPort, WebhookCore),
+}
 METHODS = [m for service in SERVICES for m in methods_of(service)]
 
 

@@ -166,7 +166,7 @@ async function probeLater(
 function closes(event: TurnEvent): boolean {
   // The server ends a Watch after the session's CLOSED.
   return (
-    event.kind.case === "sessionState" && event.kind.value.state === SessionStateChange_State.CLOSED
+    event.kind.case === "sessionState" && event.kind.value.state === SessionStateChange_State.SESSION_STATE_CLOSED
   );
 }
 

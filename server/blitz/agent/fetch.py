@@ -15,11 +15,12 @@ grant covers; anywhere else (another host, port or scheme) it is not followed, a
 model is told to fetch that URL directly, which asks for its own approval. The body is
 capped in bytes, HTML is reduced to text, and binary content is described, not returned.
 
-The address checks and the capped read of a body are pydantic-ai's `_ssrf` module (pinned
-with pydantic-ai), as are the rules of a hop: connect to the address that was checked, send
-the host's name in `Host` and SNI, follow no redirect by itself. The hop loop is here
-because `safe_download` checks a redirect's host name only, not its port or scheme. This
-module must never open a connection any other way. Every refusal and failure is worded
+The address checks and the rules of a hop (connect to the address that was checked, send
+the host's name in `Host` and SNI, follow no redirect by itself) are `blitz.outbound`'s,
+which webhook deliveries share; the capped read of a body is pydantic-ai's `_ssrf`
+module's (pinned with pydantic-ai). The hop loop is here because `safe_download` checks a
+redirect's host name only, not its port or scheme. This module must never open a
+connection any other way. Every refusal and failure is worded
 for the model here; a library's own text goes to the log.
 """
 
@@ -36,17 +37,15 @@ import structlog
 from pydantic_ai import RunContext
 from pydantic_ai._http import create_async_httpx2_client
 from pydantic_ai._ssrf import (
-    ResolvedUrl,
     _read_capped_body,
     _response_with_decoded_content,
-    build_url_with_ip,
     resolve_redirect_url,
-    validate_and_resolve_url,
 )
 
 from blitz.agent.deps import FetchLimits, ToolDeps
 from blitz.agent.policy import Action, gate
 from blitz.html_text import html_to_text
+from blitz.outbound import AddressPolicy, Refused, ResolvedUrl, request_to, resolve
 from blitz.v1 import turn_pb2
 
 __all__ = ["Grants", "Origin", "fetch_url", "normalize_host"]
@@ -227,32 +226,21 @@ def _check_name(host: str) -> None:
     try:
         host.encode("idna")
     except UnicodeError as exc:
-        raise _Refused(_address_refusal(host, ValueError(str(exc)))) from None
+        raise _Refused(_address_refusal(host, Refused("invalid", host, str(exc)))) from None
 
 
 async def _resolve(url: str, origin: Origin, *, allow_local: bool) -> ResolvedUrl:
     """The checked address of `url`'s host; `_Refused`, in our words, when it is blocked."""
     try:
-        return await validate_and_resolve_url(url, allow_local)
-    except ValueError as exc:
+        return await resolve(url, AddressPolicy(allow_private=allow_local))
+    except Refused as exc:
         raise _Refused(_address_refusal(origin.host, exc)) from None
 
 
 def _request(client: httpx2.AsyncClient, resolved: ResolvedUrl) -> httpx2.Request:
     """The GET of one hop: to the checked address, naming the host in `Host` and SNI."""
-    host = resolved.hostname
-    try:
-        if isinstance(ipaddress.ip_address(host), ipaddress.IPv6Address):
-            host = f"[{host}]"
-    except ValueError:
-        pass
-    if resolved.port != (443 if resolved.is_https else 80):
-        host = f"{host}:{resolved.port}"
-    headers = {"Host": host, "User-Agent": "blitz-agent", "Accept-Encoding": _ACCEPT_ENCODING}
-    extensions = {"sni_hostname": resolved.hostname} if resolved.is_https else {}
-    return client.build_request(
-        "GET", build_url_with_ip(resolved), headers=headers, extensions=extensions
-    )
+    headers = {"User-Agent": "blitz-agent", "Accept-Encoding": _ACCEPT_ENCODING}
+    return request_to(client, resolved, "GET", headers=headers)
 
 
 def _result(url: str, response: httpx2.Response, *, cap: int) -> dict[str, Any]:
@@ -296,17 +284,16 @@ def _text_encoding(name: str | None) -> str:
     return "utf-8"
 
 
-def _address_refusal(host: str, exc: ValueError) -> str:
+def _address_refusal(host: str, exc: Refused) -> str:
     """Why an address is refused, in our words; the library's text goes to the log."""
-    message = str(exc)
-    log.info("fetch_refused", host=host, reason=message)
-    if "private/internal" in message:
+    log.info("fetch_refused", host=host, reason=exc.kind, detail=exc.detail)
+    if exc.kind == "private":
         return (
             f"Access to the private/internal address of {host} is blocked "
             "(the server does not allow local fetches)."
         )
-    if "cloud metadata" in message:
+    if exc.kind == "metadata":
         return f"Access to {host} is blocked: it is a cloud metadata service."
-    if "DNS resolution failed" in message:
+    if exc.kind == "unresolved":
         return f"the host {host} could not be resolved"
     return f"not a valid URL: the host {host} or its port cannot be used"

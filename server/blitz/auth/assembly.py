@@ -2,9 +2,10 @@
 
 `authentication` reads the tokens of the settings (`--tokens`, `--tokens-file`) and of the
 store, and decides, by where the server listens, whether every call must carry one
-(`exposure.py`). It answers the `Authenticator` the transports ask before each call, or
-None when no token is needed; it refuses to start (`ServeRefused`) a server that would be
-reachable beyond loopback with none.
+(`exposure.py`). It answers the `Authenticator` the transports ask before each call, which
+may need no token yet (`required` false: none exists, on loopback or `--insecure`) and then
+requires one from the first that is made while the server runs; it refuses to start
+(`ServeRefused`) a server that would be reachable beyond loopback with none.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ __all__ = ["authentication"]
 log = structlog.get_logger(__name__)
 
 
-async def authentication(settings: Settings, store: Store) -> Authenticator | None:
-    """The authenticator of every call, or None when the server needs no token."""
+async def authentication(settings: Settings, store: Store) -> Authenticator:
+    """The authenticator of every call (see the module doc)."""
     static = _static_tokens(settings)
     add_known_secrets(token.secret for token in static)
     stored = [token for token in await store.list_tokens() if token.revoke_time is None]
@@ -39,7 +40,7 @@ async def authentication(settings: Settings, store: Store) -> Authenticator | No
                 " a port can read every session and run commands",
                 hosts=exposed,
             )
-        return None
+        return Authenticator(store, static, required=False)
     principals = {t.principal.name for t in static} | {t.name for t in stored}
     log.info("tokens required", principals=len(principals))
     return Authenticator(store, static, principals=principals)

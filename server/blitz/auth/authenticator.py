@@ -8,13 +8,21 @@ Tokens are those in the store (`blitz token create`) and those in settings. A st
 is remembered for a second, so a busy client costs no query per call, and a revoked token
 stops working within that second. Every refusal is UNAUTHENTICATED, and says what was
 wrong with the header without ever echoing the token.
+
+A server that started with no token (on loopback, or `--insecure`) takes calls without
+one until a token appears in the store: it looks every `_LOOK_S` seconds, at a call, and
+from the first live token on it requires one for every call (`required`), says so in its
+log and tells `on_required`. So `blitz token create` locks a running server within
+seconds, with no restart; the switch is one way.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+
+import structlog
 
 from blitz.auth.tokens import Principal, StaticToken, token_hash
 from blitz.errors import BlitzError, Reason
@@ -23,8 +31,12 @@ from blitz.store import Store
 
 __all__ = ["Authenticator"]
 
+log = structlog.get_logger(__name__)
+
 # Seconds a store lookup is remembered.
 _REMEMBER_S = 1.0
+# Seconds between looks for a first token, while none is required.
+_LOOK_S = 2.0
 # Lookups remembered at most (the oldest go first).
 _REMEMBERED = 10_000
 
@@ -33,18 +45,48 @@ class Authenticator:
     """Checks bearer tokens against the store and the tokens from settings."""
 
     def __init__(
-        self, store: Store, static: Iterable[StaticToken] = (), *, principals: Iterable[str] = ()
+        self,
+        store: Store,
+        static: Iterable[StaticToken] = (),
+        *,
+        principals: Iterable[str] = (),
+        required: bool = True,
+        on_required: Callable[[frozenset[str]], None] = lambda principals: None,
     ) -> None:
-        """`principals`: who has a token at start (for what serves several, blitz.server)."""
+        """`principals`: who has a token at start (for what serves several, blitz.server).
+        `required`: whether calls need a token now (see the module doc)."""
         self._store = store
         self._static = {token.hash: token.principal for token in static}
         self.principals = frozenset(principals)
+        self.required = required
+        self.on_required = on_required
         self._seen: dict[str, tuple[float, Principal | None]] = {}
+        self._look_at = 0.0
 
     async def authenticate(self, ctx: CallContext) -> CallContext:
         """The call's context with its principal (`blitz.ports.Authenticate`)."""
+        if not self.required and not await self._token_appeared():
+            return ctx
         principal = await self.principal(ctx.metadata)
         return replace(ctx, caller=principal.name, admin=principal.admin)
+
+    async def _token_appeared(self) -> bool:
+        """Whether a first token is in the store now (looked for every `_LOOK_S`)."""
+        now = time.monotonic()
+        if now < self._look_at:
+            return False
+        self._look_at = now + _LOOK_S
+        live = {t.name for t in await self._store.list_tokens() if t.revoke_time is None}
+        if not live or self.required:
+            return self.required
+        self.required = True
+        self.principals = frozenset(live)
+        log.warning(
+            "tokens required from now on: a token was created while the server ran",
+            principals=len(live),
+        )
+        self.on_required(self.principals)
+        return True
 
     async def principal(self, metadata: Mapping[str, str]) -> Principal:
         """The principal of a call's headers (lower-case keys); UNAUTHENTICATED otherwise."""

@@ -2,12 +2,15 @@
 
 `resolve` says where each value came from, for `blitz config`; `load_settings` is what the
 entry point calls. The TOML file (`--config PATH` or `BLITZ_CONFIG`) holds settings by
-name (`grpc_port = 50051`); a key no setting has is an error, so a typo is not ignored.
+name (`grpc_port = 50051`); a key no setting has is an error, so a typo is not ignored. A
+structured setting (`webhooks`) is a TOML array of tables there, and JSON text in a flag or
+a variable.
 Nothing else in the code reads the environment.
 """
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -101,6 +104,8 @@ def _raw(
     if spec.name in from_file:
         value = from_file[spec.name]
         # TOML types are checked as their text would be: a port is still a port.
+        if isinstance(value, dict | list):
+            return json.dumps(value), f"{path}: {spec.name}"  # structured: as JSON
         text = str(value).lower() if isinstance(value, bool) else str(value)
         return text, f"{path}: {spec.name}"
     return None, ""
@@ -114,10 +119,10 @@ def _read_file(path: str) -> dict[str, object]:
         raise SettingsError(f"{path}: cannot read it ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: not valid TOML ({exc})") from None
-    known = {spec.name for spec in SETTINGS}
+    known = {spec.name: spec for spec in SETTINGS}
     for key, value in data.items():
         if key not in known:
             raise SettingsError(f"{path}: {key!r} is no setting (see `blitz serve --help`)")
-        if isinstance(value, dict | list):
+        if isinstance(value, dict | list) and not known[key].structured:
             raise SettingsError(f"{path}: {key} must be a single value")
     return data

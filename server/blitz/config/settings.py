@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from blitz.config.webhooks import DeclaredWebhook
+
 __all__ = ["LogFormat", "LogLevel", "Settings"]
 
 LogFormat = Literal["auto", "console", "json"]
@@ -109,3 +111,16 @@ class Settings:
     metrics_port: int | None = None
     # An OTLP/HTTP collector's base URL to send traces to; empty: no tracing.
     otlp_endpoint: str = ""
+    # Where people reach the HTTP port (behind any proxy); webhook payloads link there.
+    public_url: str = ""
+    # Webhooks: the internal address ranges deliveries may reach (none: public ones only),
+    # an attempt's limit, the retry window and first backoff in seconds, the failed
+    # attempts in a row that pause a webhook, and the deliveries sent at once.
+    webhook_allow_private: tuple[str, ...] = ()
+    webhook_timeout: float = 10.0
+    webhook_retry_window: float = 24 * 3600.0
+    webhook_retry_delay: float = 5.0
+    webhook_pause_after: int = 20
+    webhook_workers: int = 32
+    # Webhooks declared in the configuration file (`[[webhooks]]`).
+    webhooks: tuple[DeclaredWebhook, ...] = ()

@@ -35,6 +35,8 @@ class SettingSpec:
     default_text: str = ""
     # The flag may be given several times; its values add up (as if comma-separated).
     repeatable: bool = False
+    # Its value is a list or table: an array of tables in the TOML file, JSON elsewhere.
+    structured: bool = False
 
     @property
     def flag(self) -> str:
@@ -117,6 +119,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "OTLP/HTTP collector to send traces to (unset: no tracing)",
         "URL",
         fallback_env=("OTEL_EXPORTER_OTLP_ENDPOINT",),
+    ),
+    _spec(
+        "public_url",
+        values.url,
+        "where people reach the HTTP port, behind any proxy: webhook payloads link to each"
+        " session in the console there",
+        "URL",
     ),
     _spec("model", values.nonempty, "default model of new sessions", "MODEL"),
     _spec("max_turns", values.positive_int, "default limit of model calls in one turn", "N"),
@@ -336,6 +345,56 @@ SETTINGS: tuple[SettingSpec, ...] = (
         values.bytes_,
         "largest response `fetch_url` downloads (accepts `2MiB`)",
         "BYTES",
+    ),
+    _spec(
+        "webhook_allow_private",
+        values.address_ranges,
+        "internal address ranges webhooks may reach, and over plain http (comma-separated"
+        " CIDR, e.g. `127.0.0.0/8` for a receiver on this machine; none: public https only)",
+        "RANGES",
+    ),
+    _spec(
+        "webhook_timeout",
+        values.positive_seconds,
+        "seconds one webhook attempt may take, answer included; then it is retried",
+        "SECONDS",
+    ),
+    _spec(
+        "webhook_retry_window",
+        values.positive_seconds,
+        "seconds a webhook delivery is retried for before it is given up",
+        "SECONDS",
+    ),
+    _spec(
+        "webhook_retry_delay",
+        values.positive_seconds,
+        "first backoff of a webhook delivery in seconds, doubling each retry up to an hour,"
+        " with ±20% jitter (a receiver's Retry-After wins)",
+        "SECONDS",
+    ),
+    _spec(
+        "webhook_pause_after",
+        values.positive_int,
+        "failed webhook attempts in a row after which the webhook is paused (FAILING) and"
+        " its sessions get a notice",
+        "N",
+    ),
+    _spec(
+        "webhook_workers",
+        values.positive_int,
+        "webhook deliveries this process sends at once (at most 8 of them to one webhook)",
+        "N",
+    ),
+    _spec(
+        "webhooks",
+        values.declared_webhooks,
+        "webhooks the operator declares, each hearing of every principal's sessions (or one"
+        " principal's): `[[webhooks]]` tables in the file with name, url, events, secret,"
+        " format, labels, principal, description (docs/webhooks.md); a JSON list of the same"
+        " in the flag or variable",
+        "JSON",
+        secret=True,
+        structured=True,
     ),
     _spec(
         "mcp_config",

@@ -7,12 +7,19 @@ which flag or variable it came from. Pure functions: nothing here reads the envi
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import re
 
+from blitz.config.webhooks import DeclaredWebhook
+from blitz.config.webhooks import declared_webhooks as _declared
+
 __all__ = [
+    "address_ranges",
     "bool_",
     "bytes_",
     "bytes_or_none",
+    "declared_webhooks",
     "int_",
     "non_negative_int",
     "nonempty",
@@ -134,6 +141,32 @@ def url(text: str) -> str:
     if text and not re.match(r"^https?://[^/\s]+", text):
         raise ValueError("must be an http:// or https:// URL")
     return text
+
+
+def address_ranges(text: str) -> tuple[str, ...]:
+    """Comma-separated address ranges in CIDR (`127.0.0.0/8,fd00::/8`; a bare address is a
+    range of one), each as the network it names."""
+    found = []
+    for part in text.split(","):
+        if part.strip():
+            try:
+                found.append(str(ipaddress.ip_network(part.strip(), strict=False)))
+            except ValueError:
+                raise ValueError(
+                    f"{part.strip()!r} is not an address range (e.g. 10.0.0.0/8)"
+                ) from None
+    return tuple(found)
+
+
+def declared_webhooks(text: str) -> tuple[DeclaredWebhook, ...]:
+    """Webhooks declared as JSON text: a list of objects, as the file's `[[webhooks]]`."""
+    if not text.strip():
+        return ()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ValueError("must be a JSON list of webhooks") from None
+    return _declared(value)
 
 
 def nonempty(text: str) -> str:

@@ -2,10 +2,10 @@
 
 Its `rec` is the durable part (the store's `TurnRecord`, with the epoch this process holds
 it at); the rest lives only here: the task driving the agent, why it is being cancelled,
-the task list the agent set, the prompt of its first run. A parked turn is not held: the
-process that takes it (to resume it, cancel it, end it at its deadline) loads it from the
-store, and lets it go again when it parks or ends. Nothing here acts; `turns.py` drives
-them.
+the task list the agent set, the prompt of its first run, whether it called a tool. A
+parked turn is not held: the process that takes it (to resume it, cancel it, end it at its
+deadline) loads it from the store, and lets it go again when it parks or ends. Nothing here
+acts; `turns.py` drives them.
 """
 
 from __future__ import annotations
@@ -51,6 +51,12 @@ class ActiveTurn:
     steer_waiting: bool = False
     # Another process took the turn over: this one writes nothing more of it.
     lost: bool = False
+    # The agent called a tool (its files may have changed): its end gets a checkpoint of
+    # its own (checkpoints.py). A turn taken from the store (resumed, taken over) may
+    # have called one before, and counts as having.
+    acted: bool = False
+    # A notice about the turn's checkpoints was sent: one per turn is enough.
+    checkpoint_noticed: bool = False
     # When this process took the turn (time.monotonic()).
     held_since: float = field(default_factory=time.monotonic)
 

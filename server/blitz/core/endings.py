@@ -24,6 +24,7 @@ import structlog
 
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
+from blitz.core.checkpoints import Checkpoints
 from blitz.core.event_log import EventLog, TurnLost
 from blitz.core.holds import TurnHolds
 from blitz.core.locks import SessionLocks
@@ -55,6 +56,7 @@ class TurnEndings(TurnHolds):
     _stopping: bool = False
     _locks: SessionLocks
     _pending: PendingRequests
+    _checkpoints: Checkpoints
 
     # Cancelling
 
@@ -124,6 +126,15 @@ class TurnEndings(TurnHolds):
     async def _finish(self, active: ActiveTurn, *, output: str, error: BlitzError | None) -> None:
         rec = active.rec
         sid = rec.session_id
+        if rec.state != TurnState.FINISHED and not active.lost:
+            # What the agent left in the files, while the turn still holds its session (so
+            # no rewind can come between), outside the lock (a walk takes a while).
+            try:
+                await self._checkpoints.take_end(active)
+            except TurnLost:
+                pass  # another process holds the turn: it ends it
+            except Exception:
+                log.exception("checkpoint_failed", session_id=sid, turn_id=rec.turn_id)
         async with self._locks(sid):
             if rec.state == TurnState.FINISHED or active.lost:
                 return

@@ -20,7 +20,9 @@ the same steps in the same order, written once in `_write`:
    batch in one transaction; the events of a turn given with its epoch (`fence`) are
    stored only if the turn is still held at that epoch, and those of a turn that was taken
    over are left out, their committers told (`TurnLost`) and the listener too (`lost`);
-5. fan out: live readers of each session get the events, and committers are released.
+5. fan out: live readers of each session get the events, and committers are released;
+   when the batch stored an event a webhook may be told of (the store put it in the
+   webhook outbox in step 4), the outbox's listener hears so (`on_outbox`).
 
 So an event is visible only once it is in the log, and its seq is final: seqs a client
 sees are contiguous, live and in replay alike, and a gap means a loss. `read` replays a
@@ -50,7 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Protocol
 
 import structlog
@@ -58,10 +60,11 @@ import structlog
 from blitz import metrics
 from blitz.core.following import DEFAULT_POLL, Following
 from blitz.core.subscriptions import STALLED, Subscription
+from blitz.core.supervisor import raise_if_cancelled
 from blitz.errors import BlitzError, Reason
 from blitz.redact import redact_event
 from blitz.size_limits import EVENT_MAX, fit
-from blitz.store import Store, TurnEnd
+from blitz.store import OUTBOX_KINDS, Store, TurnEnd
 from blitz.v1.turn_pb2 import Notice, TurnEvent
 
 __all__ = ["EventLog", "LogListener", "TurnLost"]
@@ -199,9 +202,14 @@ class EventLog:
         self._subscribers: dict[str, set[Subscription]] = {}
         self._writer: asyncio.Task[None] | None = None
         self._closing = False
+        self._outbox_written: Callable[[], None] | None = None
 
     def listen(self, listener: LogListener) -> None:
         self._listener = listener
+
+    def on_outbox(self, written: Callable[[], None] | None) -> None:
+        """Call `written` after each batch that put an event in the webhook outbox."""
+        self._outbox_written = written
 
     async def __aenter__(self) -> EventLog:
         self._writer = asyncio.create_task(self._write_loop(), name="blitz-event-writer")
@@ -297,6 +305,7 @@ class EventLog:
             try:
                 await self._write(batch)
             except Exception:  # the store failed: tell every waiter, keep serving
+                raise_if_cancelled()
                 log.exception("event_write_failed", events=len(batch))
                 for item in batch:
                     if item.done is not None and not item.done.done():
@@ -354,6 +363,8 @@ class EventLog:
         for item in kept:
             if item.done is not None and not item.done.done():
                 item.done.set_result(None)
+        if self._outbox_written is not None and not OUTBOX_KINDS.isdisjoint(kinds):
+            self._outbox_written()
 
     def _fenced_out(self, kept: list[_Queued], lost: set[tuple[str, str]]) -> None:
         for key in lost:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import structlog
 
+from blitz.core.supervisor import raise_if_cancelled
 from blitz.store import Store
 
 __all__ = ["DEFAULT_POLL", "Following"]
@@ -79,6 +80,7 @@ class Following:
             except asyncio.CancelledError:
                 raise
             except Exception:
+                raise_if_cancelled()
                 log.warning("event_follow_failed", exc_info=True)
             await asyncio.sleep(1.0)  # the poll covers what is announced meanwhile
 
@@ -89,6 +91,7 @@ class Following:
             try:
                 await self._poll_once()
             except Exception:
+                raise_if_cancelled()
                 log.warning("event_poll_failed", exc_info=True)
 
     async def _poll_once(self) -> None:

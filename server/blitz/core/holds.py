@@ -69,6 +69,7 @@ class TurnHolds:
             turn=t.Turn.FromString(rec.turn),
             session=session,
             steer_waiting=bool(rec.steer),
+            acted=True,  # what its earlier runs did is not known here
         )
         self._live.add(active)
         return active

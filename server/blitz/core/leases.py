@@ -25,7 +25,7 @@ import time
 import structlog
 
 from blitz.core.recovery import Recovery
-from blitz.core.supervisor import Supervisor
+from blitz.core.supervisor import Supervisor, raise_if_cancelled
 from blitz.core.turns import Turns
 from blitz.store import Store, TurnState
 
@@ -62,6 +62,7 @@ class Leases:
     async def _run(self) -> None:
         next_sweep = time.monotonic() + self._period
         while True:
+            raise_if_cancelled()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(max(0.0, next_sweep - time.monotonic())):
                     await self._nudged.wait()
@@ -72,6 +73,7 @@ class Leases:
                     next_sweep = time.monotonic() + self._period
                     await self.sweep()
             except Exception:
+                raise_if_cancelled()
                 log.exception("leases_failed")
 
     async def renew(self) -> None:

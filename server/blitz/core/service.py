@@ -2,7 +2,8 @@
 
 `SessionCore` puts the core together (the event log, the pending requests, the turn
 driver, recovery and, on a shared store, the leases) and serves every call: the session
-lifecycle is `sessions.py`'s, the answers to requests `decisions.py`'s, and here are the
+lifecycle is `sessions.py`'s, the answers to requests `decisions.py`'s, RewindSession
+`rewind.py`'s (with the turns' checkpoints, `checkpoints.py`), and here are the
 turns (RunTurn, AcceptPlan, RejectPlan, ListTurns, Cancel, Steer), Watch, GetUsage and
 GetServerInfo. Each call checks its request (`validation.py`), finds the caller's session,
 acts through the turn driver, the pending requests and the store, and answers with the
@@ -24,7 +25,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 from blitz import metrics
 from blitz.core import validation as check
 from blitz.core.admissions import Admissions
+from blitz.core.checkpoints import Checkpoints
 from blitz.core.deadlines import Deadlines
 from blitz.core.decisions import RULES_MAX, DecisionCalls
 from blitz.core.event_log import EventLog
@@ -44,10 +46,11 @@ from blitz.core.plans import no_plan, open_plan, rejection
 from blitz.core.prompt import turn_images, turn_prompt
 from blitz.core.queue import interrupted_by
 from blitz.core.recovery import Recovery
+from blitz.core.rewind import RewindCalls
 from blitz.core.sessions import SessionCalls
 from blitz.core.slash_commands import advertised
 from blitz.core.supervisor import Supervisor
-from blitz.core.turns import Turns, new_turn_id
+from blitz.core.turns import FORKABLE_TURNS, Turns, new_turn_id
 from blitz.core.views import ledger_entry, session_usage, turn_summary, turn_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
@@ -83,10 +86,11 @@ class ServerFacts:
     command_isolation: str = ""
 
 
-class SessionCore(SessionCalls, DecisionCalls):
+class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
     """Every SessionService call, taking and returning protobuf messages: the session
     lifecycle (`SessionCalls`, sessions.py), the answers to requests (`DecisionCalls`,
-    decisions.py), and here the turns, their streams and usage.
+    decisions.py), RewindSession (`RewindCalls`, rewind.py), and here the turns, their
+    streams and usage.
 
     Use as `async with SessionCore(...) as core:`; entering settles what a dead process
     left (recovery), leaving drains running turns. Methods raise `BlitzError`; streams may
@@ -135,6 +139,14 @@ class SessionCore(SessionCalls, DecisionCalls):
         )
         # RunTurn calls under way: runs wait for them to be admitted first.
         self._admissions = Admissions()
+        # One more turn than a session can be rewound or forked at keeps its checkpoints:
+        # the files at a server command's turn are those at the end of the turn before.
+        self._checkpoints = Checkpoints(
+            store=store,
+            log=self._log,
+            workspace_root=self._workspace_root,
+            keep_turns=FORKABLE_TURNS + 1,
+        )
         self._turns = Turns(
             store=store,
             log=self._log,
@@ -147,6 +159,7 @@ class SessionCore(SessionCalls, DecisionCalls):
             owner=replica or f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}",
             lease=turn_lease,
             admissions=self._admissions,
+            checkpoints=self._checkpoints,
             max_running=max_running_turns,
             refuse_when_full=refuse_when_full,
             tracer=tracer,
@@ -199,6 +212,11 @@ class SessionCore(SessionCalls, DecisionCalls):
     def facts(self) -> ServerFacts:
         return self._facts
 
+    def add_feature(self, feature: str) -> None:
+        """Say `feature` in GetServerInfo from now on (tokens, once they are required)."""
+        if feature not in self._facts.features:
+            self._facts = replace(self._facts, features=(*self._facts.features, feature))
+
     @property
     def workspace_root(self) -> Path:
         return self._workspace_root
@@ -206,6 +224,16 @@ class SessionCore(SessionCalls, DecisionCalls):
     @property
     def store(self) -> Store:
         return self._store
+
+    @property
+    def event_log(self) -> EventLog:
+        """The one event pipeline, for the parts of the core beside the session calls."""
+        return self._log
+
+    @property
+    def replica(self) -> str:
+        """This process, as the holder of what it holds in the store (turns, deliveries)."""
+        return self._turns.owner
 
     async def get_server_info(self, req: s.GetServerInfoRequest, ctx: CallContext) -> s.ServerInfo:
         """What this server is and speaks; the same for every caller."""

@@ -3,9 +3,9 @@
 `SessionCalls` is the part of `SessionCore` (service.py) that keeps sessions themselves:
 each call checks its request (`validation.py`), finds the caller's session (another
 principal's is not found: its existence is not revealed), acts through the store, the
-session's folder and, to close a session, the turn driver, and answers with `views.py`'s
-views. Turns and their requests are the core's other calls (`service.py`,
-`decisions.py`).
+session's folder (for a fork, put back as it was at its turn: `checkpoints.py`) and, to
+close a session, the turn driver, and answers with `views.py`'s views. Turns and their
+requests are the core's other calls (`service.py`, `decisions.py`, `rewind.py`).
 """
 
 from __future__ import annotations
@@ -18,17 +18,26 @@ from pathlib import Path
 import structlog
 
 from blitz.core import validation as check
+from blitz.core.checkpoints import Checkpoints
 from blitz.core.event_log import EventLog
 from blitz.core.locks import SessionLocks
 from blitz.core.pages import fill_page
+from blitz.core.rewind import forkable_turn, unrestored_notice
 from blitz.core.session_folders import copy_workspace, is_own_folder, remove_workspace
-from blitz.core.turns import FORKABLE_TURNS, Turns
+from blitz.core.turns import Turns
 from blitz.core.views import session_usage, session_view
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, CallContext
-from blitz.store import SessionChange, SessionQuery, SessionRecord, Store, TurnState
+from blitz.store import (
+    SessionChange,
+    SessionQuery,
+    SessionRecord,
+    Store,
+    TurnRecord,
+    TurnState,
+)
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -45,6 +54,7 @@ class SessionCalls:
     _log: EventLog
     _locks: SessionLocks
     _turns: Turns
+    _checkpoints: Checkpoints
     _workspace_root: Path
     _default_model: str
     # Whether sessions and turns may ask for the bypass mode (--allow-bypass-mode).
@@ -223,30 +233,13 @@ class SessionCalls:
         return s.DeleteSessionResponse(workspace_deleted=removed)
 
     async def fork_session(self, req: s.ForkSessionRequest, ctx: CallContext) -> s.Session:
-        """A new session with the history the turn left and a copy of the workspace now."""
+        """A new session with the history the turn left and a copy of the workspace with
+        the files as they were at that turn (where checkpoints allow: notices say)."""
         check.check_fork(req)
         source = await self.session_record(req.session_id, ctx)
-        turn = await self._store.get_turn(source.id, req.turn_id)
-        if turn is None:
-            raise BlitzError(
-                Reason.TURN_NOT_FOUND,
-                f"no turn {req.turn_id!r} in this session",
-                {"turn_id": req.turn_id},
-            )
-        if t.Turn.FromString(turn.turn).aside:
-            raise invalid_argument(
-                "turn_id", "an aside is not recorded into the history: fork at another turn"
-            )
-        if turn.state != TurnState.FINISHED:
-            raise invalid_argument("turn_id", "the turn has not finished: fork at a finished one")
-        history = await self._store.get_turn_history(source.id, turn.turn_id)
-        if history is None:
-            raise invalid_argument(
-                "turn_id",
-                f"no history is kept for this turn: a session can be forked at its last "
-                f"{FORKABLE_TURNS} finished turns",
-                limit=str(FORKABLE_TURNS),
-            )
+        turn, history = await forkable_turn(
+            self._store, source.id, req.turn_id, field="turn_id", verb="forked at"
+        )
         fork_id = "s_" + uuid.uuid4().hex
         abandoned = threading.Event()
         try:
@@ -280,13 +273,42 @@ class SessionCalls:
         await self._store.create_session(rec)
         if history:
             await self._store.set_history(fork_id, history)
+        # Said in the fork's log, for whoever opens it: where its files are not all as
+        # they were at the turn.
+        notices = await self._files_at_turn(source, turn, fork_id)
         if skipped:
-            # Said in the fork's log, for whoever opens it: its files are not all there.
             shown = ", ".join(skipped[:20]) + (" …" if len(skipped) > 20 else "")
-            notice = t.Notice(
-                text=f"Left out of this fork's workspace: {len(skipped)} special or"
+            notices.append(
+                f"Left out of this fork's workspace: {len(skipped)} special or"
                 f" hard-linked files, which may be files outside the workspace ({shown})."
             )
-            await self._log.commit(fork_id, "", t.TurnEvent(notice=notice))
+        for text in notices:
+            await self._log.commit(fork_id, "", t.TurnEvent(notice=t.Notice(text=text)))
+        if notices:
             rec = await self.session_record(fork_id, ctx)
         return await self._view(rec)
+
+    async def _files_at_turn(
+        self, source: SessionRecord, turn: TurnRecord, fork_id: str
+    ) -> list[str]:
+        """Put the fork's copy of the workspace back as it was at `turn`, as a rewind
+        would; what its notices say of it."""
+        since = await self._checkpoints.since(source, turn)
+        if since.unknown:
+            return [
+                f"This fork's files are the workspace's as it was when it was forked, not as"
+                f" at turn {turn.turn_id}: {len(since.unknown)} later turns have no"
+                f" checkpoint of the workspace ({', '.join(since.unknown[:20])})."
+            ]
+        if not since.plan:
+            return []
+        restored = await self._checkpoints.put_back(
+            workspace=fork_id, blobs_of=source.id, plan=since.plan
+        )
+        notices = [unrestored_notice(restored)] if restored.unrestored else []
+        if since.partial:
+            notices.append(
+                "Some checkpoints of the later turns were partial: this fork's files may"
+                " hold changes made after the turn it was forked at."
+            )
+        return notices

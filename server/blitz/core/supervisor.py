@@ -14,11 +14,23 @@ from typing import Any, TypeVar
 
 import structlog
 
-__all__ = ["Supervisor"]
+__all__ = ["Supervisor", "raise_if_cancelled"]
 
 log = structlog.get_logger(__name__)
 
 _T = TypeVar("_T")
+
+
+def raise_if_cancelled() -> None:
+    """Raise CancelledError if this task is being cancelled.
+
+    A loop that catches Exception to keep serving calls this before it waits again: a
+    database driver may swallow the cancellation of a query, or turn it into an error of
+    its own (psycopg's pool can), and the loop must still end when its owner closes.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 class Supervisor:

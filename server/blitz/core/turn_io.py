@@ -60,9 +60,13 @@ class TurnChannel:
     def emit(self, event: t.TurnEvent) -> None:
         if event.HasField("tasks") and not event.author:  # a sub-agent's list is its own
             self._active.todo = t.Tasks(items=event.tasks.items)
+        elif event.HasField("tool_call"):
+            self._active.acted = True  # its files may change: its end is checkpointed
         self._log.emit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def commit(self, event: t.TurnEvent) -> None:
+        if event.HasField("tool_call"):
+            self._active.acted = True
         await self._log.commit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def pace(self) -> None:

@@ -42,6 +42,7 @@ import structlog
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.admissions import Admissions
+from blitz.core.checkpoints import Checkpoints
 from blitz.core.endings import FORKABLE_TURNS, interrupted
 from blitz.core.event_log import EventLog, TurnLost
 from blitz.core.locks import SessionLocks
@@ -88,12 +89,14 @@ class Turns(TurnQueue):
         owner: str,
         lease: float,
         admissions: Admissions,
+        checkpoints: Checkpoints,
         max_running: int = 256,
         refuse_when_full: bool = False,
         tracer: Tracer | None = None,
     ) -> None:
         """`admissions`: the RunTurn calls under way, which runs let through first;
-        `max_running` runs at once, and past it a new turn waits with a notice, or, with
+        `checkpoints`: what takes each turn's snapshots of its workspace; `max_running`
+        runs at once, and past it a new turn waits with a notice, or, with
         `refuse_when_full`, is refused (slots.py)."""
         # This process, as the holder of the turns it runs, and how long a hold lasts.
         self.owner = owner
@@ -113,6 +116,7 @@ class Turns(TurnQueue):
         self._live = LiveTurns(count_parked=not store.shared)
         self._slots = RunSlots(max_running, refuse_when_full=refuse_when_full)
         self._admissions = admissions
+        self._checkpoints = checkpoints
         pending.listen(self)
         log.listen(self)
 
@@ -288,6 +292,9 @@ class Turns(TurnQueue):
             return await run_command(name, arg, context)
         workspace = self._open_workspace(session)
         if results is None:
+            if not active.aside:
+                # What the files were before the agent ran, for a rewind or a fork.
+                await self._checkpoints.take_start(active)
             log.info("turn_started")
             return await self._agent.start(
                 io=io,

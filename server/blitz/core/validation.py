@@ -236,7 +236,17 @@ def _page(page_size: int, token: str) -> tuple[int, tuple[float, str] | None]:
 def page_token(last: SessionRecord | TurnRecord) -> str:
     """The token of the page that follows `last`."""
     last_id = last.id if isinstance(last, SessionRecord) else last.turn_id
-    return base64.urlsafe_b64encode(f"{last.create_time!r}|{last_id}".encode()).decode()
+    return token_after(last.create_time, last_id)
+
+
+def page_of(page_size: int, token: str) -> tuple[int, tuple[float, str] | None]:
+    """The size and start of a page of any listing paged by (creation time, id), checked."""
+    return _page(page_size, token)
+
+
+def token_after(create_time: float, last_id: str) -> str:
+    """The token of the page after the item made at `create_time` with id `last_id`."""
+    return base64.urlsafe_b64encode(f"{create_time!r}|{last_id}".encode()).decode()
 
 
 # What UpdateSession's mask may name.

@@ -1,7 +1,8 @@
 """The ports: the contracts between the layers, owned by none of them.
 
-`agent` is what the core and an agent say to each other for one turn; `session` is what
-the transports ask of the core. Adapters implement them; `blitz.server` wires them up.
+`agent` is what the core and an agent say to each other for one turn; `session` and
+`webhooks` are what the transports ask of the core. Adapters implement them;
+`blitz.server` wires them up.
 """
 
 from blitz.ports.agent import (
@@ -24,6 +25,7 @@ from blitz.ports.session import (
     WorkflowPort,
     WorkspacePort,
 )
+from blitz.ports.webhooks import WebhookPort
 
 __all__ = [
     "AgentPort",
@@ -40,6 +42,7 @@ __all__ = [
     "SessionPort",
     "TurnIO",
     "TurnPolicy",
+    "WebhookPort",
     "WorkflowPort",
     "WorkspacePort",
 ]

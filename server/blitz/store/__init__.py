@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from blitz.store.base import Store
+from blitz.store.base import Expand, Store
 from blitz.store.records import (
+    OUTBOX_KINDS,
+    AttemptOutcome,
+    AttemptRecord,
     Changes,
+    Checkpoint,
+    DeliveryPage,
+    DeliveryRecord,
+    DeliveryState,
     EventRow,
+    Expanded,
     FileOriginal,
     ImageRecord,
     LedgerRow,
+    OutboxItem,
+    OutboxStats,
     PendingRecord,
+    Recorded,
     RuleRecord,
     SessionChange,
     SessionQuery,
@@ -23,16 +34,29 @@ from blitz.store.records import (
     TurnRecord,
     TurnState,
     UsageTotals,
+    WebhookRecord,
 )
 from blitz.store.sqlite import SqliteStore
 
 __all__ = [
+    "OUTBOX_KINDS",
+    "AttemptOutcome",
+    "AttemptRecord",
     "Changes",
+    "Checkpoint",
+    "DeliveryPage",
+    "DeliveryRecord",
+    "DeliveryState",
     "EventRow",
+    "Expand",
+    "Expanded",
     "FileOriginal",
     "ImageRecord",
     "LedgerRow",
+    "OutboxItem",
+    "OutboxStats",
     "PendingRecord",
+    "Recorded",
     "RuleRecord",
     "SessionChange",
     "SessionQuery",
@@ -46,6 +70,7 @@ __all__ = [
     "TurnRecord",
     "TurnState",
     "UsageTotals",
+    "WebhookRecord",
     "open_store",
 ]
 

@@ -15,16 +15,25 @@ seconds from the callers' clocks, which must agree to well within a lease.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from typing import Protocol
 
 from blitz.store.records import (
+    AttemptOutcome,
+    AttemptRecord,
     Changes,
+    Checkpoint,
+    DeliveryPage,
+    DeliveryRecord,
     EventRow,
+    Expanded,
     FileOriginal,
     ImageRecord,
     LedgerRow,
+    OutboxItem,
+    OutboxStats,
     PendingRecord,
+    Recorded,
     RuleRecord,
     SessionChange,
     SessionQuery,
@@ -36,10 +45,16 @@ from blitz.store.records import (
     TurnRecord,
     TurnState,
     UsageTotals,
+    WebhookRecord,
 )
 from blitz.v1.turn_pb2 import TurnEvent
 
-__all__ = ["Store"]
+__all__ = ["Expand", "Store"]
+
+# What `expand_outbox` makes of the outbox rows it took, given every webhook (read after
+# the rows were taken) and the time: the deliveries to store in their place. A pure
+# function: it runs inside the store's transaction.
+Expand = Callable[[Sequence[OutboxItem], Sequence[WebhookRecord], float], list[DeliveryRecord]]
 
 
 class Store(Protocol):
@@ -75,7 +90,8 @@ class Store(Protocol):
 
     async def delete_session(self, session_id: str) -> bool:
         """Delete the session and everything stored of it (its turns, events, requests,
-        ledger, SESSION rules, images, histories, file originals), in one transaction;
+        ledger, SESSION rules, images, histories, file originals, checkpoints and their
+        blobs), in one transaction;
         whether there was one. ALWAYS rules stay: they belong to a caller and workspace."""
         ...
 
@@ -187,6 +203,8 @@ class Store(Protocol):
         (when not yet set) in the same transaction. Each of `ends` (a turn's end, whose
         `finished` is among the events; its turn fenced) is written in the same
         transaction too: the turn recorded finished, its history kept, its session let go.
+        Each stored event of a kind in `OUTBOX_KINDS` gets a row in the webhook outbox, in
+        the same transaction (see `expand_outbox`).
         """
         ...
 
@@ -304,6 +322,15 @@ class Store(Protocol):
         """The history kept for the turn; None when none was."""
         ...
 
+    async def rewind(
+        self, session_id: str, *, history: bytes, dropped: Sequence[str], change: SessionChange
+    ) -> bool:
+        """Apply `change` to the session if it is as the change expects, and then set its
+        history to `history` and forget the histories kept for the `dropped` turns, all
+        in one transaction; whether it did (nothing is written when the change does not
+        apply)."""
+        ...
+
     # Workspace files as they were before the session changed them
 
     async def keep_original(self, original: FileOriginal) -> bool:
@@ -313,4 +340,130 @@ class Store(Protocol):
 
     async def originals(self, session_id: str) -> list[FileOriginal]:
         """The session's file originals, by path."""
+        ...
+
+    # Webhooks
+
+    async def add_webhook(self, rec: WebhookRecord) -> None: ...
+
+    async def get_webhook(self, webhook_id: str) -> WebhookRecord | None: ...
+
+    async def list_webhooks(self, owner: str | None = None) -> list[WebhookRecord]:
+        """The webhooks of `owner` (None: every one), oldest first."""
+        ...
+
+    async def update_webhook(self, rec: WebhookRecord) -> bool:
+        """Write what may change of the webhook (all but its id, owner, reach, declaration
+        and creation time); whether there was one."""
+        ...
+
+    async def delete_webhook(self, webhook_id: str) -> bool:
+        """Delete the webhook and its deliveries, in one transaction; whether there was one."""
+        ...
+
+    async def declare_webhooks(self, recs: Sequence[WebhookRecord]) -> None:
+        """Make the declared webhooks these (by id), in one transaction: each one stored as
+        given, its state, failures and deliveries kept, and every other declared webhook
+        deleted with its deliveries."""
+        ...
+
+    async def expand_outbox(self, limit: int, expand: Expand, *, now: float) -> Expanded:
+        """Take up to `limit` of the oldest outbox rows (on a shared store, rows no other
+        process has taken), and store in their place, in the same transaction, what
+        `expand` makes of them. While no webhook exists the rows are only deleted (those
+        stamped before `now` less a margin, which no webhook made after this moment can
+        want)."""
+        ...
+
+    async def outbox_stats(self) -> OutboxStats: ...
+
+    # Webhook deliveries
+
+    async def add_delivery(self, rec: DeliveryRecord) -> None: ...
+
+    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None: ...
+
+    async def list_deliveries(self, page: DeliveryPage) -> list[DeliveryRecord]: ...
+
+    async def claim_deliveries(
+        self,
+        owner: str,
+        *,
+        now: float,
+        lease_until: float,
+        limit: int,
+        skip: Sequence[str] = (),
+    ) -> list[DeliveryRecord]:
+        """Take up to `limit` due deliveries for `owner` until `lease_until`: pending, due by
+        `now`, held by no one (or their holder's lease ended), of an active webhook not in
+        `skip`, and each the first of its (webhook, session) still to go: no earlier
+        delivery of it pending, and no earlier event of its session still in the outbox.
+        Two processes never take the same one."""
+        ...
+
+    async def release_deliveries(self, owner: str, ids: Sequence[str]) -> None:
+        """Let go of the deliveries `owner` holds among `ids`."""
+        ...
+
+    async def release_all_deliveries(self) -> None:
+        """Let go of every delivery anyone holds (a store no other process uses, at start)."""
+        ...
+
+    async def record_attempt(
+        self,
+        delivery: DeliveryRecord,
+        attempt: AttemptRecord,
+        *,
+        owner: str,
+        outcome: AttemptOutcome,
+    ) -> Recorded:
+        """Write an attempt of a delivery `owner` holds, and its outcome (see
+        `AttemptOutcome`), in one transaction: nothing if `owner` no longer holds it."""
+        ...
+
+    async def redeliver(self, delivery_id: str, *, now: float, deadline: float) -> bool:
+        """Make the delivery pending again, due now, given up after `deadline`; whether
+        there was one."""
+        ...
+
+    async def expire_deliveries(self, now: float) -> int:
+        """Give up the pending deliveries past their deadline that no one holds; how many."""
+        ...
+
+    async def prune_deliveries(self, before: float) -> int:
+        """Delete the delivered and failed deliveries made before `before`; how many."""
+        ...
+
+    async def pending_sessions(self, webhook_id: str, *, limit: int) -> list[str]:
+        """Sessions with a delivery of the webhook still pending (at most `limit`)."""
+        ...
+
+    # Workspace checkpoints: what a turn's files were at its start and its end
+
+    async def put_checkpoint(self, checkpoint: Checkpoint, blobs: Mapping[str, bytes]) -> None:
+        """Store the checkpoint, replacing one of the same turn and `at`, and `blobs`
+        (content by hash) the session has not stored yet, in one transaction."""
+        ...
+
+    async def checkpointed_turns(self, session_id: str) -> list[str]:
+        """The session's turns that have a start checkpoint, oldest checkpoint first."""
+        ...
+
+    async def get_checkpoints(self, session_id: str, turn_id: str) -> list[Checkpoint]:
+        """The turn's checkpoints (its start, its end: either may be missing)."""
+        ...
+
+    async def checkpoint_blobs(self, session_id: str, hashes: Collection[str]) -> dict[str, bytes]:
+        """The contents of the session's blobs of these hashes, by hash (those it has)."""
+        ...
+
+    async def checkpoint_blob_hashes(self, session_id: str) -> set[str]:
+        """The hash of every blob the session has."""
+        ...
+
+    async def drop_checkpoints(
+        self, session_id: str, *, turn_ids: Sequence[str], hashes: Collection[str]
+    ) -> None:
+        """Delete the checkpoints of these turns and the blobs of these hashes, in one
+        transaction."""
         ...

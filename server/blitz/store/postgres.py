@@ -15,8 +15,8 @@ one notification per batch), for other replicas' live readers (`changes`). The s
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.adapt import AdaptersMap
@@ -26,12 +26,14 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
-from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
-from blitz.store.sql_store import SqlStore, Undone
+from blitz.store.records import Changes, TurnEnd
+from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.statements import Dialect, Statements
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["CHANNEL", "PostgresStore"]
+
+_T = TypeVar("_T")
 
 # The channel appends and turn requests are announced on; payloads stay under
 # PostgreSQL's 8,000 bytes.
@@ -49,6 +51,9 @@ _DIALECT = Dialect(
     json="CAST(? AS JSONB)",
     steer_appended="steer || to_jsonb(CAST(? AS TEXT))",
     ledger_flags="COALESCE(BOOL_AND(priced), TRUE), COALESCE(BOOL_OR(tokens_unknown), FALSE)",
+    json_texts="(SELECT jsonb_array_elements_text(CAST(? AS JSONB)))",
+    lock_skipping=" FOR UPDATE OF {alias} SKIP LOCKED",
+    lock=" FOR UPDATE",
 )
 # JSONB read as its text, as SQLite gives JSON: one conversion (rows.py) serves both.
 _JSON_AS_TEXT = AdaptersMap(psycopg.adapters)
@@ -136,6 +141,10 @@ class PostgresStore(SqlStore):
 
     # Transactions
 
+    async def _transaction(self, body: Callable[[Tx], Awaitable[_T]]) -> _T:
+        async with self._pool.connection() as conn, conn.transaction():
+            return await body(_PostgresTx(conn))
+
     async def delete_session(self, session_id: str) -> bool:
         async with self._pool.connection() as conn, conn.transaction():
             deleted = [
@@ -144,34 +153,6 @@ class PostgresStore(SqlStore):
             ]
             await conn.execute(_DELETE_SEQS, (session_id,))
         return deleted[-1] == 1  # the sessions table's, last
-
-    async def create_turn(
-        self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
-    ) -> bool:
-        async with self._pool.connection() as conn, conn.transaction():
-            if session is not None:
-                sql, args = self._sql.update_session(rec.session_id, session)
-                if (await conn.execute(sql, args)).rowcount != 1:
-                    return False
-            await conn.execute(self._sql.create_turn, rows.turn_params(rec, lease_until))
-        return True
-
-    async def start_queued(
-        self, rec: TurnRecord, *, owner: str, lease_until: float, session: SessionChange
-    ) -> TurnRecord | None:
-        async with self._pool.connection() as conn:
-            try:
-                async with conn.transaction():
-                    sql, args = self._sql.update_session(rec.session_id, session)
-                    if (await conn.execute(sql, args)).rowcount != 1:
-                        return None
-                    claimed = await conn.execute(*self._start_queued(rec, owner, lease_until))
-                    started = await claimed.fetchone()
-                    if started is None:
-                        raise Undone
-            except Undone:
-                return None
-        return rows.turn(started)
 
     async def take_steer(self, session_id: str, turn_id: str, *, close: bool = False) -> list[str]:
         taken = await self._fetch(
@@ -229,6 +210,9 @@ class PostgresStore(SqlStore):
                 if stored:
                     async with conn.cursor() as cur:
                         await cur.executemany(self._sql.append_event, stored)
+                        outbox = rows.outbox_rows(kept)
+                        if outbox:
+                            await cur.executemany(self._sql.add_outbox, outbox)
                         firsts = rows.first_seqs(kept)
                         if firsts:
                             await cur.executemany(self._sql.first_seq, firsts)
@@ -269,6 +253,24 @@ class PostgresStore(SqlStore):
                     continue
         finally:
             await conn.close()
+
+
+class _PostgresTx:
+    """`Tx` on one connection of the pool, inside its transaction."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[TupleRow]) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, params: Sequence[object]) -> int:
+        return (await self._conn.execute(sql, params)).rowcount  # type: ignore[arg-type]
+
+    async def fetch(self, sql: str, params: Sequence[object]) -> list[TupleRow]:
+        cur = await self._conn.execute(sql, params)  # type: ignore[arg-type]
+        return await cur.fetchall()
+
+    async def execute_many(self, sql: str, params: Sequence[Sequence[object]]) -> None:
+        async with self._conn.cursor() as cur:
+            await cur.executemany(sql, params)  # type: ignore[arg-type]
 
 
 async def _fenced_out(

@@ -15,15 +15,22 @@ from operator import attrgetter
 from typing import Any
 
 from blitz.store.records import (
+    OUTBOX_KINDS,
+    AttemptRecord,
+    DeliveryRecord,
+    DeliveryState,
     LedgerRow,
+    OutboxItem,
     SessionRecord,
     TokenRecord,
     TurnControl,
     TurnRecord,
     TurnState,
     UsageTotals,
+    WebhookRecord,
 )
 from blitz.store.statements import (
+    CHECKPOINT_COLUMNS,
     IMAGE_COLUMNS,
     LEDGER_COLUMNS,
     PENDING_COLUMNS,
@@ -34,10 +41,16 @@ from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = [
     "Row",
+    "attempts_json",
+    "checkpoint_params",
+    "delivery",
+    "delivery_params",
     "first_seqs",
     "image_params",
     "ledger",
     "ledger_params",
+    "outbox_item",
+    "outbox_rows",
     "pending_params",
     "rule_params",
     "session",
@@ -48,6 +61,8 @@ __all__ = [
     "turn_control",
     "turn_params",
     "usage_totals",
+    "webhook",
+    "webhook_params",
 ]
 
 Row = tuple[Any, ...]
@@ -63,6 +78,7 @@ ledger_params = _fields(LEDGER_COLUMNS)
 rule_params = _fields(RULE_COLUMNS)
 image_params = _fields(IMAGE_COLUMNS)
 token_params = _fields(TOKEN_COLUMNS)
+checkpoint_params = _fields(CHECKPOINT_COLUMNS)
 
 
 def session_params(rec: SessionRecord) -> Row:
@@ -156,3 +172,86 @@ def token(row: Row) -> TokenRecord:
     values = list(row)
     values[3] = bool(values[3])  # admin
     return TokenRecord(*values)
+
+
+def outbox_rows(events: Sequence[TurnEvent]) -> list[Row]:
+    """`Statements.add_outbox`'s rows: each stored event a webhook may be told of."""
+    found = []
+    for e in events:
+        kind = e.WhichOneof("kind")
+        if kind in OUTBOX_KINDS:
+            found.append((e.session_id, e.seq, kind, e.time.seconds + e.time.nanos / 1e9))
+    return found
+
+
+def outbox_item(row: Row) -> OutboxItem:
+    labels = json.loads(row[7]) if row[7] is not None else None
+    data = bytes(row[5]) if row[5] is not None else None
+    return OutboxItem(row[0], row[1], row[2], row[3], row[4], data, row[6], labels, row[8] or "")
+
+
+def webhook_params(rec: WebhookRecord) -> Row:
+    """`Statements.add_webhook`'s parameters, in WEBHOOK_COLUMNS' order."""
+    return (
+        rec.id,
+        rec.owner,
+        rec.url,
+        json.dumps(rec.events),
+        json.dumps(rec.labels, sort_keys=True),
+        rec.session_id,
+        rec.description,
+        rec.format,
+        rec.state,
+        rec.state_reason,
+        rec.server_wide,
+        rec.declared,
+        rec.secret,
+        rec.previous_secret,
+        rec.previous_until,
+        rec.failures,
+        rec.create_time,
+        rec.update_time,
+    )
+
+
+def webhook(row: Row) -> WebhookRecord:
+    values = list(row)
+    values[3] = json.loads(values[3])  # events
+    values[4] = json.loads(values[4])  # labels
+    values[10] = bool(values[10])  # server_wide
+    return WebhookRecord(*values)
+
+
+def attempts_json(attempts: Sequence[AttemptRecord]) -> str:
+    return json.dumps([list(vars(a).values()) for a in attempts])
+
+
+def delivery_params(rec: DeliveryRecord) -> Row:
+    """`Statements.add_delivery`'s parameters, in DELIVERY_COLUMNS' order."""
+    return (
+        rec.id,
+        rec.webhook_id,
+        rec.message_id,
+        rec.kind,
+        rec.session_id,
+        rec.turn_id,
+        rec.seq,
+        rec.body,
+        rec.state.value,
+        rec.tries,
+        attempts_json(rec.attempts),
+        rec.next_attempt,
+        rec.deadline,
+        rec.event_time,
+        rec.create_time,
+        rec.lease_owner,
+        rec.lease_until,
+    )
+
+
+def delivery(row: Row) -> DeliveryRecord:
+    values = list(row)
+    values[7] = bytes(values[7])  # body
+    values[8] = DeliveryState(values[8])
+    values[10] = [AttemptRecord(*a) for a in json.loads(values[10])]
+    return DeliveryRecord(*values)

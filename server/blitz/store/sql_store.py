@@ -10,17 +10,28 @@ No SQL text here and no connection: those are `statements.py` and each engine's.
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import ClassVar, Self
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import replace
+from typing import ClassVar, Protocol, Self, TypeVar
 
 from blitz.store import rows
+from blitz.store.base import Expand
 from blitz.store.records import (
+    AttemptOutcome,
+    AttemptRecord,
+    Checkpoint,
+    DeliveryPage,
+    DeliveryRecord,
     EventRow,
+    Expanded,
     FileOriginal,
     ImageRecord,
     LedgerRow,
+    OutboxStats,
     PendingRecord,
+    Recorded,
     RuleRecord,
     SessionChange,
     SessionQuery,
@@ -32,11 +43,29 @@ from blitz.store.records import (
     TurnRecord,
     TurnState,
     UsageTotals,
+    WebhookRecord,
 )
 from blitz.store.rows import Row
 from blitz.store.statements import Statements
+from blitz.v1 import webhooks_pb2 as wh
 
-__all__ = ["SqlStore", "Undone"]
+__all__ = ["ATTEMPTS_KEPT", "SqlStore", "Tx", "Undone"]
+
+_T = TypeVar("_T")
+# The attempts a delivery keeps (its latest).
+ATTEMPTS_KEPT = 20
+# While no webhook exists, outbox rows stamped this long before now are deleted: stamps
+# come from the clocks of the processes sharing the store, which agree within this.
+_CLOCKS_AGREE = 2.0
+
+
+class Tx(Protocol):
+    """One transaction of an engine, as the operations written here use it: each
+    statement runs inside it, and it commits when the body returns."""
+
+    async def execute(self, sql: str, params: Sequence[object]) -> int: ...
+    async def fetch(self, sql: str, params: Sequence[object]) -> list[Row]: ...
+    async def execute_many(self, sql: str, params: Sequence[Sequence[object]]) -> None: ...
 
 
 class Undone(Exception):
@@ -53,6 +82,12 @@ class SqlStore:
     _execute: Callable[[str, Sequence[object]], Awaitable[int]]
     _fetch: Callable[[str, Sequence[object]], Awaitable[list[Row]]]
     _execute_many: Callable[[str, Sequence[Sequence[object]]], Awaitable[None]]
+
+    async def _transaction(self, body: Callable[[Tx], Awaitable[_T]]) -> _T:
+        """Run `body` in one transaction of the engine; its result once committed. (SQLite
+        runs it to its end without letting the loop run anything else: it must not wait
+        for anything but the transaction's statements.)"""
+        raise NotImplementedError
 
     async def open(self) -> None:
         raise NotImplementedError
@@ -154,10 +189,37 @@ class SqlStore:
         found = await self._fetch(sql, args)
         return rows.turn(found[0]) if found else None
 
-    def _start_queued(self, rec: TurnRecord, owner: str, lease_until: float) -> tuple[str, Row]:
-        """`start_queued`'s claim of the turn, for an engine to run after the session's."""
-        args = (owner, lease_until, rec.deadline, rec.usage_before, rec.session_id, rec.turn_id)
-        return self._sql.start_queued, args
+    async def create_turn(
+        self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
+    ) -> bool:
+        async def body(tx: Tx) -> bool:
+            if session is not None:
+                sql, args = self._sql.update_session(rec.session_id, session)
+                if await tx.execute(sql, args) != 1:
+                    return False
+            await tx.execute(self._sql.create_turn, rows.turn_params(rec, lease_until))
+            return True
+
+        return await self._transaction(body)
+
+    async def start_queued(
+        self, rec: TurnRecord, *, owner: str, lease_until: float, session: SessionChange
+    ) -> TurnRecord | None:
+        claim = (owner, lease_until, rec.deadline, rec.usage_before, rec.session_id, rec.turn_id)
+
+        async def body(tx: Tx) -> TurnRecord | None:
+            sql, args = self._sql.update_session(rec.session_id, session)
+            if await tx.execute(sql, args) != 1:
+                return None
+            started = await tx.fetch(self._sql.start_queued, claim)
+            if not started:
+                raise Undone  # the turn is not queued now: the session's change undone too
+            return rows.turn(started[0])
+
+        try:
+            return await self._transaction(body)
+        except Undone:
+            return None
 
     async def queued_turns(self, session_id: str) -> list[TurnRecord]:
         return [rows.turn(row) for row in await self._fetch(self._sql.queued_turns, (session_id,))]
@@ -310,3 +372,253 @@ class SqlStore:
     async def originals(self, session_id: str) -> list[FileOriginal]:
         found = await self._fetch(self._sql.originals, (session_id,))
         return [FileOriginal(session_id, path, content) for path, content in found]
+
+    # Webhooks
+
+    async def add_webhook(self, rec: WebhookRecord) -> None:
+        await self._execute(self._sql.add_webhook, rows.webhook_params(rec))
+
+    async def get_webhook(self, webhook_id: str) -> WebhookRecord | None:
+        found = await self._fetch(self._sql.get_webhook, (webhook_id,))
+        return rows.webhook(found[0]) if found else None
+
+    async def list_webhooks(self, owner: str | None = None) -> list[WebhookRecord]:
+        sql, args = self._sql.list_webhooks(owner)
+        return [rows.webhook(row) for row in await self._fetch(sql, args)]
+
+    async def update_webhook(self, rec: WebhookRecord) -> bool:
+        params = rows.webhook_params(rec)
+        # Every column but id, owner, server_wide, declared and create_time, then the id.
+        changed = await self._execute(
+            self._sql.update_webhook, (*params[2:10], *params[12:16], params[17], rec.id)
+        )
+        return changed == 1
+
+    async def delete_webhook(self, webhook_id: str) -> bool:
+        async def body(tx: Tx) -> bool:
+            deliveries, webhook = self._sql.delete_webhook
+            await tx.execute(deliveries, (webhook_id,))
+            return await tx.execute(webhook, (webhook_id,)) == 1
+
+        return await self._transaction(body)
+
+    async def declare_webhooks(self, recs: Sequence[WebhookRecord]) -> None:
+        async def body(tx: Tx) -> None:
+            before = {row[0] for row in await tx.fetch(self._sql.declared_webhooks, ())}
+            for rec in recs:
+                await tx.execute(self._sql.declare_webhook, rows.webhook_params(rec))
+            for gone in sorted(before - {rec.id for rec in recs}):
+                for sql in self._sql.delete_webhook:
+                    await tx.execute(sql, (gone,))
+
+        await self._transaction(body)
+
+    async def expand_outbox(self, limit: int, expand: Expand, *, now: float) -> Expanded:
+        sql = self._sql
+
+        async def body(tx: Tx) -> Expanded:
+            if not await tx.fetch(sql.webhooks_exist, ()):
+                dropped = await tx.execute(sql.drop_old_outbox, (now - _CLOCKS_AGREE,))
+                return Expanded(dropped, 0, webhooks=False)
+            items = [rows.outbox_item(row) for row in await tx.fetch(sql.take_outbox, (limit,))]
+            if not items:
+                return Expanded(0, 0, webhooks=True)
+            # Read after the rows were taken: a webhook made before an event was stored is
+            # among them.
+            listed, args = sql.list_webhooks(None)
+            hooks = [rows.webhook(row) for row in await tx.fetch(listed, args)]
+            made = expand(items, hooks, now)
+            if made:
+                await tx.execute_many(sql.add_delivery, [rows.delivery_params(d) for d in made])
+            await tx.execute_many(sql.drop_outbox, [(item.id,) for item in items])
+            return Expanded(len(items), len(made), webhooks=True)
+
+        return await self._transaction(body)
+
+    async def outbox_stats(self) -> OutboxStats:
+        (row,) = await self._fetch(self._sql.outbox_stats, ())
+        return OutboxStats(int(row[0]), row[1], int(row[2]), row[3])
+
+    # Webhook deliveries
+
+    async def add_delivery(self, rec: DeliveryRecord) -> None:
+        await self._execute(self._sql.add_delivery, rows.delivery_params(rec))
+
+    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
+        found = await self._fetch(self._sql.get_delivery, (delivery_id,))
+        return rows.delivery(found[0]) if found else None
+
+    async def list_deliveries(self, page: DeliveryPage) -> list[DeliveryRecord]:
+        sql, args = self._sql.list_deliveries(page)
+        return [rows.delivery(row) for row in await self._fetch(sql, args)]
+
+    async def claim_deliveries(
+        self,
+        owner: str,
+        *,
+        now: float,
+        lease_until: float,
+        limit: int,
+        skip: Sequence[str] = (),
+    ) -> list[DeliveryRecord]:
+        found = await self._fetch(
+            self._sql.claim_deliveries,
+            (owner, lease_until, now, now, json.dumps(list(skip)), limit),
+        )
+        return sorted((rows.delivery(row) for row in found), key=_due_order)
+
+    async def release_deliveries(self, owner: str, ids: Sequence[str]) -> None:
+        if ids:
+            await self._execute(self._sql.release_deliveries, (owner, json.dumps(list(ids))))
+
+    async def release_all_deliveries(self) -> None:
+        await self._execute(self._sql.release_all_deliveries, ())
+
+    async def record_attempt(
+        self,
+        delivery: DeliveryRecord,
+        attempt: AttemptRecord,
+        *,
+        owner: str,
+        outcome: AttemptOutcome,
+    ) -> Recorded:
+        sql = self._sql
+        kept = [*delivery.attempts, attempt][-ATTEMPTS_KEPT:]
+        finish = (
+            outcome.state.value,
+            attempt.number,
+            rows.attempts_json(kept),
+            outcome.next_attempt,
+            delivery.id,
+            owner,
+        )
+
+        async def body(tx: Tx) -> Recorded:
+            if await tx.execute(sql.finish_attempt, finish) != 1:
+                return Recorded(False)  # no longer ours: another process has it now
+            if outcome.webhook == "success":
+                await tx.execute(sql.webhook_recovered, (delivery.webhook_id,))
+            if outcome.webhook not in ("failure", "gone"):
+                return Recorded(True)
+            found = await tx.fetch(sql.lock_webhook, (delivery.webhook_id,))
+            if not found:
+                return Recorded(True)
+            hook = rows.webhook(found[0])
+            after = _health(hook, outcome)
+            await tx.execute(
+                sql.webhook_health,
+                (after.failures, after.state, after.state_reason, after.update_time, hook.id),
+            )
+            stopped = after.state != hook.state and after.state in _STOPPED
+            return Recorded(True, after if stopped else None)
+
+        return await self._transaction(body)
+
+    async def redeliver(self, delivery_id: str, *, now: float, deadline: float) -> bool:
+        return await self._execute(self._sql.redeliver, (now, deadline, delivery_id)) == 1
+
+    async def expire_deliveries(self, now: float) -> int:
+        return await self._execute(self._sql.expire_deliveries, (now, now))
+
+    async def prune_deliveries(self, before: float) -> int:
+        return await self._execute(self._sql.prune_deliveries, (before,))
+
+    async def pending_sessions(self, webhook_id: str, *, limit: int) -> list[str]:
+        found = await self._fetch(self._sql.pending_sessions, (webhook_id, limit))
+        return sorted(str(row[0]) for row in found)
+
+    async def rewind(
+        self, session_id: str, *, history: bytes, dropped: Sequence[str], change: SessionChange
+    ) -> bool:
+        async def body(tx: Tx) -> bool:
+            sql, args = self._sql.update_session(session_id, change)
+            if await tx.execute(sql, args) != 1:
+                return False
+            await tx.execute(self._sql.set_history, (session_id, history))
+            if dropped:
+                await tx.execute_many(
+                    self._sql.drop_turn_history, [(session_id, tid) for tid in dropped]
+                )
+            return True
+
+        return await self._transaction(body)
+
+    # Workspace checkpoints
+
+    async def put_checkpoint(self, checkpoint: Checkpoint, blobs: Mapping[str, bytes]) -> None:
+        sid = checkpoint.session_id
+
+        async def body(tx: Tx) -> None:
+            if blobs:
+                await tx.execute_many(
+                    self._sql.put_checkpoint_blob, [(sid, h, data) for h, data in blobs.items()]
+                )
+            await tx.execute(self._sql.put_checkpoint, rows.checkpoint_params(checkpoint))
+
+        await self._transaction(body)
+
+    async def drop_checkpoints(
+        self, session_id: str, *, turn_ids: Sequence[str], hashes: Collection[str]
+    ) -> None:
+        async def body(tx: Tx) -> None:
+            if turn_ids:
+                await tx.execute_many(
+                    self._sql.drop_checkpoint, [(session_id, tid) for tid in turn_ids]
+                )
+            if hashes:
+                await tx.execute_many(
+                    self._sql.drop_checkpoint_blob, [(session_id, h) for h in hashes]
+                )
+
+        await self._transaction(body)
+
+    async def checkpointed_turns(self, session_id: str) -> list[str]:
+        found = await self._fetch(self._sql.checkpointed_turns, (session_id,))
+        return [str(row[0]) for row in found]
+
+    async def get_checkpoints(self, session_id: str, turn_id: str) -> list[Checkpoint]:
+        found = await self._fetch(self._sql.get_checkpoints, (session_id, turn_id))
+        return [Checkpoint(session_id, turn_id, at, manifest, when) for at, manifest, when in found]
+
+    async def checkpoint_blobs(self, session_id: str, hashes: Collection[str]) -> dict[str, bytes]:
+        if not hashes:
+            return {}
+        wanted = json.dumps(sorted(hashes))
+        found = await self._fetch(self._sql.checkpoint_blobs, (session_id, wanted))
+        return {str(row[0]): bytes(row[1]) for row in found}
+
+    async def checkpoint_blob_hashes(self, session_id: str) -> set[str]:
+        found = await self._fetch(self._sql.checkpoint_blob_hashes, (session_id,))
+        return {str(row[0]) for row in found}
+
+
+# The states a webhook is stopped in by the server (not by its owner).
+_STOPPED = (wh.WEBHOOK_STATE_FAILING, wh.WEBHOOK_STATE_GONE)
+
+
+def _due_order(rec: DeliveryRecord) -> tuple[float, int]:
+    return (rec.next_attempt, rec.seq)
+
+
+def _health(hook: WebhookRecord, outcome: AttemptOutcome) -> WebhookRecord:
+    """The webhook after a failed attempt: one failure more, and stopped when this is the
+    one that reaches `pause_after` in a row (FAILING) or the receiver is gone (GONE)."""
+    failures = hook.failures + 1
+    active = hook.state == wh.WEBHOOK_STATE_ACTIVE
+    if outcome.webhook == "gone" and hook.state != wh.WEBHOOK_STATE_GONE:
+        return replace(
+            hook,
+            failures=failures,
+            state=wh.WEBHOOK_STATE_GONE,
+            state_reason=outcome.reason,
+            update_time=outcome.now,
+        )
+    if active and outcome.pause_after and failures >= outcome.pause_after:
+        return replace(
+            hook,
+            failures=failures,
+            state=wh.WEBHOOK_STATE_FAILING,
+            state_reason=outcome.reason,
+            update_time=outcome.now,
+        )
+    return replace(hook, failures=failures)

@@ -14,17 +14,29 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+import sqlite3
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
+from typing import Any, TypeVar
 
 from blitz.store import rows
-from blitz.store.records import Changes, SessionChange, TurnEnd, TurnRecord
-from blitz.store.sql_store import SqlStore, Undone
+from blitz.store.records import Changes, TurnEnd
+from blitz.store.rows import Row
+from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["SqliteStore"]
+
+_T = TypeVar("_T")
 
 _DIALECT = Dialect(
     placeholder="?",
@@ -68,6 +80,14 @@ class SqliteStore(SqlStore):
 
     # Transactions: each a function run on the connection to its end.
 
+    async def _transaction(self, body: Callable[[Tx], Awaitable[_T]]) -> _T:
+        return await self._call(self._run_transaction, body)
+
+    def _run_transaction(self, body: Callable[[Tx], Awaitable[_T]]) -> _T:
+        db = self._connection.db
+        with transaction(db):
+            return _run_to_end(body(_SqliteTx(db)))  # type: ignore[arg-type]
+
     async def delete_session(self, session_id: str) -> bool:
         return await self._call(self._delete_session, session_id)
 
@@ -76,44 +96,6 @@ class SqliteStore(SqlStore):
         with transaction(db):
             deleted = [db.execute(sql, (session_id,)).rowcount for sql in self._sql.delete_session]
         return deleted[-1] == 1  # the sessions table's, last
-
-    async def create_turn(
-        self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
-    ) -> bool:
-        return await self._call(self._create_turn, rec, lease_until, session)
-
-    def _create_turn(
-        self, rec: TurnRecord, lease_until: float, session: SessionChange | None
-    ) -> bool:
-        db = self._connection.db
-        with transaction(db):
-            if session is not None:
-                sql, args = self._sql.update_session(rec.session_id, session)
-                if db.execute(sql, args).rowcount != 1:
-                    return False
-            db.execute(self._sql.create_turn, rows.turn_params(rec, lease_until))
-        return True
-
-    async def start_queued(
-        self, rec: TurnRecord, *, owner: str, lease_until: float, session: SessionChange
-    ) -> TurnRecord | None:
-        return await self._call(self._start_queued_now, rec, owner, lease_until, session)
-
-    def _start_queued_now(
-        self, rec: TurnRecord, owner: str, lease_until: float, session: SessionChange
-    ) -> TurnRecord | None:
-        db = self._connection.db
-        try:
-            with transaction(db):
-                sql, args = self._sql.update_session(rec.session_id, session)
-                if db.execute(sql, args).rowcount != 1:
-                    return None
-                started = db.execute(*self._start_queued(rec, owner, lease_until)).fetchone()
-                if started is None:
-                    raise Undone
-        except Undone:
-            return None
-        return rows.turn(started)
 
     async def take_steer(self, session_id: str, turn_id: str, *, close: bool = False) -> list[str]:
         return await self._call(self._take_steer, session_id, turn_id, close)
@@ -179,6 +161,9 @@ class SqliteStore(SqlStore):
                     data = event.SerializeToString()
                     stored.append((event.session_id, event.seq, event.turn_id, data))
                 db.executemany(self._sql.append_event, stored)
+                outbox = rows.outbox_rows(kept)
+                if outbox:
+                    db.executemany(self._sql.add_outbox, outbox)
                 firsts = rows.first_seqs(kept)
                 if firsts:
                     db.executemany(self._sql.first_seq, firsts)
@@ -205,3 +190,30 @@ class SqliteStore(SqlStore):
         # One process owns the file: its own appends reach its readers directly.
         await asyncio.Event().wait()
         yield Changes()  # pragma: no cover - never reached
+
+
+class _SqliteTx:
+    """`Tx` on the one connection: each statement runs at once, inside the transaction."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    async def execute(self, sql: str, params: Sequence[object]) -> int:
+        return self._db.execute(sql, params).rowcount
+
+    async def fetch(self, sql: str, params: Sequence[object]) -> list[Row]:
+        return self._db.execute(sql, params).fetchall()
+
+    async def execute_many(self, sql: str, params: Sequence[Sequence[object]]) -> None:
+        self._db.executemany(sql, params)
+
+
+def _run_to_end(body: Coroutine[Any, Any, _T]) -> _T:
+    """The result of a transaction's body, run in one step: a body that would wait for
+    anything (and so let another statement in) is an error, never a silent interleaving."""
+    try:
+        body.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    body.close()
+    raise RuntimeError("a SQLite transaction's body waited for something")

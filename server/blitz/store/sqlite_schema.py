@@ -185,4 +185,82 @@ MIGRATIONS: list[str] = [
     -- Turns queued behind their session's (BUSY_STRATEGY_ENQUEUE): each one's place.
     ALTER TABLE turns ADD COLUMN queued REAL;
     """,
+    """
+    -- Webhooks (docs/webhooks.md): the subscriptions; the outbox, one row per stored event a
+    -- webhook may be told of, written in the transaction that stores the event; and the
+    -- deliveries each row becomes, one per webhook it goes to, with their latest attempts.
+    CREATE TABLE webhooks (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        url TEXT NOT NULL,
+        events TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        description TEXT NOT NULL,
+        format INTEGER NOT NULL,
+        state INTEGER NOT NULL,
+        state_reason TEXT NOT NULL,
+        server_wide INTEGER NOT NULL,
+        declared TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        previous_secret TEXT NOT NULL,
+        previous_until REAL,
+        failures INTEGER NOT NULL,
+        create_time REAL NOT NULL,
+        update_time REAL NOT NULL
+    );
+    CREATE INDEX webhooks_by_owner ON webhooks (owner, create_time);
+    CREATE TABLE webhook_outbox (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        time REAL NOT NULL
+    );
+    CREATE INDEX webhook_outbox_by_session ON webhook_outbox (session_id, seq);
+    CREATE TABLE webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        webhook_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        body BLOB NOT NULL,
+        state TEXT NOT NULL,
+        tries INTEGER NOT NULL,
+        attempts TEXT NOT NULL,
+        next_attempt REAL NOT NULL,
+        deadline REAL NOT NULL,
+        event_time REAL NOT NULL,
+        create_time REAL NOT NULL,
+        lease_owner TEXT NOT NULL DEFAULT '',
+        lease_until REAL
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt)
+        WHERE state = 'pending';
+    CREATE INDEX webhook_deliveries_in_order ON webhook_deliveries (webhook_id, session_id, seq)
+        WHERE state = 'pending';
+    CREATE INDEX webhook_deliveries_by_webhook
+        ON webhook_deliveries (webhook_id, create_time DESC, id DESC);
+    """,
+    """
+    -- Workspace checkpoints, for RewindSession and ForkSession: what a turn's files were at
+    -- its start and its end (a manifest, zlib-compressed JSON; NULL: an end the same as
+    -- its start), and the content of each file they hold, by hash, once per session.
+    CREATE TABLE checkpoints (
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        at TEXT NOT NULL,
+        manifest BLOB,
+        create_time REAL NOT NULL,
+        PRIMARY KEY (session_id, turn_id, at)
+    );
+    CREATE TABLE checkpoint_blobs (
+        session_id TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        content BLOB NOT NULL,
+        PRIMARY KEY (session_id, hash)
+    );
+    """,
 ]

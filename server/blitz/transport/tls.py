@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cryptography import x509
+
 __all__ = ["Tls"]
 
 
@@ -16,3 +18,12 @@ class Tls:
     key: bytes = field(repr=False)
     cert_file: str = ""
     key_file: str = ""
+
+    def is_ca(self) -> bool:
+        """Whether the chain's first certificate (the server's own) is a CA's: what a
+        self-signed certificate made the common `openssl req -x509` way is."""
+        try:
+            cert = x509.load_pem_x509_certificate(self.cert)
+            return bool(cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca)
+        except (ValueError, x509.ExtensionNotFound):
+            return False

@@ -22,7 +22,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .session_pb2 import AcceptPlanRequest, AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetTurnRequest, GetUsageRequest, ListCommandsRequest, ListCommandsResponse, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RejectPlanRequest, RejectPlanResponse, RevokeRuleRequest, RevokeRuleResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, TurnSummary, UpdateSessionRequest, UsageReport, WatchRequest
+from .session_pb2 import AcceptPlanRequest, AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetTurnRequest, GetUsageRequest, ListCommandsRequest, ListCommandsResponse, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RejectPlanRequest, RejectPlanResponse, RevokeRuleRequest, RevokeRuleResponse, RewindSessionRequest, RewindSessionResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, TurnSummary, UpdateSessionRequest, UsageReport, WatchRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -132,6 +132,14 @@ class SessionService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    async def rewind_session(self, request: RewindSessionRequest, ctx: RequestContext[RewindSessionRequest, RewindSessionResponse], /) -> RewindSessionResponse:
+        """
+        Takes an idle session back to one of its finished turns: the model's history becomes
+        the history as that turn left it, and, with `files`, the workspace files the later
+        turns changed are put back as they were then. A `rewound` event records it.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     async def update_session(self, request: UpdateSessionRequest, ctx: RequestContext[UpdateSessionRequest, Session], /) -> Session:
         """
         Changes a session's title, labels or approval timeout (the fields update_mask names).
@@ -148,7 +156,7 @@ class SessionService(Protocol):
     async def fork_session(self, request: ForkSessionRequest, ctx: RequestContext[ForkSessionRequest, Session], /) -> Session:
         """
         A new session that starts from another's history as it stood after one of its
-        turns, in a copy of that session's workspace as it is now.
+        turns, in a copy of that session's workspace with the files as they were then.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -359,6 +367,17 @@ class SessionServiceASGIApplication(ConnectASGIApplication[SessionService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_turn,
+                ),
+                "/blitz.v1.SessionService/RewindSession": Endpoint.unary(
+                    method=MethodInfo(
+                        name="RewindSession",
+                        service_name="blitz.v1.SessionService",
+                        input=RewindSessionRequest,
+                        output=RewindSessionResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.rewind_session,
                 ),
                 "/blitz.v1.SessionService/UpdateSession": Endpoint.unary(
                     method=MethodInfo(
@@ -823,6 +842,31 @@ class SessionServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def rewind_session(
+        self,
+        request: RewindSessionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RewindSessionResponse:
+        """
+        Takes an idle session back to one of its finished turns: the model's history becomes
+        the history as that turn left it, and, with `files`, the workspace files the later
+        turns changed are put back as they were then. A `rewound` event records it.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RewindSession",
+                service_name="blitz.v1.SessionService",
+                input=RewindSessionRequest,
+                output=RewindSessionResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     async def update_session(
         self,
         request: UpdateSessionRequest,
@@ -879,7 +923,7 @@ class SessionServiceClient(ConnectClient):
     ) -> Session:
         """
         A new session that starts from another's history as it stood after one of its
-        turns, in a copy of that session's workspace as it is now.
+        turns, in a copy of that session's workspace with the files as they were then.
         """
         return await self.execute_unary(
             request=request,
@@ -1086,6 +1130,14 @@ class SessionServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def rewind_session(self, request: RewindSessionRequest, ctx: RequestContext[RewindSessionRequest, RewindSessionResponse], /) -> RewindSessionResponse:
+        """
+        Takes an idle session back to one of its finished turns: the model's history becomes
+        the history as that turn left it, and, with `files`, the workspace files the later
+        turns changed are put back as they were then. A `rewound` event records it.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def update_session(self, request: UpdateSessionRequest, ctx: RequestContext[UpdateSessionRequest, Session], /) -> Session:
         """
         Changes a session's title, labels or approval timeout (the fields update_mask names).
@@ -1102,7 +1154,7 @@ class SessionServiceSync(Protocol):
     def fork_session(self, request: ForkSessionRequest, ctx: RequestContext[ForkSessionRequest, Session], /) -> Session:
         """
         A new session that starts from another's history as it stood after one of its
-        turns, in a copy of that session's workspace as it is now.
+        turns, in a copy of that session's workspace with the files as they were then.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1311,6 +1363,17 @@ class SessionServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_turn,
+                ),
+                "/blitz.v1.SessionService/RewindSession": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="RewindSession",
+                        service_name="blitz.v1.SessionService",
+                        input=RewindSessionRequest,
+                        output=RewindSessionResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.rewind_session,
                 ),
                 "/blitz.v1.SessionService/UpdateSession": EndpointSync.unary(
                     method=MethodInfo(
@@ -1775,6 +1838,31 @@ class SessionServiceClientSync(ConnectClientSync):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    def rewind_session(
+        self,
+        request: RewindSessionRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RewindSessionResponse:
+        """
+        Takes an idle session back to one of its finished turns: the model's history becomes
+        the history as that turn left it, and, with `files`, the workspace files the later
+        turns changed are put back as they were then. A `rewound` event records it.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RewindSession",
+                service_name="blitz.v1.SessionService",
+                input=RewindSessionRequest,
+                output=RewindSessionResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     def update_session(
         self,
         request: UpdateSessionRequest,
@@ -1831,7 +1919,7 @@ class SessionServiceClientSync(ConnectClientSync):
     ) -> Session:
         """
         A new session that starts from another's history as it stood after one of its
-        turns, in a copy of that session's workspace as it is now.
+        turns, in a copy of that session's workspace with the files as they were then.
         """
         return self.execute_unary(
             request=request,

@@ -442,6 +442,24 @@ class GetTurnRequest(_message.Message):
     turn_id: str
     def __init__(self, session_id: _Optional[str] = ..., turn_id: _Optional[str] = ...) -> None: ...
 
+class RewindSessionRequest(_message.Message):
+    __slots__ = ("session_id", "to_turn_id", "files")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TO_TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    to_turn_id: str
+    files: bool
+    def __init__(self, session_id: _Optional[str] = ..., to_turn_id: _Optional[str] = ..., files: _Optional[bool] = ...) -> None: ...
+
+class RewindSessionResponse(_message.Message):
+    __slots__ = ("rewound", "session")
+    REWOUND_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    rewound: _turn_pb2.Rewound
+    session: Session
+    def __init__(self, rewound: _Optional[_Union[_turn_pb2.Rewound, _Mapping]] = ..., session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
+
 class ListTurnsRequest(_message.Message):
     __slots__ = ("session_id", "page_size", "page_token")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]

@@ -110,6 +110,11 @@ class SessionServiceStub:
                 request_serializer=blitz_dot_v1_dot_session__pb2.GetTurnRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_session__pb2.TurnSummary.FromString,
                 _registered_method=True)
+        self.RewindSession = channel.unary_unary(
+                '/blitz.v1.SessionService/RewindSession',
+                request_serializer=blitz_dot_v1_dot_session__pb2.RewindSessionRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.RewindSessionResponse.FromString,
+                _registered_method=True)
         self.UpdateSession = channel.unary_unary(
                 '/blitz.v1.SessionService/UpdateSession',
                 request_serializer=blitz_dot_v1_dot_session__pb2.UpdateSessionRequest.SerializeToString,
@@ -258,6 +263,15 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RewindSession(self, request, context):
+        """Takes an idle session back to one of its finished turns: the model's history becomes
+        the history as that turn left it, and, with `files`, the workspace files the later
+        turns changed are put back as they were then. A `rewound` event records it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def UpdateSession(self, request, context):
         """Changes a session's title, labels or approval timeout (the fields update_mask names).
         """
@@ -275,7 +289,7 @@ class SessionServiceServicer:
 
     def ForkSession(self, request, context):
         """A new session that starts from another's history as it stood after one of its
-        turns, in a copy of that session's workspace as it is now.
+        turns, in a copy of that session's workspace with the files as they were then.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -391,6 +405,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.GetTurn,
                     request_deserializer=blitz_dot_v1_dot_session__pb2.GetTurnRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_session__pb2.TurnSummary.SerializeToString,
+            ),
+            'RewindSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.RewindSession,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.RewindSessionRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.RewindSessionResponse.SerializeToString,
             ),
             'UpdateSession': grpc.unary_unary_rpc_method_handler(
                     servicer.UpdateSession,
@@ -833,6 +852,33 @@ class SessionService:
             '/blitz.v1.SessionService/GetTurn',
             blitz_dot_v1_dot_session__pb2.GetTurnRequest.SerializeToString,
             blitz_dot_v1_dot_session__pb2.TurnSummary.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RewindSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.SessionService/RewindSession',
+            blitz_dot_v1_dot_session__pb2.RewindSessionRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.RewindSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -131,7 +131,7 @@ class ContextBlock(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., html: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class TurnEvent(_message.Message):
-    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "usage", "history_trimmed", "session_state", "file_changed", "tool_output", "plan_proposed", "plan_decision", "seq", "session_id", "turn_id", "time", "step")
+    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "usage", "history_trimmed", "session_state", "file_changed", "tool_output", "plan_proposed", "plan_decision", "rewound", "seq", "session_id", "turn_id", "time", "step")
     AUTHOR_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -151,6 +151,7 @@ class TurnEvent(_message.Message):
     TOOL_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     PLAN_PROPOSED_FIELD_NUMBER: _ClassVar[int]
     PLAN_DECISION_FIELD_NUMBER: _ClassVar[int]
+    REWOUND_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -175,12 +176,13 @@ class TurnEvent(_message.Message):
     tool_output: ToolOutput
     plan_proposed: PlanProposed
     plan_decision: PlanDecision
+    rewound: Rewound
     seq: int
     session_id: str
     turn_id: str
     time: _timestamp_pb2.Timestamp
     step: FlowStepRef
-    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., session_state: _Optional[_Union[SessionStateChange, _Mapping]] = ..., file_changed: _Optional[_Union[FileChanged, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutput, _Mapping]] = ..., plan_proposed: _Optional[_Union[PlanProposed, _Mapping]] = ..., plan_decision: _Optional[_Union[PlanDecision, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step: _Optional[_Union[FlowStepRef, _Mapping]] = ...) -> None: ...
+    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., session_state: _Optional[_Union[SessionStateChange, _Mapping]] = ..., file_changed: _Optional[_Union[FileChanged, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutput, _Mapping]] = ..., plan_proposed: _Optional[_Union[PlanProposed, _Mapping]] = ..., plan_decision: _Optional[_Union[PlanDecision, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step: _Optional[_Union[FlowStepRef, _Mapping]] = ...) -> None: ...
 
 class FlowStepRef(_message.Message):
     __slots__ = ("run", "id", "index")
@@ -262,11 +264,21 @@ class SessionStateChange(_message.Message):
     __slots__ = ("state", "turn_id", "reason")
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
+        SESSION_STATE_UNSPECIFIED: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_IDLE: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_RUNNING: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_PARKED: _ClassVar[SessionStateChange.State]
+        SESSION_STATE_CLOSED: _ClassVar[SessionStateChange.State]
         STATE_UNSPECIFIED: _ClassVar[SessionStateChange.State]
         STATE_IDLE: _ClassVar[SessionStateChange.State]
         STATE_RUNNING: _ClassVar[SessionStateChange.State]
         STATE_PARKED: _ClassVar[SessionStateChange.State]
         STATE_CLOSED: _ClassVar[SessionStateChange.State]
+    SESSION_STATE_UNSPECIFIED: SessionStateChange.State
+    SESSION_STATE_IDLE: SessionStateChange.State
+    SESSION_STATE_RUNNING: SessionStateChange.State
+    SESSION_STATE_PARKED: SessionStateChange.State
+    SESSION_STATE_CLOSED: SessionStateChange.State
     STATE_UNSPECIFIED: SessionStateChange.State
     STATE_IDLE: SessionStateChange.State
     STATE_RUNNING: SessionStateChange.State
@@ -299,6 +311,20 @@ class FileChanged(_message.Message):
     kind: FileChanged.Kind
     tool_call_id: str
     def __init__(self, path: _Optional[str] = ..., kind: _Optional[_Union[FileChanged.Kind, str]] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class Rewound(_message.Message):
+    __slots__ = ("to_turn_id", "dropped_turn_ids", "restored_paths", "unrestored_paths", "files")
+    TO_TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    RESTORED_PATHS_FIELD_NUMBER: _ClassVar[int]
+    UNRESTORED_PATHS_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    to_turn_id: str
+    dropped_turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    restored_paths: _containers.RepeatedScalarFieldContainer[str]
+    unrestored_paths: _containers.RepeatedScalarFieldContainer[str]
+    files: bool
+    def __init__(self, to_turn_id: _Optional[str] = ..., dropped_turn_ids: _Optional[_Iterable[str]] = ..., restored_paths: _Optional[_Iterable[str]] = ..., unrestored_paths: _Optional[_Iterable[str]] = ..., files: _Optional[bool] = ...) -> None: ...
 
 class Tasks(_message.Message):
     __slots__ = ("items",)

@@ -18,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file blitz/v1/turn.proto.
  */
 export const file_blitz_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChNibGl0ei92MS90dXJuLnByb3RvEghibGl0ei52MSLDAgoEVHVybhIMCgR0ZXh0GAEgASgJEg4KBnByb21wdBgCIAEoCRIMCgRwbGFuGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCRINCgVhc2lkZRgFIAEoCBIQCghhY2NlcHRlZBgGIAEoCBIRCglpbWFnZV9pZHMYByADKAkSEQoJbWF4X3R1cm5zGAggASgFEhQKDGZldGNoX2dyYW50cxgJIAMoCRIUCgxtYXhfY29zdF91c2QYCiABKAESKgoHdGltZW91dBgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21tYW5kGAwgASgIEicKB2NvbnRleHQYDSADKAsyFi5ibGl0ei52MS5Db250ZXh0QmxvY2sSIwoEbW9kZRgQIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlIlQKDENvbnRleHRCbG9jaxIMCgRraW5kGAEgASgJEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIMCgRodG1sGAQgASgJEgwKBHRleHQYBSABKAkijwcKCVR1cm5FdmVudBIOCgZhdXRob3IYASABKAkSJgoIYWNjZXB0ZWQYAiABKAsyEi5ibGl0ei52MS5BY2NlcHRlZEgAEh4KBHRleHQYAyABKAsyDi5ibGl0ei52MS5UZXh0SAASJwoJdG9vbF9jYWxsGAQgASgLMhIuYmxpdHoudjEuVG9vbENhbGxIABIrCgt0b29sX3Jlc3VsdBgFIAEoCzIULmJsaXR6LnYxLlRvb2xSZXN1bHRIABI1ChBhcHByb3ZhbF9yZXF1ZXN0GAYgASgLMhkuYmxpdHoudjEuQXBwcm92YWxSZXF1ZXN0SAASJgoIcXVlc3Rpb24YByABKAsyEi5ibGl0ei52MS5RdWVzdGlvbkgAEioKCGZpbmlzaGVkGAggASgLMhYuYmxpdHoudjEuVHVybkZpbmlzaGVkSAASIAoFdGFza3MYCSABKAsyDy5ibGl0ei52MS5UYXNrc0gAEiIKBm5vdGljZRgKIAEoCzIQLmJsaXR6LnYxLk5vdGljZUgAEicKCWZsb3dfc3RlcBgLIAEoCzISLmJsaXR6LnYxLkZsb3dTdGVwSAASKgoKcmVzb2x1dGlvbhgUIAEoCzIULmJsaXR6LnYxLlJlc29sdXRpb25IABIgCgV1c2FnZRgVIAEoCzIPLmJsaXR6LnYxLlVzYWdlSAASMwoPaGlzdG9yeV90cmltbWVkGBYgASgLMhguYmxpdHoudjEuSGlzdG9yeVRyaW1tZWRIABI1Cg1zZXNzaW9uX3N0YXRlGBcgASgLMhwuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlSAASLQoMZmlsZV9jaGFuZ2VkGBggASgLMhUuYmxpdHoudjEuRmlsZUNoYW5nZWRIABIrCgt0b29sX291dHB1dBgZIAEoCzIULmJsaXR6LnYxLlRvb2xPdXRwdXRIABIvCg1wbGFuX3Byb3Bvc2VkGBogASgLMhYuYmxpdHoudjEuUGxhblByb3Bvc2VkSAASLwoNcGxhbl9kZWNpc2lvbhgbIAEoCzIWLmJsaXR6LnYxLlBsYW5EZWNpc2lvbkgAEgsKA3NlcRgQIAEoAxISCgpzZXNzaW9uX2lkGBEgASgJEg8KB3R1cm5faWQYEiABKAkSKAoEdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBgoEa2luZCJMCgxQbGFuUHJvcG9zZWQSDwoHcGxhbl9pZBgBIAEoCRIMCgRwbGFuGAIgASgJEh0KBXRhc2tzGAMgAygLMg4uYmxpdHoudjEuVGFzayJXCgxQbGFuRGVjaXNpb24SDwoHcGxhbl9pZBgBIAEoCRIQCghhcHByb3ZlZBgCIAEoCBIQCghmZWVkYmFjaxgDIAEoCRISCgpkZWNpZGVkX2J5GAQgASgJIp8BCghGbG93U3RlcBIQCgh3b3JrZmxvdxgBIAEoCRIKCgJpZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIMCgR0eXBlGAQgASgJEg0KBWluZGV4GAUgASgFEg0KBWNvdW50GAYgASgFEg4KBnN0YXR1cxgHIAEoCRIOCgZvdXRwdXQYCCABKAkSDQoFZXJyb3IYCSABKAkSCwoDcnVuGAogASgJIjgKBk5vdGljZRIMCgR0ZXh0GAEgASgJEg0KBWVycm9yGAIgASgIEhEKCXRyYW5zaWVudBgDIAEoCCJOCg5IaXN0b3J5VHJpbW1lZBIYChBkcm9wcGVkX21lc3NhZ2VzGAEgASgFEhIKCmtlcHRfdHVybnMYAiABKAUSDgoGcmVhc29uGAMgASgJIs8BChJTZXNzaW9uU3RhdGVDaGFuZ2USMQoFc3RhdGUYASABKA4yIi5ibGl0ei52MS5TZXNzaW9uU3RhdGVDaGFuZ2UuU3RhdGUSDwoHdHVybl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiZQoFU3RhdGUSFQoRU1RBVEVfVU5TUEVDSUZJRUQQABIOCgpTVEFURV9JRExFEAESEQoNU1RBVEVfUlVOTklORxACEhAKDFNUQVRFX1BBUktFRBADEhAKDFNUQVRFX0NMT1NFRBAEIrABCgtGaWxlQ2hhbmdlZBIMCgRwYXRoGAEgASgJEigKBGtpbmQYAiABKA4yGi5ibGl0ei52MS5GaWxlQ2hhbmdlZC5LaW5kEhQKDHRvb2xfY2FsbF9pZBgDIAEoCSJTCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIQCgxLSU5EX0NSRUFURUQQARIRCg1LSU5EX01PRElGSUVEEAISEAoMS0lORF9ERUxFVEVEEAMiJgoFVGFza3MSHQoFaXRlbXMYASADKAsyDi5ibGl0ei52MS5UYXNrIjMKBFRhc2sSDwoHY29udGVudBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSCgoCaWQYECABKAkiKAoIQWNjZXB0ZWQSHAoEdHVybhgBIAEoCzIOLmJsaXR6LnYxLlR1cm4iRgoEVGV4dBIMCgR0ZXh0GAEgASgJEg8KB3BhcnRpYWwYAiABKAgSDgoGcmVwZWF0GAMgASgIEg8KB3Rob3VnaHQYBCABKAgiXAoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIlCgRhcmdzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdwYXJ0aWFsGAQgASgIIo4BCgpUb29sUmVzdWx0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJwoGcmVzdWx0GAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghpc19lcnJvchgQIAEoCBIrCghkdXJhdGlvbhgRIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI2CgpUb29sT3V0cHV0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGb3V0cHV0GAMgASgJIuQCCg9BcHByb3ZhbFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEiIKBGtpbmQYAyABKA4yFC5ibGl0ei52MS5BY3Rpb25LaW5kEg4KBmRldGFpbBgEIAEoCRIMCgRkaWZmGAUgASgJEhMKC3Njb3BlX2xhYmVsGAYgASgJEg0KBWFnZW50GAcgASgJEg8KB3Rhc2tfaWQYCCABKAkSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIvChNhdmFpbGFibGVfZGVjaXNpb25zGBIgAygOMhIuYmxpdHoudjEuRGVjaXNpb24SKwoOc3VnZ2VzdGVkX3J1bGUYEyABKAsyEy5ibGl0ei52MS5SdWxlTWF0Y2giowEKCVJ1bGVNYXRjaBImCgVtYXRjaBgBIAEoDjIXLmJsaXR6LnYxLlJ1bGVNYXRjaEtpbmQSDwoHcGF0dGVybhgCIAEoCRIkCgZlZmZlY3QYAyABKA4yFC5ibGl0ei52MS5SdWxlRWZmZWN0EigKBWxhc3RzGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBWxhYmVsGAUgASgJIo4CCghRdWVzdGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJEg8KB29wdGlvbnMYAyADKAkSDQoFYWdlbnQYBCABKAkSDwoHdGFza19pZBgFIAEoCRIUCgxtdWx0aV9zZWxlY3QYBiABKAgSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIlCgRmb3JtGBIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgptY3Bfc2VydmVyGBMgASgJIvkBCgpSZXNvbHV0aW9uEhIKCnJlcXVlc3RfaWQYASABKAkSJAoIZGVjaXNpb24YAiABKA4yEi5ibGl0ei52MS5EZWNpc2lvbhIPCgdhbnN3ZXJzGAMgAygJEg4KBnJlYXNvbhgEIAEoCRIPCgdjb21tYW5kGAUgASgJEhMKC3Jlc29sdmVkX2J5GAYgASgJEgsKA3ZpYRgHIAEoCRIPCgdydWxlX2lkGAggASgJEhEKCWludGVycnVwdBgJIAEoCBInCgZ2YWx1ZXMYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGRlY2xpbmVkGAsgASgIIukBCgVVc2FnZRINCgVjYWxscxgBIAEoBRINCgVpbnB1dBgCIAEoAxIOCgZjYWNoZWQYAyABKAMSEwoLY2FjaGVfd3JpdGUYBCABKAMSDgoGb3V0cHV0GAUgASgDEhMKC2xhc3RfcHJvbXB0GAYgASgDEhAKCGNvc3RfdXNkGAcgASgBEg4KBnByaWNlZBgIIAEoCBIWCg5zZWFyY2hfcXVlcmllcxgJIAEoBRIXCg9zZWFyY2hfY29zdF91c2QYCiABKAESFgoOdG9rZW5zX3Vua25vd24YECABKAgSDQoFbW9kZWwYESABKAkilQEKDFR1cm5GaW5pc2hlZBIOCgZvdXRwdXQYASABKAkSHwoGYmVmb3JlGAIgASgLMg8uYmxpdHoudjEuVXNhZ2USHgoFYWZ0ZXIYAyABKAsyDy5ibGl0ei52MS5Vc2FnZRIQCghsZWZ0b3ZlchgEIAMoCRIiCgVlcnJvchgFIAEoCzITLmJsaXR6LnYxLkVycm9ySW5mbyKSAQoJRXJyb3JJbmZvEg4KBnJlYXNvbhgBIAEoCRIzCghtZXRhZGF0YRgCIAMoCzIhLmJsaXR6LnYxLkVycm9ySW5mby5NZXRhZGF0YUVudHJ5Eg8KB21lc3NhZ2UYAyABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBKqwBCgtTZXNzaW9uTW9kZRIcChhTRVNTSU9OX01PREVfVU5TUEVDSUZJRUQQABIUChBTRVNTSU9OX01PREVfQVNLEAESHQoZU0VTU0lPTl9NT0RFX0FDQ0VQVF9FRElUUxACEhoKFlNFU1NJT05fTU9ERV9SRUFEX09OTFkQAxIVChFTRVNTSU9OX01PREVfUExBThAEEhcKE1NFU1NJT05fTU9ERV9CWVBBU1MQBSp6Cg1SdWxlTWF0Y2hLaW5kEhoKFlJVTEVfTUFUQ0hfVU5TUEVDSUZJRUQQABIUChBSVUxFX01BVENIX0VYQUNUEAESHQoZUlVMRV9NQVRDSF9DT01NQU5EX1BSRUZJWBACEhgKFFJVTEVfTUFUQ0hfUEFUSF9HTE9CEAMqVgoKUnVsZUVmZmVjdBIbChdSVUxFX0VGRkVDVF9VTlNQRUNJRklFRBAAEhUKEVJVTEVfRUZGRUNUX0FMTE9XEAESFAoQUlVMRV9FRkZFQ1RfREVOWRACKmMKDEV4cGlyeUFjdGlvbhIdChlFWFBJUllfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSRVhQSVJZX0FDVElPTl9ERU5ZEAESHAoYRVhQSVJZX0FDVElPTl9VTkFOU1dFUkVEEAIqnwEKCkFjdGlvbktpbmQSGwoXQUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIXChNBQ1RJT05fS0lORF9DT01NQU5EEAESFQoRQUNUSU9OX0tJTkRfV1JJVEUQAhIWChJBQ1RJT05fS0lORF9ERUxFVEUQAxIXChNBQ1RJT05fS0lORF9ORVRXT1JLEAQSEwoPQUNUSU9OX0tJTkRfTUNQEAUqdQoIRGVjaXNpb24SGAoUREVDSVNJT05fVU5TUEVDSUZJRUQQABIRCg1ERUNJU0lPTl9ERU5ZEAESEQoNREVDSVNJT05fT05DRRACEhQKEERFQ0lTSU9OX1NFU1NJT04QAxITCg9ERUNJU0lPTl9BTFdBWVMQBGIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChNibGl0ei92MS90dXJuLnByb3RvEghibGl0ei52MSLDAgoEVHVybhIMCgR0ZXh0GAEgASgJEg4KBnByb21wdBgCIAEoCRIMCgRwbGFuGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCRINCgVhc2lkZRgFIAEoCBIQCghhY2NlcHRlZBgGIAEoCBIRCglpbWFnZV9pZHMYByADKAkSEQoJbWF4X3R1cm5zGAggASgFEhQKDGZldGNoX2dyYW50cxgJIAMoCRIUCgxtYXhfY29zdF91c2QYCiABKAESKgoHdGltZW91dBgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21tYW5kGAwgASgIEicKB2NvbnRleHQYDSADKAsyFi5ibGl0ei52MS5Db250ZXh0QmxvY2sSIwoEbW9kZRgQIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlIlQKDENvbnRleHRCbG9jaxIMCgRraW5kGAEgASgJEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIMCgRodG1sGAQgASgJEgwKBHRleHQYBSABKAki2gcKCVR1cm5FdmVudBIOCgZhdXRob3IYASABKAkSJgoIYWNjZXB0ZWQYAiABKAsyEi5ibGl0ei52MS5BY2NlcHRlZEgAEh4KBHRleHQYAyABKAsyDi5ibGl0ei52MS5UZXh0SAASJwoJdG9vbF9jYWxsGAQgASgLMhIuYmxpdHoudjEuVG9vbENhbGxIABIrCgt0b29sX3Jlc3VsdBgFIAEoCzIULmJsaXR6LnYxLlRvb2xSZXN1bHRIABI1ChBhcHByb3ZhbF9yZXF1ZXN0GAYgASgLMhkuYmxpdHoudjEuQXBwcm92YWxSZXF1ZXN0SAASJgoIcXVlc3Rpb24YByABKAsyEi5ibGl0ei52MS5RdWVzdGlvbkgAEioKCGZpbmlzaGVkGAggASgLMhYuYmxpdHoudjEuVHVybkZpbmlzaGVkSAASIAoFdGFza3MYCSABKAsyDy5ibGl0ei52MS5UYXNrc0gAEiIKBm5vdGljZRgKIAEoCzIQLmJsaXR6LnYxLk5vdGljZUgAEicKCWZsb3dfc3RlcBgLIAEoCzISLmJsaXR6LnYxLkZsb3dTdGVwSAASKgoKcmVzb2x1dGlvbhgUIAEoCzIULmJsaXR6LnYxLlJlc29sdXRpb25IABIgCgV1c2FnZRgVIAEoCzIPLmJsaXR6LnYxLlVzYWdlSAASMwoPaGlzdG9yeV90cmltbWVkGBYgASgLMhguYmxpdHoudjEuSGlzdG9yeVRyaW1tZWRIABI1Cg1zZXNzaW9uX3N0YXRlGBcgASgLMhwuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlSAASLQoMZmlsZV9jaGFuZ2VkGBggASgLMhUuYmxpdHoudjEuRmlsZUNoYW5nZWRIABIrCgt0b29sX291dHB1dBgZIAEoCzIULmJsaXR6LnYxLlRvb2xPdXRwdXRIABIvCg1wbGFuX3Byb3Bvc2VkGBogASgLMhYuYmxpdHoudjEuUGxhblByb3Bvc2VkSAASLwoNcGxhbl9kZWNpc2lvbhgbIAEoCzIWLmJsaXR6LnYxLlBsYW5EZWNpc2lvbkgAEiQKB3Jld291bmQYHCABKAsyES5ibGl0ei52MS5SZXdvdW5kSAASCwoDc2VxGBAgASgDEhIKCnNlc3Npb25faWQYESABKAkSDwoHdHVybl9pZBgSIAEoCRIoCgR0aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgRzdGVwGB0gASgLMhUuYmxpdHoudjEuRmxvd1N0ZXBSZWZCBgoEa2luZCI1CgtGbG93U3RlcFJlZhILCgNydW4YASABKAkSCgoCaWQYAiABKAkSDQoFaW5kZXgYAyABKAUiTAoMUGxhblByb3Bvc2VkEg8KB3BsYW5faWQYASABKAkSDAoEcGxhbhgCIAEoCRIdCgV0YXNrcxgDIAMoCzIOLmJsaXR6LnYxLlRhc2siVwoMUGxhbkRlY2lzaW9uEg8KB3BsYW5faWQYASABKAkSEAoIYXBwcm92ZWQYAiABKAgSEAoIZmVlZGJhY2sYAyABKAkSEgoKZGVjaWRlZF9ieRgEIAEoCSKfAQoIRmxvd1N0ZXASEAoId29ya2Zsb3cYASABKAkSCgoCaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSDAoEdHlwZRgEIAEoCRINCgVpbmRleBgFIAEoBRINCgVjb3VudBgGIAEoBRIOCgZzdGF0dXMYByABKAkSDgoGb3V0cHV0GAggASgJEg0KBWVycm9yGAkgASgJEgsKA3J1bhgKIAEoCSI4CgZOb3RpY2USDAoEdGV4dBgBIAEoCRINCgVlcnJvchgCIAEoCBIRCgl0cmFuc2llbnQYAyABKAgiTgoOSGlzdG9yeVRyaW1tZWQSGAoQZHJvcHBlZF9tZXNzYWdlcxgBIAEoBRISCgprZXB0X3R1cm5zGAIgASgFEg4KBnJlYXNvbhgDIAEoCSLuAgoSU2Vzc2lvblN0YXRlQ2hhbmdlEjEKBXN0YXRlGAEgASgOMiIuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlLlN0YXRlEg8KB3R1cm5faWQYAiABKAkSDgoGcmVhc29uGAMgASgJIoMCCgVTdGF0ZRIdChlTRVNTSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSU0VTU0lPTl9TVEFURV9JRExFEAESGQoVU0VTU0lPTl9TVEFURV9SVU5OSU5HEAISGAoUU0VTU0lPTl9TVEFURV9QQVJLRUQQAxIYChRTRVNTSU9OX1NUQVRFX0NMT1NFRBAEEhkKEVNUQVRFX1VOU1BFQ0lGSUVEEAAaAggBEhIKClNUQVRFX0lETEUQARoCCAESFQoNU1RBVEVfUlVOTklORxACGgIIARIUCgxTVEFURV9QQVJLRUQQAxoCCAESFAoMU1RBVEVfQ0xPU0VEEAQaAggBGgIQASKwAQoLRmlsZUNoYW5nZWQSDAoEcGF0aBgBIAEoCRIoCgRraW5kGAIgASgOMhouYmxpdHoudjEuRmlsZUNoYW5nZWQuS2luZBIUCgx0b29sX2NhbGxfaWQYAyABKAkiUwoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASEAoMS0lORF9DUkVBVEVEEAESEQoNS0lORF9NT0RJRklFRBACEhAKDEtJTkRfREVMRVRFRBADIngKB1Jld291bmQSEgoKdG9fdHVybl9pZBgBIAEoCRIYChBkcm9wcGVkX3R1cm5faWRzGAIgAygJEhYKDnJlc3RvcmVkX3BhdGhzGAMgAygJEhgKEHVucmVzdG9yZWRfcGF0aHMYBCADKAkSDQoFZmlsZXMYBSABKAgiJgoFVGFza3MSHQoFaXRlbXMYASADKAsyDi5ibGl0ei52MS5UYXNrIjMKBFRhc2sSDwoHY29udGVudBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSCgoCaWQYECABKAkiKAoIQWNjZXB0ZWQSHAoEdHVybhgBIAEoCzIOLmJsaXR6LnYxLlR1cm4iRgoEVGV4dBIMCgR0ZXh0GAEgASgJEg8KB3BhcnRpYWwYAiABKAgSDgoGcmVwZWF0GAMgASgIEg8KB3Rob3VnaHQYBCABKAgiXAoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIlCgRhcmdzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdwYXJ0aWFsGAQgASgIIo4BCgpUb29sUmVzdWx0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJwoGcmVzdWx0GAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghpc19lcnJvchgQIAEoCBIrCghkdXJhdGlvbhgRIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI2CgpUb29sT3V0cHV0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGb3V0cHV0GAMgASgJIuQCCg9BcHByb3ZhbFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEiIKBGtpbmQYAyABKA4yFC5ibGl0ei52MS5BY3Rpb25LaW5kEg4KBmRldGFpbBgEIAEoCRIMCgRkaWZmGAUgASgJEhMKC3Njb3BlX2xhYmVsGAYgASgJEg0KBWFnZW50GAcgASgJEg8KB3Rhc2tfaWQYCCABKAkSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIvChNhdmFpbGFibGVfZGVjaXNpb25zGBIgAygOMhIuYmxpdHoudjEuRGVjaXNpb24SKwoOc3VnZ2VzdGVkX3J1bGUYEyABKAsyEy5ibGl0ei52MS5SdWxlTWF0Y2giowEKCVJ1bGVNYXRjaBImCgVtYXRjaBgBIAEoDjIXLmJsaXR6LnYxLlJ1bGVNYXRjaEtpbmQSDwoHcGF0dGVybhgCIAEoCRIkCgZlZmZlY3QYAyABKA4yFC5ibGl0ei52MS5SdWxlRWZmZWN0EigKBWxhc3RzGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBWxhYmVsGAUgASgJIo4CCghRdWVzdGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJEg8KB29wdGlvbnMYAyADKAkSDQoFYWdlbnQYBCABKAkSDwoHdGFza19pZBgFIAEoCRIUCgxtdWx0aV9zZWxlY3QYBiABKAgSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIlCgRmb3JtGBIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgptY3Bfc2VydmVyGBMgASgJIvkBCgpSZXNvbHV0aW9uEhIKCnJlcXVlc3RfaWQYASABKAkSJAoIZGVjaXNpb24YAiABKA4yEi5ibGl0ei52MS5EZWNpc2lvbhIPCgdhbnN3ZXJzGAMgAygJEg4KBnJlYXNvbhgEIAEoCRIPCgdjb21tYW5kGAUgASgJEhMKC3Jlc29sdmVkX2J5GAYgASgJEgsKA3ZpYRgHIAEoCRIPCgdydWxlX2lkGAggASgJEhEKCWludGVycnVwdBgJIAEoCBInCgZ2YWx1ZXMYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGRlY2xpbmVkGAsgASgIIukBCgVVc2FnZRINCgVjYWxscxgBIAEoBRINCgVpbnB1dBgCIAEoAxIOCgZjYWNoZWQYAyABKAMSEwoLY2FjaGVfd3JpdGUYBCABKAMSDgoGb3V0cHV0GAUgASgDEhMKC2xhc3RfcHJvbXB0GAYgASgDEhAKCGNvc3RfdXNkGAcgASgBEg4KBnByaWNlZBgIIAEoCBIWCg5zZWFyY2hfcXVlcmllcxgJIAEoBRIXCg9zZWFyY2hfY29zdF91c2QYCiABKAESFgoOdG9rZW5zX3Vua25vd24YECABKAgSDQoFbW9kZWwYESABKAkilQEKDFR1cm5GaW5pc2hlZBIOCgZvdXRwdXQYASABKAkSHwoGYmVmb3JlGAIgASgLMg8uYmxpdHoudjEuVXNhZ2USHgoFYWZ0ZXIYAyABKAsyDy5ibGl0ei52MS5Vc2FnZRIQCghsZWZ0b3ZlchgEIAMoCRIiCgVlcnJvchgFIAEoCzITLmJsaXR6LnYxLkVycm9ySW5mbyKSAQoJRXJyb3JJbmZvEg4KBnJlYXNvbhgBIAEoCRIzCghtZXRhZGF0YRgCIAMoCzIhLmJsaXR6LnYxLkVycm9ySW5mby5NZXRhZGF0YUVudHJ5Eg8KB21lc3NhZ2UYAyABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBKqwBCgtTZXNzaW9uTW9kZRIcChhTRVNTSU9OX01PREVfVU5TUEVDSUZJRUQQABIUChBTRVNTSU9OX01PREVfQVNLEAESHQoZU0VTU0lPTl9NT0RFX0FDQ0VQVF9FRElUUxACEhoKFlNFU1NJT05fTU9ERV9SRUFEX09OTFkQAxIVChFTRVNTSU9OX01PREVfUExBThAEEhcKE1NFU1NJT05fTU9ERV9CWVBBU1MQBSp6Cg1SdWxlTWF0Y2hLaW5kEhoKFlJVTEVfTUFUQ0hfVU5TUEVDSUZJRUQQABIUChBSVUxFX01BVENIX0VYQUNUEAESHQoZUlVMRV9NQVRDSF9DT01NQU5EX1BSRUZJWBACEhgKFFJVTEVfTUFUQ0hfUEFUSF9HTE9CEAMqVgoKUnVsZUVmZmVjdBIbChdSVUxFX0VGRkVDVF9VTlNQRUNJRklFRBAAEhUKEVJVTEVfRUZGRUNUX0FMTE9XEAESFAoQUlVMRV9FRkZFQ1RfREVOWRACKmMKDEV4cGlyeUFjdGlvbhIdChlFWFBJUllfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSRVhQSVJZX0FDVElPTl9ERU5ZEAESHAoYRVhQSVJZX0FDVElPTl9VTkFOU1dFUkVEEAIqnwEKCkFjdGlvbktpbmQSGwoXQUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIXChNBQ1RJT05fS0lORF9DT01NQU5EEAESFQoRQUNUSU9OX0tJTkRfV1JJVEUQAhIWChJBQ1RJT05fS0lORF9ERUxFVEUQAxIXChNBQ1RJT05fS0lORF9ORVRXT1JLEAQSEwoPQUNUSU9OX0tJTkRfTUNQEAUqdQoIRGVjaXNpb24SGAoUREVDSVNJT05fVU5TUEVDSUZJRUQQABIRCg1ERUNJU0lPTl9ERU5ZEAESEQoNREVDSVNJT05fT05DRRACEhQKEERFQ0lTSU9OX1NFU1NJT04QAxITCg9ERUNJU0lPTl9BTFdBWVMQBGIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Turn is one prompt for the agent.
@@ -330,6 +330,16 @@ export type TurnEvent = Message<"blitz.v1.TurnEvent"> & {
      */
     value: PlanDecision;
     case: "planDecision";
+  } | {
+    /**
+     * The session was rewound to an earlier turn (RewindSession): an event of no turn
+     * (turn_id empty). The model's history is that turn's from here on; the events
+     * before this one stay in the log.
+     *
+     * @generated from field: blitz.v1.Rewound rewound = 28;
+     */
+    value: Rewound;
+    case: "rewound";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -358,6 +368,15 @@ export type TurnEvent = Message<"blitz.v1.TurnEvent"> & {
    * @generated from field: google.protobuf.Timestamp time = 19;
    */
   time?: Timestamp | undefined;
+
+  /**
+   * The workflow step whose work this event is, so that a client can group a step's
+   * events (a `flow_step` carries its own step too); unset outside a workflow run.
+   * Added by Blitz for workflows (docs/workflows.md).
+   *
+   * @generated from field: blitz.v1.FlowStepRef step = 29;
+   */
+  step?: FlowStepRef | undefined;
 };
 
 /**
@@ -366,6 +385,41 @@ export type TurnEvent = Message<"blitz.v1.TurnEvent"> & {
  */
 export const TurnEventSchema: GenMessage<TurnEvent> = /*@__PURE__*/
   messageDesc(file_blitz_v1_turn, 2);
+
+/**
+ * Which step of which workflow run an event belongs to.
+ *
+ * @generated from message blitz.v1.FlowStepRef
+ */
+export type FlowStepRef = Message<"blitz.v1.FlowStepRef"> & {
+  /**
+   * The run's id (FlowStep.run).
+   *
+   * @generated from field: string run = 1;
+   */
+  run: string;
+
+  /**
+   * The step's id in its workflow (FlowStep.id).
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * Its 1-based position in its workflow (FlowStep.index).
+   *
+   * @generated from field: int32 index = 3;
+   */
+  index: number;
+};
+
+/**
+ * Describes the message blitz.v1.FlowStepRef.
+ * Use `create(FlowStepRefSchema)` to create a new message.
+ */
+export const FlowStepRefSchema: GenMessage<FlowStepRef> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_turn, 3);
 
 /**
  * A plan proposed by a plan-mode turn, waiting for the user: AcceptPlan or RejectPlan.
@@ -400,7 +454,7 @@ export type PlanProposed = Message<"blitz.v1.PlanProposed"> & {
  * Use `create(PlanProposedSchema)` to create a new message.
  */
 export const PlanProposedSchema: GenMessage<PlanProposed> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 3);
+  messageDesc(file_blitz_v1_turn, 4);
 
 /**
  * How a proposed plan was decided.
@@ -440,20 +494,24 @@ export type PlanDecision = Message<"blitz.v1.PlanDecision"> & {
  * Use `create(PlanDecisionSchema)` to create a new message.
  */
 export const PlanDecisionSchema: GenMessage<PlanDecision> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 4);
+  messageDesc(file_blitz_v1_turn, 5);
 
 /**
- * A workflow's step starting, or how it ended.
+ * A workflow's step starting, or how it ended (docs/workflows.md, "Events").
  *
  * @generated from message blitz.v1.FlowStep
  */
 export type FlowStep = Message<"blitz.v1.FlowStep"> & {
   /**
+   * The workflow the step is of: `name@version`.
+   *
    * @generated from field: string workflow = 1;
    */
   workflow: string;
 
   /**
+   * The step's id, title and type (prompt, command, approval, workflow), as defined.
+   *
    * @generated from field: string id = 2;
    */
   id: string;
@@ -469,6 +527,8 @@ export type FlowStep = Message<"blitz.v1.FlowStep"> & {
   type: string;
 
   /**
+   * Its 1-based position in its workflow, and how many steps the workflow has.
+   *
    * @generated from field: int32 index = 5;
    */
   index: number;
@@ -479,21 +539,30 @@ export type FlowStep = Message<"blitz.v1.FlowStep"> & {
   count: number;
 
   /**
+   * started, waiting (parked on an approval or a question), retrying, succeeded, failed,
+   * skipped or cancelled.
+   *
    * @generated from field: string status = 7;
    */
   status: string;
 
   /**
+   * The step's output once it ended (capped, masked).
+   *
    * @generated from field: string output = 8;
    */
   output: string;
 
   /**
+   * Why it failed, is retried or was cancelled.
+   *
    * @generated from field: string error = 9;
    */
   error: string;
 
   /**
+   * The run's id; a sub-workflow's run has its own.
+   *
    * @generated from field: string run = 10;
    */
   run: string;
@@ -504,7 +573,7 @@ export type FlowStep = Message<"blitz.v1.FlowStep"> & {
  * Use `create(FlowStepSchema)` to create a new message.
  */
 export const FlowStepSchema: GenMessage<FlowStep> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 5);
+  messageDesc(file_blitz_v1_turn, 6);
 
 /**
  * A message from Blitz itself about a turn (history trimmed, call retried, ...).
@@ -537,7 +606,7 @@ export type Notice = Message<"blitz.v1.Notice"> & {
  * Use `create(NoticeSchema)` to create a new message.
  */
 export const NoticeSchema: GenMessage<Notice> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 6);
+  messageDesc(file_blitz_v1_turn, 7);
 
 /**
  * HistoryTrimmed says that older history is no longer sent to the model (the event log
@@ -574,7 +643,7 @@ export type HistoryTrimmed = Message<"blitz.v1.HistoryTrimmed"> & {
  * Use `create(HistoryTrimmedSchema)` to create a new message.
  */
 export const HistoryTrimmedSchema: GenMessage<HistoryTrimmed> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 7);
+  messageDesc(file_blitz_v1_turn, 8);
 
 /**
  * SessionStateChange is a session changing state, pushed to every watcher.
@@ -608,54 +677,85 @@ export type SessionStateChange = Message<"blitz.v1.SessionStateChange"> & {
  * Use `create(SessionStateChangeSchema)` to create a new message.
  */
 export const SessionStateChangeSchema: GenMessage<SessionStateChange> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 8);
+  messageDesc(file_blitz_v1_turn, 9);
 
 /**
- * The same values as blitz.v1.SessionState (session.proto), which this file cannot
- * import.
+ * The same values, and names, as blitz.v1.SessionState (session.proto, which this file
+ * cannot import). The first names, STATE_*, are kept as aliases: a JSON request may
+ * still spell them so, and every answer spells SESSION_STATE_* (docs/protocol.md).
  *
  * @generated from enum blitz.v1.SessionStateChange.State
  */
 export enum SessionStateChange_State {
   /**
-   * @generated from enum value: STATE_UNSPECIFIED = 0;
+   * @generated from enum value: SESSION_STATE_UNSPECIFIED = 0;
    */
-  UNSPECIFIED = 0,
+  SESSION_STATE_UNSPECIFIED = 0,
 
   /**
    * No turn is running.
    *
-   * @generated from enum value: STATE_IDLE = 1;
+   * @generated from enum value: SESSION_STATE_IDLE = 1;
    */
-  IDLE = 1,
+  SESSION_STATE_IDLE = 1,
 
   /**
    * A turn is running.
    *
-   * @generated from enum value: STATE_RUNNING = 2;
+   * @generated from enum value: SESSION_STATE_RUNNING = 2;
    */
-  RUNNING = 2,
+  SESSION_STATE_RUNNING = 2,
 
   /**
    * A turn waits on an approval request or a question.
    *
-   * @generated from enum value: STATE_PARKED = 3;
+   * @generated from enum value: SESSION_STATE_PARKED = 3;
    */
-  PARKED = 3,
+  SESSION_STATE_PARKED = 3,
 
   /**
    * Closed: no more turns, and a following Watch ends after this event.
    *
-   * @generated from enum value: STATE_CLOSED = 4;
+   * @generated from enum value: SESSION_STATE_CLOSED = 4;
    */
-  CLOSED = 4,
+  SESSION_STATE_CLOSED = 4,
+
+  /**
+   * @generated from enum value: STATE_UNSPECIFIED = 0 [deprecated = true];
+   * @deprecated
+   */
+  STATE_UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: STATE_IDLE = 1 [deprecated = true];
+   * @deprecated
+   */
+  STATE_IDLE = 1,
+
+  /**
+   * @generated from enum value: STATE_RUNNING = 2 [deprecated = true];
+   * @deprecated
+   */
+  STATE_RUNNING = 2,
+
+  /**
+   * @generated from enum value: STATE_PARKED = 3 [deprecated = true];
+   * @deprecated
+   */
+  STATE_PARKED = 3,
+
+  /**
+   * @generated from enum value: STATE_CLOSED = 4 [deprecated = true];
+   * @deprecated
+   */
+  STATE_CLOSED = 4,
 }
 
 /**
  * Describes the enum blitz.v1.SessionStateChange.State.
  */
 export const SessionStateChange_StateSchema: GenEnum<SessionStateChange_State> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_turn, 8, 0);
+  enumDesc(file_blitz_v1_turn, 9, 0);
 
 /**
  * FileChanged is a file an agent's file tool (write_file, edit_file, delete_file) changed.
@@ -689,7 +789,7 @@ export type FileChanged = Message<"blitz.v1.FileChanged"> & {
  * Use `create(FileChangedSchema)` to create a new message.
  */
 export const FileChangedSchema: GenMessage<FileChanged> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 9);
+  messageDesc(file_blitz_v1_turn, 10);
 
 /**
  * @generated from enum blitz.v1.FileChanged.Kind
@@ -720,7 +820,62 @@ export enum FileChanged_Kind {
  * Describes the enum blitz.v1.FileChanged.Kind.
  */
 export const FileChanged_KindSchema: GenEnum<FileChanged_Kind> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_turn, 9, 0);
+  enumDesc(file_blitz_v1_turn, 10, 0);
+
+/**
+ * Rewound is a session taken back to one of its turns (RewindSession).
+ *
+ * @generated from message blitz.v1.Rewound
+ */
+export type Rewound = Message<"blitz.v1.Rewound"> & {
+  /**
+   * The turn the session was rewound to: its model history is the history as that turn
+   * left it.
+   *
+   * @generated from field: string to_turn_id = 1;
+   */
+  toTurnId: string;
+
+  /**
+   * The turns after it, oldest first, whose part of the history was dropped (the log
+   * keeps their events).
+   *
+   * @generated from field: repeated string dropped_turn_ids = 2;
+   */
+  droppedTurnIds: string[];
+
+  /**
+   * The workspace paths put back as they were at `to_turn_id` (or deleted, when they did
+   * not exist then), relative to the workspace.
+   *
+   * @generated from field: repeated string restored_paths = 3;
+   */
+  restoredPaths: string[];
+
+  /**
+   * The paths the dropped turns changed that could not be put back (a file too large to
+   * be kept, past a checkpoint's bounds, or refused by the path checks); a notice before
+   * this event says why.
+   *
+   * @generated from field: repeated string unrestored_paths = 4;
+   */
+  unrestoredPaths: string[];
+
+  /**
+   * Whether the files were rewound too: asked, and the dropped turns had checkpoints
+   * (false otherwise: a notice before this event says why).
+   *
+   * @generated from field: bool files = 5;
+   */
+  files: boolean;
+};
+
+/**
+ * Describes the message blitz.v1.Rewound.
+ * Use `create(RewoundSchema)` to create a new message.
+ */
+export const RewoundSchema: GenMessage<Rewound> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_turn, 11);
 
 /**
  * Tasks is the agent's task list (the todo tool), whole, after every change.
@@ -739,7 +894,7 @@ export type Tasks = Message<"blitz.v1.Tasks"> & {
  * Use `create(TasksSchema)` to create a new message.
  */
 export const TasksSchema: GenMessage<Tasks> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 10);
+  messageDesc(file_blitz_v1_turn, 12);
 
 /**
  * One item of the agent's task list: its text and state.
@@ -772,7 +927,7 @@ export type Task = Message<"blitz.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 11);
+  messageDesc(file_blitz_v1_turn, 13);
 
 /**
  * Accepted marks the prompt as recorded and about to be sent. Always a turn's first event.
@@ -794,7 +949,7 @@ export type Accepted = Message<"blitz.v1.Accepted"> & {
  * Use `create(AcceptedSchema)` to create a new message.
  */
 export const AcceptedSchema: GenMessage<Accepted> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 12);
+  messageDesc(file_blitz_v1_turn, 14);
 
 /**
  * Text is model output. With streaming, partial chunks arrive first and a final event then
@@ -833,7 +988,7 @@ export type Text = Message<"blitz.v1.Text"> & {
  * Use `create(TextSchema)` to create a new message.
  */
 export const TextSchema: GenMessage<Text> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 13);
+  messageDesc(file_blitz_v1_turn, 15);
 
 /**
  * ToolCall is the agent calling a tool. While arguments still stream, `partial` events
@@ -871,7 +1026,7 @@ export type ToolCall = Message<"blitz.v1.ToolCall"> & {
  * Use `create(ToolCallSchema)` to create a new message.
  */
 export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 14);
+  messageDesc(file_blitz_v1_turn, 16);
 
 /**
  * ToolResult is what a tool returned.
@@ -916,7 +1071,7 @@ export type ToolResult = Message<"blitz.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 15);
+  messageDesc(file_blitz_v1_turn, 17);
 
 /**
  * ToolOutput is a piece of a running tool's output (run_command's, a whole line at a
@@ -952,7 +1107,7 @@ export type ToolOutput = Message<"blitz.v1.ToolOutput"> & {
  * Use `create(ToolOutputSchema)` to create a new message.
  */
 export const ToolOutputSchema: GenMessage<ToolOutput> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 16);
+  messageDesc(file_blitz_v1_turn, 18);
 
 /**
  * ApprovalRequest asks permission for one action. The turn is parked until a
@@ -1056,7 +1211,7 @@ export type ApprovalRequest = Message<"blitz.v1.ApprovalRequest"> & {
  * Use `create(ApprovalRequestSchema)` to create a new message.
  */
 export const ApprovalRequestSchema: GenMessage<ApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 17);
+  messageDesc(file_blitz_v1_turn, 19);
 
 /**
  * What a rule matches, and whether it allows or denies what it matches. A rule made by a
@@ -1109,7 +1264,7 @@ export type RuleMatch = Message<"blitz.v1.RuleMatch"> & {
  * Use `create(RuleMatchSchema)` to create a new message.
  */
 export const RuleMatchSchema: GenMessage<RuleMatch> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 18);
+  messageDesc(file_blitz_v1_turn, 20);
 
 /**
  * Question is the agent asking the user something. The turn is parked until Answer.
@@ -1191,7 +1346,7 @@ export type Question = Message<"blitz.v1.Question"> & {
  * Use `create(QuestionSchema)` to create a new message.
  */
 export const QuestionSchema: GenMessage<Question> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 19);
+  messageDesc(file_blitz_v1_turn, 21);
 
 /**
  * Resolution says how an approval request or question ended, so that every watcher (not
@@ -1281,7 +1436,7 @@ export type Resolution = Message<"blitz.v1.Resolution"> & {
  * Use `create(ResolutionSchema)` to create a new message.
  */
 export const ResolutionSchema: GenMessage<Resolution> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 20);
+  messageDesc(file_blitz_v1_turn, 22);
 
 /**
  * Usage is the token usage and estimated cost of a session, or (as a TurnEvent) of one
@@ -1374,7 +1529,7 @@ export type Usage = Message<"blitz.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 21);
+  messageDesc(file_blitz_v1_turn, 23);
 
 /**
  * TurnFinished ends a turn's events.
@@ -1421,7 +1576,7 @@ export type TurnFinished = Message<"blitz.v1.TurnFinished"> & {
  * Use `create(TurnFinishedSchema)` to create a new message.
  */
 export const TurnFinishedSchema: GenMessage<TurnFinished> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 22);
+  messageDesc(file_blitz_v1_turn, 24);
 
 /**
  * ErrorInfo is a machine-readable error, also attached to failed calls as a Connect error
@@ -1456,7 +1611,7 @@ export type ErrorInfo = Message<"blitz.v1.ErrorInfo"> & {
  * Use `create(ErrorInfoSchema)` to create a new message.
  */
 export const ErrorInfoSchema: GenMessage<ErrorInfo> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 23);
+  messageDesc(file_blitz_v1_turn, 25);
 
 /**
  * How a session's (or a turn's) actions are approved. docs/protocol.md tables each mode.

@@ -206,6 +206,7 @@ async def _assembled(
                 facts=facts,
                 tracer=tracing.tracer("blitz.core") if tracing else None,
                 allow_bypass_mode=settings.allow_bypass_mode,
+                workflows_dir=Path(settings.workflows_dir) if settings.workflows_dir else None,
             )
         )
         authenticator.on_required = partial(_tokens_now_required, settings, sandbox, core)
@@ -259,12 +260,11 @@ async def running_server(
             core, webhook_core, authenticator = await stack.enter_async_context(
                 _assembled(settings, tracing=tracing)
             )
-            workflows_dir = Path(settings.workflows_dir) if settings.workflows_dir else None
             ports = (
                 core,
                 WorkspaceCore(sessions=core),
                 webhook_core,
-                WorkflowCore(sessions=core, workflows_dir=workflows_dir),
+                WorkflowCore(sessions=core),
             )
             authenticate = authenticator.authenticate
             store = core.store

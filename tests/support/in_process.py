@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 from blitz.config import Settings
@@ -82,8 +81,7 @@ class InProcess:
 async def in_process(settings: Settings, ctx: CallContext | None = None) -> AsyncIterator[Wire]:
     """A whole core on `settings` (its SQLite file, its workspaces), and a client of it."""
     async with open_core(settings) as core:
-        shared = Path(settings.workflows_dir) if settings.workflows_dir else None
-        workflows = WorkflowCore(sessions=core, workflows_dir=shared)
+        workflows = WorkflowCore(sessions=core)
         yield Wire("core", InProcess(core, WorkspaceCore(sessions=core), ctx, workflows))
 
 

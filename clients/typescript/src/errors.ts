@@ -45,6 +45,7 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   SERVER_RESTARTED: "retry",
   SHUTTING_DOWN: "resume",
   INTERNAL: "no",
+  STEP_FAILED: "no",
 });
 
 /** Reasons after which a stream is picked up again with Watch from its last seq. */

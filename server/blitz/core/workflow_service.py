@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from pathlib import Path
 
 from google.protobuf import struct_pb2
@@ -81,9 +82,9 @@ def _text(value: str | int | bool) -> str:
 class WorkflowCore:
     """Every WorkflowService call; sessions are looked up (and owned) as in SessionCore."""
 
-    def __init__(self, *, sessions: SessionCore, workflows_dir: Path | None = None) -> None:
+    def __init__(self, *, sessions: SessionCore) -> None:
         self._sessions = sessions
-        self._dir = workflows_dir
+        self._dir = sessions.workflows_dir
 
     async def _found(self, session_id: str, ctx: CallContext) -> dict[str, Found]:
         check.require(session_id, "session_id")
@@ -113,6 +114,13 @@ class WorkflowCore:
     def run_workflow(
         self, req: f.RunWorkflowRequest, ctx: CallContext
     ) -> AsyncIterator[t.TurnEvent]:
+        return self._run_workflow(req, ctx)
+
+    async def _run_workflow(
+        self, req: f.RunWorkflowRequest, ctx: CallContext
+    ) -> AsyncIterator[t.TurnEvent]:
+        """Refuses a broken definition or bad params as the call's error, before any turn
+        starts; the turn checks them again when it runs (the files may change)."""
         check.require(req.session_id, "session_id")
         check.require(req.name, "name")
         for name in _RUN_OWNED:
@@ -127,4 +135,9 @@ class WorkflowCore:
         run = s.RunTurnRequest(
             session_id=req.session_id, turn=turn, turn_id=req.turn_id, busy=req.busy
         )
-        return self._sessions.run_turn(run, ctx)
+        session = await self._sessions.session_record(req.session_id, ctx)
+        await self._sessions.workflow_runs.prepare(session.workspace, req.name, dict(req.params))
+        events = self._sessions.run_turn(run, ctx)
+        async with aclosing(events):  # type: ignore[type-var]
+            async for event in events:
+                yield event

@@ -55,6 +55,11 @@ async def run_workflow(
     return events
 
 
-def flows(events: list[t.TurnEvent]) -> list[tuple[str, str]]:
-    """Each flow_step as (step id, status)."""
-    return [(e.flow_step.id, e.flow_step.status) for e in events if e.HasField("flow_step")]
+def flows(events: list[t.TurnEvent], *, waiting: bool = True) -> list[tuple[str, str]]:
+    """Each flow_step as (step id, status); without `waiting`, those left out (a command
+    step waits on its approval each time it runs)."""
+    return [
+        (e.flow_step.id, e.flow_step.status)
+        for e in events
+        if e.HasField("flow_step") and (waiting or e.flow_step.status != "waiting")
+    ]

@@ -103,8 +103,10 @@ class Frame:
     part: str = ""
     tries: int = 0
     kept: str = ""
-    # The current step waits on requests (its `waiting` was sent).
+    # The current step waits on requests (its `waiting` was sent); an approval step's
+    # question, by request id.
     waiting: bool = False
+    asked: str = ""
     # Finished steps: id → {"output", "status"}.
     steps: dict[str, dict[str, str]] = field(default_factory=dict)
     # A plan step's rejection feedback, by its id, and how often it was rejected.
@@ -125,6 +127,9 @@ class RunState:
 
     definitions: dict[str, Any]
     root: Frame
+    # The requests whose results earlier steps took: a resume is handed every resolution
+    # of the turn, and each step's work sees only its own.
+    seen: list[str] = field(default_factory=list)
 
     def dump(self) -> bytes:
         return json.dumps(asdict(self), separators=(",", ":")).encode()
@@ -132,7 +137,9 @@ class RunState:
     @classmethod
     def load(cls, data: bytes) -> RunState:
         raw = json.loads(data)
-        return cls(definitions=raw["definitions"], root=Frame.load(raw["root"]))
+        return cls(
+            definitions=raw["definitions"], root=Frame.load(raw["root"]), seen=raw.get("seen", [])
+        )
 
 
 class _Again(Exception):
@@ -251,6 +258,10 @@ class WorkflowRuns:
             results = None
         else:
             state = RunState.load(stored)
+        if results is not None:
+            seen = set(state.seen)
+            results = {k: v for k, v in results.items() if k not in seen}
+            state.seen.extend(results)
         run = _Run(self, active, io, workspace, state)
         run.restarted = active.restarted
         active.restarted = False
@@ -601,11 +612,11 @@ class _Run:
                 plan = frame.steps.get(step.of, {}).get("output", "")
                 text = f"Accept the plan of step {step.of!r}?\n\n{plan}"
                 options = [_ACCEPT, _REJECT]
-            question = t.Question(
-                request_id="q_" + uuid.uuid4().hex, question=text, options=options
-            )
+            frame.asked = "q_" + uuid.uuid4().hex
+            question = t.Question(request_id=frame.asked, question=text, options=options)
             return Parked(history=b"", requests=[t.TurnEvent(question=question)])
-        answers = [a for r in results.values() if isinstance(r, AnswerResult) for a in r.answers]
+        got = results.get(frame.asked)
+        answers = list(got.answers) if isinstance(got, AnswerResult) else []
         if not answers:
             raise _failed(step, "no answer came")
         answer = ", ".join(answers)

@@ -10,6 +10,7 @@ Sub-workflows are checked where the catalog resolves them (`catalog.py`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -25,6 +26,22 @@ __all__ = ["MAX_FILE_BYTES", "definition_error", "field_path", "load_workflow"]
 MAX_FILE_BYTES = 256 * 1024
 
 Path_ = Sequence[str | int]
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2's booleans (true, false) only: `on:`, `yes` and `no` stay text, so a
+    retry's `on` is a key and an option `yes` is the word."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
 
 
 def field_path(loc: Path_) -> str:
@@ -109,8 +126,8 @@ def load_workflow(file: str, data: bytes) -> Workflow:
         )
     try:
         text = data.decode("utf-8")
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=_Loader)
+        raw = yaml.load(text, Loader=_Loader)
     except UnicodeDecodeError:
         raise definition_error(file, [], "the file is not UTF-8 text") from None
     except yaml.MarkedYAMLError as exc:

@@ -127,8 +127,8 @@ class RunState:
 
     definitions: dict[str, Any]
     root: Frame
-    # The requests whose results earlier steps took: a resume is handed every resolution
-    # of the turn, and each step's work sees only its own.
+    # The requests asked before the current attempt began: a resume is handed every
+    # resolution of the turn, and each attempt's work sees only its own.
     seen: list[str] = field(default_factory=list)
 
     def dump(self) -> bytes:
@@ -261,7 +261,6 @@ class WorkflowRuns:
         if results is not None:
             seen = set(state.seen)
             results = {k: v for k, v in results.items() if k not in seen}
-            state.seen.extend(results)
         run = _Run(self, active, io, workspace, state)
         run.restarted = active.restarted
         active.restarted = False
@@ -331,8 +330,17 @@ class _Run:
             step=t.FlowStepRef(run=frame.run, id=step.id, index=frame.index + 1),
         )
         sid, tid = self._active.session_id, self._active.turn_id
+        if status in ("started", "retrying"):
+            await self._forget_asked()
         flow = FlowWrite(sid, tid, self._state.dump(), time.time())
         await self._runs._log.commit(sid, tid, event, fence=self._active.rec.epoch, flow=flow)
+
+    async def _forget_asked(self) -> None:
+        """What was asked before now is not the next piece of work's to resume with (it
+        is stored with the next flow_step, which every park sends)."""
+        sid, tid = self._active.session_id, self._active.turn_id
+        asked = await self._runs._store.list_pending(sid, turn_id=tid, open_only=False)
+        self._state.seen = sorted({r.request_id for r in asked})
 
     # The steps of one frame
 
@@ -502,6 +510,7 @@ class _Run:
         )
         store = self._runs._store
         if results is None:
+            await self._forget_asked()
             prompt = render(step.prompt, frame.params, frame.steps)
             if step.id in frame.feedback:
                 prompt += f"\n\nThe previous plan was rejected. Feedback: {frame.feedback[step.id]}"
@@ -537,6 +546,7 @@ class _Run:
         agent, active = self._runs._agent, self._active
         policy = replace(active.policy(first=False), plan=False)
         if results is None:
+            await self._forget_asked()
             command = render(source, frame.params, frame.steps)
             script = "call run_command " + json.dumps({"command": command})
             outcome = await agent.start(
@@ -602,6 +612,7 @@ class _Run:
         self, frame: Frame, step: ApprovalStep, results: dict[str, Resolution] | None
     ) -> Parked | str:
         if results is None:
+            await self._forget_asked()
             if step.of is None:
                 assert step.question is not None
                 text = render(step.question, frame.params, frame.steps)

@@ -90,6 +90,7 @@ console: proto-ts
 # Rewrites the README's settings table from server/blitz/config/table.py.
 docs: install
 	$(PY) -m blitz.config.readme README.md
+	$(PY) -m blitz.workflows.schema docs/workflows.md
 
 $(VENV)/.bench-installed: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[dev,bench]'

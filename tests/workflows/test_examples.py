@@ -65,3 +65,26 @@ async def test_blitz_run_workflow_shows_each_steps_progress(settings):
 
         code, _, err = await _blitz(server.grpc_target, "run", "--workflow", "every-step")
         assert code == 1 and "INVALID_ARGUMENT" in err and "issue" in err
+
+
+def test_the_documented_schema_is_the_models_own() -> None:
+    from blitz.workflows.schema import with_schema
+
+    doc = (EXAMPLES.parents[1] / "workflows.md").read_text()
+    assert with_schema(doc) == doc, "run `make docs`"
+
+
+def test_the_schema_checks_the_examples() -> None:
+    """The published schema accepts what the loader accepts (read as it reads YAML)."""
+    import json
+
+    import jsonschema
+    import yaml
+
+    from blitz.workflows.loading import Yaml12Loader
+    from blitz.workflows.schema import schema_text
+
+    schema = json.loads(schema_text())
+    for path in EXAMPLES.glob("*.yaml"):
+        data = yaml.load(path.read_text(), Loader=Yaml12Loader)  # a SafeLoader
+        jsonschema.validate(data, schema)

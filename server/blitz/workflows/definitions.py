@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
 
 __all__ = [
     "MAX_STEPS",
@@ -51,7 +58,20 @@ def parse_duration(value: Any) -> Any:
 
 
 # Seconds, written as a number or with a unit.
-Duration = Annotated[float, BeforeValidator(parse_duration), Field(ge=0, le=7 * 24 * 3600)]
+Duration = Annotated[
+    float,
+    BeforeValidator(parse_duration),
+    Field(ge=0, le=7 * 24 * 3600),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "minimum": 0},
+                {"type": "string", "pattern": _DURATION.pattern},
+            ],
+            "description": "seconds, or with a unit: 250ms, 30s, 5m, 1h",
+        }
+    ),
+]
 StepId = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")]
 WorkflowName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")]
 

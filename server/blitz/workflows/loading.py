@@ -21,23 +21,23 @@ from blitz.errors import BlitzError, Reason
 from blitz.workflows.definitions import STEP_TYPES, Workflow
 from blitz.workflows.templates import TemplateRefused, references
 
-__all__ = ["MAX_FILE_BYTES", "definition_error", "field_path", "load_workflow"]
+__all__ = ["MAX_FILE_BYTES", "Yaml12Loader", "definition_error", "field_path", "load_workflow"]
 
 MAX_FILE_BYTES = 256 * 1024
 
 Path_ = Sequence[str | int]
 
 
-class _Loader(yaml.SafeLoader):
+class Yaml12Loader(yaml.SafeLoader):
     """YAML 1.2's booleans (true, false) only: `on:`, `yes` and `no` stay text, so a
     retry's `on` is a key and an option `yes` is the word."""
 
 
-_Loader.yaml_implicit_resolvers = {
+Yaml12Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_Loader.add_implicit_resolver(
+Yaml12Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool",
     re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
     list("tTfF"),
@@ -126,8 +126,8 @@ def load_workflow(file: str, data: bytes) -> Workflow:
         )
     try:
         text = data.decode("utf-8")
-        root = yaml.compose(text, Loader=_Loader)
-        raw = yaml.load(text, Loader=_Loader)
+        root = yaml.compose(text, Loader=Yaml12Loader)
+        raw = yaml.load(text, Loader=Yaml12Loader)
     except UnicodeDecodeError:
         raise definition_error(file, [], "the file is not UTF-8 text") from None
     except yaml.MarkedYAMLError as exc:

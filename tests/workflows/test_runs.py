@@ -382,3 +382,24 @@ async def test_a_denied_command_fails_its_step(wire, settings):
     events = await run_workflow(wire, session.id, "leaf", {"word": "x"}, approve=False)
     error = _finished(events).error
     assert (error.reason, error.metadata["step"]) == ("STEP_FAILED", "say")
+
+
+async def test_cancel_of_a_parked_run_cancels_its_waiting_steps(wire, settings):
+    outer = """\
+workflow: outer
+steps:
+  - {id: inner, type: workflow, workflow: asking}
+"""
+    asking = "workflow: asking\nsteps:\n  - {id: ask, type: approval, question: 'Well?'}\n"
+    session = await _session(wire, settings, outer=outer, asking=asking)
+    request = f.RunWorkflowRequest(session_id=session.id, name="outer")
+    events = []
+    async for event in wire.stream("RunWorkflow", request):
+        events.append(event)
+        if event.HasField("question"):
+            await wire.call("Cancel", s.CancelRequest(session_id=session.id))
+    assert _finished(events).error.reason == "CANCELLED"
+    assert flows(events)[-2:] == [("ask", "cancelled"), ("inner", "cancelled")]
+    cancelled = [e.flow_step for e in events if e.flow_step.status == "cancelled"]
+    assert [c.error for c in cancelled] == ["CANCELLED", "CANCELLED"]
+    assert [c.workflow for c in cancelled] == ["asking@1", "outer@1"]

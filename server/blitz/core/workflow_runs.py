@@ -153,6 +153,8 @@ class _Observed:
     def __init__(self, io: TurnIO) -> None:
         self._io = io
         self.result: dict[str, Any] | None = None
+        # Steer text taken meanwhile: it is for the next prompt step, not a command's script.
+        self.steer: list[str] = []
 
     def _note(self, event: t.TurnEvent) -> None:
         if event.HasField("tool_result") and event.tool_result.name == "run_command":
@@ -170,8 +172,8 @@ class _Observed:
         await self._io.pace()
 
     async def before_model_call(self) -> list[str]:
-        await self._io.before_model_call()
-        return []  # steer text is for the prompt steps, not for a command's script
+        self.steer.extend(await self._io.before_model_call())
+        return []
 
     async def record_model_call(self, usage: ModelCallUsage) -> None:
         await self._io.record_model_call(usage)
@@ -192,6 +194,32 @@ def _cap(text: str, limit: int) -> str:
 
 def _failed(step: Step, message: str, **metadata: str) -> BlitzError:
     return BlitzError(Reason.STEP_FAILED, f"step {step.id!r}: {message}", metadata)
+
+
+def flow_event(
+    workflow: Workflow,
+    frame: Frame,
+    step: Step,
+    status: str,
+    output: str = "",
+    error: BlitzError | None = None,
+) -> t.TurnEvent:
+    """The `flow_step` of `frame`'s current step, with the step in its envelope."""
+    return t.TurnEvent(
+        flow_step=t.FlowStep(
+            workflow=workflow.label,
+            id=step.id,
+            title=step.title,
+            type=step.type,
+            index=frame.index + 1,
+            count=len(workflow.steps),
+            status=status,
+            output=_cap(output, _EVENT_OUTPUT),
+            error=error.reason.wire if error is not None else "",
+            run=frame.run,
+        ),
+        step=t.FlowStepRef(run=frame.run, id=step.id, index=frame.index + 1),
+    )
 
 
 def _new_run() -> str:
@@ -267,6 +295,28 @@ class WorkflowRuns:
         run.apply_limits()
         return await run.frame(state.root, results)
 
+    async def ended(self, active: ActiveTurn, error: BlitzError) -> None:
+        """A run ends while parked (cancelled, timed out, its session closed): its waiting
+        steps are `cancelled`, innermost first. A step that was running said so itself."""
+        sid, tid = active.session_id, active.turn_id
+        stored = await self._store.get_workflow_run(sid, tid)
+        if stored is None:
+            return
+        state = RunState.load(stored)
+        chain: list[Frame] = []
+        frame: Frame | None = state.root
+        while frame is not None:
+            chain.append(frame)
+            frame = frame.child
+        waiting = [f for f in reversed(chain) if f.waiting]
+        for each in waiting:
+            each.waiting = False
+        for each in waiting:
+            workflow = Workflow.model_validate(state.definitions[each.name])
+            event = flow_event(workflow, each, workflow.steps[each.index], "cancelled", "", error)
+            flow = FlowWrite(sid, tid, state.dump(), time.time())
+            await self._log.commit(sid, tid, event, fence=active.rec.epoch, flow=flow)
+
 
 class _Run:
     """One advance of one run."""
@@ -313,22 +363,7 @@ class _Run:
         output: str = "",
         error: BlitzError | None = None,
     ) -> None:
-        workflow = self._defs[frame.name]
-        event = t.TurnEvent(
-            flow_step=t.FlowStep(
-                workflow=workflow.label,
-                id=step.id,
-                title=step.title,
-                type=step.type,
-                index=frame.index + 1,
-                count=len(workflow.steps),
-                status=status,
-                output=_cap(output, _EVENT_OUTPUT),
-                error=error.reason.wire if error is not None else "",
-                run=frame.run,
-            ),
-            step=t.FlowStepRef(run=frame.run, id=step.id, index=frame.index + 1),
-        )
+        event = flow_event(self._defs[frame.name], frame, step, status, output, error)
         sid, tid = self._active.session_id, self._active.turn_id
         if status in ("started", "retrying"):
             await self._forget_asked()
@@ -475,6 +510,7 @@ class _Run:
         except TemplateRefused as exc:
             return "", _failed(step, str(exc))
         except asyncio.CancelledError:
+            frame.waiting = False  # said here: the run's end has nothing more to say of it
             reason = self._active.cancel_reason
             why = reason or BlitzError(Reason.SERVER_RESTARTED, "the server stopped")
             with contextlib.suppress(Exception):
@@ -566,6 +602,10 @@ class _Run:
                 results=results,
                 policy=policy,
             )
+        if observed.steer:  # back in the store, for the next prompt step's model call
+            for text in observed.steer:
+                await self._runs._store.add_steer(active.session_id, active.turn_id, text)
+            active.steer_waiting = True
         if isinstance(outcome, Parked):
             return outcome
         got = observed.result or {}

@@ -160,3 +160,41 @@ async def test_an_approval_inside_a_step_is_answered_from_a_second_client(settin
             await second.close()
     assert events[-1].finished.output == "ok\n"
     assert flows(events)[-1] == ("c", "succeeded")
+
+
+async def test_on_two_replicas_the_other_resumes_a_killed_run_once_the_lease_ends(
+    replicas, tmp_path
+):
+    shared = tmp_path / "shared"
+    write_workflow(shared, "crashy", CRASHY)
+    flags = [f"--workflows-dir={shared}"]
+    a, b = replicas("a", "b", extra=flags)
+    on_a, on_b = open_wire("grpc", a), open_wire("connect", b)  # type: ignore[arg-type]
+    try:
+        session = await on_a.create_session()
+        request = f.RunWorkflowRequest(session_id=session.id, name="crashy")
+        stream = on_a.stream("RunWorkflow", request)
+        approve = _approve(on_a, session.id)
+        long_approved = False
+        async for event in stream:
+            if event.HasField("approval_request"):
+                await approve(event)
+                long_approved = event.step.id == "long"
+            if long_approved and event.session_state.state == t.SessionStateChange.STATE_RUNNING:
+                break
+        await asyncio.sleep(0.5)
+        await stream.aclose()
+        a.kill()
+        workspace = tmp_path / "data" / "workspaces" / session.workspace
+        (workspace / "restarted").write_text("")
+        async with asyncio.timeout(60):
+            events = await follow_until_finished(on_b, session.id, 0, _approve(on_b, session.id))
+    finally:
+        await on_a.close()
+        await on_b.close()
+    assert events[-1].finished.error.reason == "", events[-1].finished
+    assert events[-1].finished.output == "ran\n"
+    steps = flows(events, waiting=False)
+    assert steps.count(("once", "succeeded")) == 1
+    assert ("long", "retrying") in steps
+    assert (workspace / "once.log").read_text() == "ran\n"

@@ -403,3 +403,25 @@ steps:
     cancelled = [e.flow_step for e in events if e.flow_step.status == "cancelled"]
     assert [c.error for c in cancelled] == ["CANCELLED", "CANCELLED"]
     assert [c.workflow for c in cancelled] == ["asking@1", "outer@1"]
+
+
+async def test_a_steps_output_is_masked_in_its_flow_step(wire, settings):
+    leaky = """\
+workflow: leaky
+steps:
+  - {id: leak, type: command, run: "echo API_TOKEN=sk-live1234567890abcdefXYZ"}
+"""
+    session = await _session(wire, settings, leaky=leaky)
+    events = await run_workflow(wire, session.id, "leaky")
+    done = next(e.flow_step for e in events if e.flow_step.status == "succeeded")
+    assert done.output == "API_TOKEN=***\n"
+    assert events[-1].finished.output == "API_TOKEN=***\n"
+
+
+async def test_a_condition_that_cannot_be_evaluated_fails_its_step(wire, settings):
+    odd = "workflow: odd\nsteps:\n  - {id: x, type: command, if: \"1 / 0\", run: 'true'}\n"
+    session = await _session(wire, settings, odd=odd)
+    events = await run_workflow(wire, session.id, "odd")
+    error = events[-1].finished.error
+    assert (error.reason, error.metadata["step"]) == ("STEP_FAILED", "x")
+    assert flows(events) == [("x", "failed")]

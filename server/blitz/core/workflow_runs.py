@@ -41,6 +41,7 @@ from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS
 from blitz.ports import AgentPort, AnswerResult, Completed, Parked, Resolution, TurnIO
 from blitz.ports.agent import ModelCallUsage, RuleDecision
+from blitz.redact import redact_text
 from blitz.store import FlowWrite, Store
 from blitz.v1 import turn_pb2 as t
 from blitz.workflows import (
@@ -193,7 +194,9 @@ def _cap(text: str, limit: int) -> str:
 
 
 def _failed(step: Step, message: str, **metadata: str) -> BlitzError:
-    return BlitzError(Reason.STEP_FAILED, f"step {step.id!r}: {message}", metadata)
+    return BlitzError(
+        Reason.STEP_FAILED, f"step {step.id!r}: {message}", {"step": step.id, **metadata}
+    )
 
 
 def flow_event(
@@ -407,7 +410,13 @@ class _Run:
                 self.restarted = False
                 in_flight = frame.attempt > 0
             if frame.attempt == 0:
-                if step.if_ is not None and not self._holds(frame, step):
+                try:
+                    skip = step.if_ is not None and not self._holds(frame, step)
+                except BlitzError as exc:
+                    frame.steps[step.id] = {"output": "", "status": "failed"}
+                    await self._flow(frame, step, "failed", error=exc)
+                    raise
+                if skip:
                     frame.steps[step.id] = {"output": "", "status": "skipped"}
                     await self._flow(frame, step, "skipped")
                     frame.index += 1
@@ -613,7 +622,9 @@ class _Run:
             code = got.get("exit_code", got.get("exitCode"))
         else:
             code = None
-        output = str(got.get("output", ""))
+        # Masked as the command's own events are: a step's output goes into templates,
+        # flow_step events and the run's output.
+        output = redact_text(str(got.get("output", "")))
         if code is None:
             why = str(
                 got.get("error") or ("it timed out" if got.get("timed_out") else "it did not run")

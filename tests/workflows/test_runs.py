@@ -132,6 +132,14 @@ steps:
             assert e.step.id in ("one", "two", "four", "five"), e
     question = next(e for e in events if e.HasField("question"))
     assert (question.step.id, question.step.index) == ("four", 4)
+    # A request's resolution is of the step its request was.
+    resolutions = [(e.resolution.request_id, e.step.id) for e in events if e.HasField("resolution")]
+    asked = {
+        e.approval_request.request_id or e.question.request_id: e.step.id
+        for e in events
+        if e.HasField("approval_request") or e.HasField("question")
+    }
+    assert resolutions and all(asked[rid] == sid for rid, sid in resolutions)
     assert not events[-1].HasField("step")  # the run's finished is the run's own
 
 

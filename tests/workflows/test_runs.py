@@ -47,6 +47,7 @@ def _finished(events: list[t.TurnEvent]) -> t.Finished:
     return events[-1].finished
 
 
+@pytest.mark.parity
 async def test_every_step_type_runs_as_one_turn_with_its_flow_steps(wire, settings):
     session = await _session(wire, settings, every=EVERY, leaf=LEAF)
     events = await run_workflow(wire, session.id, "every", {"name": "Bob"}, answer=lambda e: "go")
@@ -77,6 +78,7 @@ async def test_every_step_type_runs_as_one_turn_with_its_flow_steps(wire, settin
     assert echo.output == "got Bob\n"
 
 
+@pytest.mark.parity
 async def test_flow_steps_of_a_five_step_run_event_by_event(wire, settings):
     five = """\
 workflow: five
@@ -143,6 +145,7 @@ steps:
     assert not events[-1].HasField("step")  # the run's finished is the run's own
 
 
+@pytest.mark.parity
 async def test_params_are_typed_and_checked_before_the_run_starts(wire, settings):
     typed = """\
 workflow: typed

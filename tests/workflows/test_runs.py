@@ -436,3 +436,30 @@ async def test_a_condition_that_cannot_be_evaluated_fails_its_step(wire, setting
     error = events[-1].finished.error
     assert (error.reason, error.metadata["step"]) == ("STEP_FAILED", "x")
     assert flows(events) == [("x", "failed")]
+
+
+async def test_steer_sent_during_a_command_step_reaches_the_next_prompt_step(wire, settings):
+    steered = """\
+workflow: steered
+steps:
+  - {id: wait, type: command, run: "sleep 1"}
+  - {id: talk, type: prompt, prompt: "hello"}
+"""
+    session = await _session(wire, settings, steered=steered)
+    request = f.RunWorkflowRequest(session_id=session.id, name="steered")
+    events = []
+    async for event in wire.stream("RunWorkflow", request):
+        events.append(event)
+        if event.HasField("approval_request"):
+            await wire.call(
+                "Decide",
+                s.DecideRequest(
+                    session_id=session.id,
+                    request_id=event.approval_request.request_id,
+                    decision=t.DECISION_ONCE,
+                ),
+            )
+            await wire.call("Steer", s.SteerRequest(session_id=session.id, text="also wave"))
+    assert _finished(events).error.reason == ""
+    talk = next(e.flow_step for e in events if e.flow_step.id == "talk" and e.flow_step.output)
+    assert "also wave" in talk.output, talk

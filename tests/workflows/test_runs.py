@@ -463,3 +463,17 @@ steps:
     assert _finished(events).error.reason == ""
     talk = next(e.flow_step for e in events if e.flow_step.id == "talk" and e.flow_step.output)
     assert "also wave" in talk.output, talk
+
+
+async def test_the_runs_timeout_stops_the_working_step(wire, settings):
+    timed = """\
+workflow: timed
+limits: {timeout: 2s}
+steps:
+  - {id: nap, type: command, run: "sleep 30"}
+"""
+    session = await _session(wire, settings, timed=timed)
+    events = await run_workflow(wire, session.id, "timed")
+    assert _finished(events).error.reason == "TURN_TIMEOUT"
+    stopped = [e.flow_step for e in events if e.flow_step.status == "cancelled"]
+    assert [(c.id, c.error) for c in stopped] == [("nap", "TURN_TIMEOUT")]

@@ -485,6 +485,18 @@ class _Run:
         finally:
             frame.index += 1
 
+    def _stopped_why(self) -> BlitzError:
+        """Why a step was stopped with no cancel asked: a deadline (the turn's, or the
+        run's `limits.timeout`) that passed, or else the server stopping."""
+        now = time.time()
+        deadlines = [self._active.rec.deadline]
+        limits = self._defs[self._state.root.name].limits
+        if limits.timeout is not None:
+            deadlines.append(self._active.rec.create_time + limits.timeout)
+        if any(d is not None and now >= d - 0.1 for d in deadlines):
+            return BlitzError(Reason.TURN_TIMEOUT, "the run passed its deadline")
+        return BlitzError(Reason.SERVER_RESTARTED, "the server stopped")
+
     def _holds(self, frame: Frame, step: Step) -> bool:
         assert step.if_ is not None
         try:
@@ -520,8 +532,7 @@ class _Run:
             return "", _failed(step, str(exc))
         except asyncio.CancelledError:
             frame.waiting = False  # said here: the run's end has nothing more to say of it
-            reason = self._active.cancel_reason
-            why = reason or BlitzError(Reason.SERVER_RESTARTED, "the server stopped")
+            why = self._active.cancel_reason or self._stopped_why()
             with contextlib.suppress(Exception):
                 await self._flow(frame, step, "cancelled", error=why)
             raise

@@ -53,10 +53,17 @@ from blitz.agent import (
 )
 from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings
-from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore, WorkspaceCore
+from blitz.core import (
+    Retries,
+    ServerFacts,
+    SessionCore,
+    WebhookCore,
+    WorkflowCore,
+    WorkspaceCore,
+)
 from blitz.core.workspace_service import IMAGE_MAX_BYTES
 from blitz.outbound import AddressPolicy, parse_ranges
-from blitz.ports import SessionPort, WebhookPort, WorkspacePort
+from blitz.ports import SessionPort, WebhookPort, WorkflowPort, WorkspacePort
 from blitz.process import settle_heap, undumpable
 from blitz.redact import add_known_secrets
 from blitz.store import open_store
@@ -74,7 +81,12 @@ from blitz.transport import (
 )
 from blitz.transport.console import ConsoleApp
 from blitz.transport.cors import with_cors
-from blitz.transport.methods import SESSION_SERVICE, WEBHOOK_SERVICE, WORKSPACE_SERVICE
+from blitz.transport.methods import (
+    SESSION_SERVICE,
+    WEBHOOK_SERVICE,
+    WORKFLOW_SERVICE,
+    WORKSPACE_SERVICE,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -94,6 +106,7 @@ class RunningServer:
     sessions: SessionPort
     workspaces: WorkspacePort
     webhooks: WebhookPort
+    workflows: WorkflowPort
     gate: CallGate
     grpc_port: int
     http_port: int
@@ -195,6 +208,7 @@ async def _assembled(
                 facts=facts,
                 tracer=tracing.tracer("blitz.core") if tracing else None,
                 allow_bypass_mode=settings.allow_bypass_mode,
+                workflows_dir=Path(settings.workflows_dir) if settings.workflows_dir else None,
             )
         )
         authenticator.on_required = partial(_tokens_now_required, settings, sandbox, core)
@@ -226,7 +240,7 @@ def _webhooks(settings: Settings, core: SessionCore) -> WebhookCore:
 async def running_server(
     settings: Settings,
     *,
-    ports: tuple[SessionPort, WorkspacePort, WebhookPort] | None = None,
+    ports: tuple[SessionPort, WorkspacePort, WebhookPort, WorkflowPort] | None = None,
     span_exporter: SpanExporter | None = None,
 ) -> AsyncIterator[RunningServer]:
     """Start the ports; on exit, drain (see the module doc) and close everything.
@@ -248,7 +262,12 @@ async def running_server(
             core, webhook_core, authenticator = await stack.enter_async_context(
                 _assembled(settings, tracing=tracing)
             )
-            ports = (core, WorkspaceCore(sessions=core), webhook_core)
+            ports = (
+                core,
+                WorkspaceCore(sessions=core),
+                webhook_core,
+                WorkflowCore(sessions=core),
+            )
             authenticate = authenticator.authenticate
             store = core.store
             commands = core.facts.command_isolation
@@ -258,11 +277,12 @@ async def running_server(
             async def ready() -> None:
                 await store.ping()
 
-        sessions, workspaces, webhooks = ports
+        sessions, workspaces, webhooks, workflows = ports
         served = {
             SESSION_SERVICE.full_name: sessions,
             WORKSPACE_SERVICE.full_name: workspaces,
             WEBHOOK_SERVICE.full_name: webhooks,
+            WORKFLOW_SERVICE.full_name: workflows,
         }
         tls = _tls(settings)
         gate = CallGate()
@@ -303,6 +323,7 @@ async def running_server(
             sessions=sessions,
             workspaces=workspaces,
             webhooks=webhooks,
+            workflows=workflows,
             gate=gate,
             grpc_port=grpc_port,
             http_port=http.port,

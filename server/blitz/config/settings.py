@@ -100,6 +100,8 @@ class Settings:
     fetch_max_bytes: int = 2 * 2**20
     # A JSON file of MCP servers; empty: none.
     mcp_config: str = ""
+    # A folder of workflow files shared by every principal; empty: none.
+    workflows_dir: str = ""
     # Bearer tokens, `NAME:TOKEN[:admin]` comma-separated, beside those in the store.
     tokens: str = field(default="", repr=False)
     # A file of the same, one a line.

@@ -410,4 +410,11 @@ SETTINGS: tuple[SettingSpec, ...] = (
         ' {"url": …}}}`)',
         "PATH",
     ),
+    _spec(
+        "workflows_dir",
+        values.stripped,
+        "folder of workflow files (`NAME.yaml`) every principal's sessions may run, beside"
+        " each workspace's `.blitz/workflows/` (docs/workflows.md)",
+        "DIR",
+    ),
 )

@@ -26,7 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
-from blitz.store.records import Changes, TurnEnd
+from blitz.store.records import Changes, FlowWrite, TurnEnd
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.statements import Dialect, Statements
 from blitz.store.webhook_statements import WebhookStatements
@@ -179,6 +179,7 @@ class PostgresStore(SqlStore):
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
         ends: Sequence[TurnEnd] = (),
+        flows: Sequence[FlowWrite] = (),
     ) -> set[tuple[str, str]]:
         if not events:
             return set()
@@ -222,6 +223,10 @@ class PostgresStore(SqlStore):
                     if (end.session_id, end.turn_id) not in lost:
                         for sql, args in self._ending(end):
                             await conn.execute(sql, args)  # type: ignore[arg-type]
+                for flow in flows:
+                    if (flow.session_id, flow.turn_id) not in lost:
+                        sql, args = self._flowing(flow)
+                        await conn.execute(sql, args)  # type: ignore[arg-type]
                 for payload in _payloads(last):
                     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
         except BaseException:

@@ -32,6 +32,7 @@ __all__ = [
     "EventRow",
     "Expanded",
     "FileOriginal",
+    "FlowWrite",
     "ImageRecord",
     "LedgerRow",
     "OutboxItem",
@@ -182,6 +183,18 @@ class TurnControl:
     cancel: bool
     # Steer text waits for it (`add_steer`).
     steer: bool
+
+
+@dataclass(frozen=True)
+class FlowWrite:
+    """A workflow run's state (`blitz.core.workflow_runs`), written in the transaction that
+    appends the step's `flow_step` event (`append_events`), and only if the turn is still
+    held at the event's fence: the log and the run's state never disagree on a step."""
+
+    session_id: str
+    turn_id: str
+    state: bytes
+    update_time: float
 
 
 @dataclass(frozen=True)

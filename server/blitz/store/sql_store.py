@@ -23,6 +23,7 @@ from blitz.store.records import (
     Checkpoint,
     EventRow,
     FileOriginal,
+    FlowWrite,
     ImageRecord,
     LedgerRow,
     PendingRecord,
@@ -92,6 +93,16 @@ class SqlStore(SqlWebhooks):
         if end.release is not None:
             done.append(self._sql.update_session(sid, end.release))
         return done
+
+    def _flowing(self, flow: FlowWrite) -> tuple[str, Sequence[object]]:
+        """The statement that stores a workflow run's state (`FlowWrite`), for an engine
+        to run in the transaction that appends its `flow_step`, after the events."""
+        args = (flow.session_id, flow.turn_id, flow.state, flow.update_time)
+        return self._sql.put_workflow_run, args
+
+    async def get_workflow_run(self, session_id: str, turn_id: str) -> bytes | None:
+        found = await self._fetch(self._sql.get_workflow_run, (session_id, turn_id))
+        return bytes(found[0][0]) if found else None
 
     async def _ask(self, sql: str, args: Sequence[object]) -> bool:
         """Ask something of a turn (one UPDATE, its last parameters the turn's session and

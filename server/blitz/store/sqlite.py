@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from blitz.store import rows
-from blitz.store.records import Changes, TurnEnd
+from blitz.store.records import Changes, FlowWrite, TurnEnd
 from blitz.store.rows import Row
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
@@ -133,16 +133,18 @@ class SqliteStore(SqlStore):
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
         ends: Sequence[TurnEnd] = (),
+        flows: Sequence[FlowWrite] = (),
     ) -> set[tuple[str, str]]:
         if not events:
             return set()
-        return await self._call(self._append, events, fences or {}, ends)
+        return await self._call(self._append, events, fences or {}, ends, flows)
 
     def _append(
         self,
         events: Sequence[TurnEvent],
         fences: Mapping[tuple[str, str], int],
         ends: Sequence[TurnEnd],
+        flows: Sequence[FlowWrite] = (),
     ) -> set[tuple[str, str]]:
         db = self._connection.db
         lost: set[tuple[str, str]] = set()
@@ -173,6 +175,9 @@ class SqliteStore(SqlStore):
                     if (end.session_id, end.turn_id) not in lost:
                         for sql, args in self._ending(end):
                             db.execute(sql, args)
+                for flow in flows:
+                    if (flow.session_id, flow.turn_id) not in lost:
+                        db.execute(*self._flowing(flow))
         except BaseException:
             for event in events:
                 event.seq = 0

@@ -89,6 +89,7 @@ _SESSION_TABLES = (
     ("webhook_outbox", "session_id"),
     ("checkpoints", "session_id"),
     ("checkpoint_blobs", "session_id"),
+    ("workflow_runs", "session_id"),
     ("rules", f"scope = {s.RULE_SCOPE_SESSION} AND session_id"),
     ("sessions", "id"),
 )
@@ -340,6 +341,15 @@ class Statements:
             " SELECT h.turn_id FROM turn_histories h JOIN turns t"
             "  ON t.session_id = h.session_id AND t.turn_id = h.turn_id"
             " WHERE h.session_id = ? ORDER BY t.create_time DESC, t.turn_id DESC LIMIT ?)"
+        )
+        # Workflow runs: parameters session_id, turn_id, state, update_time.
+        self.put_workflow_run = sql(
+            "INSERT INTO workflow_runs (session_id, turn_id, state, update_time)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (session_id, turn_id)"
+            " DO UPDATE SET state = excluded.state, update_time = excluded.update_time"
+        )
+        self.get_workflow_run = sql(
+            "SELECT state FROM workflow_runs WHERE session_id = ? AND turn_id = ?"
         )
         self.get_turn_history = sql(
             "SELECT history FROM turn_histories WHERE session_id = ? AND turn_id = ?"

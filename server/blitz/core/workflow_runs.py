@@ -25,11 +25,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shlex
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,8 @@ from google.protobuf.json_format import MessageToDict
 
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.event_log import EventLog
-from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.core.workflow_state import Frame, RunState, cap, flow_event, parse_run
+from blitz.errors import BlitzError, Reason
 from blitz.offload import FILE_CALLS
 from blitz.ports import AgentPort, AnswerResult, Completed, Parked, Resolution, TurnIO
 from blitz.ports.agent import ModelCallUsage, RuleDecision
@@ -60,87 +60,15 @@ from blitz.workflows.definitions import (
     SubWorkflowStep,
 )
 
-__all__ = ["WorkflowRuns", "parse_run"]
+__all__ = ["WorkflowRuns"]
 
-# A step's output as its `flow_step` carries it, and as the run's state keeps it.
-_EVENT_OUTPUT = 4 * 1024
+# A step's output as the run's state keeps it (its `flow_step` carries less: EVENT_OUTPUT).
 _KEPT_OUTPUT = 64 * 1024
 # Rejections of one plan before the run gives up.
 _MAX_REPLANS = 10
 # The model that carries out a command step: scripted, offline, free.
 _SCRIPTED = "demo"
 _ACCEPT, _REJECT = "accept", "reject"
-
-
-def parse_run(arg: str) -> tuple[str, dict[str, str]]:
-    """`NAME key=value …` (shell quoting) into the name and the params as text."""
-    try:
-        words = shlex.split(arg)
-    except ValueError as exc:
-        raise invalid_argument("turn.text", f"/run: {exc}") from None
-    if not words:
-        raise invalid_argument("turn.text", "/run needs a workflow's name: /run NAME key=value")
-    params: dict[str, str] = {}
-    for word in words[1:]:
-        key, eq, value = word.partition("=")
-        if not eq or not key:
-            raise invalid_argument("turn.text", f"/run: {word!r} is not key=value")
-        params[key] = value
-    return words[0], params
-
-
-@dataclass
-class Frame:
-    """One workflow's progress: the run's, or a sub-workflow's inside a step of it."""
-
-    name: str
-    run: str
-    params: dict[str, Any]
-    # The current step (0-based) and its attempt (0: not started yet).
-    index: int = 0
-    attempt: int = 0
-    # A command step's part ("run", then "check" for its `until`), and checks made; a
-    # plan approval's ("ask", then "feedback" after a rejection).
-    part: str = ""
-    tries: int = 0
-    kept: str = ""
-    # The current step waits on requests (its `waiting` was sent); an approval step's
-    # question, by request id.
-    waiting: bool = False
-    asked: str = ""
-    # Finished steps: id → {"output", "status"}.
-    steps: dict[str, dict[str, str]] = field(default_factory=dict)
-    # A plan step's rejection feedback, by its id, and how often it was rejected.
-    feedback: dict[str, str] = field(default_factory=dict)
-    rejections: int = 0
-    child: Frame | None = None
-
-    @classmethod
-    def load(cls, data: Mapping[str, Any]) -> Frame:
-        child = data.get("child")
-        fields = {k: v for k, v in data.items() if k != "child"}
-        return cls(**fields, child=cls.load(child) if child else None)
-
-
-@dataclass
-class RunState:
-    """What a run's turn stores with each `flow_step` (the store's `workflow_runs`)."""
-
-    definitions: dict[str, Any]
-    root: Frame
-    # The requests asked before the current attempt began: a resume is handed every
-    # resolution of the turn, and each attempt's work sees only its own.
-    seen: list[str] = field(default_factory=list)
-
-    def dump(self) -> bytes:
-        return json.dumps(asdict(self), separators=(",", ":")).encode()
-
-    @classmethod
-    def load(cls, data: bytes) -> RunState:
-        raw = json.loads(data)
-        return cls(
-            definitions=raw["definitions"], root=Frame.load(raw["root"]), seen=raw.get("seen", [])
-        )
 
 
 class _Again(Exception):
@@ -189,39 +117,9 @@ class _Observed:
         return await self._io.rule_decides(approval)
 
 
-def _cap(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _failed(step: Step, message: str, **metadata: str) -> BlitzError:
     return BlitzError(
         Reason.STEP_FAILED, f"step {step.id!r}: {message}", {"step": step.id, **metadata}
-    )
-
-
-def flow_event(
-    workflow: Workflow,
-    frame: Frame,
-    step: Step,
-    status: str,
-    output: str = "",
-    error: BlitzError | None = None,
-) -> t.TurnEvent:
-    """The `flow_step` of `frame`'s current step, with the step in its envelope."""
-    return t.TurnEvent(
-        flow_step=t.FlowStep(
-            workflow=workflow.label,
-            id=step.id,
-            title=step.title,
-            type=step.type,
-            index=frame.index + 1,
-            count=len(workflow.steps),
-            status=status,
-            output=_cap(output, _EVENT_OUTPUT),
-            error=error.reason.wire if error is not None else "",
-            run=frame.run,
-        ),
-        step=t.FlowStepRef(run=frame.run, id=step.id, index=frame.index + 1),
     )
 
 
@@ -449,7 +347,7 @@ class _Run:
             if error is None:
                 assert isinstance(outcome, str)
                 frame.steps[step.id] = {
-                    "output": _cap(outcome, _KEPT_OUTPUT),
+                    "output": cap(outcome, _KEPT_OUTPUT),
                     "status": "succeeded",
                 }
                 frame.index += 1
@@ -652,7 +550,7 @@ class _Run:
                 )
             if step.until is None:
                 return output
-            frame.part, frame.kept = "check", _cap(output, _KEPT_OUTPUT)
+            frame.part, frame.kept = "check", cap(output, _KEPT_OUTPUT)
             raise _Again()
         if code == 0:
             return frame.kept

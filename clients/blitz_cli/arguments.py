@@ -130,7 +130,9 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         description="Run one turn and print its output (or, with --json, every event as a"
         " JSON line). Approvals are refused unless --approve is given; questions are"
         " refused (the turn is cancelled) unless --answer is. Exit code 0 when the turn"
-        " succeeds, 1 when it fails, 2 on bad usage.",
+        " succeeds, 1 when it fails, 2 on bad usage, 3 when an action was refused (not"
+        " approved, denied by a rule, timed out) or a question left unanswered, unless"
+        " --allow-refused is given.",
     )
     server_flags(run)
     run.add_argument("prompt")
@@ -153,6 +155,12 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         action="append",
         metavar="TEXT",
         help="answer questions with TEXT (an option or its number; repeat for several)",
+    )
+    run.add_argument(
+        "--allow-refused",
+        action="store_true",
+        help="exit 0 even when an action was refused or a question left unanswered (a"
+        " refused question still fails the turn: exit 1)",
     )
     run.add_argument("--command", action="store_true", help="PROMPT is a /command")
     run.add_argument("--plan", action="store_true", help="plan mode")

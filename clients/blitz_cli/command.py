@@ -16,7 +16,8 @@ imports grpc: a plugin (the server's `blitz/__init__.py`) may need to set its en
 before grpc loads.
 
 Exit codes: 0 done, 1 failed to run (a port in use, a failed call or turn), 2 bad usage
-or settings, 130 interrupted before serving.
+or settings, 3 (`blitz run`) an action was refused or a question left unanswered, 130
+interrupted before serving.
 """
 
 from __future__ import annotations

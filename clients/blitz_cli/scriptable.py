@@ -187,6 +187,22 @@ def usage_command(
 # blitz run
 
 
+REFUSED = 3
+"""`blitz run`'s exit code when an action was refused or a question left unanswered."""
+
+
+def _refused(resolution: turn_pb2.Resolution, chosen: set[str]) -> bool:
+    """Whether a resolution refused an action or left a question unanswered, other than by
+    a `--deny` the caller chose (`chosen`: the requests it denied)."""
+    if resolution.request_id in chosen or resolution.via == "withdrawn":
+        return False
+    if resolution.via in ("answer",) or resolution.answers or resolution.values.fields:
+        return False
+    if resolution.via == "timeout":
+        return True  # an approval denied or a question closed unanswered
+    return resolution.decision == turn_pb2.DECISION_DENY and not resolution.declined
+
+
 def _respond(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) -> str | None:
     """Answer what the turn waits on, as the flags say; an error text if it cannot be."""
     try:
@@ -230,7 +246,9 @@ def _answer(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) 
 def run_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz run PROMPT`: one turn for scripts; exit 0 when it succeeds, 1 when it fails."""
+    """`blitz run PROMPT`: one turn for scripts; exit 0 when it succeeds, 1 when it fails,
+    3 (`REFUSED`) when an action was refused or a question left unanswered, unless
+    `--allow-refused`."""
     err = Console(stderr=True, highlight=False)
     options: TurnOptions = {"plan": args.plan, "command": args.command}
     if args.read_only:
@@ -240,6 +258,8 @@ def run_command(
     if args.timeout:
         options["timeout"] = args.timeout
     problem = None
+    refused = False
+    chosen: set[str] = set()  # the requests --deny denied: the caller's own choice
     finished: turn_pb2.TurnFinished | None = None
     turn_id = ""
     try:
@@ -252,8 +272,13 @@ def run_command(
                     turn_id = event.turn_id
                     if args.json:
                         print(_json(event), flush=True)
-                    if event.WhichOneof("kind") in ("approval_request", "question"):
+                    kind = event.WhichOneof("kind")
+                    if kind in ("approval_request", "question"):
+                        if kind == "approval_request" and args.deny_reason:
+                            chosen.add(event.approval_request.request_id)
                         problem = _respond(client, args, event) or problem
+                    if kind == "resolution" and _refused(event.resolution, chosen):
+                        refused = True
                     if event.HasField("finished"):
                         finished = event.finished
             except KeyboardInterrupt:
@@ -271,6 +296,13 @@ def run_command(
         return 1
     if not args.json and finished.output:
         print(finished.output)
+    if (problem or refused) and not args.allow_refused:
+        if not args.json:
+            if finished.HasField("error"):
+                err.print(error_line(finished.error.reason, finished.error.message))
+            if refused:
+                err.print("[red]an action was refused (--approve to allow it)[/]")
+        return REFUSED
     if finished.HasField("error"):
         if not args.json:
             err.print(error_line(finished.error.reason, finished.error.message))

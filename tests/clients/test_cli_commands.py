@@ -55,14 +55,36 @@ async def test_run_json_prints_every_event_as_a_json_line(server):
 
 
 async def test_run_refuses_approvals_and_questions_unless_told(server):
+    """A refusal fails a CI step (exit 3) unless --allow-refused keeps the old codes."""
     code, out, err = await blitz(server, "run", "$ echo nope")
-    assert code == 0
+    assert code == 3
     assert "denied: refused: blitz run was not given --approve" in out
+    assert "an action was refused" in err
+
+    code, out, _ = await blitz(server, "run", "$ echo nope", "--allow-refused")
+    assert code == 0
+    assert "denied: refused" in out
 
     code, _, err = await blitz(server, "run", "ask: which? [x|y]")
-    assert code == 1
+    assert code == 3
     assert "give --answer" in err
     assert "CANCELLED" in err
+
+    code, _, err = await blitz(server, "run", "ask: which? [x|y]", "--allow-refused")
+    assert code == 1
+    assert "give --answer" in err
+
+
+async def test_run_exits_0_when_its_own_deny_was_asked_for(server):
+    code, out, _ = await blitz(server, "run", "$ echo nope", "--deny", "not in CI")
+    assert code == 0
+    assert "denied: not in CI" in out
+
+
+async def test_run_json_exit_code_3_on_refusal(server):
+    code, out, _ = await blitz(server, "run", "$ echo nope", "--json")
+    assert code == 3
+    assert any("resolution" in json.loads(line) for line in out.splitlines())
 
 
 async def test_run_exit_codes(server):
@@ -146,13 +168,13 @@ async def test_run_answering_second_goes_on_to_the_end(server):
         session = await client.create_session(approval_timeout=0.001)
     code, out, err = await blitz(server, "run", "$ echo late", "--session", session.id,
                                  "--approve", "--json")  # fmt: skip
-    assert code == 0, err
+    assert code == 3, err  # the timeout denied it: refused, whoever came first
     assert "finished" in json.loads(out.splitlines()[-1])
 
 
 async def test_run_with_an_answer_that_is_no_option_number(server):
     code, _, err = await blitz(server, "run", "ask: which? [yes|no]", "--answer", "²")
-    assert code == 1 and "does not answer" in err and "Traceback" not in err
+    assert code == 3 and "does not answer" in err and "Traceback" not in err
 
 
 async def test_ctrl_c_on_run_cancels_the_turn(server):

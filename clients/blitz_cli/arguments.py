@@ -75,11 +75,21 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "chat",
         help="talk to an agent in the terminal",
         description="A terminal chat with one session: streaming text, tool calls, one-key"
-        " approvals (o once, s session, a always, d deny, e edit), questions, the task list"
-        " and a usage footer after each turn. Ctrl-C cancels a turn; twice leaves.",
+        " approvals (o once, s session, a always, r the suggested rule, d deny, x deny and"
+        " stop the turn, e edit, p park: leave with the turn waiting), questions and forms,"
+        " the task list and a usage footer after each turn. /help lists the commands."
+        " Ctrl-C cancels a turn; twice leaves.",
     )
     server_flags(chat_parser)
     chat_parser.add_argument("--session", metavar="ID", help="reattach to this session")
+    chat_parser.add_argument(
+        "--pick", action="store_true", help="choose the session to reattach to from a list"
+    )
+    chat_parser.add_argument(
+        "--per-call-usage",
+        action="store_true",
+        help="each model call's tokens under a turn (/usage shows them any time)",
+    )
     chat_parser.add_argument("--model", default="", help="model of a new session")
     chat_parser.add_argument("--title", default="", help="title of a new session")
     chat_parser.add_argument("--plan", action="store_true", help="plan mode for every turn")

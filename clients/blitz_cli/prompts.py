@@ -3,34 +3,61 @@
 Keys are read one at a time with the terminal in cbreak mode (no Enter needed); when
 stdin is not a terminal a whole line is read instead, so scripts can pipe answers in.
 A Ctrl-C typed at a key prompt arrives as a character in cbreak mode; it is turned back
-into KeyboardInterrupt so it cancels the turn as it does anywhere else.
+into KeyboardInterrupt so it cancels the turn as it does anywhere else. A key prompt also
+ends, raising `Closed`, when `closed()` says the request was answered elsewhere.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import select
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from google.protobuf import json_format
 from rich.console import Console
 from rich.text import Text
 
 from blitz.v1 import turn_pb2
 
-__all__ = ["Approval", "ask_approval", "ask_plan", "ask_question", "parse_answers"]
+__all__ = [
+    "Approval",
+    "Closed",
+    "Form",
+    "ask_approval",
+    "ask_form",
+    "ask_plan",
+    "ask_question",
+    "parse_answers",
+]
 
-_APPROVAL_KEYS = "[o]nce [s]ession [a]lways (this workspace) [d]eny [x] deny+stop [e]dit"
+_POLL = 0.1  # seconds between looks at `closed()` while a key prompt waits
+
+
+class Closed(Exception):
+    """The request was answered elsewhere while its prompt waited."""
+
+
+@dataclass(frozen=True)
+class Form:
+    """What the user filled in for a question's form, or that they declined it."""
+
+    values: dict[str, Any]
+    decline: bool = False
 
 
 @dataclass(frozen=True)
 class Approval:
     """What the user decided about one approval request."""
 
-    decision: str  # "once", "session", "always" or "deny"
+    decision: str  # "once", "session", "always", "deny", or "park" (leave it for later)
     reason: str = ""
     command: str = ""
     interrupt: bool = False  # a deny that also stops the turn
+    rule: turn_pb2.RuleMatch | None = None  # the suggested rule, to make instead
 
 
 @contextlib.contextmanager
@@ -54,8 +81,13 @@ def _cbreak() -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-def _read_key(console: Console, prompt: str, keys: str) -> str:
-    """One of `keys`, typed without Enter on a terminal (first letter of a line otherwise)."""
+def _read_key(
+    console: Console, prompt: str, keys: str, closed: Callable[[], bool] | None = None
+) -> str:
+    """One of `keys`, typed without Enter on a terminal (first letter of a line otherwise).
+
+    Raises `Closed` when `closed()` turns true first (looked at while no key is typed).
+    """
     console.print(Text(prompt, style="bold yellow"), end="")
     if not sys.stdin.isatty():
         while True:
@@ -67,9 +99,19 @@ def _read_key(console: Console, prompt: str, keys: str) -> str:
             if key and key in keys:  # `"" in keys` is true: a blank line asks again
                 return key
             console.print(Text(prompt, style="bold yellow"), end="")
+    fd = sys.stdin.fileno()
     with _cbreak():
         while True:
-            key = sys.stdin.read(1)
+            # select, then one byte read unbuffered: a buffered read could hold keys that
+            # select no longer sees.
+            if closed is not None:
+                ready, _, _ = select.select([fd], [], [], _POLL)
+                if not ready:
+                    if closed():
+                        console.print()
+                        raise Closed
+                    continue
+            key = os.read(fd, 1).decode(errors="replace")
             if key == "\x03":
                 console.print()
                 raise KeyboardInterrupt
@@ -95,13 +137,49 @@ def _edit_line(prompt: str, default: str = "") -> str:
         readline.set_startup_hook()
 
 
-def ask_approval(console: Console, request: turn_pb2.ApprovalRequest) -> Approval:
-    """o / s / a / d (then a reason) / x (deny, then a reason, and stop the turn) / e (edit
-    the command, then run it once)."""
-    keys = "osadxe" if request.kind == turn_pb2.ACTION_KIND_COMMAND else "osadx"
-    shown = _APPROVAL_KEYS if "e" in keys else _APPROVAL_KEYS.rsplit(" ", 1)[0]
+def approval_keys(request: turn_pb2.ApprovalRequest) -> tuple[str, str]:
+    """The keys a request allows and the line that names them: only its
+    available_decisions (all four from a server that does not say), `r` for its suggested
+    rule, `e` for a command, and `p` to leave it parked."""
+    available = set(request.available_decisions) or {
+        turn_pb2.DECISION_ONCE,
+        turn_pb2.DECISION_SESSION,
+        turn_pb2.DECISION_ALWAYS,
+        turn_pb2.DECISION_DENY,
+    }
+    keys, shown = "", list[str]()
+    if turn_pb2.DECISION_ONCE in available:
+        keys, shown = keys + "o", [*shown, "[o]nce"]
+    if turn_pb2.DECISION_SESSION in available:
+        keys, shown = keys + "s", [*shown, "[s]ession"]
+    if turn_pb2.DECISION_ALWAYS in available:
+        keys, shown = keys + "a", [*shown, "[a]lways"]
+        if request.HasField("suggested_rule") and request.suggested_rule.pattern:
+            keys, shown = keys + "r", [*shown, "[r]ule"]
+    if turn_pb2.DECISION_DENY in available:
+        keys, shown = keys + "dx", [*shown, "[d]eny", "[x] deny+stop"]
+    if request.kind == turn_pb2.ACTION_KIND_COMMAND and turn_pb2.DECISION_ONCE in available:
+        keys, shown = keys + "e", [*shown, "[e]dit"]
+    return keys + "p", " ".join([*shown, "[p]ark"])
+
+
+def ask_approval(
+    console: Console,
+    request: turn_pb2.ApprovalRequest,
+    closed: Callable[[], bool] | None = None,
+) -> Approval:
+    """o / s / a / r (always, the suggested rule) / d (then a reason) / x (deny, then a
+    reason, and stop the turn) / e (edit the command, then run it once) / p (park: leave
+    the request open and the chat)."""
+    keys, shown = approval_keys(request)
     while True:
-        key = _read_key(console, f"{shown} › ", keys)
+        key = _read_key(console, f"{shown} › ", keys, closed)
+        if key == "p":
+            return Approval("park")
+        if key == "r":
+            rule = turn_pb2.RuleMatch()
+            rule.CopyFrom(request.suggested_rule)
+            return Approval("always", rule=rule)
         if key in "dx":
             reason = input("reason (Enter for none): ").strip()
             return Approval("deny", reason=reason, interrupt=key == "x")
@@ -112,6 +190,90 @@ def ask_approval(console: Console, request: turn_pb2.ApprovalRequest) -> Approva
             return Approval("once", command=command if command != request.detail else "")
         # Approving nothing would run the command as it was: ask again.
         console.print("[dim]no command given; choose again[/]")
+
+
+_FORM_HELP = "Enter skips an optional field; /decline declines the whole form"
+
+
+def _field_prompt(name: str, spec: dict[str, Any], required: bool) -> str:
+    title = spec.get("title") or name
+    kind = spec.get("type", "string")
+    hint = {"boolean": " (y/n)", "number": " (a number)", "integer": " (a whole number)"}.get(
+        kind, ""
+    )
+    if spec.get("format"):
+        hint = f" ({spec['format']})"
+    return f"{title}{hint}{'' if required else ' [optional]'} › "
+
+
+def _parse_field(spec: dict[str, Any], line: str) -> tuple[bool, Any]:
+    """(True, value) for a valid answer to one field, else (False, None)."""
+    kind = spec.get("type", "string")
+    if kind == "boolean":
+        word = line.lower()
+        if word in ("y", "yes", "true", "1"):
+            return True, True
+        if word in ("n", "no", "false", "0"):
+            return True, False
+        return False, None
+    if kind in ("number", "integer"):
+        try:
+            number = float(line)
+        except ValueError:
+            return False, None
+        if kind == "integer":
+            return (True, int(number)) if number.is_integer() else (False, None)
+        return True, number
+    options = spec.get("enum") or (spec.get("items") or {}).get("enum")
+    if kind == "array":
+        parts = [p.strip() for p in line.split(",") if p.strip()]
+        chosen = [_option(options or [], p) for p in parts]
+        return (True, chosen) if chosen and None not in chosen else (False, None)
+    if options:
+        choice = _option(options, line)
+        return (choice is not None), choice
+    return True, line
+
+
+def _option(options: Sequence[Any], text: str) -> Any:
+    if text.isdecimal() and 1 <= int(text) <= len(options):
+        return options[int(text) - 1]
+    return text if text in options else None
+
+
+def ask_form(
+    console: Console, question: turn_pb2.Question, read: Callable[[str], str] = input
+) -> Form:
+    """A question's form, asked field by field (required ones first); each answer checked
+    against its field (the server validates the whole again)."""
+    schema = json_format.MessageToDict(question.form)
+    properties: dict[str, dict[str, Any]] = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    console.print(f"[dim]{_FORM_HELP}[/]")
+    values: dict[str, Any] = {}
+    # A Struct keeps no order of its keys: the required fields first, as `required` lists
+    # them, then the others by name.
+    order = [n for n in schema.get("required") or [] if n in properties]
+    order += sorted(n for n in properties if n not in order)
+    for name in order:
+        spec = properties[name]
+        if spec.get("description"):
+            console.print(f"  [dim]{spec['description']}[/]")
+        options = spec.get("enum") or (spec.get("items") or {}).get("enum")
+        for number, option in enumerate(options or [], 1):
+            console.print(f"  {number}. {option}")
+        while True:
+            line = read(_field_prompt(name, spec, name in required)).strip()
+            if line == "/decline":
+                return Form({}, decline=True)
+            if not line and name not in required:
+                break
+            ok, value = _parse_field(spec, line)
+            if ok and line:
+                values[name] = value
+                break
+            console.print(f"[red]not an answer for {spec.get('title') or name}[/]")
+    return Form(values)
 
 
 def ask_plan(console: Console) -> tuple[str, str]:

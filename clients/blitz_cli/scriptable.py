@@ -101,7 +101,7 @@ def watch_command(
 ) -> int:
     """`blitz watch ID [--after N] [--no-follow] [--json]`: the session's events."""
     console = Console(highlight=False)
-    renderer = Renderer(console)
+    renderer = Renderer(console, interactive=False)  # no /thoughts to point at
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
             events = client.watch(args.session_id, after_seq=args.after, follow=args.follow)

@@ -144,6 +144,8 @@ async def test_watch_replays_a_session(server):
     assert code == 0
     assert "You said: watch me" in out
     assert "thought for 1 word" in out
+    assert "/thoughts" not in out, "watch is not interactive: nothing to expand with"
+    assert "› think: quietly" in out, "the user's prompt is replayed"
     code, out, _ = await blitz(server, "watch", session.id, "--no-follow", "--json", "--after", "2")
     seqs = [json.loads(line)["seq"] for line in out.splitlines()]
     assert seqs[0] == "3"

@@ -1,5 +1,5 @@
-"""The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage`, `run` and
-`webhooks`.
+"""The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage`, `run`,
+`approve`, `deny`, `answer`, `rules`, `diff`, `files` and `webhooks`.
 
 `add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
 its handler (`client_handler`, from `chat` or `scriptable`). Flag values are checked here,
@@ -12,6 +12,13 @@ import argparse
 from collections.abc import Callable
 
 from blitz_cli.chat import chat_command
+from blitz_cli.control import (
+    answer_command,
+    decide_command,
+    diff_command,
+    files_command,
+    rules_command,
+)
 from blitz_cli.scriptable import run_command, sessions_command, usage_command, watch_command
 from blitz_cli.webhooks import webhooks_command
 from blitz_client import DEFAULT_URL
@@ -98,7 +105,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     chat_parser.set_defaults(client_handler=chat_command)
 
-    sessions = commands.add_parser("sessions", help="list, show or close sessions")
+    sessions = commands.add_parser("sessions", help="list, show, close, fork or delete sessions")
     server_flags(sessions)
     sessions.add_argument("--json", action="store_true", help="JSON, one session per line")
     sessions.add_argument(
@@ -106,9 +113,17 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     actions = sessions.add_subparsers(dest="action", metavar="ACTION")
     actions.add_parser("list", help="the sessions, newest first (the default)")
-    for name, text in (("show", "one session and its open requests"), ("close", "close one")):
+    for name, text in (
+        ("show", "one session and its open requests"),
+        ("close", "close one"),
+        ("delete", "delete one, with its records (and its own workspace folder)"),
+        ("fork", "a new session from the history as TURN left it, with that turn's files"),
+    ):
         action = actions.add_parser(name, help=text)
         action.add_argument("session_id", metavar="ID")
+        if name == "fork":
+            action.add_argument("turn_id", metavar="TURN")
+            action.add_argument("--title", default="", help="the fork's title")
         # SUPPRESS: a sub-action's defaults would overwrite flags given before it.
         action.add_argument(
             "--json", action="store_true", default=argparse.SUPPRESS, help="the session as JSON"
@@ -128,10 +143,19 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     watch.add_argument("--json", action="store_true", help="events as JSON lines")
     watch.set_defaults(client_handler=watch_command)
 
-    usage = commands.add_parser("usage", help="a session's model calls, tokens and cost")
+    usage = commands.add_parser(
+        "usage",
+        help="a session's model calls, tokens and cost (or every session's, --all)",
+    )
     server_flags(usage)
-    usage.add_argument("session_id", metavar="ID")
+    usage.add_argument("session_id", metavar="ID", nargs="?", default="")
     usage.add_argument("--json", action="store_true", help="the UsageReport as JSON")
+    usage.add_argument(
+        "--all", action="store_true", help="every session you can see (an admin: everyone's)"
+    )
+    usage.add_argument(
+        "--by", choices=["model", "day", "session"], help="with --all: sum by this (model)"
+    )
     usage.set_defaults(client_handler=usage_command)
 
     run = commands.add_parser(
@@ -180,6 +204,71 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     run.add_argument("--timeout", type=_seconds, default=0, metavar="S", help="turn deadline")
     run.set_defaults(client_handler=run_command)
+
+    for name, text in (
+        ("approve", "approve an open approval request"),
+        ("deny", "deny an open approval request"),
+    ):
+        decide = commands.add_parser(name, help=text)
+        server_flags(decide)
+        decide.add_argument("session_id", metavar="SESSION")
+        decide.add_argument("request_id", metavar="REQUEST")
+        decide.add_argument("--json", action="store_true", help="the decision as JSON")
+        decide.set_defaults(client_handler=decide_command, deny=name == "deny")
+        if name == "approve":
+            decide.add_argument(
+                "--scope",
+                choices=["once", "session", "always"],
+                default="once",
+                help="once (the default), or a rule for the session or always",
+            )
+            decide.add_argument(
+                "--suggested",
+                action="store_true",
+                help="make the request's suggested rule (always, unless --scope session)",
+            )
+        else:
+            decide.add_argument("--reason", default="", help="given to the model")
+            decide.add_argument("--stop", action="store_true", help="also stop the turn")
+
+    answer = commands.add_parser("answer", help="answer an open question")
+    server_flags(answer)
+    answer.add_argument("session_id", metavar="SESSION")
+    answer.add_argument("request_id", metavar="REQUEST")
+    answer.add_argument("answers", nargs="*", metavar="TEXT", help="the answer(s)")
+    answer.add_argument("--values", metavar="JSON", help="a form's values, as a JSON object")
+    answer.add_argument("--decline", action="store_true", help="decline a form")
+    answer.add_argument("--json", action="store_true", help="the result as JSON")
+    answer.set_defaults(client_handler=answer_command)
+
+    rules = commands.add_parser("rules", help="list or revoke a session's approval rules")
+    server_flags(rules)
+    rules.add_argument("--json", action="store_true", help="JSON, one rule per line")
+    rule_actions = rules.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = rule_actions.add_parser("list", help="the rules that apply in SESSION")
+    listing.add_argument("session_id", metavar="SESSION")
+    revoke = rule_actions.add_parser("revoke", help="remove one")
+    revoke.add_argument("session_id", metavar="SESSION")
+    revoke.add_argument("rule_id", metavar="RULE")
+    for action in (listing, revoke):
+        action.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="as JSON"
+        )
+        server_flags(action, default=argparse.SUPPRESS)
+    rules.set_defaults(client_handler=rules_command)
+
+    diff = commands.add_parser("diff", help="what the agent's file tools changed in a session")
+    server_flags(diff)
+    diff.add_argument("session_id", metavar="SESSION")
+    diff.add_argument("--json", action="store_true", help="the GetDiffResponse as JSON")
+    diff.set_defaults(client_handler=diff_command)
+
+    files = commands.add_parser("files", help="a folder of a session's workspace")
+    server_flags(files)
+    files.add_argument("session_id", metavar="SESSION")
+    files.add_argument("path", nargs="?", default="", metavar="PATH", help="a folder in it")
+    files.add_argument("--json", action="store_true", help="JSON, one entry per line")
+    files.set_defaults(client_handler=files_command)
 
     webhooks = commands.add_parser(
         "webhooks",

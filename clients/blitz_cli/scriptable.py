@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+from collections import defaultdict
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -19,9 +21,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from blitz.v1 import turn_pb2
+from blitz.v1 import session_pb2, turn_pb2
 from blitz_cli.prompts import parse_answers
 from blitz_cli.render import Renderer, error_line, state_word
+from blitz_cli.tables import listing_console
 from blitz_client import Blitz, BlitzError, TurnOptions
 
 __all__ = ["run_command", "sessions_command", "usage_command", "watch_command"]
@@ -42,8 +45,8 @@ def _fail(exc: BlitzError) -> int:
 def sessions_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz sessions [list | show ID | close ID]`."""
-    console = Console(highlight=False)
+    """`blitz sessions [list | show ID | close ID | delete ID | fork ID TURN]`."""
+    console = listing_console() if (args.action or "list") == "list" else Console(highlight=False)
     action = args.action or "list"
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
@@ -66,8 +69,18 @@ def sessions_command(
                     )
                 console.print(table)
                 return 0
+            if action == "delete":
+                deleted = client.delete_session(args.session_id)
+                if args.json:
+                    print(json.dumps({"id": args.session_id, "workspaceDeleted": deleted}))
+                else:
+                    folder = " and its workspace folder" if deleted else ""
+                    console.print(f"deleted {args.session_id}{folder}")
+                return 0
             if action == "show":
                 session = client.session(args.session_id)
+            elif action == "fork":
+                session = client.fork_session(args.session_id, args.turn_id, title=args.title)
             else:
                 session = client.close_session(args.session_id)
     except BlitzError as exc:
@@ -125,7 +138,12 @@ def watch_command(
 def usage_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz usage ID [--json]`: one row per model call, and the totals."""
+    """`blitz usage ID [--json]`: one row per model call, and the totals; `blitz usage
+    --all [--by model|day|session]`: every session's calls, summed by one of those."""
+    if args.all:
+        return _usage_all(args, server=server, token=token, ca_file=ca_file)
+    if not args.session_id:
+        raise ValueError("usage: give a session ID, or --all")
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
             report = client.usage(args.session_id)
@@ -134,15 +152,57 @@ def usage_command(
     if args.json:
         print(_json(report))
         return 0
+    _usage_table(report, args.session_id)
+    return 0
+
+
+def _usage_all(
+    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None
+) -> int:
+    """The ledgers of every session the caller sees (an admin: everyone's), summed."""
+    by = args.by or "model"
+    sums: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])  # calls in out usd
+    try:
+        with Blitz(server, token=token, ca_file=ca_file) as client:
+            for session in list(client.sessions()):
+                for entry in client.usage(session.id).entries:
+                    key = {
+                        "model": entry.model,
+                        "day": entry.time.ToDatetime().strftime("%Y-%m-%d"),
+                        "session": session.id,
+                    }[by]
+                    row = sums[key]
+                    row[0] += 1
+                    row[1] += entry.input
+                    row[2] += entry.output
+                    row[3] += entry.cost_usd
+    except BlitzError as exc:
+        return _fail(exc)
+    if args.json:
+        for key, (calls, tokens_in, tokens_out, usd) in sorted(sums.items()):
+            print(json.dumps({by: key, "calls": int(calls), "input": int(tokens_in),
+                              "output": int(tokens_out), "costUsd": usd}))  # fmt: skip
+        return 0
+    table = Table(by, "calls", "input", "output", "USD", title="usage", box=box.SIMPLE_HEAD)
+    for column in table.columns:
+        column.no_wrap = True
+        if column.header != by:
+            column.justify = "right"
+    for key, (calls, tokens_in, tokens_out, usd) in sorted(sums.items()):
+        table.add_row(escape(key), str(int(calls)), str(int(tokens_in)), str(int(tokens_out)),
+                      f"{usd:.4f}")  # fmt: skip
+    listing_console().print(table)
+    return 0
+
+
+def _usage_table(report: session_pb2.UsageReport, session_id: str) -> None:
     total = report.total
     # Cache columns only where a provider reported cache use: they are zeros otherwise.
     columns = ["#", "time", "turn", "model", "input"]
     columns += ["cached"] if total.cached else []
     columns += ["cache write"] if total.cache_write else []
     columns += ["output", "USD"]
-    table = Table(
-        *columns, title=f"usage of {args.session_id}", show_footer=True, box=box.SIMPLE_HEAD
-    )
+    table = Table(*columns, title=f"usage of {session_id}", show_footer=True, box=box.SIMPLE_HEAD)
     for column in table.columns:
         column.no_wrap = True
         if column.header not in ("time", "turn", "model"):
@@ -180,8 +240,7 @@ def usage_command(
     )
     for column, footer in zip(table.columns, footers, strict=True):
         column.footer = footer
-    Console(highlight=False).print(table)
-    return 0
+    listing_console().print(table)
 
 
 # blitz run

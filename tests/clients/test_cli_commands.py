@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -16,6 +17,8 @@ from blitz_client import AsyncBlitz
 
 async def blitz(server, *args: str) -> tuple[int, str, str]:
     """Run `blitz ARGS` against `server` in a subprocess: exit code, stdout, stderr."""
+    # Without COLUMNS (pytest sets it to 80): a piped table is then as wide as its cells.
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -23,6 +26,7 @@ async def blitz(server, *args: str) -> tuple[int, str, str]:
         *args,
         "--server",
         server.grpc_target,
+        env=env,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -227,3 +231,99 @@ async def test_server_and_blitz_server_take_replicas_separated_by_commas(server)
     )
     assert code == 2
     assert "not a mix" in err and "Traceback" not in err
+
+
+async def parked(client, text: str):
+    """A new session with a turn parked on its first request: (session id, request id)."""
+    session = await client.create_session()
+    async with contextlib.aclosing(client.run(session.id, text)) as events:
+        async for event in events:
+            kind = event.WhichOneof("kind")
+            if kind in ("approval_request", "question"):
+                return session.id, getattr(event, kind).request_id
+    raise AssertionError("the turn did not park")
+
+
+async def test_approve_deny_and_answer_a_parked_turn_from_a_script(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session_id, request_id = await parked(client, "$ pytest -q tests/a.py")
+        code, out, err = await blitz(server, "approve", session_id, request_id, "--suggested",
+                                     "--json")  # fmt: skip
+        assert code == 0, err
+        assert json.loads(out) == {"requestId": request_id, "decision": "always"}
+        code, out, _ = await blitz(server, "rules", "list", session_id, "--json")
+        rules = [json.loads(line) for line in out.splitlines()]
+        assert code == 0 and [r["pattern"] for r in rules] == ["pytest -q"]
+        code, out, _ = await blitz(server, "rules", "list", session_id)
+        assert "commands starting `pytest -q`" in out and "always" in out
+        code, out, _ = await blitz(server, "rules", "revoke", session_id, rules[0]["id"], "--json")
+        assert code == 0 and json.loads(out)["revoked"] is True
+        assert await client.rules(session_id) == []
+
+        session_id, request_id = await parked(client, "$ rm -rf build")
+        code, out, _ = await blitz(server, "deny", session_id, request_id, "--reason", "no")
+        assert code == 0 and "deny" in out
+        code, _, err = await blitz(server, "deny", session_id, request_id)
+        assert code == 1 and "ALREADY_RESOLVED" in err
+
+        session_id, request_id = await parked(client, "ask: which? [red|blue]")
+        code, out, err = await blitz(server, "answer", session_id, request_id, "blue", "--json")
+        assert code == 0 and json.loads(out)["answered"] is True, err
+        code, _, err = await blitz(server, "answer", session_id, request_id)
+        assert code == 2 and "give the answers" in err
+
+
+async def test_diff_files_fork_delete_and_show(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session(title="source")
+        await client.update_session(session.id, mode="accept_edits")
+        turns = []
+        for text in ("first", "write notes.md\n```\nhello\n```"):
+            async for event in client.run(session.id, text):
+                turns.append(event.turn_id)
+    code, out, _ = await blitz(server, "diff", session.id, "--json")
+    assert code == 0 and json.loads(out)["paths"] == ["notes.md"]
+    code, out, _ = await blitz(server, "diff", session.id)
+    assert "+hello" in out and "+++ b/notes.md" in out
+    code, out, _ = await blitz(server, "files", session.id, "--json")
+    entries = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and "notes.md" in [e["path"] for e in entries]
+    code, out, _ = await blitz(server, "files", session.id)
+    assert "notes.md" in out
+
+    code, out, err = await blitz(server, "sessions", "fork", session.id, turns[0], "--json",
+                                 "--title", "at first")  # fmt: skip
+    fork = json.loads(out)
+    assert code == 0 and fork["title"] == "at first", err
+    code, out, _ = await blitz(server, "files", fork["id"], "--json")
+    assert "notes.md" not in out, "the fork has the files as they were at its turn"
+    code, out, _ = await blitz(server, "sessions", "delete", fork["id"], "--json")
+    assert code == 0 and json.loads(out)["id"] == fork["id"]
+    code, _, err = await blitz(server, "sessions", "show", fork["id"])
+    assert code == 1 and "SESSION_NOT_FOUND" in err
+
+
+async def test_usage_all_sums_every_session_by_model_and_day(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        for _ in range(2):
+            session = await client.create_session()
+            async for _ in client.run(session.id, "hello"):
+                pass
+    code, out, _ = await blitz(server, "usage", "--all", "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [(r["model"], r["calls"]) for r in rows] == [("demo", 2)]
+    code, out, _ = await blitz(server, "usage", "--all", "--by", "day", "--json")
+    assert len([json.loads(line) for line in out.splitlines()]) == 1
+    code, out, _ = await blitz(server, "usage", "--all", "--by", "session")
+    assert code == 0 and out.count("s_") == 2
+    code, _, err = await blitz(server, "usage")
+    assert code == 2 and "--all" in err
+
+
+async def test_a_piped_table_is_not_cut_to_80_columns(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        await client.create_session(title="a title long enough to be cut at eighty columns wide")
+    code, out, _ = await blitz(server, "sessions")
+    assert code == 0
+    assert "a title long enough to be cut at eighty columns wide" in out
+    assert "…" not in out

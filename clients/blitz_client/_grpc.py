@@ -14,7 +14,7 @@ import grpc
 from grpc_status import rpc_status
 
 from blitz.v1 import session_pb2_grpc, turn_pb2, webhooks_pb2_grpc, workspace_pb2_grpc
-from blitz_client._errors import BlitzError
+from blitz_client._errors import BlitzError, tls_hint
 from blitz_client._services import service_of
 
 __all__ = ["GrpcTransport"]
@@ -41,7 +41,7 @@ _NOT_CONNECTED = (
 )
 
 
-def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
+def _error(exc: grpc.aio.AioRpcError, *, target: str = "", tls: bool = False) -> BlitzError:
     info = None
     status = rpc_status.from_call(exc)  # type: ignore[arg-type]  # AioRpcError quacks as a Call
     if status is not None:
@@ -54,6 +54,8 @@ def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
     code = "canceled" if name == "cancelled" else name
     details = exc.details() or ""
     sent = not (exc.code() == grpc.StatusCode.UNAVAILABLE and details.startswith(_NOT_CONNECTED))
+    if exc.code() == grpc.StatusCode.UNAVAILABLE and info is None:
+        details = tls_hint(details, tls=tls, plain=target, secure=f"grpcs://{target}")
     return BlitzError.from_info(code, info, details, sent=sent)
 
 
@@ -63,6 +65,7 @@ class GrpcTransport:
     def __init__(
         self, target: str, *, headers: Mapping[str, str], tls: bool, ca: bytes | None = None
     ) -> None:
+        self._target, self._tls = target, tls
         if tls:
             credentials = grpc.ssl_channel_credentials(root_certificates=ca)
             self._channel = grpc.aio.secure_channel(target, credentials, options=_OPTIONS)
@@ -83,7 +86,7 @@ class GrpcTransport:
         try:
             return await call(request, metadata=self._metadata)
         except grpc.aio.AioRpcError as exc:
-            raise _error(exc) from None
+            raise _error(exc, target=self._target, tls=self._tls) from None
 
     async def stream(self, method: str, request: Any) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
         call = self._callable(method)(request, metadata=self._metadata)
@@ -91,7 +94,7 @@ class GrpcTransport:
             async for event in call:
                 yield event
         except grpc.aio.AioRpcError as exc:
-            raise _error(exc) from None
+            raise _error(exc, target=self._target, tls=self._tls) from None
         finally:
             # The consumer may stop early; the server then stops streaming at once.
             call.cancel()

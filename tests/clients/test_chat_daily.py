@@ -191,3 +191,34 @@ def test_a_busy_session_says_so_and_queue_runs_the_prompt_after(terminal, server
         client.decide(session_id, request.approval_request.request_id, "once")
     chat.expect(r"You said: queued hello")
     chat.expect(FOOTER)
+
+
+def test_pick_lists_the_sessions_and_attaches_to_the_chosen_one(terminal, server_process):
+    with Blitz(server_process.grpc_target) as client:
+        older = client.create_session(title="older")
+        for _ in client.run(older.id, "remember me"):
+            pass
+        client.create_session(title="newer")
+    chat = terminal(["chat", "--pick"])
+    chat.expect(r"1\. s_\w+ · newer · idle")
+    chat.expect(r"2\. s_\w+ · older · idle")
+    chat.expect(r"session \(number, Enter for none\) › ")
+    chat.child.sendline("2")
+    chat.expect(rf"session {older.id} · older")
+    chat.expect(r"› remember me")  # the replay, with the user's prompt
+    chat.expect(r"You said: remember me")
+    chat.prompt("/sessions")
+    chat.expect(r"session \(number, Enter for none\) › ")
+    chat.child.sendline("")
+    chat.prompt("/quit")
+    assert chat.wait_exit() == 0
+
+
+def test_steer_and_aside_reach_the_server(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("/steer go left")
+    chat.expect(r"NO_RUNNING_TURN")  # nothing to steer while the session is idle
+    chat.prompt("/aside what is this?")
+    chat.expect(r"(You said: what is this\?|✗ \w+)")
+    chat.prompt("/help")
+    chat.expect(r"/aside TEXT: ")

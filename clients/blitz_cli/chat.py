@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import mimetypes
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -49,6 +51,7 @@ CLIENT_COMMANDS = {
     "/queue TEXT": "run TEXT after the session's running turn (a queued turn)",
     "/steer TEXT": "a message for the running turn's next model call",
     "/aside TEXT": "a side question, answered beside the running turn",
+    "/image PATH": "attach an image (PNG, JPEG, GIF, WebP) to the next prompt",
     "/diff": "what the agent's file tools changed in the session",
     "/files [PATH]": "the workspace's files (a folder of it)",
     "/sessions": "pick another session to attach to",
@@ -113,6 +116,7 @@ class _Chat:
     last_interrupt: float = 0.0
     handled: set[str] = field(default_factory=set)  # request ids already answered here
     proposed: str = ""  # the plan the last turn proposed, until the user decides it
+    images: list[str] = field(default_factory=list)  # uploaded for the next prompt
 
     def interrupted(self) -> None:
         """A Ctrl-C: raises _Leave when it is the second in a short while."""
@@ -167,6 +171,8 @@ class _Chat:
                 self.console.print(f"[dim]  ↳ steered turn {turn_id}[/]")
             elif word == "/aside" and rest:
                 self.turn(rest, aside=True)
+            elif word == "/image" and rest:
+                self.image(rest)
             elif word == "/diff":
                 self.diff()
             elif word == "/files":
@@ -229,6 +235,19 @@ class _Chat:
         restored = f" · {len(response.rewound.restored_paths)} files restored" if files else ""
         self.console.print(f"[dim]  ↳ rewound to turn {turn_id}{restored}[/]")
 
+    def image(self, path: str) -> None:
+        media_type = mimetypes.guess_type(path)[0] or ""
+        try:
+            data = Path(path).expanduser().read_bytes()
+        except OSError as exc:
+            self.console.print(f"[red]cannot read {escape(path)}: {escape(exc.strerror or '')}[/]")
+            return
+        uploaded = self.client.upload_image(self.session.id, data, media_type)
+        self.images.append(uploaded.image_id)
+        self.console.print(
+            f"[dim]  ↳ image {uploaded.image_id} ({uploaded.size} B) goes with the next prompt[/]"
+        )
+
     def diff(self) -> None:
         response = self.client.diff(self.session.id)
         if not response.diff:
@@ -268,6 +287,8 @@ class _Chat:
             fields["read_only"] = self.options.read_only
         if aside:
             fields["aside"] = True
+        if self.images and not fields["command"]:
+            fields["image_ids"], self.images = self.images, []
         self.renderer.thinking()
         events = self.client.run(self.session.id, line, turn_id=turn_id, busy=busy, **fields)
         self.drive(events, turn_id)
@@ -442,6 +463,30 @@ def pick_session(client: Blitz, console: Console) -> session_pb2.Session | None:
         console.print(f"[red]type a number from 1 to {len(found)}[/]")
 
 
+def _complete_commands(client: Blitz, session_id: str) -> None:
+    """Tab completes a /command: the chat's own and those the server advertises."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - readline ships with CPython on POSIX
+        return
+    names = [name.split(" ", 1)[0] for name in CLIENT_COMMANDS]
+    try:
+        names += [f"/{command.name}" for command in client.commands(session_id)]
+    except BlitzError:
+        pass  # an older server: the chat's own only
+    names = sorted(set(names))
+
+    def complete(text: str, state: int) -> str | None:
+        if not readline.get_line_buffer().startswith("/"):
+            return None
+        found = [name + " " for name in names if name.startswith(text)]
+        return found[state] if state < len(found) else None
+
+    readline.set_completer_delims(" \t\n")
+    readline.set_completer(complete)
+    readline.parse_and_bind("tab: complete")
+
+
 def chat(
     options: ChatOptions, *, server: str, token: str | None = None, ca_file: str | None = None
 ) -> int:
@@ -474,6 +519,7 @@ def chat(
             console.print(error_line(exc.reason, exc.message))
             return 1
         state.renderer.session(state.session)
+        _complete_commands(client, state.session.id)
         if info is not None:
             state.renderer.server(info)
         console.print(f"[dim]{_HELP}[/]")

@@ -7,6 +7,7 @@ import re
 import time
 
 from support.chat_screens import FOOTER, KEYS
+from support.images import PNG
 
 from blitz_client import Blitz
 
@@ -222,3 +223,25 @@ def test_steer_and_aside_reach_the_server(terminal):
     chat.expect(r"(You said: what is this\?|✗ \w+)")
     chat.prompt("/help")
     chat.expect(r"/aside TEXT: ")
+
+
+def test_an_image_goes_with_the_next_prompt(terminal, server_process, tmp_path):
+    image = tmp_path / "dot.png"
+    image.write_bytes(PNG)
+    chat = terminal(["chat"])
+    chat.prompt(f"/image {image}")
+    chat.expect(r"↳ image \w+ \(\d+ B\) goes with the next prompt")
+    chat.prompt("what is in it?")
+    chat.expect(FOOTER)
+    with Blitz(server_process.grpc_target) as client:
+        turns = list(client.list_turns(session_of(chat)))
+    assert len(turns) == 1 and len(turns[0].turn.image_ids) == 1
+
+
+def test_tab_completes_a_servers_command(terminal):
+    chat = terminal(["chat"])
+    chat.expect(r"(?m)^› $")
+    chat.child.send("/usa\t")
+    chat.expect(r"/usage ")
+    chat.child.send("\r")
+    chat.expect(r"(tokens|model calls|usage)")

@@ -100,8 +100,12 @@ def sessions_command(
     )
     if session.turn_id:
         console.print(f"  turn {session.turn_id}")
-    renderer = Renderer(console)
+    renderer = Renderer(console, interactive=False)
     for event in session.pending:
+        kind = event.WhichOneof("kind") or ""
+        request_id = getattr(event, kind).request_id if kind else ""
+        # The id `blitz approve|deny|answer SESSION REQUEST` takes.
+        console.print(f"  [bold]open request {request_id}[/]")
         renderer.event(event, replay=True)
     return 0
 

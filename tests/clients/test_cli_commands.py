@@ -261,6 +261,8 @@ async def test_approve_deny_and_answer_a_parked_turn_from_a_script(server):
         assert await client.rules(session_id) == []
 
         session_id, request_id = await parked(client, "$ rm -rf build")
+        code, out, _ = await blitz(server, "sessions", "show", session_id)
+        assert f"open request {request_id}" in out
         code, out, _ = await blitz(server, "deny", session_id, request_id, "--reason", "no")
         assert code == 0 and "deny" in out
         code, _, err = await blitz(server, "deny", session_id, request_id)

@@ -28,7 +28,14 @@ from rich.markup import escape
 from rich.syntax import Syntax
 
 from blitz.v1 import session_pb2, turn_pb2
-from blitz_cli.prompts import Closed, ask_approval, ask_form, ask_plan, ask_question
+from blitz_cli.prompts import (
+    Closed,
+    ask_approval,
+    ask_form,
+    ask_plan,
+    ask_question,
+    read_line,
+)
 from blitz_cli.render import Renderer, error_line, state_word
 from blitz_client import Blitz, BlitzError, Stream, TurnOptions
 
@@ -378,7 +385,11 @@ class _Chat:
                         self.session.id, request_id, values=form.values, decline=form.decline
                     )
                 else:
-                    answers = ask_question(self.console, event.question)
+                    answers = ask_question(
+                        self.console,
+                        event.question,
+                        lambda prompt: read_line(self.console, prompt, closed),
+                    )
                     self.client.answer(self.session.id, request_id, answers)
                 break
             except Closed:

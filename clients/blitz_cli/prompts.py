@@ -9,6 +9,7 @@ ends, raising `Closed`, when `closed()` says the request was answered elsewhere.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import select
@@ -32,6 +33,7 @@ __all__ = [
     "ask_plan",
     "ask_question",
     "parse_answers",
+    "read_line",
 ]
 
 _POLL = 0.1  # seconds between looks at `closed()` while a key prompt waits
@@ -121,6 +123,46 @@ def _read_key(
             if key.lower() in keys:
                 console.print(Text(key.lower()))
                 return key.lower()
+
+
+def read_line(console: Console, prompt: str, closed: Callable[[], bool] | None = None) -> str:
+    """A line typed at `prompt`; on a terminal, read key by key (Backspace and Ctrl-U edit)
+    so that `closed()` is looked at while it waits, raising `Closed`. Otherwise input()."""
+    if closed is None or not sys.stdin.isatty():
+        return input(prompt)
+    console.print(Text(prompt), end="")
+    fd = sys.stdin.fileno()
+    typed = ""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    with _cbreak():
+        while True:
+            ready, _, _ = select.select([fd], [], [], _POLL)
+            if not ready:
+                if closed():
+                    console.print()
+                    raise Closed
+                continue
+            for key in decoder.decode(os.read(fd, 64)):
+                if key in ("\r", "\n"):
+                    console.print()
+                    return typed
+                if key == "\x03":
+                    console.print()
+                    raise KeyboardInterrupt
+                if key == "\x04" and not typed:
+                    console.print()
+                    raise EOFError
+                if key in ("\x7f", "\b"):
+                    if typed:
+                        typed = typed[:-1]
+                        console.file.write("\b \b")
+                elif key == "\x15":  # Ctrl-U: the whole line
+                    console.file.write("\b \b" * len(typed))
+                    typed = ""
+                elif key.isprintable():
+                    typed += key
+                    console.file.write(key)
+                console.file.flush()
 
 
 def _edit_line(prompt: str, default: str = "") -> str:

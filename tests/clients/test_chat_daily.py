@@ -245,3 +245,25 @@ def test_tab_completes_a_servers_command(terminal):
     chat.expect(r"/usage ")
     chat.child.send("\r")
     chat.expect(r"(tokens|model calls|usage)")
+
+
+def test_a_question_answered_by_another_client_closes_the_prompt(terminal, server_process):
+    chat = terminal(["chat"])
+    chat.prompt("ask: which? [red|blue]")
+    chat.expect(r"answer › ")
+    session_id = session_of(chat)
+    with Blitz(server_process.grpc_target) as client:
+        pending = client.session(session_id).pending
+        question = next(e.question for e in pending if e.HasField("question"))
+        client.answer(session_id, question.request_id, "blue")
+    chat.expect(r"answered in another client")
+    chat.expect(r"↳ answered: blue")
+    chat.expect(FOOTER)
+
+
+def test_an_answer_typed_key_by_key_can_be_edited(terminal):
+    chat = terminal(["chat"])
+    chat.prompt("ask: name? ")
+    chat.expect(r"answer › ")
+    chat.child.send("Adx\x7fa\r")
+    chat.expect(r"↳ answered: Ada")

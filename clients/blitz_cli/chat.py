@@ -28,10 +28,10 @@ from rich.markup import escape
 from rich.syntax import Syntax
 
 from blitz.v1 import session_pb2, turn_pb2
+from blitz_cli.forms import ask_form
 from blitz_cli.prompts import (
     Closed,
     ask_approval,
-    ask_form,
     ask_plan,
     ask_question,
     read_line,

@@ -16,9 +16,7 @@ import select
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from google.protobuf import json_format
 from rich.console import Console
 from rich.text import Text
 
@@ -27,9 +25,7 @@ from blitz.v1 import turn_pb2
 __all__ = [
     "Approval",
     "Closed",
-    "Form",
     "ask_approval",
-    "ask_form",
     "ask_plan",
     "ask_question",
     "parse_answers",
@@ -41,14 +37,6 @@ _POLL = 0.1  # seconds between looks at `closed()` while a key prompt waits
 
 class Closed(Exception):
     """The request was answered elsewhere while its prompt waited."""
-
-
-@dataclass(frozen=True)
-class Form:
-    """What the user filled in for a question's form, or that they declined it."""
-
-    values: dict[str, Any]
-    decline: bool = False
 
 
 @dataclass(frozen=True)
@@ -232,90 +220,6 @@ def ask_approval(
             return Approval("once", command=command if command != request.detail else "")
         # Approving nothing would run the command as it was: ask again.
         console.print("[dim]no command given; choose again[/]")
-
-
-_FORM_HELP = "Enter skips an optional field; /decline declines the whole form"
-
-
-def _field_prompt(name: str, spec: dict[str, Any], required: bool) -> str:
-    title = spec.get("title") or name
-    kind = spec.get("type", "string")
-    hint = {"boolean": " (y/n)", "number": " (a number)", "integer": " (a whole number)"}.get(
-        kind, ""
-    )
-    if spec.get("format"):
-        hint = f" ({spec['format']})"
-    return f"{title}{hint}{'' if required else ' [optional]'} › "
-
-
-def _parse_field(spec: dict[str, Any], line: str) -> tuple[bool, Any]:
-    """(True, value) for a valid answer to one field, else (False, None)."""
-    kind = spec.get("type", "string")
-    if kind == "boolean":
-        word = line.lower()
-        if word in ("y", "yes", "true", "1"):
-            return True, True
-        if word in ("n", "no", "false", "0"):
-            return True, False
-        return False, None
-    if kind in ("number", "integer"):
-        try:
-            number = float(line)
-        except ValueError:
-            return False, None
-        if kind == "integer":
-            return (True, int(number)) if number.is_integer() else (False, None)
-        return True, number
-    options = spec.get("enum") or (spec.get("items") or {}).get("enum")
-    if kind == "array":
-        parts = [p.strip() for p in line.split(",") if p.strip()]
-        chosen = [_option(options or [], p) for p in parts]
-        return (True, chosen) if chosen and None not in chosen else (False, None)
-    if options:
-        choice = _option(options, line)
-        return (choice is not None), choice
-    return True, line
-
-
-def _option(options: Sequence[Any], text: str) -> Any:
-    if text.isdecimal() and 1 <= int(text) <= len(options):
-        return options[int(text) - 1]
-    return text if text in options else None
-
-
-def ask_form(
-    console: Console, question: turn_pb2.Question, read: Callable[[str], str] = input
-) -> Form:
-    """A question's form, asked field by field (required ones first); each answer checked
-    against its field (the server validates the whole again)."""
-    schema = json_format.MessageToDict(question.form)
-    properties: dict[str, dict[str, Any]] = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
-    console.print(f"[dim]{_FORM_HELP}[/]")
-    values: dict[str, Any] = {}
-    # A Struct keeps no order of its keys: the required fields first, as `required` lists
-    # them, then the others by name.
-    order = [n for n in schema.get("required") or [] if n in properties]
-    order += sorted(n for n in properties if n not in order)
-    for name in order:
-        spec = properties[name]
-        if spec.get("description"):
-            console.print(f"  [dim]{spec['description']}[/]")
-        options = spec.get("enum") or (spec.get("items") or {}).get("enum")
-        for number, option in enumerate(options or [], 1):
-            console.print(f"  {number}. {option}")
-        while True:
-            line = read(_field_prompt(name, spec, name in required)).strip()
-            if line == "/decline":
-                return Form({}, decline=True)
-            if not line and name not in required:
-                break
-            ok, value = _parse_field(spec, line)
-            if ok and line:
-                values[name] = value
-                break
-            console.print(f"[red]not an answer for {spec.get('title') or name}[/]")
-    return Form(values)
 
 
 def ask_plan(console: Console) -> tuple[str, str]:

@@ -28,7 +28,9 @@ from rich.markup import escape
 from rich.syntax import Syntax
 
 from blitz.v1 import session_pb2, turn_pb2
+from blitz_cli.completion import complete_commands
 from blitz_cli.forms import ask_form
+from blitz_cli.picker import pick_session
 from blitz_cli.prompts import (
     Closed,
     ask_approval,
@@ -36,7 +38,7 @@ from blitz_cli.prompts import (
     ask_question,
     read_line,
 )
-from blitz_cli.render import Renderer, error_line, state_word
+from blitz_cli.render import Renderer, error_line
 from blitz_client import Blitz, BlitzError, Stream, TurnOptions
 
 __all__ = ["CLIENT_COMMANDS", "ChatOptions", "chat", "chat_command"]
@@ -452,52 +454,6 @@ class _Chat:
         self.drive(events, self.session.turn_id)
 
 
-def pick_session(client: Blitz, console: Console) -> session_pb2.Session | None:
-    """The caller's sessions, numbered, newest first; the one chosen (None: none)."""
-    found = [
-        s for s in client.sessions(page_size=20) if s.state != session_pb2.SESSION_STATE_CLOSED
-    ]
-    found = found[:20]
-    if not found:
-        console.print("[dim]no open sessions[/]")
-        return None
-    for number, session in enumerate(found, 1):
-        when = session.update_time.ToDatetime().strftime("%Y-%m-%d %H:%M")
-        title = escape(session.title) or "[dim](untitled)[/]"
-        console.print(f"  {number}. {session.id} · {title} · {state_word(session)} · {when}")
-    while True:
-        line = input("session (number, Enter for none) › ").strip()
-        if not line:
-            return None
-        if line.isdecimal() and 1 <= int(line) <= len(found):
-            return client.session(found[int(line) - 1].id)
-        console.print(f"[red]type a number from 1 to {len(found)}[/]")
-
-
-def _complete_commands(client: Blitz, session_id: str) -> None:
-    """Tab completes a /command: the chat's own and those the server advertises."""
-    try:
-        import readline
-    except ImportError:  # pragma: no cover - readline ships with CPython on POSIX
-        return
-    names = [name.split(" ", 1)[0] for name in CLIENT_COMMANDS]
-    try:
-        names += [f"/{command.name}" for command in client.commands(session_id)]
-    except BlitzError:
-        pass  # an older server: the chat's own only
-    names = sorted(set(names))
-
-    def complete(text: str, state: int) -> str | None:
-        if not readline.get_line_buffer().startswith("/"):
-            return None
-        found = [name + " " for name in names if name.startswith(text)]
-        return found[state] if state < len(found) else None
-
-    readline.set_completer_delims(" \t\n")
-    readline.set_completer(complete)
-    readline.parse_and_bind("tab: complete")
-
-
 def chat(
     options: ChatOptions, *, server: str, token: str | None = None, ca_file: str | None = None
 ) -> int:
@@ -530,7 +486,7 @@ def chat(
             console.print(error_line(exc.reason, exc.message))
             return 1
         state.renderer.session(state.session)
-        _complete_commands(client, state.session.id)
+        complete_commands(client, state.session.id, CLIENT_COMMANDS)
         if info is not None:
             state.renderer.server(info)
         console.print(f"[dim]{_HELP}[/]")

@@ -284,9 +284,8 @@ class Renderer:
             self.question(event.question)
         elif kind == "resolution":
             if self._running is not None:
-                self._running.started = (
-                    time.monotonic()
-                )  # time waiting for a person is not run time
+                # Time spent waiting for a person is not the tool's run time.
+                self._running.started = time.monotonic()
             self._resolution(event.resolution)
         elif kind == "tasks":
             self.tasks(event.tasks)
@@ -371,10 +370,11 @@ class Renderer:
             body.append(Syntax(request.diff, "diff", background_color="default"))
         if request.scope_label:
             body.append(Text(f"rule scope: {request.scope_label}", style="dim"))
-        if request.scope_label:
+        always = turn_pb2.DECISION_ALWAYS in request.available_decisions
+        if request.scope_label and (always or not request.available_decisions):
             # What `a` (and `r`) cover: one meaning of ALWAYS, as docs/protocol.md says.
             body.append(Text("[a]lways: your sessions in this workspace", style="dim"))
-        if suggested := suggested_rule_line(request):
+        if always and (suggested := suggested_rule_line(request)):
             body.append(Text(suggested, style="dim"))
         if request.HasField("expire_time"):
             body.append(Text(expiry_line(request.expire_time.ToNanoseconds() / 1e9), style="dim"))

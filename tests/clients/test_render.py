@@ -91,6 +91,8 @@ def test_the_suggested_rule_and_only_the_available_decisions_are_offered() -> No
         detail="curl -H 'Authorization: ***'",
         available_decisions=[t.DECISION_ONCE, t.DECISION_DENY],
     )
+    secret.scope_label = "command: curl -H 'Authorization: ***'"
+    assert "[a]lways" not in rendered(t.TurnEvent(approval_request=secret)), "no rule offered"
     keys, shown = approval_keys(secret)
     assert keys == "odxep"
     assert shown == "[o]nce [d]eny [x] deny+stop [e]dit [p]ark"

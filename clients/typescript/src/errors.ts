@@ -45,6 +45,8 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   SERVER_RESTARTED: "retry",
   SHUTTING_DOWN: "resume",
   INTERNAL: "no",
+  WEBHOOK_NOT_FOUND: "no",
+  DELIVERY_NOT_FOUND: "no",
 });
 
 /** Reasons after which a stream is picked up again with Watch from its last seq. */

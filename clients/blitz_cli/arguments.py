@@ -55,8 +55,8 @@ def _bounded(limit: int) -> Callable[[str], int]:
 
 
 def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add chat, sessions, watch, usage, run and webhooks to the `blitz` command's
-    subparsers."""
+    """Add the client commands (chat, sessions, watch, usage, run, approve, deny, answer,
+    rules, diff, files and webhooks) to the `blitz` command's subparsers."""
 
     def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
         parser.add_argument(

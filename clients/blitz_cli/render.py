@@ -309,6 +309,15 @@ class Renderer:
             else:
                 why = f": {decision.feedback}" if decision.feedback else ""
                 self.console.print(f"[red]  ↳ plan rejected{by}{escape(why)}[/]")
+        elif kind == "rewound":
+            rewound = event.rewound
+            dropped = len(rewound.dropped_turn_ids)
+            restored = len(rewound.restored_paths)
+            files = f", {restored} file{'s' if restored != 1 else ''} restored" if restored else ""
+            self.console.print(
+                f"[yellow]↺ rewound to turn {escape(rewound.to_turn_id)} ({dropped} later"
+                f" turn{'s' if dropped != 1 else ''} dropped from the history{files})[/]"
+            )
         elif kind == "flow_step":
             step = event.flow_step
             self.console.print(f"[dim]» {escape(step.title or step.id)} {escape(step.status)}[/]")

@@ -118,3 +118,11 @@ def test_plans_proposed_and_decided_are_shown() -> None:
         t.TurnEvent(plan_decision=t.PlanDecision(plan_id="t_1", feedback="not b")),
     )
     assert "plan proposed (2 steps)" in shown and "plan rejected: not b" in shown
+
+
+def test_a_rewind_is_shown_in_a_replay() -> None:
+    rewound = t.Rewound(to_turn_id="t_1", dropped_turn_ids=["t_2", "t_3"], restored_paths=["a"])
+    shown = rendered(t.TurnEvent(turn_id="t_3", rewound=rewound))
+    assert "↺ rewound to turn t_1 (2 later turns dropped from the history, 1 file restored)" in (
+        " ".join(shown.split())
+    )

@@ -263,8 +263,9 @@ async def test_approve_deny_and_answer_a_parked_turn_from_a_script(server):
         session_id, request_id = await parked(client, "$ rm -rf build")
         code, out, _ = await blitz(server, "sessions", "show", session_id)
         assert f"open request {request_id}" in out
-        code, out, _ = await blitz(server, "deny", session_id, request_id, "--reason", "no")
-        assert code == 0 and "deny" in out
+        code, out, _ = await blitz(server, "deny", session_id, request_id, "--reason", "no",
+                                   "--json")  # fmt: skip
+        assert code == 0 and json.loads(out) == {"requestId": request_id, "decision": "deny"}
         code, _, err = await blitz(server, "deny", session_id, request_id)
         assert code == 1 and "ALREADY_RESOLVED" in err
 

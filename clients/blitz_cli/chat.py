@@ -204,7 +204,10 @@ class _Chat:
             self.console.print(error_line(exc.reason, exc.message))
             return
         self.console.print("[bold]server commands[/]")
+        own = {name.split(" ", 1)[0] for name in CLIENT_COMMANDS}
         for command in commands:
+            if f"/{command.name}" in own:
+                continue  # the chat's own answers it (the server's /help lists only its own)
             arguments = f" {command.arguments}" if command.arguments else ""
             self.console.print(
                 f"  /{escape(command.name)}{escape(arguments)}: {escape(command.description)}"

@@ -8,8 +8,9 @@ SRC := server
 GEN_ROOT := clients/generated
 GEN := $(GEN_ROOT)/blitz/v1
 PROTOS := proto/blitz/v1/turn.proto proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto \
-	proto/blitz/v1/webhooks.proto
-SERVICES := proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto proto/blitz/v1/webhooks.proto
+	proto/blitz/v1/webhooks.proto proto/blitz/v1/workflow.proto
+SERVICES := proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto proto/blitz/v1/webhooks.proto \
+	proto/blitz/v1/workflow.proto
 
 .PHONY: install run test test-parallel lint proto check-proto lock bench docs clean proto-ts ts-client console
 
@@ -89,6 +90,7 @@ console: proto-ts
 # Rewrites the README's settings table from server/blitz/config/table.py.
 docs: install
 	$(PY) -m blitz.config.readme README.md
+	$(PY) -m blitz.workflows.schema docs/workflows.md
 
 $(VENV)/.bench-installed: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[dev,bench]'

@@ -74,3 +74,18 @@ def tree_cpu(pid: int) -> float:
         if int(fields[1]) == pid:  # field 4, the parent's pid
             total += (int(fields[11]) + int(fields[12])) / _TICK
     return total
+
+
+def child_pids(pid: int, *, named: str) -> list[int]:
+    """The processes `pid` started whose command line holds `named` (`blitz.cli`: the
+    workers of a `blitz serve --workers N`)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == pid and named.encode() in command:
+            found.append(int(stat.parent.name))
+    return found

@@ -1,7 +1,9 @@
 """The tables `python -m bench` prints: every figure beside its target, then by size.
 
 A verdict is `ok` or `MISS` for a figure with a target (bench/targets.py), blank for one
-shown for information, and `n/a` for one that could not be measured.
+shown for information, and `n/a` for one that could not be measured. A figure measured on
+the floor server too is printed beside the floor's, with the ratio, which is what its
+target bounds.
 """
 
 from __future__ import annotations
@@ -70,25 +72,28 @@ def _grid(rows: list[list[str]], right: Iterable[int]) -> str:
 
 
 def figures_table(results: Iterable[Result]) -> str:
-    rows = [["scenario", "figure", "value", "unit", "target", ""]]
+    rows = [["scenario", "figure", "value", "unit", "floor", "÷ floor", "target", ""]]
     for result in results:
         for figure in result.figures:
             target = target_for(figure.key)
             verdict = ""
             if target is not None:
-                met = target.met_by(figure.value)
+                met = target.met_by(figure.ratio if target.of_floor else figure.value)
                 verdict = "n/a" if met is None else "ok" if met else "MISS"
+            floored = not math.isnan(figure.floor)
             rows.append(
                 [
                     result.scenario,
                     figure.label,
                     number(figure.value),
                     figure.unit,
+                    number(figure.floor) if floored else "",
+                    f"{number(figure.ratio)}×" if floored else "",
                     str(target) if target else "",
                     verdict,
                 ]
             )
-    return _grid(rows, right=[2, 4])
+    return _grid(rows, right=[2, 4, 5, 6])
 
 
 def by_size(result: Result) -> str | None:

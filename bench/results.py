@@ -20,6 +20,15 @@ class Figure:
     label: str
     value: float
     unit: str
+    floor: float = math.nan
+    """The same figure of the floor server, measured in the same run (NaN: none)."""
+
+    @property
+    def ratio(self) -> float:
+        """The figure over the floor's (NaN without a floor)."""
+        if math.isnan(self.floor) or math.isnan(self.value):
+            return math.nan
+        return self.value / self.floor if self.floor else math.inf
 
 
 @dataclass
@@ -32,8 +41,9 @@ class Result:
     series: dict[str, list[float]] = field(default_factory=dict)
     """Longer sequences (a latency per turn, RSS over time)."""
 
-    def add(self, key: str, label: str, value: float, unit: str) -> None:
-        self.figures.append(Figure(f"{self.scenario}.{key}", label, float(value), unit))
+    def add(self, key: str, label: str, value: float, unit: str, floor: float = math.nan) -> None:
+        figure = Figure(f"{self.scenario}.{key}", label, float(value), unit, float(floor))
+        self.figures.append(figure)
 
     def to_json(self) -> dict[str, Any]:
         # JSON has no NaN: a figure that could not be measured is null.
@@ -43,7 +53,13 @@ class Result:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Result:
         figures = [
-            Figure(f["key"], f["label"], math.nan if f["value"] is None else f["value"], f["unit"])
+            Figure(
+                f["key"],
+                f["label"],
+                math.nan if f["value"] is None else f["value"],
+                f["unit"],
+                math.nan if f.get("floor") is None else f["floor"],
+            )
             for f in data["figures"]
         ]
         return cls(data["scenario"], data["params"], figures, data["rows"], data["series"])

@@ -1,4 +1,5 @@
-"""The processes a benchmark measures: Blitz as `blitz serve`, and the bare servers.
+"""The processes a benchmark measures: Blitz as `blitz serve`, the bare servers, and the
+floor (`bench/floor_server.py`).
 
 Each server runs in a process of its own on 127.0.0.1, started and stopped as an
 `async with`, and is read from outside: its pid for /proc, its ports for clients. Blitz
@@ -24,8 +25,10 @@ __all__ = [
     "ROOT",
     "BareServer",
     "BlitzServer",
+    "FloorServer",
     "bare_server",
     "blitz_server",
+    "floor_server",
     "grpc_options",
     "healthz",
 ]
@@ -42,8 +45,13 @@ _DRAIN_TIMEOUT = "2"
 
 
 def grpc_options() -> list[tuple[str, int]]:
-    """Options of the harness's grpc.aio channels: a whole turn's output fits in a message."""
-    return [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+    """Options of the harness's grpc.aio channels: a whole turn's output fits in a message,
+    and each channel is a connection of its own (grpcio shares one between channels of the
+    same target and options otherwise)."""
+    return [
+        ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+        ("grpc.use_local_subchannel_pool", 1),
+    ]
 
 
 @dataclass(frozen=True)
@@ -194,6 +202,34 @@ async def blitz_server(extra_flags: Sequence[str] = ()) -> AsyncIterator[BlitzSe
                 yield BlitzServer(proc.pid, grpc_port, http_port, data_dir, started_in)
             finally:
                 await _stop(proc)
+
+
+@dataclass(frozen=True)
+class FloorServer:
+    """A running `floor_server.py`: the least Blitz's stack does per turn."""
+
+    pid: int
+    port: int
+
+    @property
+    def grpc_target(self) -> str:
+        return f"{HOST}:{self.port}"
+
+
+@asynccontextmanager
+async def floor_server() -> AsyncIterator[FloorServer]:
+    """`bench/floor_server.py PORT DB` on a free port and a temporary database, until exit."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="blitz-floor-") as tmp:
+        command = [sys.executable, "-m", "bench.floor_server", str(port), f"{tmp}/floor.db"]
+        proc = await asyncio.create_subprocess_exec(
+            *command, cwd=ROOT, stdin=asyncio.subprocess.DEVNULL
+        )
+        try:
+            await _wait_until(lambda: _accepts(port), proc, "the floor server")
+            yield FloorServer(proc.pid, port)
+        finally:
+            await _stop(proc)
 
 
 @asynccontextmanager

@@ -3,8 +3,9 @@
 A micro-benchmark of the core and the agent without a transport: one process opens the
 whole core (`blitz.server.open_core`, SQLite, the demo model), starts N turns of
 `$ echo parked-I` in N sessions at once and reads each to its `approval_request`, then
-Decides each and reads it to `finished`. It prints the process's CPU per park and per
-resume (the `echo` commands are children, not counted). With `--profile`, both phases run
+Decides each and reads it to `finished`, then runs a `hello I` turn in each (answered
+without a tool). It prints the process's CPU per park, per resume (the `echo` commands are
+children, not counted) and per answered turn. With `--profile`, both phases run
 under pyinstrument (the `[bench]` extra) and its text report is printed: where a turn's
 CPU goes, with no transport or client beside it. `make bench`'s `sessions` scenario
 measures the same through a real server and clients.
@@ -101,7 +102,21 @@ async def _measure(count: int, profile: bool, data: Path) -> None:
         resume = (time.process_time() - cpu) / count
         for x in streams:
             await x.aclose()  # type: ignore[attr-defined]
-    print(f"{count} turns: {park * 1000:.2f} ms CPU per park, {resume * 1000:.2f} ms per resume")
+
+        answered = [
+            core.run_turn(s.RunTurnRequest(session_id=x.id, turn=t.Turn(prompt=f"hello {i}")), _CTX)
+            for i, x in enumerate(sessions)
+        ]
+        cpu = time.process_time()
+        with _profiled(profile, f"{count} turns answered at once (no park)"):
+            await asyncio.gather(*(_until(x, "finished") for x in answered))
+        plain = (time.process_time() - cpu) / count
+        for x in answered:
+            await x.aclose()  # type: ignore[attr-defined]
+    print(
+        f"{count} turns: {park * 1000:.2f} ms CPU per park, {resume * 1000:.2f} ms per resume,"
+        f" {plain * 1000:.2f} ms per turn answered at once"
+    )
 
 
 async def _whole_turn(core: SessionCore, session_id: str) -> None:

@@ -9,6 +9,8 @@ settle:
 - `none`: the same, but each stream is closed as soon as its turn parks, so no client is
   attached to any of them when RSS is read. Waves keep the streams' own memory to a
   wave's worth, whatever N, since the allocator rarely gives freed memory back.
+- `floor`: the floor server (bench/floor_server.py), as `open`: the least a server of
+  this stack keeps per parked turn (its RunTurn coroutine, waiting), the target's base.
 - `bare`: the bare grpc.aio server; N `Watch(follow)` streams that each get one event and
   then stay open, idle. RSS per open stream: what the transport alone costs.
 
@@ -20,6 +22,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import grpc
@@ -28,7 +33,7 @@ from bench.calls import Stub, TurnTimes, create_sessions, open_stubs, run_to_par
 from bench.options import sizes
 from bench.procfs import usage
 from bench.results import Result
-from bench.servers import bare_server, blitz_server
+from bench.servers import bare_server, blitz_server, floor_server
 from blitz.v1 import session_pb2 as s
 
 __all__ = ["NAME", "add_arguments", "run"]
@@ -40,6 +45,7 @@ _KB = 1024
 
 _TABLE = [
     ("open_kb", "RSS per parked turn, its stream open ({n} parked)", "KB"),
+    ("floor_kb", "the floor: RSS per parked turn, its stream open ({n} parked)", "KB"),
     ("none_kb", "RSS per parked turn, no client attached ({n} parked)", "KB"),
     ("bare_kb", "bare grpc.aio: RSS per idle open stream ({n} open)", "KB"),
     ("session_kb", "RSS per idle session, before its turn", "KB"),
@@ -70,20 +76,28 @@ async def run(options: argparse.Namespace) -> Result:
     for count in counts:
         print(f"parked: {count} turns", flush=True)
         row: dict[str, Any] = {"count": count}
-        row.update(await _blitz(count, options, keep_open=True))
-        row.update(await _blitz(count, options, keep_open=False))
+        row.update(await _parked(blitz_server, "open", count, options, keep_open=True))
+        row.update(await _parked(blitz_server, "none", count, options, keep_open=False))
+        row.update(await _parked(floor_server, "floor", count, options, keep_open=True))
         row.update(await _bare(count, options))
         result.rows.append(row)
     row = result.rows[-1]
     for key, label, unit in _TABLE:
-        result.add(key, label.format(n=row["count"]), row[key], unit)
+        floor = row["floor_kb"] if key == "open_kb" else math.nan
+        result.add(key, label.format(n=row["count"]), row[key], unit, floor)
     return result
 
 
-async def _blitz(count: int, options: argparse.Namespace, *, keep_open: bool) -> dict[str, float]:
-    mode = "open" if keep_open else "none"
+async def _parked(
+    start: Callable[[], AbstractAsyncContextManager[Any]],
+    mode: str,
+    count: int,
+    options: argparse.Namespace,
+    *,
+    keep_open: bool,
+) -> dict[str, float]:
     async with (
-        blitz_server() as server,
+        start() as server,
         open_stubs(server.grpc_target, options.channels) as stubs,
     ):
         await warm_up(stubs)
@@ -107,7 +121,7 @@ async def _blitz(count: int, options: argparse.Namespace, *, keep_open: bool) ->
         for task in tasks:
             task.result().cancel()
     row = {f"{mode}_kb": (parked - with_sessions) / count / _KB, f"{mode}_rss_mb": parked / 2**20}
-    if keep_open:
+    if mode == "open":
         row["session_kb"] = (with_sessions - empty) / count / _KB
     return row
 

@@ -5,7 +5,10 @@ Three setups, a fresh database and fresh servers for each:
 - `sqlite`: one `blitz serve` on its SQLite file (the default);
 - `postgres`: one `blitz serve` on a throwaway PostgreSQL cluster (the tests' own,
   `tests/support/postgres.py`, from the system's binaries);
-- `two`: two `blitz serve` on one such cluster, sharing one workspace folder.
+- `two`: two `blitz serve` on one such cluster, sharing one workspace folder;
+- `workers`: one `blitz serve --workers 2` on such a cluster: two processes behind the
+  same ports (each of the harness's channels a connection of its own, which the kernel
+  gives to one of them).
 
 On each, over grpcio, after a warm-up: a burst of `--replica-sessions` turns that park
 on an approval (session I on replica I mod 2), each Decided on the *other* replica at
@@ -43,7 +46,7 @@ from bench.calls import (
     run_to_park,
     warm_up,
 )
-from bench.procfs import tree_cpu, usage
+from bench.procfs import child_pids, tree_cpu, usage
 from bench.results import Result
 from bench.servers import ROOT, BlitzServer, blitz_server
 from bench.stats import ms, now, paced, percentile
@@ -55,7 +58,8 @@ __all__ = ["NAME", "add_arguments", "run"]
 NAME = "replicas"
 
 SETUPS = {"sqlite": "SQLite, one process", "postgres": "PostgreSQL, one process",
-          "two": "PostgreSQL, two replicas"}  # fmt: skip
+          "two": "PostgreSQL, two replicas",
+          "workers": "PostgreSQL, --workers 2"}  # fmt: skip
 
 _CHUNKS = 2000
 _SETTLE_S = 0.25
@@ -160,13 +164,17 @@ async def _servers(setup: str) -> AsyncIterator[tuple[list[BlitzServer], int | N
         url = stack.enter_context(_cluster())
         workspaces = stack.enter_context(tempfile.TemporaryDirectory(prefix="blitz-ws-"))
         flags = ["--database", url, "--workspace-root", workspaces]
+        if setup == "workers":
+            flags += ["--workers", "2"]
         count = 2 if setup == "two" else 1
         servers = [await stack.enter_async_context(blitz_server(flags)) for _ in range(count)]
         yield servers, _postmaster(url)
 
 
 def _blitz_cpu(servers: list[BlitzServer]) -> float:
-    return sum(usage(server.pid).cpu for server in servers)
+    """Every Blitz process's own CPU: each server's, and its workers' (`--workers`)."""
+    pids = [pid for x in servers for pid in (x.pid, *child_pids(x.pid, named="blitz.cli"))]
+    return sum(usage(pid).cpu for pid in pids)
 
 
 async def _measure(

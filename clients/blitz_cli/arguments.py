@@ -169,7 +169,21 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         " --allow-refused is given.",
     )
     server_flags(run)
-    run.add_argument("prompt")
+    run.add_argument("prompt", nargs="?", default="")
+    run.add_argument(
+        "--workflow",
+        metavar="NAME",
+        default="",
+        help="run the workflow NAME (docs/workflows.md) instead of a prompt",
+    )
+    run.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a param of --workflow (repeat for several)",
+    )
     run.add_argument("--session", metavar="ID", help="run in this session (default: a new one)")
     run.add_argument("--model", default="", help="model of a new session")
     run.add_argument("--json", action="store_true", help="every event as a JSON line")

@@ -68,6 +68,28 @@ def error_line(reason: str, message: str) -> str:
     return f"[bold red]✗ {reason}[/] {escape(message)}"
 
 
+_FLOW_MARKS = {
+    "started": ("…", "dim"),
+    "waiting": ("⏸", "yellow"),
+    "retrying": ("↻", "yellow"),
+    "succeeded": ("✓", "green"),
+    "failed": ("✗", "red"),
+    "skipped": ("↷", "dim"),
+    "cancelled": ("⊘", "red"),
+}
+
+
+def flow_line(step: turn_pb2.FlowStep) -> str:
+    """A workflow step's progress as rich markup: `[2/5] plan ✓`, the reason of a failure
+    or retry after it, and the workflow for a sub-workflow's steps."""
+    mark, style = _FLOW_MARKS.get(step.status, ("?", "dim"))
+    why = f" {escape(step.error)}" if step.error else ""
+    of = f" [dim]({escape(step.workflow)})[/]" if step.workflow else ""
+    place = escape(f"[{step.index}/{step.count}]")
+    name = escape(step.title or step.id)
+    return f"[{style}]{place} {name} {mark}{why}[/]{of}"
+
+
 def expiry_line(expires: float, now: float | None = None) -> str:
     """When an approval is denied by itself: "auto-deny in 4:59 (at 14:05:00)"."""
     now = time.time() if now is None else now
@@ -319,8 +341,7 @@ class Renderer:
                 f" turn{'s' if dropped != 1 else ''} dropped from the history{files})[/]"
             )
         elif kind == "flow_step":
-            step = event.flow_step
-            self.console.print(f"[dim]» {escape(step.title or step.id)} {escape(step.status)}[/]")
+            self.console.print(flow_line(event.flow_step))
         elif kind == "finished":
             self.finished(event.finished)
             return

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from blitz.v1 import session_pb2, turn_pb2
 from blitz_cli.prompts import parse_answers
-from blitz_cli.render import Renderer, error_line, state_word
+from blitz_cli.render import Renderer, error_line, flow_line, state_word
 from blitz_cli.tables import listing_console
 from blitz_client import Blitz, BlitzError, TurnOptions
 
@@ -297,6 +297,11 @@ def _answer(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) 
         client.cancel(session_id, event.turn_id)
         return f"the agent asked {question.question!r}; give --answer to answer it"
     answers = parse_answers(question, ",".join(args.answer))
+    for each in args.answer if answers is None else ():
+        # A workflow asks several questions: each takes the first --answer that fits it.
+        answers = parse_answers(question, each)
+        if answers is not None:
+            break
     if answers is None:
         client.cancel(session_id, event.turn_id)
         return (
@@ -320,6 +325,19 @@ def run_command(
         options["max_turns"] = args.max_turns
     if args.timeout:
         options["timeout"] = args.timeout
+    if bool(args.workflow) == bool(args.prompt):
+        err.print("[red]give a PROMPT or --workflow NAME (not both)[/]")
+        return 2
+    params: dict[str, object] = {}
+    for item in args.param:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            err.print(f"[red]-p {escape(item)}: expected KEY=VALUE[/]")
+            return 2
+        params[key] = value
+    if params and not args.workflow:
+        err.print("[red]-p goes with --workflow[/]")
+        return 2
     problem = None
     refused = False
     chosen: set[str] = set()  # the requests --deny denied: the caller's own choice
@@ -330,11 +348,19 @@ def run_command(
             session_id = args.session or client.create_session(model=args.model).id
             if not args.json:
                 err.print(f"[dim]session {session_id}[/]")
+            if args.workflow:
+                options.pop("command", None)
+                options.pop("plan", None)
+                events = client.run_workflow(session_id, args.workflow, params, **options)
+            else:
+                events = client.run(session_id, args.prompt, **options)
             try:
-                for event in client.run(session_id, args.prompt, **options):
+                for event in events:
                     turn_id = event.turn_id
                     if args.json:
                         print(_json(event), flush=True)
+                    elif event.HasField("flow_step"):
+                        err.print(flow_line(event.flow_step))
                     kind = event.WhichOneof("kind")
                     if kind in ("approval_request", "question"):
                         if kind == "approval_request" and args.deny_reason:

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self, Unpack
 
-from blitz.v1 import session_pb2, turn_pb2, webhooks_pb2, workspace_pb2
+from blitz.v1 import session_pb2, turn_pb2, webhooks_pb2, workflow_pb2, workspace_pb2
 from blitz_client._addresses import Addresses, parse_addresses
 from blitz_client._requests import (
     DecisionLike,
@@ -307,6 +307,46 @@ class AsyncBlitz:
 
         async for event in self._turn("RunTurn", request, session_id, request.turn_id):
             yield event
+
+    async def run_workflow(
+        self,
+        session_id: str,
+        name: str,
+        params: Mapping[str, object] | None = None,
+        *,
+        turn_id: str | None = None,
+        busy: str | int = "reject",
+        **options: Unpack[TurnOptions],
+    ) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
+        """Run the workflow `name` (docs/workflows.md) as one turn; yields its events as
+        `run` does, `flow_step` events among them, the last being `finished`. `params` are
+        sent as text (True as "true"); the options are the run's turn options (`timeout`,
+        `max_cost_usd`, `max_turns`, `mode`, `read_only`, `fetch_grants`). A broken
+        definition or bad params raise BlitzError (INVALID_ARGUMENT) before the run starts."""
+        given = {
+            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (params or {}).items()
+        }
+        request = workflow_pb2.RunWorkflowRequest(
+            session_id=session_id,
+            name=name,
+            params=given,
+            turn=build_turn("", **options),
+            turn_id=turn_id or f"t_{uuid.uuid4().hex}",
+            busy=busy_value(busy),  # type: ignore[arg-type]
+        )
+        async for event in self._turn("RunWorkflow", request, session_id, request.turn_id):
+            yield event
+
+    async def workflows(self, session_id: str) -> list[workflow_pb2.Workflow]:
+        """The workflows the session can run, by name; a broken file with its `error`."""
+        request = workflow_pb2.ListWorkflowsRequest(session_id=session_id)
+        reply = await self._unary("ListWorkflows", request)
+        return list(reply.workflows)
+
+    async def workflow(self, session_id: str, name: str) -> workflow_pb2.Workflow:
+        """One workflow with its definition; BlitzError (INVALID_ARGUMENT) when broken."""
+        request = workflow_pb2.GetWorkflowRequest(session_id=session_id, name=name)
+        return await self._unary("GetWorkflow", request)  # type: ignore[no-any-return]
 
     async def accept_plan(
         self, session_id: str, plan_id: str, text: str = "", *, turn_id: str | None = None

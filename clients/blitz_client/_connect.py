@@ -17,7 +17,13 @@ from typing import Any
 from connectrpc.errors import ConnectError
 from pyqwest import Client, HTTPTransport
 
-from blitz.v1 import session_connect, turn_pb2, webhooks_connect, workspace_connect
+from blitz.v1 import (
+    session_connect,
+    turn_pb2,
+    webhooks_connect,
+    workflow_connect,
+    workspace_connect,
+)
 from blitz_client._errors import BlitzError, tls_hint
 from blitz_client._services import service_of
 
@@ -75,6 +81,7 @@ class ConnectTransport:
                 url, http_client=self._http
             ),
             "WebhookService": webhooks_connect.WebhookServiceClient(url, http_client=self._http),
+            "WorkflowService": workflow_connect.WorkflowServiceClient(url, http_client=self._http),
         }
         self._headers = dict(headers)
 

@@ -71,6 +71,7 @@ RETRY: Mapping[str, str] = {
     "SERVER_RESTARTED": "retry",
     "SHUTTING_DOWN": "resume",
     "INTERNAL": "no",
+    "STEP_FAILED": "no",
 }
 
 

@@ -13,7 +13,13 @@ from typing import Any
 import grpc
 from grpc_status import rpc_status
 
-from blitz.v1 import session_pb2_grpc, turn_pb2, webhooks_pb2_grpc, workspace_pb2_grpc
+from blitz.v1 import (
+    session_pb2_grpc,
+    turn_pb2,
+    webhooks_pb2_grpc,
+    workflow_pb2_grpc,
+    workspace_pb2_grpc,
+)
 from blitz_client._errors import BlitzError, tls_hint
 from blitz_client._services import service_of
 
@@ -60,7 +66,7 @@ def _error(exc: grpc.aio.AioRpcError, *, target: str = "", tls: bool = False) ->
 
 
 class GrpcTransport:
-    """SessionService, WorkspaceService and WebhookService over one grpc.aio channel."""
+    """Blitz's services over one grpc.aio channel."""
 
     def __init__(
         self, target: str, *, headers: Mapping[str, str], tls: bool, ca: bytes | None = None
@@ -75,6 +81,7 @@ class GrpcTransport:
             "SessionService": session_pb2_grpc.SessionServiceStub(self._channel),
             "WorkspaceService": workspace_pb2_grpc.WorkspaceServiceStub(self._channel),
             "WebhookService": webhooks_pb2_grpc.WebhookServiceStub(self._channel),
+            "WorkflowService": workflow_pb2_grpc.WorkflowServiceStub(self._channel),
         }
         self._metadata = tuple(headers.items())
 

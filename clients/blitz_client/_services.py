@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from blitz.v1 import session_pb2, webhooks_pb2, workspace_pb2
+from blitz.v1 import session_pb2, webhooks_pb2, workflow_pb2, workspace_pb2
 
 __all__ = ["SERVICES", "service_of"]
 
@@ -18,6 +18,7 @@ SERVICES: Mapping[str, str] = {
         session_pb2.DESCRIPTOR.services_by_name["SessionService"],
         workspace_pb2.DESCRIPTOR.services_by_name["WorkspaceService"],
         webhooks_pb2.DESCRIPTOR.services_by_name["WebhookService"],
+        workflow_pb2.DESCRIPTOR.services_by_name["WorkflowService"],
     )
     for method in service.methods
 }

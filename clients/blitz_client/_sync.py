@@ -17,7 +17,7 @@ from datetime import timedelta
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar, Unpack
 
-from blitz.v1 import session_pb2, turn_pb2, webhooks_pb2, workspace_pb2
+from blitz.v1 import session_pb2, turn_pb2, webhooks_pb2, workflow_pb2, workspace_pb2
 from blitz_client._async import DEFAULT_URL, WEBHOOK_EVENTS, AsyncBlitz
 from blitz_client._requests import DecisionLike, TurnOptions
 
@@ -240,6 +240,31 @@ class Blitz:
         return self._stream(
             self._client.run(session_id, text, turn_id=turn_id, busy=busy, **options)
         )
+
+    def run_workflow(
+        self,
+        session_id: str,
+        name: str,
+        params: Mapping[str, object] | None = None,
+        *,
+        turn_id: str | None = None,
+        busy: str | int = "reject",
+        **options: Unpack[TurnOptions],
+    ) -> Stream[turn_pb2.TurnEvent]:
+        """Run a workflow as one turn; its events. See `AsyncBlitz.run_workflow`."""
+        return self._stream(
+            self._client.run_workflow(
+                session_id, name, params, turn_id=turn_id, busy=busy, **options
+            )
+        )
+
+    def workflows(self, session_id: str) -> list[workflow_pb2.Workflow]:
+        """The workflows the session can run. See `AsyncBlitz.workflows`."""
+        return self._runner.run(self._client.workflows(session_id))
+
+    def workflow(self, session_id: str, name: str) -> workflow_pb2.Workflow:
+        """One workflow with its definition. See `AsyncBlitz.workflow`."""
+        return self._runner.run(self._client.workflow(session_id, name))
 
     def follow_turn(
         self, session_id: str, turn_id: str, *, after_seq: int = 0

@@ -20,7 +20,7 @@ __all__ = ["Transport", "is_connect", "open_transport"]
 
 
 class Transport(Protocol):
-    """Calls SessionService and WorkspaceService methods by their proto names."""
+    """Calls the methods of Blitz's services by their proto names."""
 
     async def unary(self, method: str, request: Any) -> Any:
         """One unary call; raises BlitzError."""

@@ -18,12 +18,15 @@ import asyncio
 import os
 import sys
 from collections.abc import Coroutine, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 if TYPE_CHECKING:
     from blitz.config import Settings
+    from blitz.process import Handed
+    from blitz.workers import Workers
 
 from blitz.config import CONFIG_ENV, SETTINGS, SettingsError, effective_toml, resolve, values
 from blitz_cli.command import main
@@ -110,7 +113,8 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     settings = _settings(args, parser, environ={**os.environ, **handed.environ})
     configure_logging(log_format=settings.log_format, level=settings.log_level)
     try:
-        _run(serve(settings))
+        settings, workers = _workers(settings, handed)
+        _run(serve(settings, workers=workers))
     except ServeRefused as exc:
         log.error("refusing to start", reason=str(exc))
         return 2
@@ -123,6 +127,31 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         # A second signal cut the drain short.
         return 1
     return 0
+
+
+def _workers(settings: Settings, handed: Handed) -> tuple[Settings, Workers | None]:
+    """This process as one of `--workers` (blitz/workers.py): the settings it serves with,
+    and the workers it started (None: it is one of them, or the only one)."""
+    from blitz.auth import ServeRefused
+    from blitz.workers import Workers, become_worker, reserve_port
+
+    if become_worker(os.environ):
+        return replace(settings, workers=1, reuse_port=True, metrics_port=None), None
+    if settings.workers == 1:
+        return settings, None
+    if not settings.database.startswith(("postgresql://", "postgres://")):
+        raise ServeRefused(
+            f"--workers {settings.workers} needs a store several processes share"
+            " (--database postgresql://…): a SQLite file has one writer, the process that"
+            " owns it; run one process (docs/operations.md, Workers)"
+        )
+    grpc_port, grpc_held = reserve_port(settings.grpc_host, settings.grpc_port)
+    http_port, http_held = reserve_port(settings.http_host, settings.http_port)
+    settings = replace(settings, grpc_port=grpc_port, http_port=http_port, reuse_port=True)
+    argv = [*sys.orig_argv[1:], f"--grpc-port={grpc_port}", f"--http-port={http_port}"]
+    workers = Workers(settings.workers, argv, handed, held=[grpc_held, http_held])
+    workers.start()
+    return settings, workers
 
 
 def _settings(

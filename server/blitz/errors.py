@@ -68,6 +68,9 @@ class Reason(enum.Enum):
     SERVER_RESTARTED = ("SERVER_RESTARTED", Status.UNAVAILABLE)
     SHUTTING_DOWN = ("SHUTTING_DOWN", Status.UNAVAILABLE)
     INTERNAL = ("INTERNAL", Status.INTERNAL)
+    # A workflow step failed (a command's exit status, an until check that never passed,
+    # an approval not given); `metadata.step` names it.
+    STEP_FAILED = ("STEP_FAILED", Status.FAILED_PRECONDITION)
 
     def __init__(self, wire: str, status: Status) -> None:
         self.wire = wire

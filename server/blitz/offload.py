@@ -8,6 +8,8 @@ on a daemon thread of its own, at most `threads` at a time. A call that overruns
 is abandoned: its caller gets `CallTimedOut` at once, while the thread finishes when it can
 and only then gives its slot back. When every slot is held, a caller waits for one only as
 long as its own time allows. Daemon threads, so that a stuck one never holds up the exit.
+A thread whose call has finished waits a while for the next one before it ends (starting a
+thread costs more than most of the calls): only a stuck call keeps a thread of its own.
 
 `FILE_CALLS` is the one bound for workspace file calls, shared by the agent's tools and the
 core's workspace views. Nothing here knows what the calls do; it imports nothing of Blitz.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import queue
 import threading
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
@@ -28,6 +31,12 @@ T = TypeVar("T")
 
 # How long a caller waits between looks for a free slot, at most (seconds).
 _MAX_POLL = 0.05
+# How long a thread with nothing to do waits for a call before it ends (seconds).
+_IDLE_S = 10.0
+
+
+# A call as a worker runs it: it returns how to tell its caller the outcome.
+_Work = Callable[[], Callable[[], None]]
 
 
 class CallTimedOut(Exception):
@@ -44,6 +53,9 @@ class Offload:
         self._name = name
         self._lock = threading.Lock()
         self._running = 0
+        # Calls handed to idle threads, and how many threads wait for one (under _lock).
+        self._calls: queue.SimpleQueue[_Work] = queue.SimpleQueue()
+        self._idle = 0
 
     @property
     def running(self) -> int:
@@ -59,7 +71,7 @@ class Offload:
         future: asyncio.Future[T] = loop.create_future()
         context = contextvars.copy_context()
 
-        def work() -> None:
+        def work() -> Callable[[], None]:
             try:
                 result = context.run(fn, *args, **kwargs)
             except BaseException as exc:  # handed to the caller, whatever it is
@@ -68,14 +80,17 @@ class Offload:
                 outcome = (result, None)
             finally:
                 self._give_slot()
-            try:
-                loop.call_soon_threadsafe(_settle, future, outcome)
-            except RuntimeError:
-                pass  # the loop is closed: nobody waits for this any more
 
-        thread = threading.Thread(target=work, name=self._name, daemon=True)
+            def tell() -> None:
+                try:
+                    loop.call_soon_threadsafe(_settle, future, outcome)
+                except RuntimeError:
+                    pass  # the loop is closed: nobody waits for this any more
+
+            return tell
+
         try:
-            thread.start()
+            self._start(work)
         except BaseException:
             self._give_slot()
             raise
@@ -100,6 +115,34 @@ class Offload:
             delay = min(delay * 2, _MAX_POLL)
         with self._lock:
             self._running += 1
+
+    def _start(self, work: _Work) -> None:
+        """Hand `work` to an idle thread, or to a new one."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                self._calls.put(work)
+                return
+        threading.Thread(target=self._serve, args=(work,), name=self._name, daemon=True).start()
+
+    def _serve(self, work: _Work) -> None:
+        """A worker thread: `work`, then the calls handed to it while it waits, until it
+        has waited `_IDLE_S` for none. It counts itself idle before its caller is told,
+        so that the caller's next call finds it."""
+        while True:
+            tell = work()
+            with self._lock:
+                self._idle += 1
+            tell()
+            try:
+                work = self._calls.get(timeout=_IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    try:  # one handed over as the wait ended is still this thread's
+                        work = self._calls.get_nowait()
+                    except queue.Empty:
+                        self._idle -= 1
+                        return
 
     def _give_slot(self) -> None:
         with self._lock:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import stat
 from collections.abc import Generator
@@ -45,6 +46,13 @@ def too_long(path: str) -> bool:
     return len(data) >= _PATH_MAX or any(len(part) > _NAME_MAX for part in data.split(b"/"))
 
 
+@functools.lru_cache(maxsize=64)
+def _real_base(base: str) -> Path:
+    """The real path of a folder that holds workspaces (the operator's, which does not
+    move while the server runs): resolved once, not for every turn."""
+    return Path(base).resolve(strict=True)
+
+
 @dataclass(frozen=True)
 class Listing:
     path: str
@@ -54,10 +62,11 @@ class Listing:
 class Workspace:
     """A workspace folder, opened once; every later call checks it is still that folder."""
 
-    def __init__(self, root: Path) -> None:
-        if os.path.islink(root):
+    def __init__(self, root: Path, *, resolved: bool = False) -> None:
+        """`resolved`: `root` is already the real path (`named` checks it by identity)."""
+        if not resolved and os.path.islink(root):
             raise PathRefused(f"the workspace folder {str(root)!r} is a symbolic link")
-        self.root = root.resolve(strict=True)
+        self.root = root if resolved else root.resolve(strict=True)
         fd = nofollow.open_folder(str(self.root))
         try:
             st = os.fstat(fd)
@@ -75,7 +84,7 @@ class Workspace:
         parts = name.split("/")
         if any(part in ("", ".", "..") for part in parts):
             raise PathRefused(f"workspace {name!r} is not a plain folder name")
-        base = base.resolve(strict=True)
+        base = _real_base(str(base))
         fd = os.open(base, nofollow.FOLDER)
         for part in parts:
             fd = nofollow.child_folder(fd, part, f"workspace {name!r}", create=create)
@@ -83,7 +92,9 @@ class Workspace:
             walked = os.fstat(fd)
         finally:
             os.close(fd)
-        workspace = cls(base.joinpath(*parts))
+        # Every part was opened without following a link, under the real base: the joined
+        # path is real, and the identity check below catches a swap since.
+        workspace = cls(base.joinpath(*parts), resolved=True)
         if workspace._identity != (walked.st_dev, walked.st_ino):
             raise PathRefused(f"workspace {name!r} changed while it was being opened")
         return workspace

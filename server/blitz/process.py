@@ -25,7 +25,14 @@ from dataclasses import dataclass
 
 import structlog
 
-__all__ = ["SECRETS_FD", "Handed", "hand_over_secrets", "settle_heap", "undumpable"]
+__all__ = [
+    "SECRETS_FD",
+    "Handed",
+    "hand_over_secrets",
+    "secrets_pipe",
+    "settle_heap",
+    "undumpable",
+]
 
 # The variable naming the pipe a re-executed server reads its secrets from.
 SECRETS_FD = "BLITZ_SECRETS_FD"
@@ -124,19 +131,28 @@ def hand_over_secrets(
         hidden.append("BLITZ_DATABASE")
     if not found and not hidden:
         return Handed({}, {})
-    read, write = os.pipe()
-    payload = json.dumps({"flags": found, "environ": {v: environ[v] for v in hidden}})
-    if len(payload) > 60_000:  # a pipe takes at least 64 KiB without a reader
-        os.close(read)
-        os.close(write)
+    read = secrets_pipe(Handed(found, {v: environ[v] for v in hidden}))
+    if read is None:
         return Handed({}, {})
-    os.write(write, payload.encode())
-    os.close(write)
-    os.set_inheritable(read, True)
     env = {k: v for k, v in environ.items() if k not in hidden}
     env[SECRETS_FD] = str(read)
     os.execve(sys.executable, [sys.executable, *kept_args], env)
     raise AssertionError("unreachable: execve returns only by raising")  # pragma: no cover
+
+
+def secrets_pipe(handed: Handed) -> int | None:
+    """An inheritable pipe that holds `handed`, for a process this one starts to read
+    (`SECRETS_FD`); None when there is nothing to hand, or too much for a pipe."""
+    if not handed.flags and not handed.environ:
+        return None
+    payload = json.dumps({"flags": dict(handed.flags), "environ": dict(handed.environ)})
+    if len(payload) > 60_000:  # a pipe takes at least 64 KiB without a reader
+        return None
+    read, write = os.pipe()
+    os.write(write, payload.encode())
+    os.close(write)
+    os.set_inheritable(read, True)
+    return read
 
 
 def _received(environ: Mapping[str, str]) -> Handed:

@@ -206,6 +206,10 @@ def _notice(event: TurnEvent) -> None:
     event.notice.text = redact_text(event.notice.text)
 
 
+def _flow_step(event: TurnEvent) -> None:
+    event.flow_step.output = redact_text(event.flow_step.output)
+
+
 def _resolution(event: TurnEvent) -> None:
     resolution = event.resolution
     resolution.command = redact_text(resolution.command)
@@ -255,6 +259,7 @@ _BY_KIND: dict[str, Callable[[TurnEvent], None]] = {
     "plan_proposed": _plan,
     "tasks": _tasks,
     "notice": _notice,
+    "flow_step": _flow_step,
     "resolution": _resolution,
     "finished": _finished,
 }

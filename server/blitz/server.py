@@ -53,10 +53,17 @@ from blitz.agent import (
 )
 from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings
-from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore, WorkspaceCore
+from blitz.core import (
+    Retries,
+    ServerFacts,
+    SessionCore,
+    WebhookCore,
+    WorkflowCore,
+    WorkspaceCore,
+)
 from blitz.core.workspace_service import IMAGE_MAX_BYTES
 from blitz.outbound import AddressPolicy, parse_ranges
-from blitz.ports import SessionPort, WebhookPort, WorkspacePort
+from blitz.ports import SessionPort, WebhookPort, WorkflowPort, WorkspacePort
 from blitz.process import settle_heap, undumpable
 from blitz.redact import add_known_secrets
 from blitz.store import open_store
@@ -74,10 +81,17 @@ from blitz.transport import (
 )
 from blitz.transport.console import ConsoleApp
 from blitz.transport.cors import with_cors
-from blitz.transport.methods import SESSION_SERVICE, WEBHOOK_SERVICE, WORKSPACE_SERVICE
+from blitz.transport.methods import (
+    SESSION_SERVICE,
+    WEBHOOK_SERVICE,
+    WORKFLOW_SERVICE,
+    WORKSPACE_SERVICE,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
+
+    from blitz.workers import Workers
 
 __all__ = ["RunningServer", "open_core", "running_server", "serve"]
 
@@ -92,6 +106,7 @@ class RunningServer:
     sessions: SessionPort
     workspaces: WorkspacePort
     webhooks: WebhookPort
+    workflows: WorkflowPort
     gate: CallGate
     grpc_port: int
     http_port: int
@@ -193,6 +208,7 @@ async def _assembled(
                 facts=facts,
                 tracer=tracing.tracer("blitz.core") if tracing else None,
                 allow_bypass_mode=settings.allow_bypass_mode,
+                workflows_dir=Path(settings.workflows_dir) if settings.workflows_dir else None,
             )
         )
         authenticator.on_required = partial(_tokens_now_required, settings, sandbox, core)
@@ -224,7 +240,7 @@ def _webhooks(settings: Settings, core: SessionCore) -> WebhookCore:
 async def running_server(
     settings: Settings,
     *,
-    ports: tuple[SessionPort, WorkspacePort, WebhookPort] | None = None,
+    ports: tuple[SessionPort, WorkspacePort, WebhookPort, WorkflowPort] | None = None,
     span_exporter: SpanExporter | None = None,
 ) -> AsyncIterator[RunningServer]:
     """Start the ports; on exit, drain (see the module doc) and close everything.
@@ -246,7 +262,12 @@ async def running_server(
             core, webhook_core, authenticator = await stack.enter_async_context(
                 _assembled(settings, tracing=tracing)
             )
-            ports = (core, WorkspaceCore(sessions=core), webhook_core)
+            ports = (
+                core,
+                WorkspaceCore(sessions=core),
+                webhook_core,
+                WorkflowCore(sessions=core),
+            )
             authenticate = authenticator.authenticate
             store = core.store
             commands = core.facts.command_isolation
@@ -256,11 +277,12 @@ async def running_server(
             async def ready() -> None:
                 await store.ping()
 
-        sessions, workspaces, webhooks = ports
+        sessions, workspaces, webhooks, workflows = ports
         served = {
             SESSION_SERVICE.full_name: sessions,
             WORKSPACE_SERVICE.full_name: workspaces,
             WEBHOOK_SERVICE.full_name: webhooks,
+            WORKFLOW_SERVICE.full_name: workflows,
         }
         tls = _tls(settings)
         gate = CallGate()
@@ -272,6 +294,7 @@ async def running_server(
             health_servicer,
             authenticate=authenticate,
             interceptors=[tracing.grpc_interceptor()] if tracing else (),
+            reuse_port=settings.reuse_port,
         )
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port, tls=tls)
         connect_apps = build_connect_apps(
@@ -288,6 +311,7 @@ async def running_server(
             port=settings.http_port,
             shutdown_timeout=settings.drain_timeout,
             tls=tls,
+            reuse_port=settings.reuse_port,
         )
         await grpc_server.start()
         # Safety net for a failed start or a cancelled drain: stops at once, no-op after.
@@ -299,6 +323,7 @@ async def running_server(
             sessions=sessions,
             workspaces=workspaces,
             webhooks=webhooks,
+            workflows=workflows,
             gate=gate,
             grpc_port=grpc_port,
             http_port=http.port,
@@ -430,11 +455,12 @@ async def _drain(
     log.info("ports closed", drain_s=round(time.monotonic() - started, 3))
 
 
-async def serve(settings: Settings) -> None:
+async def serve(settings: Settings, *, workers: Workers | None = None) -> None:
     """Run the server until SIGTERM or SIGINT, then drain and return.
 
     A second signal during the drain cancels it: the store and core still close, and the
-    cancellation propagates.
+    cancellation propagates. `workers` (`--workers`, already started) are watched while
+    this serves, told to stop with it, and waited for before this returns.
     """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -449,6 +475,8 @@ async def serve(settings: Settings) -> None:
                 main.cancel()
         else:
             stop.set()
+            if workers is not None:
+                workers.terminate()
 
     handled = (signal.SIGTERM, signal.SIGINT)
     for sig in handled:
@@ -472,11 +500,16 @@ async def serve(settings: Settings) -> None:
                     several_principals=settings.unconfined_commands,
                 )
             settle_heap()
+            watching = asyncio.create_task(workers.watch()) if workers is not None else None
             await stop.wait()
             log.info("shutting down", signal=received[0] if received else None)
+            if watching is not None:
+                watching.cancel()
     finally:
         for sig in handled:
             loop.remove_signal_handler(sig)
+        if workers is not None:
+            await asyncio.to_thread(workers.wait, settings.drain_timeout + 5.0)
     log.info("stopped")
 
 

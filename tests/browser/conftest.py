@@ -39,7 +39,8 @@ CHROMIUM_ARGS = [
     "--disable-gpu",
     "--disable-quic",
 ]
-# Bounded, generous waits: a shared 2-CPU machine is slow, never stuck.
+# Bounded, generous waits: a shared 2-CPU machine is slow, never stuck. Playwright's
+# `expect` keeps a default of its own (5 s), so it is given the same.
 TIMEOUT_MS = 20_000
 
 # Run in every page before its own scripts (Playwright injects it, past the CSP).
@@ -120,6 +121,7 @@ class ConsolePage:
         self.name = name
         self.problems: list[str] = []
         page.set_default_timeout(TIMEOUT_MS)
+        _expect_waits(TIMEOUT_MS)
         page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
         page.on("console", self._console)
 
@@ -250,3 +252,9 @@ def other_site() -> Iterator[Callable[[bytes], str]]:
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+def _expect_waits(timeout_ms: int) -> None:
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=timeout_ms)

@@ -98,6 +98,8 @@ async def test_deny_and_stop_ends_the_turn_cancelled(server, console):
     await page.send("$ echo one\n$ echo two")
     await expect(page.approval()).to_be_focused()
     await page.page.keyboard.press("x")
+    # The reason's box takes the focus once drawn; Enter before that would go elsewhere.
+    await expect(page.page.get_by_label("Reason (the model receives it)")).to_be_focused()
     await page.page.keyboard.press("Enter")
     await expect(page.finished()).to_contain_text("CANCELLED")
     await expect(page.page.locator("[data-kind=approval]")).to_contain_text("the turn stopped")

@@ -62,3 +62,21 @@ async def test_the_loop_runs_on_while_a_call_blocks() -> None:
         ticker.cancel()
         await asyncio.gather(ticker, return_exceptions=True)
     assert ticks >= 10
+
+
+async def test_a_thread_whose_call_finished_takes_the_next_and_a_stuck_one_keeps_its_own() -> None:
+    offload = Offload(threads=2, timeout=5)
+    first = await offload.run(threading.get_ident)
+    assert await offload.run(threading.get_ident) == first, "the idle thread took the call"
+    release, holding = threading.Event(), threading.Event()
+
+    def hold() -> bool:
+        holding.set()
+        return release.wait()
+
+    stuck = asyncio.ensure_future(offload.run(hold))
+    assert await asyncio.to_thread(holding.wait, 5)
+    # The one thread is held: the next call gets a thread of its own, and is not kept waiting.
+    assert await asyncio.wait_for(offload.run(threading.get_ident), 5) != first
+    release.set()
+    assert await stuck is True

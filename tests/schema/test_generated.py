@@ -85,6 +85,8 @@ def test_turn_proto_numbers_the_seed_fields_in_order() -> None:
         "plan_proposed": 26,
         "plan_decision": 27,
         "rewound": 28,
+        # The envelope's workflow step (docs/workflows.md), after the kinds.
+        "step": 29,
     }
     assert [v.name for v in t.Decision.DESCRIPTOR.values] == [
         "DECISION_UNSPECIFIED",

@@ -4,8 +4,9 @@ alone.
 It is not a fake of anything we test here: the transports are. Its calls fail on cue
 (by the session title or turn text) so that each wire's error mapping can be checked,
 and it records what it was handed. Calls the transport tests do not make answer
-INTERNAL; it implements every method of `SessionPort`, `WorkspacePort` and `WebhookPort`,
-whatever RPCs the services hold, so it is served as it is (`FakeCore.ports`).
+INTERNAL; it implements every method of `SessionPort`, `WorkspacePort`, `WebhookPort`
+and `WorkflowPort`, whatever RPCs the services hold, so it is served as it is
+(`FakeCore.ports`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from blitz.errors import BlitzError, Reason
-from blitz.ports import CallContext, SessionPort, WebhookPort, WorkspacePort
+from blitz.ports import CallContext, SessionPort, WebhookPort, WorkflowPort, WorkspacePort
 from blitz.transport.methods import SERVICES, methods_of
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -99,9 +100,9 @@ class FakeCore:
         return unary
 
     @property
-    def ports(self) -> tuple[SessionPort, WorkspacePort, WebhookPort]:
+    def ports(self) -> tuple[SessionPort, WorkspacePort, WebhookPort, WorkflowPort]:
         """What `running_server(ports=...)` serves: this double, as every port."""
-        return self, self, self
+        return self, self, self, self
 
 
 # Every port method by name, for those this double does not define itself.

@@ -15,9 +15,9 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from blitz.config import Settings
-from blitz.core import WorkspaceCore
+from blitz.core import WorkflowCore, WorkspaceCore
 from blitz.errors import BlitzError as CoreError
-from blitz.ports import CallContext, SessionPort, WorkspacePort
+from blitz.ports import CallContext, SessionPort, WorkflowPort, WorkspacePort
 from blitz.server import open_core
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import turn_pb2
@@ -37,12 +37,19 @@ def _client_error(error: CoreError) -> BlitzError:
 
 
 class InProcess:
-    """SessionService and WorkspaceService as the ports serve them, in this process."""
+    """SessionService, WorkspaceService and WorkflowService as the ports serve them, in
+    this process."""
 
     def __init__(
-        self, sessions: SessionPort, workspaces: WorkspacePort, ctx: CallContext | None = None
+        self,
+        sessions: SessionPort,
+        workspaces: WorkspacePort,
+        ctx: CallContext | None = None,
+        workflows: WorkflowPort | None = None,
     ) -> None:
-        self._ports = {"SessionService": sessions, "WorkspaceService": workspaces}
+        self._ports: dict[str, Any] = {"SessionService": sessions, "WorkspaceService": workspaces}
+        if workflows is not None:
+            self._ports["WorkflowService"] = workflows
         self._ctx = ctx or CallContext()
 
     def _method(self, method: str) -> Any:
@@ -74,7 +81,8 @@ class InProcess:
 async def in_process(settings: Settings, ctx: CallContext | None = None) -> AsyncIterator[Wire]:
     """A whole core on `settings` (its SQLite file, its workspaces), and a client of it."""
     async with open_core(settings) as core:
-        yield Wire("core", InProcess(core, WorkspaceCore(sessions=core), ctx))
+        workflows = WorkflowCore(sessions=core)
+        yield Wire("core", InProcess(core, WorkspaceCore(sessions=core), ctx, workflows))
 
 
 OpenCore = Callable[..., AbstractAsyncContextManager[Wire]]

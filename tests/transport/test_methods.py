@@ -17,13 +17,14 @@ import httpx
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from blitz.core import SessionCore, WebhookCore, WorkspaceCore
-from blitz.ports import SessionPort, WebhookPort, WorkspacePort
+from blitz.core import SessionCore, WebhookCore, WorkflowCore, WorkspaceCore
+from blitz.ports import SessionPort, WebhookPort, WorkflowPort, WorkspacePort
 from blitz.server import RunningServer
 from blitz.transport.methods import (
     SERVICES,
     SESSION_SERVICE,
     WEBHOOK_SERVICE,
+    WORKFLOW_SERVICE,
     WORKSPACE_SERVICE,
     Method,
     methods_of,
@@ -33,6 +34,7 @@ PORTS = {
     SESSION_SERVICE.full_name: (SessionPort, SessionCore),
     WORKSPACE_SERVICE.full_name: (WorkspacePort, WorkspaceCore),
     WEBHOOK_SERVICE.full_name: (WebhookPort, WebhookCore),
+    WORKFLOW_SERVICE.full_name: (WorkflowPort, WorkflowCore),
 }
 METHODS = [m for service in SERVICES for m in methods_of(service)]
 

@@ -24,6 +24,8 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   REQUEST_NOT_FOUND: "no",
   FILE_NOT_FOUND: "no",
   RULE_NOT_FOUND: "no",
+  WEBHOOK_NOT_FOUND: "no",
+  DELIVERY_NOT_FOUND: "no",
   SESSION_BUSY: "after",
   SESSION_CLOSED: "no",
   NO_RUNNING_TURN: "no",
@@ -47,6 +49,7 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   INTERNAL: "no",
   WEBHOOK_NOT_FOUND: "no",
   DELIVERY_NOT_FOUND: "no",
+  STEP_FAILED: "no",
 });
 
 /** Reasons after which a stream is picked up again with Watch from its last seq. */

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,18 +154,24 @@ def _system_entries() -> tuple[str, ...]:
 
 
 def _covered(paths: Iterable[str], *, shown: Sequence[str]) -> list[str]:
-    """Arguments that cover each existing path under what the box shows."""
+    """Arguments that cover each existing path under what the box shows (paths as text,
+    one lstat each: this runs for every command)."""
+    tops = [os.path.normpath(top) for top in shown]
     args: list[str] = []
     for raw in paths:
-        path = Path(raw)
-        if not any(_under(path, top) for top in shown):
+        path = os.path.normpath(raw)
+        if not any(_under(path, top) for top in tops):
             continue
-        if path.is_symlink() or not path.exists():
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue  # not there: nothing to cover
+        if stat.S_ISLNK(mode):
             continue
-        if path.is_dir():
-            args += ["--tmpfs", str(path)]
+        if stat.S_ISDIR(mode):
+            args += ["--tmpfs", path]
         else:
-            args += ["--ro-bind", "/dev/null", str(path)]
+            args += ["--ro-bind", "/dev/null", path]
     return args
 
 
@@ -176,5 +183,6 @@ def _binds(binds: Sequence[str]) -> list[str]:
     return args
 
 
-def _under(path: Path, top: str) -> bool:
-    return path == Path(top) or Path(top) in path.parents
+def _under(path: str, top: str) -> bool:
+    """Whether the normalized absolute `path` is `top` or inside it."""
+    return path == top or path.startswith(top if top.endswith("/") else top + "/")

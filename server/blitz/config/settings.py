@@ -26,6 +26,11 @@ class Settings:
     grpc_port: int = 50051
     http_host: str = "127.0.0.1"
     http_port: int = 8080
+    # Processes serving behind the same ports (a store they share: PostgreSQL).
+    workers: int = 1
+    # Bind both ports with SO_REUSEPORT: set for the processes of `--workers`, not a
+    # setting of its own.
+    reuse_port: bool = False
     data_dir: Path = Path("data")
     # A path to the SQLite file or a database URL; empty in the table: `<data_dir>/blitz.db`.
     database: str = "data/blitz.db"
@@ -95,6 +100,8 @@ class Settings:
     fetch_max_bytes: int = 2 * 2**20
     # A JSON file of MCP servers; empty: none.
     mcp_config: str = ""
+    # A folder of workflow files shared by every principal; empty: none.
+    workflows_dir: str = ""
     # Bearer tokens, `NAME:TOKEN[:admin]` comma-separated, beside those in the store.
     tokens: str = field(default="", repr=False)
     # A file of the same, one a line.

@@ -67,6 +67,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
     _spec("grpc_port", values.port, "gRPC port (0: any free port)", "PORT"),
     _spec("http_host", values.nonempty, "Connect, gRPC-Web and health listen address", "HOST"),
     _spec("http_port", values.port, "Connect, gRPC-Web and health port (0: any free port)", "PORT"),
+    _spec(
+        "workers",
+        values.positive_int,
+        "processes serving behind the same ports (SO_REUSEPORT), sharing the store: on"
+        " PostgreSQL only (a SQLite file has one writer, the process that owns it)",
+        "N",
+    ),
     _spec("data_dir", values.nonempty, "folder of the database and the workspaces", "DIR"),
     _spec(
         "database",
@@ -402,5 +409,12 @@ SETTINGS: tuple[SettingSpec, ...] = (
         'JSON file of MCP servers (`{"mcpServers": {NAME: {"command": …, "args": […]} or'
         ' {"url": …}}}`)',
         "PATH",
+    ),
+    _spec(
+        "workflows_dir",
+        values.stripped,
+        "folder of workflow files (`NAME.yaml`) every principal's sessions may run, beside"
+        " each workspace's `.blitz/workflows/` (docs/workflows.md)",
+        "DIR",
     ),
 )

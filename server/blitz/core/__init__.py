@@ -6,6 +6,14 @@ port (`blitz.ports.agent`); it imports nothing from `blitz.agent` or `blitz.tran
 
 from blitz.core.service import ServerFacts, SessionCore
 from blitz.core.webhooks import Retries, WebhookCore
+from blitz.core.workflow_service import WorkflowCore
 from blitz.core.workspace_service import WorkspaceCore
 
-__all__ = ["Retries", "ServerFacts", "SessionCore", "WebhookCore", "WorkspaceCore"]
+__all__ = [
+    "Retries",
+    "ServerFacts",
+    "SessionCore",
+    "WebhookCore",
+    "WorkflowCore",
+    "WorkspaceCore",
+]

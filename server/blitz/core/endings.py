@@ -30,6 +30,7 @@ from blitz.core.holds import TurnHolds
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
 from blitz.core.views import session_usage
+from blitz.core.workflow_runs import WorkflowRuns
 from blitz.errors import BlitzError, Reason
 from blitz.store import SessionChange, SessionRecord, TurnEnd, TurnState
 from blitz.v1 import session_pb2 as s
@@ -57,6 +58,8 @@ class TurnEndings(TurnHolds):
     _locks: SessionLocks
     _pending: PendingRequests
     _checkpoints: Checkpoints
+    # What carries out `/run` turns: told of a run's end, for its parked step's end.
+    workflows: WorkflowRuns | None = None
 
     # Cancelling
 
@@ -143,6 +146,8 @@ class TurnEndings(TurnHolds):
                 self._lose(active)
                 return
             try:
+                if active.turn.command and error is not None and self.workflows is not None:
+                    await self.workflows.ended(active, error)
                 await self._end(active, output=output, error=error)
             except TurnLost:
                 self._lose(active)

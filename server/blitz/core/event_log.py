@@ -64,7 +64,7 @@ from blitz.core.supervisor import raise_if_cancelled
 from blitz.errors import BlitzError, Reason
 from blitz.redact import redact_event
 from blitz.size_limits import EVENT_MAX, fit
-from blitz.store import OUTBOX_KINDS, Store, TurnEnd
+from blitz.store import OUTBOX_KINDS, FlowWrite, Store, TurnEnd
 from blitz.v1.turn_pb2 import Notice, TurnEvent
 
 __all__ = ["EventLog", "LogListener", "TurnLost"]
@@ -106,7 +106,7 @@ class LogListener(Protocol):
 class _Queued:
     """An event waiting for the writer, with where it belongs and who waits for it."""
 
-    __slots__ = ("done", "end", "event", "fence", "session_id", "size", "texts", "turn_id")
+    __slots__ = ("done", "end", "event", "fence", "flow", "session_id", "size", "texts", "turn_id")
 
     def __init__(
         self,
@@ -116,6 +116,7 @@ class _Queued:
         done: asyncio.Future[None] | None,
         fence: int | None,
         end: TurnEnd | None = None,
+        flow: FlowWrite | None = None,
     ) -> None:
         self.session_id = session_id
         self.turn_id = turn_id
@@ -125,6 +126,8 @@ class _Queued:
         self.fence = fence
         # The turn's end, written with this event (its `finished`) in one transaction.
         self.end = end
+        # A workflow run's state, written with this event (its `flow_step`) likewise.
+        self.flow = flow
         # Text of later chunks merged into this one, joined once (step 1), and its length.
         self.texts: list[str] | None = None
         self.size = len(event.text.text) if event.HasField("text") else 0
@@ -251,18 +254,20 @@ class EventLog:
         *,
         fence: int | None = None,
         end: TurnEnd | None = None,
+        flow: FlowWrite | None = None,
     ) -> Awaitable[TurnEvent]:
         """Append an event of the turn: queued at once, so what is queued after it follows
         it (in the same batch, when it is soon enough); awaited, returns the event,
         numbered and masked, once durable. With `end` (a turn's `finished`, fenced), the
-        turn's end is written in the same transaction (`Store.append_events`).
+        turn's end is written in the same transaction (`Store.append_events`); so is a
+        workflow run's state with `flow`.
 
         Raises `TurnLost` when `fence` is given and the turn is held at another epoch.
         """
         if self._closing and self._writer is None:
             raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._enqueue(_Queued(session_id, turn_id, event, done, fence, end))
+        self._enqueue(_Queued(session_id, turn_id, event, done, fence, end, flow))
         return _durable(done, event)
 
     async def pace(self, session_id: str) -> None:
@@ -343,7 +348,8 @@ class EventLog:
         fences = {(i.session_id, i.turn_id): i.fence for i in kept if i.fence is not None}
         ends = [i.end for i in kept if i.end is not None]
         started = time.perf_counter()
-        lost = await self._store.append_events(events, fences=fences, ends=ends)
+        flows = [i.flow for i in kept if i.flow is not None]
+        lost = await self._store.append_events(events, fences=fences, ends=ends, flows=flows)
         metrics.store_write("append_events", time.perf_counter() - started)
         metrics.events_appended(kinds)
         if lost:

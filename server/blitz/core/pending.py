@@ -134,10 +134,14 @@ class PendingRequests:
         found = _verdict(await self.rules_of(active.session), shown)
         if found is None:
             return None
-        await self._announce_rule(active, approval.request_id, found)
+        # Asked while the turn runs: in a workflow, of the step running now.
+        asked = t.TurnEvent(step=active.step) if active.step is not None else t.TurnEvent()
+        await self._announce_rule(active, approval.request_id, found, asked)
         return RuleDecision(found.allowed, _shown(found.rule))
 
-    async def _announce_rule(self, active: ActiveTurn, request_id: str, found: Verdict) -> Outcome:
+    async def _announce_rule(
+        self, active: ActiveTurn, request_id: str, found: Verdict, request: t.TurnEvent
+    ) -> Outcome:
         rule = found.rule
         decision = t.DECISION_ALWAYS if rule.scope == s.RULE_SCOPE_ALWAYS else t.DECISION_SESSION
         if not found.allowed:
@@ -147,8 +151,9 @@ class PendingRequests:
         sid, tid, fence = active.session_id, active.turn_id, active.rec.epoch
         verb = "Approved" if found.allowed else "Denied"
         notice = t.Notice(text=f"{verb} by rule {_shown(rule)!r}.")
-        self._log.emit(sid, tid, t.TurnEvent(notice=notice), fence=fence)
-        await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event), fence=fence)
+        self._log.emit(sid, tid, _of_step(t.TurnEvent(notice=notice), request), fence=fence)
+        resolved = _of_step(t.TurnEvent(resolution=outcome.event), request)
+        await self._log.commit(sid, tid, resolved, fence=fence)
         metrics.request_resolved("approval", "rule", 0.0)  # never announced: it waited for nothing
         return outcome
 
@@ -188,7 +193,7 @@ class PendingRequests:
                 found = _verdict(rules, event.approval_request)
                 _offer(event.approval_request)
             if found is not None:
-                outcome = await self._announce_rule(active, request_id, found)
+                outcome = await self._announce_rule(active, request_id, found, event)
                 assert outcome.result is not None
                 record.resolution = outcome.to_json()
                 settled[request_id] = outcome.result
@@ -343,7 +348,8 @@ class PendingRequests:
                 await self._store.add_rule(rule)
             if notice:
                 self._log.emit(sid, tid, t.TurnEvent(notice=t.Notice(text=notice)))
-            await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
+            resolved = _of_step(t.TurnEvent(resolution=outcome.event), pending.event)
+            await self._log.commit(sid, tid, resolved)
             _observe_wait(pending, outcome.event.via)
             await self._hand_over(sid, tid)
             return True
@@ -364,7 +370,7 @@ class PendingRequests:
         for p in await self._store.list_pending(session_id, turn_id=turn_id):
             outcome = Outcome.withdrawn(p.request_id)
             if await self._store.resolve_pending(session_id, p.request_id, outcome.to_json()):
-                event = t.TurnEvent(resolution=outcome.event)
+                event = _of_step(t.TurnEvent(resolution=outcome.event), p.event)
                 await self._log.commit(session_id, turn_id, event, fence=fence)
                 _observe_wait(p, outcome.event.via)
 
@@ -395,7 +401,8 @@ class PendingRequests:
                 if p.request_id not in announced:
                     assert p.resolution is not None
                     outcome = outcome_from_json(p.request_id, p.resolution)
-                    await self._log.commit(sid, tid, t.TurnEvent(resolution=outcome.event))
+                    event = _of_step(t.TurnEvent(resolution=outcome.event), p.event)
+                    await self._log.commit(sid, tid, event)
             answered = Answered.of(rows)
             if answered is not None:
                 self.disarm(sid, tid)
@@ -463,3 +470,11 @@ def _request_id(event: t.TurnEvent) -> str:
 
 def _key(session_id: str, turn_id: str) -> str:
     return f"{session_id}/{turn_id}"
+
+
+def _of_step(event: t.TurnEvent, request: t.TurnEvent | bytes) -> t.TurnEvent:
+    """`event` (a request's resolution) in the workflow step its request was of, if any."""
+    asked = t.TurnEvent.FromString(request) if isinstance(request, bytes) else request
+    if asked.HasField("step"):
+        event.step.CopyFrom(asked.step)
+    return event

@@ -4,8 +4,9 @@ A running turn whose holder died is taken over (once its lease has ended, where 
 share the store; at once at start otherwise, the store being this process's alone). A
 turn the dead process was starting gets the `accepted` every turn has; one it was
 finishing has its records follow its `finished`; any other ends with SERVER_RESTARTED
-(CANCELLED in a closed session). Its committed events stay; nothing of its step in
-flight is replayed.
+(CANCELLED in a closed session), but for a workflow run, which goes on at the step it
+was in (workflow_runs.py). Its committed events stay; nothing of its step in flight is
+replayed.
 
 A queued turn is held by no one either: a session left idle with a queue (its process
 died between a turn's end and the next one's start) has its next turn started
@@ -103,11 +104,21 @@ class Recovery:
             return
         if session.state == s.SESSION_STATE_CLOSED:
             error = BlitzError(Reason.CANCELLED, "the session was closed")
+        elif await self._is_workflow_run(active.rec):
+            # A workflow run goes on from its stored state, at the step it was in.
+            self._turns.resume_run(active)
+            return
         else:
             error = BlitzError(
                 Reason.SERVER_RESTARTED, "the server running the turn stopped while it ran"
             )
         await self._turns.finish(active, error=error)
+
+    async def _is_workflow_run(self, rec: TurnRecord) -> bool:
+        turn = t.Turn.FromString(rec.turn)
+        if not (turn.command and turn.text.lstrip().startswith("/run")):
+            return False
+        return await self._store.get_workflow_run(rec.session_id, rec.turn_id) is not None
 
     async def sweep_parked(self) -> None:
         """Settle the parked turns the store says need someone (a shared store)."""

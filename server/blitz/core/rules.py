@@ -61,7 +61,9 @@ def verdict(rules: Iterable[RuleRecord], approval: t.ApprovalRequest) -> Verdict
     part); else nothing (a person decides)."""
     mine = [r for r in rules if r.kind == approval.kind]
     family, command = _command(approval.scope_label)
-    parts = command_parts(command) if command is not None else None
+    # The command is parsed only when a prefix rule could cover it (bashlex is dear).
+    prefixed = any(r.match_kind == _PREFIX for r in mine)
+    parts = command_parts(command) if command is not None and prefixed else None
     path = _path(approval.scope_label)
     allow: RuleRecord | None = None
     covered_parts: set[int] = set()

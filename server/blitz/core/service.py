@@ -52,6 +52,7 @@ from blitz.core.slash_commands import advertised
 from blitz.core.supervisor import Supervisor
 from blitz.core.turns import FORKABLE_TURNS, Turns, new_turn_id
 from blitz.core.views import ledger_entry, session_usage, turn_summary, turn_usage
+from blitz.core.workflow_runs import WorkflowRuns
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
 from blitz.size_limits import ANSWER_BUDGET, EVENT_MAX
@@ -115,8 +116,10 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
         facts: ServerFacts | None = None,
         tracer: Tracer | None = None,
         allow_bypass_mode: bool = False,
+        workflows_dir: Path | None = None,
     ) -> None:
-        """`tracer` traces each run of a turn (see turns.py); None: no spans. `replica`
+        """`workflows_dir`: the operator's folder of workflow files (docs/workflows.md).
+        `tracer` traces each run of a turn (see turns.py); None: no spans. `replica`
         names this process as the holder of its turns (made up when empty: host, pid and a
         random part, so a restarted process is another holder). `allow_bypass_mode`:
         sessions and turns may ask for the bypass mode."""
@@ -163,7 +166,15 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
             max_running=max_running_turns,
             refuse_when_full=refuse_when_full,
             tracer=tracer,
+            workflows=WorkflowRuns(
+                store=store,
+                log=self._log,
+                agent=agent,
+                workspace_root=self._workspace_root,
+                workflows_dir=workflows_dir,
+            ),
         )
+        self._workflows_dir = workflows_dir
         self._recovery = Recovery(
             store=store, log=self._log, turns=self._turns, pending=self._pending
         )
@@ -220,6 +231,18 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
     @property
     def workspace_root(self) -> Path:
         return self._workspace_root
+
+    @property
+    def workflows_dir(self) -> Path | None:
+        """The operator's folder of workflow files, shared by every principal."""
+        return self._workflows_dir
+
+    @property
+    def workflow_runs(self) -> WorkflowRuns:
+        """What carries out `/run` turns (workflow_runs.py)."""
+        runs = self._turns.workflows
+        assert runs is not None  # the core always gives the turn driver one
+        return runs
 
     @property
     def store(self) -> Store:

@@ -27,9 +27,10 @@ COMMANDS: dict[str, str] = {
     "compact": "summarise the conversation so far to free the model's context window",
     "clear": "forget the conversation so far (the event log is kept)",
     "model": "show the session's model, or switch it: /model provider:name",
+    "run": "run a workflow (docs/workflows.md): /run NAME key=value …",
 }
 # How each command's arguments are written, for those that take any.
-_ARGUMENTS: dict[str, str] = {"model": "[provider:name]"}
+_ARGUMENTS: dict[str, str] = {"model": "[provider:name]", "run": "NAME [key=value …]"}
 
 
 def advertised() -> list[s.SlashCommand]:
@@ -97,6 +98,8 @@ async def run_command(name: str, arg: str, ctx: CommandContext) -> str:
         compacted, summary = await ctx.agent.compact(io=ctx.io, model=ctx.model, history=history)
         await store.set_history(ctx.session_id, compacted)
         return f"Conversation compacted. Summary:\n{summary}"
+    if name == "run":  # carried out by the turn driver's workflow runs (workflow_runs.py)
+        raise invalid_argument("turn.text", "/run is not served here")
     # model
     if not arg:
         return f"Model: {ctx.model}"

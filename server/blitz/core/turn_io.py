@@ -62,11 +62,15 @@ class TurnChannel:
             self._active.todo = t.Tasks(items=event.tasks.items)
         elif event.HasField("tool_call"):
             self._active.acted = True  # its files may change: its end is checkpointed
+        if self._active.step is not None:
+            event.step.CopyFrom(self._active.step)
         self._log.emit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def commit(self, event: t.TurnEvent) -> None:
         if event.HasField("tool_call"):
             self._active.acted = True
+        if self._active.step is not None:
+            event.step.CopyFrom(self._active.step)
         await self._log.commit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def pace(self) -> None:

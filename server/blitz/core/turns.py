@@ -54,6 +54,7 @@ from blitz.core.slots import RunSlots
 from blitz.core.supervisor import Supervisor
 from blitz.core.turn_io import TurnChannel
 from blitz.core.views import session_usage
+from blitz.core.workflow_runs import WorkflowRuns
 from blitz.errors import BlitzError, Reason, internal_error
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, Completed, ImageInput, Parked, Resolution
@@ -93,8 +94,10 @@ class Turns(TurnQueue):
         max_running: int = 256,
         refuse_when_full: bool = False,
         tracer: Tracer | None = None,
+        workflows: WorkflowRuns | None = None,
     ) -> None:
-        """`admissions`: the RunTurn calls under way, which runs let through first;
+        """`workflows`: what carries out `/run` turns (workflow_runs.py).
+        `admissions`: the RunTurn calls under way, which runs let through first;
         `checkpoints`: what takes each turn's snapshots of its workspace; `max_running`
         runs at once, and past it a new turn waits with a notice, or, with
         `refuse_when_full`, is refused (slots.py)."""
@@ -117,6 +120,7 @@ class Turns(TurnQueue):
         self._slots = RunSlots(max_running, refuse_when_full=refuse_when_full)
         self._admissions = admissions
         self._checkpoints = checkpoints
+        self.workflows = workflows
         pending.listen(self)
         log.listen(self)
 
@@ -281,6 +285,10 @@ class Turns(TurnQueue):
         rec, session = active.rec, active.session
         if active.turn.command:
             name, arg = parse_command(active.turn.text)
+            if name == "run" and self.workflows is not None:
+                log.info("workflow_advanced", resumed=results is not None)
+                workspace = self._open_workspace(session)
+                return await self.workflows.advance(active, io, workspace, arg, results)
             log.info("command_started", command=name)
             context = CommandContext(
                 store=self._store,
@@ -314,6 +322,14 @@ class Turns(TurnQueue):
             results=results,
             policy=active.policy(first=False),
         )
+
+    def resume_run(self, active: ActiveTurn) -> None:
+        """Go on with a workflow run taken over from a process that died while it ran: at
+        the step it was in, which is retried or fails with SERVER_RESTARTED
+        (workflow_runs.py)."""
+        active.restarted = True
+        log.info("workflow_run_resumed", session_id=active.session_id, turn_id=active.turn_id)
+        self._launch(active, None)
 
     def _open_workspace(self, session: SessionRecord) -> Path:
         """The session's folder, opened by its name without following a link: a folder

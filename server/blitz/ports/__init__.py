@@ -18,7 +18,13 @@ from blitz.ports.agent import (
     TurnIO,
     TurnPolicy,
 )
-from blitz.ports.session import Authenticate, CallContext, SessionPort, WorkspacePort
+from blitz.ports.session import (
+    Authenticate,
+    CallContext,
+    SessionPort,
+    WorkflowPort,
+    WorkspacePort,
+)
 from blitz.ports.webhooks import WebhookPort
 
 __all__ = [
@@ -37,5 +43,6 @@ __all__ = [
     "TurnIO",
     "TurnPolicy",
     "WebhookPort",
+    "WorkflowPort",
     "WorkspacePort",
 ]

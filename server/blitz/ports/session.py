@@ -1,7 +1,7 @@
 """The session port: what the transports ask of the core, and the context of each call.
 
-Both transports depend on `SessionPort` and `WorkspacePort` only, never on the core's
-classes, so that a test double needs no `type: ignore`. Each method is an RPC of the
+Both transports depend on `SessionPort`, `WorkspacePort` and `WorkflowPort` only, never on
+the core's classes, so that a test double needs no `type: ignore`. Each method is an RPC of the
 service, named as the RPC in snake_case: the transports find it by that name
 (`blitz.transport.methods`). Every method takes a request message and a
 `CallContext`, and returns a response message or, for streams, an async iterator of
@@ -16,9 +16,10 @@ from typing import Protocol
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz.v1 import workflow_pb2 as f
 from blitz.v1 import workspace_pb2 as w
 
-__all__ = ["Authenticate", "CallContext", "SessionPort", "WorkspacePort"]
+__all__ = ["Authenticate", "CallContext", "SessionPort", "WorkflowPort", "WorkspacePort"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +112,18 @@ class WorkspacePort(Protocol):
     ) -> w.ListFilesResponse: ...
     async def read_file(self, req: w.ReadFileRequest, ctx: CallContext) -> w.ReadFileResponse: ...
     async def get_diff(self, req: w.GetDiffRequest, ctx: CallContext) -> w.GetDiffResponse: ...
+
+
+class WorkflowPort(Protocol):
+    """`blitz.v1.WorkflowService`, transport-free (implemented by `blitz.core.SessionCore`)."""
+
+    def run_workflow(
+        self, req: f.RunWorkflowRequest, ctx: CallContext
+    ) -> AsyncIterator[t.TurnEvent]:
+        """The run's events, as run_turn's: `accepted` first and `finished` last."""
+        ...
+
+    async def list_workflows(
+        self, req: f.ListWorkflowsRequest, ctx: CallContext
+    ) -> f.ListWorkflowsResponse: ...
+    async def get_workflow(self, req: f.GetWorkflowRequest, ctx: CallContext) -> f.Workflow: ...

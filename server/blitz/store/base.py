@@ -28,6 +28,7 @@ from blitz.store.records import (
     EventRow,
     Expanded,
     FileOriginal,
+    FlowWrite,
     ImageRecord,
     LedgerRow,
     OutboxItem,
@@ -192,6 +193,7 @@ class Store(Protocol):
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
         ends: Sequence[TurnEnd] = (),
+        flows: Sequence[FlowWrite] = (),
     ) -> set[tuple[str, str]]:
         """Number and store `events` in one transaction, in order.
 
@@ -204,8 +206,13 @@ class Store(Protocol):
         `finished` is among the events; its turn fenced) is written in the same
         transaction too: the turn recorded finished, its history kept, its session let go.
         Each stored event of a kind in `OUTBOX_KINDS` gets a row in the webhook outbox, in
-        the same transaction (see `expand_outbox`).
+        the same transaction (see `expand_outbox`). Each of `flows` (a workflow run's state,
+        its turn fenced) is written in the same transaction too, unless its turn was lost.
         """
+        ...
+
+    async def get_workflow_run(self, session_id: str, turn_id: str) -> bytes | None:
+        """The state a workflow run's turn last wrote with a `flow_step` (None: none yet)."""
         ...
 
     async def read_events(self, session_id: str, *, after_seq: int, limit: int) -> list[EventRow]:

@@ -26,9 +26,10 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
-from blitz.store.records import Changes, TurnEnd
+from blitz.store.records import Changes, FlowWrite, TurnEnd
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.statements import Dialect, Statements
+from blitz.store.webhook_statements import WebhookStatements
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["CHANNEL", "PostgresStore"]
@@ -66,6 +67,7 @@ class PostgresStore(SqlStore):
     """`async with PostgresStore(url) as store:` — opens the pool, migrates, closes."""
 
     _sql = Statements(_DIALECT)
+    _hook_sql = WebhookStatements(_DIALECT)
 
     def __init__(
         self, url: str, *, max_connections: int = 10, stalled_after: float = STALLED_AFTER
@@ -177,6 +179,7 @@ class PostgresStore(SqlStore):
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
         ends: Sequence[TurnEnd] = (),
+        flows: Sequence[FlowWrite] = (),
     ) -> set[tuple[str, str]]:
         if not events:
             return set()
@@ -212,7 +215,7 @@ class PostgresStore(SqlStore):
                         await cur.executemany(self._sql.append_event, stored)
                         outbox = rows.outbox_rows(kept)
                         if outbox:
-                            await cur.executemany(self._sql.add_outbox, outbox)
+                            await cur.executemany(self._hook_sql.add_outbox, outbox)
                         firsts = rows.first_seqs(kept)
                         if firsts:
                             await cur.executemany(self._sql.first_seq, firsts)
@@ -220,6 +223,10 @@ class PostgresStore(SqlStore):
                     if (end.session_id, end.turn_id) not in lost:
                         for sql, args in self._ending(end):
                             await conn.execute(sql, args)  # type: ignore[arg-type]
+                for flow in flows:
+                    if (flow.session_id, flow.turn_id) not in lost:
+                        sql, args = self._flowing(flow)
+                        await conn.execute(sql, args)  # type: ignore[arg-type]
                 for payload in _payloads(last):
                     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
         except BaseException:

@@ -256,4 +256,15 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (session_id, hash)
     );
     """,
+    """
+    -- Workflow runs (blitz.core.workflow_runs): a run's state, its current step, attempt and
+    -- finished steps' outputs as JSON, written with each of its flow_step events.
+    CREATE TABLE workflow_runs (
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        state BYTEA NOT NULL,
+        update_time DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (session_id, turn_id)
+    );
+    """,
 ]

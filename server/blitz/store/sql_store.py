@@ -1,11 +1,14 @@
 """The store's operations that are one statement, run alike by both engines.
 
-`SqlStore` is what the SQLite and PostgreSQL engines share: each operation here runs one
-of its engine's `Statements` through the engine's `_execute` or `_fetch` (or, for several
+`SqlStore` is what the SQLite and PostgreSQL engines share: each operation here runs its
+engine's `Statements` through the engine's `_execute` or `_fetch` (or, for several
 rows, `_execute_many`) and turns the rows into records (`rows.py`). An engine subclasses
 it and adds the rest: opening and closing, the operations that are a transaction of
 several statements, and what it does its own way (numbering events, announcing changes).
-No SQL text here and no connection: those are `statements.py` and each engine's.
+Operations of several statements run in one transaction of the engine's (`_transaction`,
+through a `Tx`), so they too are written once. The webhooks' operations are
+`SqlWebhooks`' (sql_webhooks.py). No SQL text here and no connection: those are
+`statements.py` and each engine's.
 """
 
 from __future__ import annotations
@@ -13,25 +16,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import replace
-from typing import ClassVar, Protocol, Self, TypeVar
+from typing import ClassVar, Self, TypeVar
 
 from blitz.store import rows
-from blitz.store.base import Expand
 from blitz.store.records import (
-    AttemptOutcome,
-    AttemptRecord,
     Checkpoint,
-    DeliveryPage,
-    DeliveryRecord,
     EventRow,
-    Expanded,
     FileOriginal,
+    FlowWrite,
     ImageRecord,
     LedgerRow,
-    OutboxStats,
     PendingRecord,
-    Recorded,
     RuleRecord,
     SessionChange,
     SessionQuery,
@@ -43,37 +38,18 @@ from blitz.store.records import (
     TurnRecord,
     TurnState,
     UsageTotals,
-    WebhookRecord,
 )
 from blitz.store.rows import Row
+from blitz.store.sql_webhooks import SqlWebhooks
 from blitz.store.statements import Statements
-from blitz.v1 import webhooks_pb2 as wh
+from blitz.store.tx import Tx, Undone
 
-__all__ = ["ATTEMPTS_KEPT", "SqlStore", "Tx", "Undone"]
+__all__ = ["SqlStore", "Tx", "Undone"]
 
 _T = TypeVar("_T")
-# The attempts a delivery keeps (its latest).
-ATTEMPTS_KEPT = 20
-# While no webhook exists, outbox rows stamped this long before now are deleted: stamps
-# come from the clocks of the processes sharing the store, which agree within this.
-_CLOCKS_AGREE = 2.0
 
 
-class Tx(Protocol):
-    """One transaction of an engine, as the operations written here use it: each
-    statement runs inside it, and it commits when the body returns."""
-
-    async def execute(self, sql: str, params: Sequence[object]) -> int: ...
-    async def fetch(self, sql: str, params: Sequence[object]) -> list[Row]: ...
-    async def execute_many(self, sql: str, params: Sequence[Sequence[object]]) -> None: ...
-
-
-class Undone(Exception):
-    """Raised in an engine's transaction to roll it back: a step found things not as the
-    operation expects, and the operation does nothing."""
-
-
-class SqlStore:
+class SqlStore(SqlWebhooks):
     """Half of an engine (see the module doc); what each operation does, store/base.py says."""
 
     # The engine's statements, and how it runs one: the count of rows it changed, the rows
@@ -117,6 +93,16 @@ class SqlStore:
         if end.release is not None:
             done.append(self._sql.update_session(sid, end.release))
         return done
+
+    def _flowing(self, flow: FlowWrite) -> tuple[str, Sequence[object]]:
+        """The statement that stores a workflow run's state (`FlowWrite`), for an engine
+        to run in the transaction that appends its `flow_step`, after the events."""
+        args = (flow.session_id, flow.turn_id, flow.state, flow.update_time)
+        return self._sql.put_workflow_run, args
+
+    async def get_workflow_run(self, session_id: str, turn_id: str) -> bytes | None:
+        found = await self._fetch(self._sql.get_workflow_run, (session_id, turn_id))
+        return bytes(found[0][0]) if found else None
 
     async def _ask(self, sql: str, args: Sequence[object]) -> bool:
         """Ask something of a turn (one UPDATE, its last parameters the turn's session and
@@ -373,160 +359,6 @@ class SqlStore:
         found = await self._fetch(self._sql.originals, (session_id,))
         return [FileOriginal(session_id, path, content) for path, content in found]
 
-    # Webhooks
-
-    async def add_webhook(self, rec: WebhookRecord) -> None:
-        await self._execute(self._sql.add_webhook, rows.webhook_params(rec))
-
-    async def get_webhook(self, webhook_id: str) -> WebhookRecord | None:
-        found = await self._fetch(self._sql.get_webhook, (webhook_id,))
-        return rows.webhook(found[0]) if found else None
-
-    async def list_webhooks(self, owner: str | None = None) -> list[WebhookRecord]:
-        sql, args = self._sql.list_webhooks(owner)
-        return [rows.webhook(row) for row in await self._fetch(sql, args)]
-
-    async def update_webhook(self, rec: WebhookRecord) -> bool:
-        params = rows.webhook_params(rec)
-        # Every column but id, owner, server_wide, declared and create_time, then the id.
-        changed = await self._execute(
-            self._sql.update_webhook, (*params[2:10], *params[12:16], params[17], rec.id)
-        )
-        return changed == 1
-
-    async def delete_webhook(self, webhook_id: str) -> bool:
-        async def body(tx: Tx) -> bool:
-            deliveries, webhook = self._sql.delete_webhook
-            await tx.execute(deliveries, (webhook_id,))
-            return await tx.execute(webhook, (webhook_id,)) == 1
-
-        return await self._transaction(body)
-
-    async def declare_webhooks(self, recs: Sequence[WebhookRecord]) -> None:
-        async def body(tx: Tx) -> None:
-            before = {row[0] for row in await tx.fetch(self._sql.declared_webhooks, ())}
-            for rec in recs:
-                await tx.execute(self._sql.declare_webhook, rows.webhook_params(rec))
-            for gone in sorted(before - {rec.id for rec in recs}):
-                for sql in self._sql.delete_webhook:
-                    await tx.execute(sql, (gone,))
-
-        await self._transaction(body)
-
-    async def expand_outbox(self, limit: int, expand: Expand, *, now: float) -> Expanded:
-        sql = self._sql
-
-        async def body(tx: Tx) -> Expanded:
-            if not await tx.fetch(sql.webhooks_exist, ()):
-                dropped = await tx.execute(sql.drop_old_outbox, (now - _CLOCKS_AGREE,))
-                return Expanded(dropped, 0, webhooks=False)
-            items = [rows.outbox_item(row) for row in await tx.fetch(sql.take_outbox, (limit,))]
-            if not items:
-                return Expanded(0, 0, webhooks=True)
-            # Read after the rows were taken: a webhook made before an event was stored is
-            # among them.
-            listed, args = sql.list_webhooks(None)
-            hooks = [rows.webhook(row) for row in await tx.fetch(listed, args)]
-            made = expand(items, hooks, now)
-            if made:
-                await tx.execute_many(sql.add_delivery, [rows.delivery_params(d) for d in made])
-            await tx.execute_many(sql.drop_outbox, [(item.id,) for item in items])
-            return Expanded(len(items), len(made), webhooks=True)
-
-        return await self._transaction(body)
-
-    async def outbox_stats(self) -> OutboxStats:
-        (row,) = await self._fetch(self._sql.outbox_stats, ())
-        return OutboxStats(int(row[0]), row[1], int(row[2]), row[3])
-
-    # Webhook deliveries
-
-    async def add_delivery(self, rec: DeliveryRecord) -> None:
-        await self._execute(self._sql.add_delivery, rows.delivery_params(rec))
-
-    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
-        found = await self._fetch(self._sql.get_delivery, (delivery_id,))
-        return rows.delivery(found[0]) if found else None
-
-    async def list_deliveries(self, page: DeliveryPage) -> list[DeliveryRecord]:
-        sql, args = self._sql.list_deliveries(page)
-        return [rows.delivery(row) for row in await self._fetch(sql, args)]
-
-    async def claim_deliveries(
-        self,
-        owner: str,
-        *,
-        now: float,
-        lease_until: float,
-        limit: int,
-        skip: Sequence[str] = (),
-    ) -> list[DeliveryRecord]:
-        found = await self._fetch(
-            self._sql.claim_deliveries,
-            (owner, lease_until, now, now, json.dumps(list(skip)), limit),
-        )
-        return sorted((rows.delivery(row) for row in found), key=_due_order)
-
-    async def release_deliveries(self, owner: str, ids: Sequence[str]) -> None:
-        if ids:
-            await self._execute(self._sql.release_deliveries, (owner, json.dumps(list(ids))))
-
-    async def release_all_deliveries(self) -> None:
-        await self._execute(self._sql.release_all_deliveries, ())
-
-    async def record_attempt(
-        self,
-        delivery: DeliveryRecord,
-        attempt: AttemptRecord,
-        *,
-        owner: str,
-        outcome: AttemptOutcome,
-    ) -> Recorded:
-        sql = self._sql
-        kept = [*delivery.attempts, attempt][-ATTEMPTS_KEPT:]
-        finish = (
-            outcome.state.value,
-            attempt.number,
-            rows.attempts_json(kept),
-            outcome.next_attempt,
-            delivery.id,
-            owner,
-        )
-
-        async def body(tx: Tx) -> Recorded:
-            if await tx.execute(sql.finish_attempt, finish) != 1:
-                return Recorded(False)  # no longer ours: another process has it now
-            if outcome.webhook == "success":
-                await tx.execute(sql.webhook_recovered, (delivery.webhook_id,))
-            if outcome.webhook not in ("failure", "gone"):
-                return Recorded(True)
-            found = await tx.fetch(sql.lock_webhook, (delivery.webhook_id,))
-            if not found:
-                return Recorded(True)
-            hook = rows.webhook(found[0])
-            after = _health(hook, outcome)
-            await tx.execute(
-                sql.webhook_health,
-                (after.failures, after.state, after.state_reason, after.update_time, hook.id),
-            )
-            stopped = after.state != hook.state and after.state in _STOPPED
-            return Recorded(True, after if stopped else None)
-
-        return await self._transaction(body)
-
-    async def redeliver(self, delivery_id: str, *, now: float, deadline: float) -> bool:
-        return await self._execute(self._sql.redeliver, (now, deadline, delivery_id)) == 1
-
-    async def expire_deliveries(self, now: float) -> int:
-        return await self._execute(self._sql.expire_deliveries, (now, now))
-
-    async def prune_deliveries(self, before: float) -> int:
-        return await self._execute(self._sql.prune_deliveries, (before,))
-
-    async def pending_sessions(self, webhook_id: str, *, limit: int) -> list[str]:
-        found = await self._fetch(self._sql.pending_sessions, (webhook_id, limit))
-        return sorted(str(row[0]) for row in found)
-
     async def rewind(
         self, session_id: str, *, history: bytes, dropped: Sequence[str], change: SessionChange
     ) -> bool:
@@ -590,35 +422,3 @@ class SqlStore:
     async def checkpoint_blob_hashes(self, session_id: str) -> set[str]:
         found = await self._fetch(self._sql.checkpoint_blob_hashes, (session_id,))
         return {str(row[0]) for row in found}
-
-
-# The states a webhook is stopped in by the server (not by its owner).
-_STOPPED = (wh.WEBHOOK_STATE_FAILING, wh.WEBHOOK_STATE_GONE)
-
-
-def _due_order(rec: DeliveryRecord) -> tuple[float, int]:
-    return (rec.next_attempt, rec.seq)
-
-
-def _health(hook: WebhookRecord, outcome: AttemptOutcome) -> WebhookRecord:
-    """The webhook after a failed attempt: one failure more, and stopped when this is the
-    one that reaches `pause_after` in a row (FAILING) or the receiver is gone (GONE)."""
-    failures = hook.failures + 1
-    active = hook.state == wh.WEBHOOK_STATE_ACTIVE
-    if outcome.webhook == "gone" and hook.state != wh.WEBHOOK_STATE_GONE:
-        return replace(
-            hook,
-            failures=failures,
-            state=wh.WEBHOOK_STATE_GONE,
-            state_reason=outcome.reason,
-            update_time=outcome.now,
-        )
-    if active and outcome.pause_after and failures >= outcome.pause_after:
-        return replace(
-            hook,
-            failures=failures,
-            state=wh.WEBHOOK_STATE_FAILING,
-            state_reason=outcome.reason,
-            update_time=outcome.now,
-        )
-    return replace(hook, failures=failures)

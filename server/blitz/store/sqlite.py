@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from blitz.store import rows
-from blitz.store.records import Changes, TurnEnd
+from blitz.store.records import Changes, FlowWrite, TurnEnd
 from blitz.store.rows import Row
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
+from blitz.store.webhook_statements import WebhookStatements
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["SqliteStore"]
@@ -60,6 +61,7 @@ class SqliteStore(SqlStore):
     log is checkpointed every `checkpoint_every` seconds while anything is written."""
 
     _sql = Statements(_DIALECT)
+    _hook_sql = WebhookStatements(_DIALECT)
 
     def __init__(self, path: str | Path, *, checkpoint_every: float = CHECKPOINT_EVERY) -> None:
         self._connection = SqliteConnection(path, checkpoint_every=checkpoint_every)
@@ -131,16 +133,18 @@ class SqliteStore(SqlStore):
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
         ends: Sequence[TurnEnd] = (),
+        flows: Sequence[FlowWrite] = (),
     ) -> set[tuple[str, str]]:
         if not events:
             return set()
-        return await self._call(self._append, events, fences or {}, ends)
+        return await self._call(self._append, events, fences or {}, ends, flows)
 
     def _append(
         self,
         events: Sequence[TurnEvent],
         fences: Mapping[tuple[str, str], int],
         ends: Sequence[TurnEnd],
+        flows: Sequence[FlowWrite] = (),
     ) -> set[tuple[str, str]]:
         db = self._connection.db
         lost: set[tuple[str, str]] = set()
@@ -163,7 +167,7 @@ class SqliteStore(SqlStore):
                 db.executemany(self._sql.append_event, stored)
                 outbox = rows.outbox_rows(kept)
                 if outbox:
-                    db.executemany(self._sql.add_outbox, outbox)
+                    db.executemany(self._hook_sql.add_outbox, outbox)
                 firsts = rows.first_seqs(kept)
                 if firsts:
                     db.executemany(self._sql.first_seq, firsts)
@@ -171,6 +175,9 @@ class SqliteStore(SqlStore):
                     if (end.session_id, end.turn_id) not in lost:
                         for sql, args in self._ending(end):
                             db.execute(sql, args)
+                for flow in flows:
+                    if (flow.session_id, flow.turn_id) not in lost:
+                        db.execute(*self._flowing(flow))
         except BaseException:
             for event in events:
                 event.seq = 0

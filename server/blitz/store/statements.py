@@ -26,27 +26,25 @@ from dataclasses import dataclass
 from itertools import product
 
 from blitz.store.records import (
-    DeliveryPage,
     SessionChange,
     SessionQuery,
     TurnPage,
     TurnState,
 )
 from blitz.v1 import session_pb2 as s
-from blitz.v1 import webhooks_pb2 as wh
 
 __all__ = [
     "CHECKPOINT_COLUMNS",
-    "DELIVERY_COLUMNS",
+    "FLAGS",
     "IMAGE_COLUMNS",
     "LEDGER_COLUMNS",
     "PENDING_COLUMNS",
     "RULE_COLUMNS",
     "TOKEN_COLUMNS",
     "TURN_COLUMNS",
-    "WEBHOOK_COLUMNS",
     "Dialect",
     "Statements",
+    "marks",
 ]
 
 # The columns of each record, in the order of its fields.
@@ -65,15 +63,6 @@ RULE_COLUMNS = (
 )
 IMAGE_COLUMNS = "id, session_id, media_type, data, create_time"
 TOKEN_COLUMNS = "id, name, hash, admin, create_time, revoke_time"
-WEBHOOK_COLUMNS = (
-    "id, owner, url, events, labels, session_id, description, format, state, state_reason,"
-    " server_wide, declared, secret, previous_secret, previous_until, failures, create_time,"
-    " update_time"
-)
-DELIVERY_COLUMNS = (
-    "id, webhook_id, message_id, kind, session_id, turn_id, seq, body, state, tries, attempts,"
-    " next_attempt, deadline, event_time, create_time, lease_owner, lease_until"
-)
 CHECKPOINT_COLUMNS = "session_id, turn_id, at, manifest, create_time"
 # A session's, but for `last_seq` between them, which each engine keeps its own way.
 _SESSION_HEAD = (
@@ -100,10 +89,11 @@ _SESSION_TABLES = (
     ("webhook_outbox", "session_id"),
     ("checkpoints", "session_id"),
     ("checkpoint_blobs", "session_id"),
+    ("workflow_runs", "session_id"),
     ("rules", f"scope = {s.RULE_SCOPE_SESSION} AND session_id"),
     ("sessions", "id"),
 )
-_FLAGS = (False, True)
+FLAGS = (False, True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,7 +170,7 @@ class Statements:
                 + (" AND (create_time > ? OR (create_time = ? AND turn_id > ?))" if after else "")
                 + " ORDER BY create_time, turn_id LIMIT ?"
             )
-            for after in _FLAGS
+            for after in FLAGS
         }
         self.create_turn = sql(
             f"INSERT INTO turns ({TURN_COLUMNS}, lease_until)"
@@ -202,7 +192,7 @@ class Statements:
                 + (" AND (lease_until IS NULL OR lease_until < ?)" if expired else "")
                 + f" RETURNING {TURN_COLUMNS}"
             )
-            for expired in _FLAGS
+            for expired in FLAGS
         }
         # Parameters: owner, lease_until, deadline, usage_before, session_id, turn_id.
         self.start_queued = sql(
@@ -225,7 +215,7 @@ class Statements:
                 + (" AND (lease_until IS NULL OR lease_until < ?)" if ended else "")
                 + (" AND session_id = ?" if one else "")
             )
-            for ended, one in product(_FLAGS, repeat=2)
+            for ended, one in product(FLAGS, repeat=2)
         }
         self.count_turns = sql("SELECT COUNT(*) FROM turns WHERE state = ?")
         self._parked_due = sql(_parked_due())
@@ -278,7 +268,7 @@ class Statements:
                 + (" AND resolution IS NULL" if open_only else "")
                 + " ORDER BY request_id"  # SQLite's key order; PostgreSQL's only so
             )
-            for by_turn, by_request, open_only in product(_FLAGS, repeat=3)
+            for by_turn, by_request, open_only in product(FLAGS, repeat=3)
         }
         self.resolve_pending = sql(
             "UPDATE pending SET resolution = ?, resolve_time = ?"
@@ -286,7 +276,7 @@ class Statements:
         )
 
         # Usage ledger
-        self.add_ledger = sql(f"INSERT INTO ledger ({LEDGER_COLUMNS}) VALUES ({_marks(13)})")
+        self.add_ledger = sql(f"INSERT INTO ledger ({LEDGER_COLUMNS}) VALUES ({marks(13)})")
         self.ledger = sql(f"SELECT {LEDGER_COLUMNS} FROM ledger WHERE session_id = ? ORDER BY id")
         # Parameters: session_id twice.
         self.usage_totals = sql(
@@ -301,7 +291,7 @@ class Statements:
         )
 
         # Approval rules
-        self.add_rule = sql(f"INSERT INTO rules ({RULE_COLUMNS}) VALUES ({_marks(13)})")
+        self.add_rule = sql(f"INSERT INTO rules ({RULE_COLUMNS}) VALUES ({marks(13)})")
         # Parameters: session_id, caller, workspace, now. ALWAYS: the caller in the workspace.
         self.rules_for = sql(
             f"SELECT {RULE_COLUMNS} FROM rules"
@@ -312,11 +302,11 @@ class Statements:
         self.delete_rule = sql("DELETE FROM rules WHERE id = ?")
 
         # Images
-        self.add_image = sql(f"INSERT INTO images ({IMAGE_COLUMNS}) VALUES ({_marks(5)})")
+        self.add_image = sql(f"INSERT INTO images ({IMAGE_COLUMNS}) VALUES ({marks(5)})")
         self.get_image = sql(f"SELECT {IMAGE_COLUMNS} FROM images WHERE session_id = ? AND id = ?")
 
         # Bearer tokens
-        self.add_token = sql(f"INSERT INTO tokens ({TOKEN_COLUMNS}) VALUES ({_marks(6)})")
+        self.add_token = sql(f"INSERT INTO tokens ({TOKEN_COLUMNS}) VALUES ({marks(6)})")
         self.find_token = sql(f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE hash = ?")
         self.list_tokens = sql(f"SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY create_time, id")
         self.revoke_tokens = sql(
@@ -352,6 +342,15 @@ class Statements:
             "  ON t.session_id = h.session_id AND t.turn_id = h.turn_id"
             " WHERE h.session_id = ? ORDER BY t.create_time DESC, t.turn_id DESC LIMIT ?)"
         )
+        # Workflow runs: parameters session_id, turn_id, state, update_time.
+        self.put_workflow_run = sql(
+            "INSERT INTO workflow_runs (session_id, turn_id, state, update_time)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (session_id, turn_id)"
+            " DO UPDATE SET state = excluded.state, update_time = excluded.update_time"
+        )
+        self.get_workflow_run = sql(
+            "SELECT state FROM workflow_runs WHERE session_id = ? AND turn_id = ?"
+        )
         self.get_turn_history = sql(
             "SELECT history FROM turn_histories WHERE session_id = ? AND turn_id = ?"
         )
@@ -365,131 +364,6 @@ class Statements:
             "SELECT path, content FROM file_originals WHERE session_id = ? ORDER BY path"
         )
 
-        # Webhooks
-        webhooks = f"SELECT {WEBHOOK_COLUMNS} FROM webhooks"
-        deliveries = f"SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries"
-        self.add_webhook = sql(f"INSERT INTO webhooks ({WEBHOOK_COLUMNS}) VALUES ({_marks(18)})")
-        self.get_webhook = sql(f"{webhooks} WHERE id = ?")
-        self.lock_webhook = sql(f"{webhooks} WHERE id = ?{dialect.lock}")
-        self._webhook_lists = {
-            by_owner: sql(
-                webhooks + (" WHERE owner = ?" if by_owner else "") + " ORDER BY create_time, id"
-            )
-            for by_owner in _FLAGS
-        }
-        # Parameters: every column but id, owner, server_wide, declared and create_time,
-        # in order, then the id.
-        self.update_webhook = sql(
-            "UPDATE webhooks SET url = ?, events = ?, labels = ?, session_id = ?,"
-            " description = ?, format = ?, state = ?, state_reason = ?, secret = ?,"
-            " previous_secret = ?, previous_until = ?, failures = ?, update_time = ?"
-            " WHERE id = ?"
-        )
-        self.webhook_health = sql(
-            "UPDATE webhooks SET failures = ?, state = ?, state_reason = ?, update_time = ?"
-            " WHERE id = ?"
-        )
-        self.delete_webhook = (
-            sql("DELETE FROM webhook_deliveries WHERE webhook_id = ?"),
-            sql("DELETE FROM webhooks WHERE id = ?"),
-        )
-        self.declared_webhooks = sql("SELECT id FROM webhooks WHERE declared <> ''")
-        # A declared webhook as the configuration has it now; its state, failures and
-        # deliveries are the store's.
-        self.declare_webhook = sql(
-            f"INSERT INTO webhooks ({WEBHOOK_COLUMNS}) VALUES ({_marks(18)})"
-            " ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, url = excluded.url,"
-            " events = excluded.events, labels = excluded.labels,"
-            " session_id = excluded.session_id, description = excluded.description,"
-            " format = excluded.format, server_wide = excluded.server_wide,"
-            " declared = excluded.declared, secret = excluded.secret,"
-            " update_time = excluded.update_time"
-        )
-
-        # The outbox: a row per stored event a webhook may be told of (append_events)
-        self.add_outbox = sql(
-            "INSERT INTO webhook_outbox (session_id, seq, kind, time) VALUES (?, ?, ?, ?)"
-        )
-        self.take_outbox = sql(
-            "SELECT o.id, o.session_id, o.seq, o.kind, o.time, e.data, x.owner, x.labels, x.title"
-            " FROM webhook_outbox o"
-            " LEFT JOIN events e ON e.session_id = o.session_id AND e.seq = o.seq"
-            " LEFT JOIN sessions x ON x.id = o.session_id"
-            f" ORDER BY o.id LIMIT ?{dialect.lock_skipping.format(alias='o')}"
-        )
-        self.drop_outbox = sql("DELETE FROM webhook_outbox WHERE id = ?")
-        # While no webhook exists: the rows stamped before a time (a parameter).
-        self.drop_old_outbox = sql("DELETE FROM webhook_outbox WHERE time < ?")
-        self.webhooks_exist = sql("SELECT 1 FROM webhooks LIMIT 1")
-        self.outbox_stats = sql(
-            "SELECT (SELECT COUNT(*) FROM webhook_outbox), (SELECT MIN(time) FROM webhook_outbox),"
-            " (SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending'),"
-            " (SELECT MIN(event_time) FROM webhook_deliveries WHERE state = 'pending')"
-        )
-
-        # Deliveries
-        self.add_delivery = sql(
-            f"INSERT INTO webhook_deliveries ({DELIVERY_COLUMNS}) VALUES ({_marks(17)})"
-        )
-        self.get_delivery = sql(f"{deliveries} WHERE id = ?")
-        self._delivery_pages = {
-            before: sql(
-                f"{deliveries} WHERE webhook_id = ?"
-                + (" AND (create_time < ? OR (create_time = ? AND id < ?))" if before else "")
-                + " ORDER BY create_time DESC, id DESC LIMIT ?"
-            )
-            for before in _FLAGS
-        }
-        # Parameters: owner, lease_until, now, now, the webhooks to skip (JSON), limit. A
-        # delivery goes only after every earlier one of its (webhook, session): none pending
-        # before it, and none of its session's earlier events still in the outbox.
-        self.claim_deliveries = sql(
-            "UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE id IN ("
-            " SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id"
-            " WHERE d.state = 'pending' AND d.next_attempt <= ?"
-            " AND (d.lease_until IS NULL OR d.lease_until < ?)"
-            f" AND w.state = {wh.WEBHOOK_STATE_ACTIVE}"
-            f" AND d.webhook_id NOT IN {dialect.json_texts}"
-            " AND (d.session_id = '' OR ("
-            "  NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id"
-            "   AND e.session_id = d.session_id AND e.state = 'pending' AND e.seq < d.seq)"
-            "  AND NOT EXISTS (SELECT 1 FROM webhook_outbox o"
-            "   WHERE o.session_id = d.session_id AND o.seq < d.seq)))"
-            f" ORDER BY d.next_attempt, d.seq LIMIT ?{dialect.lock_skipping.format(alias='d')})"
-            f" RETURNING {DELIVERY_COLUMNS}"
-        )
-        self.release_deliveries = sql(
-            "UPDATE webhook_deliveries SET lease_owner = '', lease_until = NULL"
-            f" WHERE lease_owner = ? AND id IN {dialect.json_texts}"
-        )
-        self.webhook_recovered = sql(
-            "UPDATE webhooks SET failures = 0 WHERE id = ? AND failures <> 0"
-        )
-        self.release_all_deliveries = sql(
-            "UPDATE webhook_deliveries SET lease_owner = '', lease_until = NULL"
-            " WHERE lease_owner <> ''"
-        )
-        # Parameters: state, tries, attempts, next_attempt, id, the lease's owner.
-        self.finish_attempt = sql(
-            "UPDATE webhook_deliveries SET state = ?, tries = ?, attempts = ?, next_attempt = ?,"
-            " lease_owner = '', lease_until = NULL WHERE id = ? AND lease_owner = ?"
-        )
-        self.redeliver = sql(
-            "UPDATE webhook_deliveries SET state = 'pending', next_attempt = ?, deadline = ?"
-            " WHERE id = ?"
-        )
-        self.expire_deliveries = sql(
-            "UPDATE webhook_deliveries SET state = 'failed'"
-            " WHERE state = 'pending' AND deadline < ? AND (lease_until IS NULL OR lease_until < ?)"
-        )
-        self.prune_deliveries = sql(
-            "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND create_time < ?"
-        )
-        self.pending_sessions = sql(
-            "SELECT DISTINCT session_id FROM webhook_deliveries"
-            " WHERE webhook_id = ? AND state = 'pending' AND session_id <> '' LIMIT ?"
-        )
-
         # Rewinding: parameters session_id, turn_id.
         self.drop_turn_history = sql(
             "DELETE FROM turn_histories WHERE session_id = ? AND turn_id = ?"
@@ -498,7 +372,7 @@ class Statements:
         # Workspace checkpoints
         self.put_checkpoint = sql(
             f"INSERT INTO checkpoints ({CHECKPOINT_COLUMNS})"
-            f" VALUES ({_marks(5)}) ON CONFLICT (session_id, turn_id, at)"
+            f" VALUES ({marks(5)}) ON CONFLICT (session_id, turn_id, at)"
             " DO UPDATE SET manifest = excluded.manifest, create_time = excluded.create_time"
         )
         self.put_checkpoint_blob = sql(
@@ -612,17 +486,6 @@ class Statements:
     def parked_turns_due(self, now: float, settled_before: float) -> tuple[str, list[object]]:
         return self._parked_due, [now, now, settled_before]
 
-    def list_webhooks(self, owner: str | None) -> tuple[str, list[object]]:
-        return self._webhook_lists[owner is not None], [] if owner is None else [owner]
-
-    def list_deliveries(self, page: DeliveryPage) -> tuple[str, list[object]]:
-        args: list[object] = [page.webhook_id]
-        if page.before is not None:
-            when, last_id = page.before
-            args += [when, when, last_id]
-        args.append(page.limit)
-        return self._delivery_pages[page.before is not None], args
-
     def list_pending(
         self, session_id: str, turn_id: str | None, request_id: str | None, open_only: bool
     ) -> tuple[str, list[object]]:
@@ -679,5 +542,5 @@ def _parked_due() -> str:
     )
 
 
-def _marks(count: int) -> str:
+def marks(count: int) -> str:
     return ", ".join(["?"] * count)

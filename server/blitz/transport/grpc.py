@@ -130,18 +130,20 @@ def build_grpc_server(
     *,
     authenticate: Authenticate | None = None,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    reuse_port: bool = False,
 ) -> grpc.aio.Server:
     """A `grpc.aio` server with Blitz's services, health and reflection; not yet bound.
 
     `ports` serve the services by full name (`methods.SERVICES`); `authenticate` checks
     each call first (None: no token needed). `interceptors` (tracing's) run outside
-    Blitz's own, so they see every call whole.
+    Blitz's own, so they see every call whole. `reuse_port`: the port is shared with the
+    other workers of `--workers` (SO_REUSEPORT), never otherwise.
     """
     server = grpc.aio.server(
         interceptors=[*interceptors, NotOurs(_abort)],
         options=[
             # SO_REUSEPORT is on by default in gRPC: a second server could share the port.
-            ("grpc.so_reuseport", 0),
+            ("grpc.so_reuseport", 1 if reuse_port else 0),
             # grpcio refuses a message past this before any of Blitz sees it, without an
             # ErrorInfo; below it the tolerant decoders refuse one past MAX_REQUEST_BYTES
             # with one. So only a request past the ceiling gets grpcio's bare refusal.

@@ -121,9 +121,12 @@ class HttpServer:
         port: int,
         shutdown_timeout: float = 10.0,
         tls: Tls | None = None,
+        reuse_port: bool = False,
     ) -> None:
+        """`reuse_port`: the port is shared with the other workers of `--workers`."""
         self._host = host
         self._requested_port = port
+        self._reuse_port = reuse_port
         self._config = uvicorn.Config(
             app,
             host=host,
@@ -148,7 +151,7 @@ class HttpServer:
 
     async def start(self) -> None:
         """Listen and serve; raises OSError when the address cannot be bound."""
-        self._socket = _listen(self._host, self._requested_port)
+        self._socket = _listen(self._host, self._requested_port, reuse_port=self._reuse_port)
         self.port = self._socket.getsockname()[1]
         self._config.load()
         self._server.lifespan = self._config.lifespan_class(self._config)
@@ -171,7 +174,7 @@ class HttpServer:
         self._socket = None
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def _listen(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
@@ -181,6 +184,8 @@ def _listen(host: str, port: int) -> socket.socket:
         raise OSError(f"cannot listen for HTTP on {host}:{port}: {exc}") from None
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
         sock.listen(2048)
         sock.setblocking(False)

@@ -16,12 +16,13 @@ from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 from google.protobuf.message_factory import GetMessageClass
 
-from blitz.v1 import session_pb2, webhooks_pb2, workspace_pb2
+from blitz.v1 import session_pb2, webhooks_pb2, workflow_pb2, workspace_pb2
 
 __all__ = [
     "SERVICES",
     "SESSION_SERVICE",
     "WEBHOOK_SERVICE",
+    "WORKFLOW_SERVICE",
     "WORKSPACE_SERVICE",
     "Method",
     "methods_of",
@@ -30,8 +31,14 @@ __all__ = [
 SESSION_SERVICE = session_pb2.DESCRIPTOR.services_by_name["SessionService"]
 WORKSPACE_SERVICE = workspace_pb2.DESCRIPTOR.services_by_name["WorkspaceService"]
 WEBHOOK_SERVICE = webhooks_pb2.DESCRIPTOR.services_by_name["WebhookService"]
+WORKFLOW_SERVICE = workflow_pb2.DESCRIPTOR.services_by_name["WorkflowService"]
 # The services behind the ports, in the order the ports are handed over (server.py).
-SERVICES: tuple[ServiceDescriptor, ...] = (SESSION_SERVICE, WORKSPACE_SERVICE, WEBHOOK_SERVICE)
+SERVICES: tuple[ServiceDescriptor, ...] = (
+    SESSION_SERVICE,
+    WORKSPACE_SERVICE,
+    WEBHOOK_SERVICE,
+    WORKFLOW_SERVICE,
+)
 
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 

@@ -131,7 +131,7 @@ class ContextBlock(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., html: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class TurnEvent(_message.Message):
-    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "usage", "history_trimmed", "session_state", "file_changed", "tool_output", "plan_proposed", "plan_decision", "rewound", "seq", "session_id", "turn_id", "time")
+    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "usage", "history_trimmed", "session_state", "file_changed", "tool_output", "plan_proposed", "plan_decision", "rewound", "seq", "session_id", "turn_id", "time", "step")
     AUTHOR_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -156,6 +156,7 @@ class TurnEvent(_message.Message):
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
     author: str
     accepted: Accepted
     text: Text
@@ -180,7 +181,18 @@ class TurnEvent(_message.Message):
     session_id: str
     turn_id: str
     time: _timestamp_pb2.Timestamp
-    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., session_state: _Optional[_Union[SessionStateChange, _Mapping]] = ..., file_changed: _Optional[_Union[FileChanged, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutput, _Mapping]] = ..., plan_proposed: _Optional[_Union[PlanProposed, _Mapping]] = ..., plan_decision: _Optional[_Union[PlanDecision, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    step: FlowStepRef
+    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., session_state: _Optional[_Union[SessionStateChange, _Mapping]] = ..., file_changed: _Optional[_Union[FileChanged, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutput, _Mapping]] = ..., plan_proposed: _Optional[_Union[PlanProposed, _Mapping]] = ..., plan_decision: _Optional[_Union[PlanDecision, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step: _Optional[_Union[FlowStepRef, _Mapping]] = ...) -> None: ...
+
+class FlowStepRef(_message.Message):
+    __slots__ = ("run", "id", "index")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    id: str
+    index: int
+    def __init__(self, run: _Optional[str] = ..., id: _Optional[str] = ..., index: _Optional[int] = ...) -> None: ...
 
 class PlanProposed(_message.Message):
     __slots__ = ("plan_id", "plan", "tasks")

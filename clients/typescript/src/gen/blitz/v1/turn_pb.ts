@@ -18,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file blitz/v1/turn.proto.
  */
 export const file_blitz_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChNibGl0ei92MS90dXJuLnByb3RvEghibGl0ei52MSLDAgoEVHVybhIMCgR0ZXh0GAEgASgJEg4KBnByb21wdBgCIAEoCRIMCgRwbGFuGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCRINCgVhc2lkZRgFIAEoCBIQCghhY2NlcHRlZBgGIAEoCBIRCglpbWFnZV9pZHMYByADKAkSEQoJbWF4X3R1cm5zGAggASgFEhQKDGZldGNoX2dyYW50cxgJIAMoCRIUCgxtYXhfY29zdF91c2QYCiABKAESKgoHdGltZW91dBgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21tYW5kGAwgASgIEicKB2NvbnRleHQYDSADKAsyFi5ibGl0ei52MS5Db250ZXh0QmxvY2sSIwoEbW9kZRgQIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlIlQKDENvbnRleHRCbG9jaxIMCgRraW5kGAEgASgJEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIMCgRodG1sGAQgASgJEgwKBHRleHQYBSABKAkitQcKCVR1cm5FdmVudBIOCgZhdXRob3IYASABKAkSJgoIYWNjZXB0ZWQYAiABKAsyEi5ibGl0ei52MS5BY2NlcHRlZEgAEh4KBHRleHQYAyABKAsyDi5ibGl0ei52MS5UZXh0SAASJwoJdG9vbF9jYWxsGAQgASgLMhIuYmxpdHoudjEuVG9vbENhbGxIABIrCgt0b29sX3Jlc3VsdBgFIAEoCzIULmJsaXR6LnYxLlRvb2xSZXN1bHRIABI1ChBhcHByb3ZhbF9yZXF1ZXN0GAYgASgLMhkuYmxpdHoudjEuQXBwcm92YWxSZXF1ZXN0SAASJgoIcXVlc3Rpb24YByABKAsyEi5ibGl0ei52MS5RdWVzdGlvbkgAEioKCGZpbmlzaGVkGAggASgLMhYuYmxpdHoudjEuVHVybkZpbmlzaGVkSAASIAoFdGFza3MYCSABKAsyDy5ibGl0ei52MS5UYXNrc0gAEiIKBm5vdGljZRgKIAEoCzIQLmJsaXR6LnYxLk5vdGljZUgAEicKCWZsb3dfc3RlcBgLIAEoCzISLmJsaXR6LnYxLkZsb3dTdGVwSAASKgoKcmVzb2x1dGlvbhgUIAEoCzIULmJsaXR6LnYxLlJlc29sdXRpb25IABIgCgV1c2FnZRgVIAEoCzIPLmJsaXR6LnYxLlVzYWdlSAASMwoPaGlzdG9yeV90cmltbWVkGBYgASgLMhguYmxpdHoudjEuSGlzdG9yeVRyaW1tZWRIABI1Cg1zZXNzaW9uX3N0YXRlGBcgASgLMhwuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlSAASLQoMZmlsZV9jaGFuZ2VkGBggASgLMhUuYmxpdHoudjEuRmlsZUNoYW5nZWRIABIrCgt0b29sX291dHB1dBgZIAEoCzIULmJsaXR6LnYxLlRvb2xPdXRwdXRIABIvCg1wbGFuX3Byb3Bvc2VkGBogASgLMhYuYmxpdHoudjEuUGxhblByb3Bvc2VkSAASLwoNcGxhbl9kZWNpc2lvbhgbIAEoCzIWLmJsaXR6LnYxLlBsYW5EZWNpc2lvbkgAEiQKB3Jld291bmQYHCABKAsyES5ibGl0ei52MS5SZXdvdW5kSAASCwoDc2VxGBAgASgDEhIKCnNlc3Npb25faWQYESABKAkSDwoHdHVybl9pZBgSIAEoCRIoCgR0aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGCgRraW5kIkwKDFBsYW5Qcm9wb3NlZBIPCgdwbGFuX2lkGAEgASgJEgwKBHBsYW4YAiABKAkSHQoFdGFza3MYAyADKAsyDi5ibGl0ei52MS5UYXNrIlcKDFBsYW5EZWNpc2lvbhIPCgdwbGFuX2lkGAEgASgJEhAKCGFwcHJvdmVkGAIgASgIEhAKCGZlZWRiYWNrGAMgASgJEhIKCmRlY2lkZWRfYnkYBCABKAkinwEKCEZsb3dTdGVwEhAKCHdvcmtmbG93GAEgASgJEgoKAmlkGAIgASgJEg0KBXRpdGxlGAMgASgJEgwKBHR5cGUYBCABKAkSDQoFaW5kZXgYBSABKAUSDQoFY291bnQYBiABKAUSDgoGc3RhdHVzGAcgASgJEg4KBm91dHB1dBgIIAEoCRINCgVlcnJvchgJIAEoCRILCgNydW4YCiABKAkiOAoGTm90aWNlEgwKBHRleHQYASABKAkSDQoFZXJyb3IYAiABKAgSEQoJdHJhbnNpZW50GAMgASgIIk4KDkhpc3RvcnlUcmltbWVkEhgKEGRyb3BwZWRfbWVzc2FnZXMYASABKAUSEgoKa2VwdF90dXJucxgCIAEoBRIOCgZyZWFzb24YAyABKAki7gIKElNlc3Npb25TdGF0ZUNoYW5nZRIxCgVzdGF0ZRgBIAEoDjIiLmJsaXR6LnYxLlNlc3Npb25TdGF0ZUNoYW5nZS5TdGF0ZRIPCgd0dXJuX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSKDAgoFU3RhdGUSHQoZU0VTU0lPTl9TVEFURV9VTlNQRUNJRklFRBAAEhYKElNFU1NJT05fU1RBVEVfSURMRRABEhkKFVNFU1NJT05fU1RBVEVfUlVOTklORxACEhgKFFNFU1NJT05fU1RBVEVfUEFSS0VEEAMSGAoUU0VTU0lPTl9TVEFURV9DTE9TRUQQBBIZChFTVEFURV9VTlNQRUNJRklFRBAAGgIIARISCgpTVEFURV9JRExFEAEaAggBEhUKDVNUQVRFX1JVTk5JTkcQAhoCCAESFAoMU1RBVEVfUEFSS0VEEAMaAggBEhQKDFNUQVRFX0NMT1NFRBAEGgIIARoCEAEisAEKC0ZpbGVDaGFuZ2VkEgwKBHBhdGgYASABKAkSKAoEa2luZBgCIAEoDjIaLmJsaXR6LnYxLkZpbGVDaGFuZ2VkLktpbmQSFAoMdG9vbF9jYWxsX2lkGAMgASgJIlMKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEhAKDEtJTkRfQ1JFQVRFRBABEhEKDUtJTkRfTU9ESUZJRUQQAhIQCgxLSU5EX0RFTEVURUQQAyJ4CgdSZXdvdW5kEhIKCnRvX3R1cm5faWQYASABKAkSGAoQZHJvcHBlZF90dXJuX2lkcxgCIAMoCRIWCg5yZXN0b3JlZF9wYXRocxgDIAMoCRIYChB1bnJlc3RvcmVkX3BhdGhzGAQgAygJEg0KBWZpbGVzGAUgASgIIiYKBVRhc2tzEh0KBWl0ZW1zGAEgAygLMg4uYmxpdHoudjEuVGFzayIzCgRUYXNrEg8KB2NvbnRlbnQYASABKAkSDgoGc3RhdHVzGAIgASgJEgoKAmlkGBAgASgJIigKCEFjY2VwdGVkEhwKBHR1cm4YASABKAsyDi5ibGl0ei52MS5UdXJuIkYKBFRleHQSDAoEdGV4dBgBIAEoCRIPCgdwYXJ0aWFsGAIgASgIEg4KBnJlcGVhdBgDIAEoCBIPCgd0aG91Z2h0GAQgASgIIlwKCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJQoEYXJncxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHcGFydGlhbBgEIAEoCCKOAQoKVG9vbFJlc3VsdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEicKBnJlc3VsdBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEAoIaXNfZXJyb3IYECABKAgSKwoIZHVyYXRpb24YESABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iNgoKVG9vbE91dHB1dBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBm91dHB1dBgDIAEoCSLkAgoPQXBwcm92YWxSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIiCgRraW5kGAMgASgOMhQuYmxpdHoudjEuQWN0aW9uS2luZBIOCgZkZXRhaWwYBCABKAkSDAoEZGlmZhgFIAEoCRITCgtzY29wZV9sYWJlbBgGIAEoCRINCgVhZ2VudBgHIAEoCRIPCgd0YXNrX2lkGAggASgJEi8KC2V4cGlyZV90aW1lGBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCglvbl9leHBpcmUYESABKA4yFi5ibGl0ei52MS5FeHBpcnlBY3Rpb24SLwoTYXZhaWxhYmxlX2RlY2lzaW9ucxgSIAMoDjISLmJsaXR6LnYxLkRlY2lzaW9uEisKDnN1Z2dlc3RlZF9ydWxlGBMgASgLMhMuYmxpdHoudjEuUnVsZU1hdGNoIqMBCglSdWxlTWF0Y2gSJgoFbWF0Y2gYASABKA4yFy5ibGl0ei52MS5SdWxlTWF0Y2hLaW5kEg8KB3BhdHRlcm4YAiABKAkSJAoGZWZmZWN0GAMgASgOMhQuYmxpdHoudjEuUnVsZUVmZmVjdBIoCgVsYXN0cxgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhINCgVsYWJlbBgFIAEoCSKOAgoIUXVlc3Rpb24SEgoKcmVxdWVzdF9pZBgBIAEoCRIQCghxdWVzdGlvbhgCIAEoCRIPCgdvcHRpb25zGAMgAygJEg0KBWFnZW50GAQgASgJEg8KB3Rhc2tfaWQYBSABKAkSFAoMbXVsdGlfc2VsZWN0GAYgASgIEi8KC2V4cGlyZV90aW1lGBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCglvbl9leHBpcmUYESABKA4yFi5ibGl0ei52MS5FeHBpcnlBY3Rpb24SJQoEZm9ybRgSIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKbWNwX3NlcnZlchgTIAEoCSL5AQoKUmVzb2x1dGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEiQKCGRlY2lzaW9uGAIgASgOMhIuYmxpdHoudjEuRGVjaXNpb24SDwoHYW5zd2VycxgDIAMoCRIOCgZyZWFzb24YBCABKAkSDwoHY29tbWFuZBgFIAEoCRITCgtyZXNvbHZlZF9ieRgGIAEoCRILCgN2aWEYByABKAkSDwoHcnVsZV9pZBgIIAEoCRIRCglpbnRlcnJ1cHQYCSABKAgSJwoGdmFsdWVzGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghkZWNsaW5lZBgLIAEoCCLpAQoFVXNhZ2USDQoFY2FsbHMYASABKAUSDQoFaW5wdXQYAiABKAMSDgoGY2FjaGVkGAMgASgDEhMKC2NhY2hlX3dyaXRlGAQgASgDEg4KBm91dHB1dBgFIAEoAxITCgtsYXN0X3Byb21wdBgGIAEoAxIQCghjb3N0X3VzZBgHIAEoARIOCgZwcmljZWQYCCABKAgSFgoOc2VhcmNoX3F1ZXJpZXMYCSABKAUSFwoPc2VhcmNoX2Nvc3RfdXNkGAogASgBEhYKDnRva2Vuc191bmtub3duGBAgASgIEg0KBW1vZGVsGBEgASgJIpUBCgxUdXJuRmluaXNoZWQSDgoGb3V0cHV0GAEgASgJEh8KBmJlZm9yZRgCIAEoCzIPLmJsaXR6LnYxLlVzYWdlEh4KBWFmdGVyGAMgASgLMg8uYmxpdHoudjEuVXNhZ2USEAoIbGVmdG92ZXIYBCADKAkSIgoFZXJyb3IYBSABKAsyEy5ibGl0ei52MS5FcnJvckluZm8ikgEKCUVycm9ySW5mbxIOCgZyZWFzb24YASABKAkSMwoIbWV0YWRhdGEYAiADKAsyIS5ibGl0ei52MS5FcnJvckluZm8uTWV0YWRhdGFFbnRyeRIPCgdtZXNzYWdlGAMgASgJGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASqsAQoLU2Vzc2lvbk1vZGUSHAoYU0VTU0lPTl9NT0RFX1VOU1BFQ0lGSUVEEAASFAoQU0VTU0lPTl9NT0RFX0FTSxABEh0KGVNFU1NJT05fTU9ERV9BQ0NFUFRfRURJVFMQAhIaChZTRVNTSU9OX01PREVfUkVBRF9PTkxZEAMSFQoRU0VTU0lPTl9NT0RFX1BMQU4QBBIXChNTRVNTSU9OX01PREVfQllQQVNTEAUqegoNUnVsZU1hdGNoS2luZBIaChZSVUxFX01BVENIX1VOU1BFQ0lGSUVEEAASFAoQUlVMRV9NQVRDSF9FWEFDVBABEh0KGVJVTEVfTUFUQ0hfQ09NTUFORF9QUkVGSVgQAhIYChRSVUxFX01BVENIX1BBVEhfR0xPQhADKlYKClJ1bGVFZmZlY3QSGwoXUlVMRV9FRkZFQ1RfVU5TUEVDSUZJRUQQABIVChFSVUxFX0VGRkVDVF9BTExPVxABEhQKEFJVTEVfRUZGRUNUX0RFTlkQAipjCgxFeHBpcnlBY3Rpb24SHQoZRVhQSVJZX0FDVElPTl9VTlNQRUNJRklFRBAAEhYKEkVYUElSWV9BQ1RJT05fREVOWRABEhwKGEVYUElSWV9BQ1RJT05fVU5BTlNXRVJFRBACKp8BCgpBY3Rpb25LaW5kEhsKF0FDVElPTl9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTQUNUSU9OX0tJTkRfQ09NTUFORBABEhUKEUFDVElPTl9LSU5EX1dSSVRFEAISFgoSQUNUSU9OX0tJTkRfREVMRVRFEAMSFwoTQUNUSU9OX0tJTkRfTkVUV09SSxAEEhMKD0FDVElPTl9LSU5EX01DUBAFKnUKCERlY2lzaW9uEhgKFERFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASEQoNREVDSVNJT05fREVOWRABEhEKDURFQ0lTSU9OX09OQ0UQAhIUChBERUNJU0lPTl9TRVNTSU9OEAMSEwoPREVDSVNJT05fQUxXQVlTEARiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChNibGl0ei92MS90dXJuLnByb3RvEghibGl0ei52MSLDAgoEVHVybhIMCgR0ZXh0GAEgASgJEg4KBnByb21wdBgCIAEoCRIMCgRwbGFuGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCRINCgVhc2lkZRgFIAEoCBIQCghhY2NlcHRlZBgGIAEoCBIRCglpbWFnZV9pZHMYByADKAkSEQoJbWF4X3R1cm5zGAggASgFEhQKDGZldGNoX2dyYW50cxgJIAMoCRIUCgxtYXhfY29zdF91c2QYCiABKAESKgoHdGltZW91dBgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21tYW5kGAwgASgIEicKB2NvbnRleHQYDSADKAsyFi5ibGl0ei52MS5Db250ZXh0QmxvY2sSIwoEbW9kZRgQIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlIlQKDENvbnRleHRCbG9jaxIMCgRraW5kGAEgASgJEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIMCgRodG1sGAQgASgJEgwKBHRleHQYBSABKAki2gcKCVR1cm5FdmVudBIOCgZhdXRob3IYASABKAkSJgoIYWNjZXB0ZWQYAiABKAsyEi5ibGl0ei52MS5BY2NlcHRlZEgAEh4KBHRleHQYAyABKAsyDi5ibGl0ei52MS5UZXh0SAASJwoJdG9vbF9jYWxsGAQgASgLMhIuYmxpdHoudjEuVG9vbENhbGxIABIrCgt0b29sX3Jlc3VsdBgFIAEoCzIULmJsaXR6LnYxLlRvb2xSZXN1bHRIABI1ChBhcHByb3ZhbF9yZXF1ZXN0GAYgASgLMhkuYmxpdHoudjEuQXBwcm92YWxSZXF1ZXN0SAASJgoIcXVlc3Rpb24YByABKAsyEi5ibGl0ei52MS5RdWVzdGlvbkgAEioKCGZpbmlzaGVkGAggASgLMhYuYmxpdHoudjEuVHVybkZpbmlzaGVkSAASIAoFdGFza3MYCSABKAsyDy5ibGl0ei52MS5UYXNrc0gAEiIKBm5vdGljZRgKIAEoCzIQLmJsaXR6LnYxLk5vdGljZUgAEicKCWZsb3dfc3RlcBgLIAEoCzISLmJsaXR6LnYxLkZsb3dTdGVwSAASKgoKcmVzb2x1dGlvbhgUIAEoCzIULmJsaXR6LnYxLlJlc29sdXRpb25IABIgCgV1c2FnZRgVIAEoCzIPLmJsaXR6LnYxLlVzYWdlSAASMwoPaGlzdG9yeV90cmltbWVkGBYgASgLMhguYmxpdHoudjEuSGlzdG9yeVRyaW1tZWRIABI1Cg1zZXNzaW9uX3N0YXRlGBcgASgLMhwuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlSAASLQoMZmlsZV9jaGFuZ2VkGBggASgLMhUuYmxpdHoudjEuRmlsZUNoYW5nZWRIABIrCgt0b29sX291dHB1dBgZIAEoCzIULmJsaXR6LnYxLlRvb2xPdXRwdXRIABIvCg1wbGFuX3Byb3Bvc2VkGBogASgLMhYuYmxpdHoudjEuUGxhblByb3Bvc2VkSAASLwoNcGxhbl9kZWNpc2lvbhgbIAEoCzIWLmJsaXR6LnYxLlBsYW5EZWNpc2lvbkgAEiQKB3Jld291bmQYHCABKAsyES5ibGl0ei52MS5SZXdvdW5kSAASCwoDc2VxGBAgASgDEhIKCnNlc3Npb25faWQYESABKAkSDwoHdHVybl9pZBgSIAEoCRIoCgR0aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgRzdGVwGB0gASgLMhUuYmxpdHoudjEuRmxvd1N0ZXBSZWZCBgoEa2luZCI1CgtGbG93U3RlcFJlZhILCgNydW4YASABKAkSCgoCaWQYAiABKAkSDQoFaW5kZXgYAyABKAUiTAoMUGxhblByb3Bvc2VkEg8KB3BsYW5faWQYASABKAkSDAoEcGxhbhgCIAEoCRIdCgV0YXNrcxgDIAMoCzIOLmJsaXR6LnYxLlRhc2siVwoMUGxhbkRlY2lzaW9uEg8KB3BsYW5faWQYASABKAkSEAoIYXBwcm92ZWQYAiABKAgSEAoIZmVlZGJhY2sYAyABKAkSEgoKZGVjaWRlZF9ieRgEIAEoCSKfAQoIRmxvd1N0ZXASEAoId29ya2Zsb3cYASABKAkSCgoCaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSDAoEdHlwZRgEIAEoCRINCgVpbmRleBgFIAEoBRINCgVjb3VudBgGIAEoBRIOCgZzdGF0dXMYByABKAkSDgoGb3V0cHV0GAggASgJEg0KBWVycm9yGAkgASgJEgsKA3J1bhgKIAEoCSI4CgZOb3RpY2USDAoEdGV4dBgBIAEoCRINCgVlcnJvchgCIAEoCBIRCgl0cmFuc2llbnQYAyABKAgiTgoOSGlzdG9yeVRyaW1tZWQSGAoQZHJvcHBlZF9tZXNzYWdlcxgBIAEoBRISCgprZXB0X3R1cm5zGAIgASgFEg4KBnJlYXNvbhgDIAEoCSLuAgoSU2Vzc2lvblN0YXRlQ2hhbmdlEjEKBXN0YXRlGAEgASgOMiIuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlLlN0YXRlEg8KB3R1cm5faWQYAiABKAkSDgoGcmVhc29uGAMgASgJIoMCCgVTdGF0ZRIdChlTRVNTSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSU0VTU0lPTl9TVEFURV9JRExFEAESGQoVU0VTU0lPTl9TVEFURV9SVU5OSU5HEAISGAoUU0VTU0lPTl9TVEFURV9QQVJLRUQQAxIYChRTRVNTSU9OX1NUQVRFX0NMT1NFRBAEEhkKEVNUQVRFX1VOU1BFQ0lGSUVEEAAaAggBEhIKClNUQVRFX0lETEUQARoCCAESFQoNU1RBVEVfUlVOTklORxACGgIIARIUCgxTVEFURV9QQVJLRUQQAxoCCAESFAoMU1RBVEVfQ0xPU0VEEAQaAggBGgIQASKwAQoLRmlsZUNoYW5nZWQSDAoEcGF0aBgBIAEoCRIoCgRraW5kGAIgASgOMhouYmxpdHoudjEuRmlsZUNoYW5nZWQuS2luZBIUCgx0b29sX2NhbGxfaWQYAyABKAkiUwoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASEAoMS0lORF9DUkVBVEVEEAESEQoNS0lORF9NT0RJRklFRBACEhAKDEtJTkRfREVMRVRFRBADIngKB1Jld291bmQSEgoKdG9fdHVybl9pZBgBIAEoCRIYChBkcm9wcGVkX3R1cm5faWRzGAIgAygJEhYKDnJlc3RvcmVkX3BhdGhzGAMgAygJEhgKEHVucmVzdG9yZWRfcGF0aHMYBCADKAkSDQoFZmlsZXMYBSABKAgiJgoFVGFza3MSHQoFaXRlbXMYASADKAsyDi5ibGl0ei52MS5UYXNrIjMKBFRhc2sSDwoHY29udGVudBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSCgoCaWQYECABKAkiKAoIQWNjZXB0ZWQSHAoEdHVybhgBIAEoCzIOLmJsaXR6LnYxLlR1cm4iRgoEVGV4dBIMCgR0ZXh0GAEgASgJEg8KB3BhcnRpYWwYAiABKAgSDgoGcmVwZWF0GAMgASgIEg8KB3Rob3VnaHQYBCABKAgiXAoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIlCgRhcmdzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdwYXJ0aWFsGAQgASgIIo4BCgpUb29sUmVzdWx0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJwoGcmVzdWx0GAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghpc19lcnJvchgQIAEoCBIrCghkdXJhdGlvbhgRIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI2CgpUb29sT3V0cHV0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGb3V0cHV0GAMgASgJIuQCCg9BcHByb3ZhbFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEiIKBGtpbmQYAyABKA4yFC5ibGl0ei52MS5BY3Rpb25LaW5kEg4KBmRldGFpbBgEIAEoCRIMCgRkaWZmGAUgASgJEhMKC3Njb3BlX2xhYmVsGAYgASgJEg0KBWFnZW50GAcgASgJEg8KB3Rhc2tfaWQYCCABKAkSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIvChNhdmFpbGFibGVfZGVjaXNpb25zGBIgAygOMhIuYmxpdHoudjEuRGVjaXNpb24SKwoOc3VnZ2VzdGVkX3J1bGUYEyABKAsyEy5ibGl0ei52MS5SdWxlTWF0Y2giowEKCVJ1bGVNYXRjaBImCgVtYXRjaBgBIAEoDjIXLmJsaXR6LnYxLlJ1bGVNYXRjaEtpbmQSDwoHcGF0dGVybhgCIAEoCRIkCgZlZmZlY3QYAyABKA4yFC5ibGl0ei52MS5SdWxlRWZmZWN0EigKBWxhc3RzGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBWxhYmVsGAUgASgJIo4CCghRdWVzdGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJEg8KB29wdGlvbnMYAyADKAkSDQoFYWdlbnQYBCABKAkSDwoHdGFza19pZBgFIAEoCRIUCgxtdWx0aV9zZWxlY3QYBiABKAgSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIlCgRmb3JtGBIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgptY3Bfc2VydmVyGBMgASgJIvkBCgpSZXNvbHV0aW9uEhIKCnJlcXVlc3RfaWQYASABKAkSJAoIZGVjaXNpb24YAiABKA4yEi5ibGl0ei52MS5EZWNpc2lvbhIPCgdhbnN3ZXJzGAMgAygJEg4KBnJlYXNvbhgEIAEoCRIPCgdjb21tYW5kGAUgASgJEhMKC3Jlc29sdmVkX2J5GAYgASgJEgsKA3ZpYRgHIAEoCRIPCgdydWxlX2lkGAggASgJEhEKCWludGVycnVwdBgJIAEoCBInCgZ2YWx1ZXMYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGRlY2xpbmVkGAsgASgIIukBCgVVc2FnZRINCgVjYWxscxgBIAEoBRINCgVpbnB1dBgCIAEoAxIOCgZjYWNoZWQYAyABKAMSEwoLY2FjaGVfd3JpdGUYBCABKAMSDgoGb3V0cHV0GAUgASgDEhMKC2xhc3RfcHJvbXB0GAYgASgDEhAKCGNvc3RfdXNkGAcgASgBEg4KBnByaWNlZBgIIAEoCBIWCg5zZWFyY2hfcXVlcmllcxgJIAEoBRIXCg9zZWFyY2hfY29zdF91c2QYCiABKAESFgoOdG9rZW5zX3Vua25vd24YECABKAgSDQoFbW9kZWwYESABKAkilQEKDFR1cm5GaW5pc2hlZBIOCgZvdXRwdXQYASABKAkSHwoGYmVmb3JlGAIgASgLMg8uYmxpdHoudjEuVXNhZ2USHgoFYWZ0ZXIYAyABKAsyDy5ibGl0ei52MS5Vc2FnZRIQCghsZWZ0b3ZlchgEIAMoCRIiCgVlcnJvchgFIAEoCzITLmJsaXR6LnYxLkVycm9ySW5mbyKSAQoJRXJyb3JJbmZvEg4KBnJlYXNvbhgBIAEoCRIzCghtZXRhZGF0YRgCIAMoCzIhLmJsaXR6LnYxLkVycm9ySW5mby5NZXRhZGF0YUVudHJ5Eg8KB21lc3NhZ2UYAyABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBKqwBCgtTZXNzaW9uTW9kZRIcChhTRVNTSU9OX01PREVfVU5TUEVDSUZJRUQQABIUChBTRVNTSU9OX01PREVfQVNLEAESHQoZU0VTU0lPTl9NT0RFX0FDQ0VQVF9FRElUUxACEhoKFlNFU1NJT05fTU9ERV9SRUFEX09OTFkQAxIVChFTRVNTSU9OX01PREVfUExBThAEEhcKE1NFU1NJT05fTU9ERV9CWVBBU1MQBSp6Cg1SdWxlTWF0Y2hLaW5kEhoKFlJVTEVfTUFUQ0hfVU5TUEVDSUZJRUQQABIUChBSVUxFX01BVENIX0VYQUNUEAESHQoZUlVMRV9NQVRDSF9DT01NQU5EX1BSRUZJWBACEhgKFFJVTEVfTUFUQ0hfUEFUSF9HTE9CEAMqVgoKUnVsZUVmZmVjdBIbChdSVUxFX0VGRkVDVF9VTlNQRUNJRklFRBAAEhUKEVJVTEVfRUZGRUNUX0FMTE9XEAESFAoQUlVMRV9FRkZFQ1RfREVOWRACKmMKDEV4cGlyeUFjdGlvbhIdChlFWFBJUllfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSRVhQSVJZX0FDVElPTl9ERU5ZEAESHAoYRVhQSVJZX0FDVElPTl9VTkFOU1dFUkVEEAIqnwEKCkFjdGlvbktpbmQSGwoXQUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIXChNBQ1RJT05fS0lORF9DT01NQU5EEAESFQoRQUNUSU9OX0tJTkRfV1JJVEUQAhIWChJBQ1RJT05fS0lORF9ERUxFVEUQAxIXChNBQ1RJT05fS0lORF9ORVRXT1JLEAQSEwoPQUNUSU9OX0tJTkRfTUNQEAUqdQoIRGVjaXNpb24SGAoUREVDSVNJT05fVU5TUEVDSUZJRUQQABIRCg1ERUNJU0lPTl9ERU5ZEAESEQoNREVDSVNJT05fT05DRRACEhQKEERFQ0lTSU9OX1NFU1NJT04QAxITCg9ERUNJU0lPTl9BTFdBWVMQBGIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Turn is one prompt for the agent.
@@ -368,6 +368,15 @@ export type TurnEvent = Message<"blitz.v1.TurnEvent"> & {
    * @generated from field: google.protobuf.Timestamp time = 19;
    */
   time?: Timestamp | undefined;
+
+  /**
+   * The workflow step whose work this event is, so that a client can group a step's
+   * events (a `flow_step` carries its own step too); unset outside a workflow run.
+   * Added by Blitz for workflows (docs/workflows.md).
+   *
+   * @generated from field: blitz.v1.FlowStepRef step = 29;
+   */
+  step?: FlowStepRef | undefined;
 };
 
 /**
@@ -376,6 +385,41 @@ export type TurnEvent = Message<"blitz.v1.TurnEvent"> & {
  */
 export const TurnEventSchema: GenMessage<TurnEvent> = /*@__PURE__*/
   messageDesc(file_blitz_v1_turn, 2);
+
+/**
+ * Which step of which workflow run an event belongs to.
+ *
+ * @generated from message blitz.v1.FlowStepRef
+ */
+export type FlowStepRef = Message<"blitz.v1.FlowStepRef"> & {
+  /**
+   * The run's id (FlowStep.run).
+   *
+   * @generated from field: string run = 1;
+   */
+  run: string;
+
+  /**
+   * The step's id in its workflow (FlowStep.id).
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * Its 1-based position in its workflow (FlowStep.index).
+   *
+   * @generated from field: int32 index = 3;
+   */
+  index: number;
+};
+
+/**
+ * Describes the message blitz.v1.FlowStepRef.
+ * Use `create(FlowStepRefSchema)` to create a new message.
+ */
+export const FlowStepRefSchema: GenMessage<FlowStepRef> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_turn, 3);
 
 /**
  * A plan proposed by a plan-mode turn, waiting for the user: AcceptPlan or RejectPlan.
@@ -410,7 +454,7 @@ export type PlanProposed = Message<"blitz.v1.PlanProposed"> & {
  * Use `create(PlanProposedSchema)` to create a new message.
  */
 export const PlanProposedSchema: GenMessage<PlanProposed> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 3);
+  messageDesc(file_blitz_v1_turn, 4);
 
 /**
  * How a proposed plan was decided.
@@ -450,20 +494,24 @@ export type PlanDecision = Message<"blitz.v1.PlanDecision"> & {
  * Use `create(PlanDecisionSchema)` to create a new message.
  */
 export const PlanDecisionSchema: GenMessage<PlanDecision> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 4);
+  messageDesc(file_blitz_v1_turn, 5);
 
 /**
- * A workflow's step starting, or how it ended.
+ * A workflow's step starting, or how it ended (docs/workflows.md, "Events").
  *
  * @generated from message blitz.v1.FlowStep
  */
 export type FlowStep = Message<"blitz.v1.FlowStep"> & {
   /**
+   * The workflow the step is of: `name@version`.
+   *
    * @generated from field: string workflow = 1;
    */
   workflow: string;
 
   /**
+   * The step's id, title and type (prompt, command, approval, workflow), as defined.
+   *
    * @generated from field: string id = 2;
    */
   id: string;
@@ -479,6 +527,8 @@ export type FlowStep = Message<"blitz.v1.FlowStep"> & {
   type: string;
 
   /**
+   * Its 1-based position in its workflow, and how many steps the workflow has.
+   *
    * @generated from field: int32 index = 5;
    */
   index: number;
@@ -489,21 +539,30 @@ export type FlowStep = Message<"blitz.v1.FlowStep"> & {
   count: number;
 
   /**
+   * started, waiting (parked on an approval or a question), retrying, succeeded, failed,
+   * skipped or cancelled.
+   *
    * @generated from field: string status = 7;
    */
   status: string;
 
   /**
+   * The step's output once it ended (capped, masked).
+   *
    * @generated from field: string output = 8;
    */
   output: string;
 
   /**
+   * Why it failed, is retried or was cancelled.
+   *
    * @generated from field: string error = 9;
    */
   error: string;
 
   /**
+   * The run's id; a sub-workflow's run has its own.
+   *
    * @generated from field: string run = 10;
    */
   run: string;
@@ -514,7 +573,7 @@ export type FlowStep = Message<"blitz.v1.FlowStep"> & {
  * Use `create(FlowStepSchema)` to create a new message.
  */
 export const FlowStepSchema: GenMessage<FlowStep> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 5);
+  messageDesc(file_blitz_v1_turn, 6);
 
 /**
  * A message from Blitz itself about a turn (history trimmed, call retried, ...).
@@ -547,7 +606,7 @@ export type Notice = Message<"blitz.v1.Notice"> & {
  * Use `create(NoticeSchema)` to create a new message.
  */
 export const NoticeSchema: GenMessage<Notice> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 6);
+  messageDesc(file_blitz_v1_turn, 7);
 
 /**
  * HistoryTrimmed says that older history is no longer sent to the model (the event log
@@ -584,7 +643,7 @@ export type HistoryTrimmed = Message<"blitz.v1.HistoryTrimmed"> & {
  * Use `create(HistoryTrimmedSchema)` to create a new message.
  */
 export const HistoryTrimmedSchema: GenMessage<HistoryTrimmed> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 7);
+  messageDesc(file_blitz_v1_turn, 8);
 
 /**
  * SessionStateChange is a session changing state, pushed to every watcher.
@@ -618,7 +677,7 @@ export type SessionStateChange = Message<"blitz.v1.SessionStateChange"> & {
  * Use `create(SessionStateChangeSchema)` to create a new message.
  */
 export const SessionStateChangeSchema: GenMessage<SessionStateChange> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 8);
+  messageDesc(file_blitz_v1_turn, 9);
 
 /**
  * The same values, and names, as blitz.v1.SessionState (session.proto, which this file
@@ -696,7 +755,7 @@ export enum SessionStateChange_State {
  * Describes the enum blitz.v1.SessionStateChange.State.
  */
 export const SessionStateChange_StateSchema: GenEnum<SessionStateChange_State> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_turn, 8, 0);
+  enumDesc(file_blitz_v1_turn, 9, 0);
 
 /**
  * FileChanged is a file an agent's file tool (write_file, edit_file, delete_file) changed.
@@ -730,7 +789,7 @@ export type FileChanged = Message<"blitz.v1.FileChanged"> & {
  * Use `create(FileChangedSchema)` to create a new message.
  */
 export const FileChangedSchema: GenMessage<FileChanged> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 9);
+  messageDesc(file_blitz_v1_turn, 10);
 
 /**
  * @generated from enum blitz.v1.FileChanged.Kind
@@ -761,7 +820,7 @@ export enum FileChanged_Kind {
  * Describes the enum blitz.v1.FileChanged.Kind.
  */
 export const FileChanged_KindSchema: GenEnum<FileChanged_Kind> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_turn, 9, 0);
+  enumDesc(file_blitz_v1_turn, 10, 0);
 
 /**
  * Rewound is a session taken back to one of its turns (RewindSession).
@@ -816,7 +875,7 @@ export type Rewound = Message<"blitz.v1.Rewound"> & {
  * Use `create(RewoundSchema)` to create a new message.
  */
 export const RewoundSchema: GenMessage<Rewound> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 10);
+  messageDesc(file_blitz_v1_turn, 11);
 
 /**
  * Tasks is the agent's task list (the todo tool), whole, after every change.
@@ -835,7 +894,7 @@ export type Tasks = Message<"blitz.v1.Tasks"> & {
  * Use `create(TasksSchema)` to create a new message.
  */
 export const TasksSchema: GenMessage<Tasks> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 11);
+  messageDesc(file_blitz_v1_turn, 12);
 
 /**
  * One item of the agent's task list: its text and state.
@@ -868,7 +927,7 @@ export type Task = Message<"blitz.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 12);
+  messageDesc(file_blitz_v1_turn, 13);
 
 /**
  * Accepted marks the prompt as recorded and about to be sent. Always a turn's first event.
@@ -890,7 +949,7 @@ export type Accepted = Message<"blitz.v1.Accepted"> & {
  * Use `create(AcceptedSchema)` to create a new message.
  */
 export const AcceptedSchema: GenMessage<Accepted> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 13);
+  messageDesc(file_blitz_v1_turn, 14);
 
 /**
  * Text is model output. With streaming, partial chunks arrive first and a final event then
@@ -929,7 +988,7 @@ export type Text = Message<"blitz.v1.Text"> & {
  * Use `create(TextSchema)` to create a new message.
  */
 export const TextSchema: GenMessage<Text> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 14);
+  messageDesc(file_blitz_v1_turn, 15);
 
 /**
  * ToolCall is the agent calling a tool. While arguments still stream, `partial` events
@@ -967,7 +1026,7 @@ export type ToolCall = Message<"blitz.v1.ToolCall"> & {
  * Use `create(ToolCallSchema)` to create a new message.
  */
 export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 15);
+  messageDesc(file_blitz_v1_turn, 16);
 
 /**
  * ToolResult is what a tool returned.
@@ -1012,7 +1071,7 @@ export type ToolResult = Message<"blitz.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 16);
+  messageDesc(file_blitz_v1_turn, 17);
 
 /**
  * ToolOutput is a piece of a running tool's output (run_command's, a whole line at a
@@ -1048,7 +1107,7 @@ export type ToolOutput = Message<"blitz.v1.ToolOutput"> & {
  * Use `create(ToolOutputSchema)` to create a new message.
  */
 export const ToolOutputSchema: GenMessage<ToolOutput> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 17);
+  messageDesc(file_blitz_v1_turn, 18);
 
 /**
  * ApprovalRequest asks permission for one action. The turn is parked until a
@@ -1152,7 +1211,7 @@ export type ApprovalRequest = Message<"blitz.v1.ApprovalRequest"> & {
  * Use `create(ApprovalRequestSchema)` to create a new message.
  */
 export const ApprovalRequestSchema: GenMessage<ApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 18);
+  messageDesc(file_blitz_v1_turn, 19);
 
 /**
  * What a rule matches, and whether it allows or denies what it matches. A rule made by a
@@ -1205,7 +1264,7 @@ export type RuleMatch = Message<"blitz.v1.RuleMatch"> & {
  * Use `create(RuleMatchSchema)` to create a new message.
  */
 export const RuleMatchSchema: GenMessage<RuleMatch> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 19);
+  messageDesc(file_blitz_v1_turn, 20);
 
 /**
  * Question is the agent asking the user something. The turn is parked until Answer.
@@ -1287,7 +1346,7 @@ export type Question = Message<"blitz.v1.Question"> & {
  * Use `create(QuestionSchema)` to create a new message.
  */
 export const QuestionSchema: GenMessage<Question> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 20);
+  messageDesc(file_blitz_v1_turn, 21);
 
 /**
  * Resolution says how an approval request or question ended, so that every watcher (not
@@ -1377,7 +1436,7 @@ export type Resolution = Message<"blitz.v1.Resolution"> & {
  * Use `create(ResolutionSchema)` to create a new message.
  */
 export const ResolutionSchema: GenMessage<Resolution> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 21);
+  messageDesc(file_blitz_v1_turn, 22);
 
 /**
  * Usage is the token usage and estimated cost of a session, or (as a TurnEvent) of one
@@ -1470,7 +1529,7 @@ export type Usage = Message<"blitz.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 22);
+  messageDesc(file_blitz_v1_turn, 23);
 
 /**
  * TurnFinished ends a turn's events.
@@ -1517,7 +1576,7 @@ export type TurnFinished = Message<"blitz.v1.TurnFinished"> & {
  * Use `create(TurnFinishedSchema)` to create a new message.
  */
 export const TurnFinishedSchema: GenMessage<TurnFinished> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 23);
+  messageDesc(file_blitz_v1_turn, 24);
 
 /**
  * ErrorInfo is a machine-readable error, also attached to failed calls as a Connect error
@@ -1552,7 +1611,7 @@ export type ErrorInfo = Message<"blitz.v1.ErrorInfo"> & {
  * Use `create(ErrorInfoSchema)` to create a new message.
  */
 export const ErrorInfoSchema: GenMessage<ErrorInfo> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 24);
+  messageDesc(file_blitz_v1_turn, 25);
 
 /**
  * How a session's (or a turn's) actions are approved. docs/protocol.md tables each mode.

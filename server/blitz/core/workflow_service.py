@@ -1,0 +1,143 @@
+"""WorkflowService, transport-free: ListWorkflows, GetWorkflow and RunWorkflow.
+
+A run is a turn of the session: RunWorkflow is RunTurn with `command` set and the text
+`/run NAME key=value …`, so a run is admitted, queued, cancelled and watched exactly as any
+turn is, and the `/run` command (`workflow_runs.py`) does the work. What a session can run
+is read from its workspace's `.blitz/workflows/` through the workspace's path gate and from
+the operator's --workflows-dir (`blitz.workflows.catalog`), off the event loop.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from pathlib import Path
+
+from google.protobuf import struct_pb2
+
+from blitz.core import validation as check
+from blitz.core.service import SessionCore
+from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.offload import FILE_CALLS, CallTimedOut
+from blitz.paths import PathRefused, Workspace
+from blitz.ports import CallContext
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
+from blitz.v1 import workflow_pb2 as f
+from blitz.workflows import Found, Workflow, resolve, scan
+
+__all__ = ["WorkflowCore", "run_text", "workflows_of"]
+
+# Turn fields that are the run's own: RunWorkflow refuses them set.
+_RUN_OWNED = ("text", "prompt", "command", "plan", "aside", "accepted", "image_ids", "context")
+
+
+def workflows_of(workspace_root: Path, workspace: str, server_dir: Path | None) -> dict[str, Found]:
+    """Every workflow file a session of `workspace` can see (blocking)."""
+    try:
+        opened: Workspace | None = Workspace.named(workspace_root, workspace)
+    except (OSError, PathRefused):
+        opened = None
+    return scan(opened, server_dir)
+
+
+def run_text(name: str, params: dict[str, str]) -> str:
+    """The `/run` command text of a run, each value quoted as a shell word."""
+    words = [f"{shlex.quote(key)}={shlex.quote(value)}" for key, value in sorted(params.items())]
+    return " ".join(["/run", shlex.quote(name), *words])
+
+
+def _listed(item: Found, *, definition: bool) -> f.Workflow:
+    out = f.Workflow(name=item.name, source=item.source, path=item.path)
+    if item.error is not None:
+        out.error.CopyFrom(item.error.to_proto())
+    workflow: Workflow | None = item.workflow
+    if workflow is None:
+        return out
+    out.version, out.title, out.description = workflow.version, workflow.title, workflow.description
+    for name, param in workflow.params.items():
+        out.params.add(
+            name=name,
+            type=param.type,
+            required=param.required,
+            default="" if param.default is None else _text(param.default),
+            has_default=param.default is not None,
+            description=param.description,
+            values=param.values,
+        )
+    for step in workflow.steps:
+        out.steps.add(id=step.id, title=step.title, type=step.type)
+    if definition:
+        data = struct_pb2.Struct()
+        data.update(workflow.model_dump(mode="json", by_alias=True, exclude_defaults=True))
+        out.definition.CopyFrom(data)
+    return out
+
+
+def _text(value: str | int | bool) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+class WorkflowCore:
+    """Every WorkflowService call; sessions are looked up (and owned) as in SessionCore."""
+
+    def __init__(self, *, sessions: SessionCore) -> None:
+        self._sessions = sessions
+        self._dir = sessions.workflows_dir
+
+    async def _found(self, session_id: str, ctx: CallContext) -> dict[str, Found]:
+        check.require(session_id, "session_id")
+        session = await self._sessions.session_record(session_id, ctx)
+        root = self._sessions.workspace_root
+        try:
+            return await FILE_CALLS.run(workflows_of, root, session.workspace, self._dir)
+        except CallTimedOut:
+            raise BlitzError(
+                Reason.RATE_LIMITED, "the file system is too slow right now; try again"
+            ) from None
+
+    async def list_workflows(
+        self, req: f.ListWorkflowsRequest, ctx: CallContext
+    ) -> f.ListWorkflowsResponse:
+        found = await self._found(req.session_id, ctx)
+        return f.ListWorkflowsResponse(
+            workflows=[_listed(item, definition=False) for item in found.values()]
+        )
+
+    async def get_workflow(self, req: f.GetWorkflowRequest, ctx: CallContext) -> f.Workflow:
+        check.require(req.name, "name")
+        found = await self._found(req.session_id, ctx)
+        resolve(req.name, found)
+        return _listed(found[req.name], definition=True)
+
+    def run_workflow(
+        self, req: f.RunWorkflowRequest, ctx: CallContext
+    ) -> AsyncIterator[t.TurnEvent]:
+        return self._run_workflow(req, ctx)
+
+    async def _run_workflow(
+        self, req: f.RunWorkflowRequest, ctx: CallContext
+    ) -> AsyncIterator[t.TurnEvent]:
+        """Refuses a broken definition or bad params as the call's error, before any turn
+        starts; the turn checks them again when it runs (the files may change)."""
+        check.require(req.session_id, "session_id")
+        check.require(req.name, "name")
+        for name in _RUN_OWNED:
+            if getattr(req.turn, name):
+                raise invalid_argument(
+                    f"turn.{name}", f"turn.{name} is the run's own; leave it unset"
+                )
+        turn = t.Turn()
+        turn.CopyFrom(req.turn)
+        turn.command = True
+        turn.text = run_text(req.name, dict(req.params))
+        run = s.RunTurnRequest(
+            session_id=req.session_id, turn=turn, turn_id=req.turn_id, busy=req.busy
+        )
+        session = await self._sessions.session_record(req.session_id, ctx)
+        await self._sessions.workflow_runs.prepare(session.workspace, req.name, dict(req.params))
+        events = self._sessions.run_turn(run, ctx)
+        async with aclosing(events):  # type: ignore[type-var]
+            async for event in events:
+                yield event

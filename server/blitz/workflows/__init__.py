@@ -1,0 +1,30 @@
+"""Workflows: durable multi-step runs of a session, defined in YAML files (docs/workflows.md).
+
+This package holds what a workflow *is*: the definition models, the YAML loader with its
+checks, the sandboxed templates and the catalog of files a session can run. It imports
+neither the core nor the agent; the core drives runs with it.
+"""
+
+from blitz.workflows.catalog import MAX_DEPTH, WORKSPACE_FOLDER, Found, bind_params, resolve, scan
+from blitz.workflows.definitions import MAX_STEPS, STEP_TYPES, Step, Workflow
+from blitz.workflows.loading import MAX_FILE_BYTES, load_workflow
+from blitz.workflows.templates import TemplateRefused, condition, references, render
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_STEPS",
+    "STEP_TYPES",
+    "WORKSPACE_FOLDER",
+    "Found",
+    "Step",
+    "TemplateRefused",
+    "Workflow",
+    "bind_params",
+    "condition",
+    "load_workflow",
+    "references",
+    "render",
+    "resolve",
+    "scan",
+]

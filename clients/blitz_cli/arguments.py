@@ -1,5 +1,5 @@
-"""The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage`, `run` and
-`webhooks`.
+"""The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage`, `run`,
+`approve`, `deny`, `answer`, `rules`, `diff`, `files` and `webhooks`.
 
 `add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
 its handler (`client_handler`, from `chat` or `scriptable`). Flag values are checked here,
@@ -12,6 +12,13 @@ import argparse
 from collections.abc import Callable
 
 from blitz_cli.chat import chat_command
+from blitz_cli.control import (
+    answer_command,
+    decide_command,
+    diff_command,
+    files_command,
+    rules_command,
+)
 from blitz_cli.scriptable import run_command, sessions_command, usage_command, watch_command
 from blitz_cli.webhooks import webhooks_command
 from blitz_client import DEFAULT_URL
@@ -48,8 +55,8 @@ def _bounded(limit: int) -> Callable[[str], int]:
 
 
 def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add chat, sessions, watch, usage, run and webhooks to the `blitz` command's
-    subparsers."""
+    """Add the client commands (chat, sessions, watch, usage, run, approve, deny, answer,
+    rules, diff, files and webhooks) to the `blitz` command's subparsers."""
 
     def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
         parser.add_argument(
@@ -75,11 +82,21 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "chat",
         help="talk to an agent in the terminal",
         description="A terminal chat with one session: streaming text, tool calls, one-key"
-        " approvals (o once, s session, a always, d deny, e edit), questions, the task list"
-        " and a usage footer after each turn. Ctrl-C cancels a turn; twice leaves.",
+        " approvals (o once, s session, a always, r the suggested rule, d deny, x deny and"
+        " stop the turn, e edit, p park: leave with the turn waiting), questions and forms,"
+        " the task list and a usage footer after each turn. /help lists the commands."
+        " Ctrl-C cancels a turn; twice leaves.",
     )
     server_flags(chat_parser)
     chat_parser.add_argument("--session", metavar="ID", help="reattach to this session")
+    chat_parser.add_argument(
+        "--pick", action="store_true", help="choose the session to reattach to from a list"
+    )
+    chat_parser.add_argument(
+        "--per-call-usage",
+        action="store_true",
+        help="each model call's tokens under a turn (/usage shows them any time)",
+    )
     chat_parser.add_argument("--model", default="", help="model of a new session")
     chat_parser.add_argument("--title", default="", help="title of a new session")
     chat_parser.add_argument("--plan", action="store_true", help="plan mode for every turn")
@@ -88,7 +105,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     chat_parser.set_defaults(client_handler=chat_command)
 
-    sessions = commands.add_parser("sessions", help="list, show or close sessions")
+    sessions = commands.add_parser("sessions", help="list, show, close, fork or delete sessions")
     server_flags(sessions)
     sessions.add_argument("--json", action="store_true", help="JSON, one session per line")
     sessions.add_argument(
@@ -96,9 +113,17 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     actions = sessions.add_subparsers(dest="action", metavar="ACTION")
     actions.add_parser("list", help="the sessions, newest first (the default)")
-    for name, text in (("show", "one session and its open requests"), ("close", "close one")):
+    for name, text in (
+        ("show", "one session and its open requests"),
+        ("close", "close one"),
+        ("delete", "delete one, with its records (and its own workspace folder)"),
+        ("fork", "a new session from the history as TURN left it, with that turn's files"),
+    ):
         action = actions.add_parser(name, help=text)
         action.add_argument("session_id", metavar="ID")
+        if name == "fork":
+            action.add_argument("turn_id", metavar="TURN")
+            action.add_argument("--title", default="", help="the fork's title")
         # SUPPRESS: a sub-action's defaults would overwrite flags given before it.
         action.add_argument(
             "--json", action="store_true", default=argparse.SUPPRESS, help="the session as JSON"
@@ -118,10 +143,19 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     watch.add_argument("--json", action="store_true", help="events as JSON lines")
     watch.set_defaults(client_handler=watch_command)
 
-    usage = commands.add_parser("usage", help="a session's model calls, tokens and cost")
+    usage = commands.add_parser(
+        "usage",
+        help="a session's model calls, tokens and cost (or every session's, --all)",
+    )
     server_flags(usage)
-    usage.add_argument("session_id", metavar="ID")
+    usage.add_argument("session_id", metavar="ID", nargs="?", default="")
     usage.add_argument("--json", action="store_true", help="the UsageReport as JSON")
+    usage.add_argument(
+        "--all", action="store_true", help="every session you can see (an admin: everyone's)"
+    )
+    usage.add_argument(
+        "--by", choices=["model", "day", "session"], help="with --all: sum by this (model)"
+    )
     usage.set_defaults(client_handler=usage_command)
 
     run = commands.add_parser(
@@ -130,7 +164,9 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         description="Run one turn and print its output (or, with --json, every event as a"
         " JSON line). Approvals are refused unless --approve is given; questions are"
         " refused (the turn is cancelled) unless --answer is. Exit code 0 when the turn"
-        " succeeds, 1 when it fails, 2 on bad usage.",
+        " succeeds, 1 when it fails, 2 on bad usage, 3 when an action was refused (not"
+        " approved, denied by a rule, timed out) or a question left unanswered, unless"
+        " --allow-refused is given.",
     )
     server_flags(run)
     run.add_argument("prompt", nargs="?", default="")
@@ -168,6 +204,12 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="TEXT",
         help="answer questions with TEXT (an option or its number; repeat for several)",
     )
+    run.add_argument(
+        "--allow-refused",
+        action="store_true",
+        help="exit 0 even when an action was refused or a question left unanswered (a"
+        " refused question still fails the turn: exit 1)",
+    )
     run.add_argument("--command", action="store_true", help="PROMPT is a /command")
     run.add_argument("--plan", action="store_true", help="plan mode")
     run.add_argument("--read-only", metavar="REASON", default="", help="refuse every change")
@@ -176,6 +218,71 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     run.add_argument("--timeout", type=_seconds, default=0, metavar="S", help="turn deadline")
     run.set_defaults(client_handler=run_command)
+
+    for name, text in (
+        ("approve", "approve an open approval request"),
+        ("deny", "deny an open approval request"),
+    ):
+        decide = commands.add_parser(name, help=text)
+        server_flags(decide)
+        decide.add_argument("session_id", metavar="SESSION")
+        decide.add_argument("request_id", metavar="REQUEST")
+        decide.add_argument("--json", action="store_true", help="the decision as JSON")
+        decide.set_defaults(client_handler=decide_command, deny=name == "deny")
+        if name == "approve":
+            decide.add_argument(
+                "--scope",
+                choices=["once", "session", "always"],
+                default="once",
+                help="once (the default), or a rule for the session or always",
+            )
+            decide.add_argument(
+                "--suggested",
+                action="store_true",
+                help="make the request's suggested rule (always, unless --scope session)",
+            )
+        else:
+            decide.add_argument("--reason", default="", help="given to the model")
+            decide.add_argument("--stop", action="store_true", help="also stop the turn")
+
+    answer = commands.add_parser("answer", help="answer an open question")
+    server_flags(answer)
+    answer.add_argument("session_id", metavar="SESSION")
+    answer.add_argument("request_id", metavar="REQUEST")
+    answer.add_argument("answers", nargs="*", metavar="TEXT", help="the answer(s)")
+    answer.add_argument("--values", metavar="JSON", help="a form's values, as a JSON object")
+    answer.add_argument("--decline", action="store_true", help="decline a form")
+    answer.add_argument("--json", action="store_true", help="the result as JSON")
+    answer.set_defaults(client_handler=answer_command)
+
+    rules = commands.add_parser("rules", help="list or revoke a session's approval rules")
+    server_flags(rules)
+    rules.add_argument("--json", action="store_true", help="JSON, one rule per line")
+    rule_actions = rules.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = rule_actions.add_parser("list", help="the rules that apply in SESSION")
+    listing.add_argument("session_id", metavar="SESSION")
+    revoke = rule_actions.add_parser("revoke", help="remove one")
+    revoke.add_argument("session_id", metavar="SESSION")
+    revoke.add_argument("rule_id", metavar="RULE")
+    for action in (listing, revoke):
+        action.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="as JSON"
+        )
+        server_flags(action, default=argparse.SUPPRESS)
+    rules.set_defaults(client_handler=rules_command)
+
+    diff = commands.add_parser("diff", help="what the agent's file tools changed in a session")
+    server_flags(diff)
+    diff.add_argument("session_id", metavar="SESSION")
+    diff.add_argument("--json", action="store_true", help="the GetDiffResponse as JSON")
+    diff.set_defaults(client_handler=diff_command)
+
+    files = commands.add_parser("files", help="a folder of a session's workspace")
+    server_flags(files)
+    files.add_argument("session_id", metavar="SESSION")
+    files.add_argument("path", nargs="?", default="", metavar="PATH", help="a folder in it")
+    files.add_argument("--json", action="store_true", help="JSON, one entry per line")
+    files.set_defaults(client_handler=files_command)
 
     webhooks = commands.add_parser(
         "webhooks",

@@ -3,12 +3,16 @@
 Keys are read one at a time with the terminal in cbreak mode (no Enter needed); when
 stdin is not a terminal a whole line is read instead, so scripts can pipe answers in.
 A Ctrl-C typed at a key prompt arrives as a character in cbreak mode; it is turned back
-into KeyboardInterrupt so it cancels the turn as it does anywhere else.
+into KeyboardInterrupt so it cancels the turn as it does anywhere else. A key prompt also
+ends, raising `Closed`, when `closed()` says the request was answered elsewhere.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import os
+import select
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -18,19 +22,32 @@ from rich.text import Text
 
 from blitz.v1 import turn_pb2
 
-__all__ = ["Approval", "ask_approval", "ask_plan", "ask_question", "parse_answers"]
+__all__ = [
+    "Approval",
+    "Closed",
+    "ask_approval",
+    "ask_plan",
+    "ask_question",
+    "parse_answers",
+    "read_line",
+]
 
-_APPROVAL_KEYS = "[o]nce [s]ession [a]lways (this workspace) [d]eny [x] deny+stop [e]dit"
+_POLL = 0.1  # seconds between looks at `closed()` while a key prompt waits
+
+
+class Closed(Exception):
+    """The request was answered elsewhere while its prompt waited."""
 
 
 @dataclass(frozen=True)
 class Approval:
     """What the user decided about one approval request."""
 
-    decision: str  # "once", "session", "always" or "deny"
+    decision: str  # "once", "session", "always", "deny", or "park" (leave it for later)
     reason: str = ""
     command: str = ""
     interrupt: bool = False  # a deny that also stops the turn
+    rule: turn_pb2.RuleMatch | None = None  # the suggested rule, to make instead
 
 
 @contextlib.contextmanager
@@ -54,8 +71,13 @@ def _cbreak() -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-def _read_key(console: Console, prompt: str, keys: str) -> str:
-    """One of `keys`, typed without Enter on a terminal (first letter of a line otherwise)."""
+def _read_key(
+    console: Console, prompt: str, keys: str, closed: Callable[[], bool] | None = None
+) -> str:
+    """One of `keys`, typed without Enter on a terminal (first letter of a line otherwise).
+
+    Raises `Closed` when `closed()` turns true first (looked at while no key is typed).
+    """
     console.print(Text(prompt, style="bold yellow"), end="")
     if not sys.stdin.isatty():
         while True:
@@ -67,9 +89,19 @@ def _read_key(console: Console, prompt: str, keys: str) -> str:
             if key and key in keys:  # `"" in keys` is true: a blank line asks again
                 return key
             console.print(Text(prompt, style="bold yellow"), end="")
+    fd = sys.stdin.fileno()
     with _cbreak():
         while True:
-            key = sys.stdin.read(1)
+            # select, then one byte read unbuffered: a buffered read could hold keys that
+            # select no longer sees.
+            if closed is not None:
+                ready, _, _ = select.select([fd], [], [], _POLL)
+                if not ready:
+                    if closed():
+                        console.print()
+                        raise Closed
+                    continue
+            key = os.read(fd, 1).decode(errors="replace")
             if key == "\x03":
                 console.print()
                 raise KeyboardInterrupt
@@ -79,6 +111,46 @@ def _read_key(console: Console, prompt: str, keys: str) -> str:
             if key.lower() in keys:
                 console.print(Text(key.lower()))
                 return key.lower()
+
+
+def read_line(console: Console, prompt: str, closed: Callable[[], bool] | None = None) -> str:
+    """A line typed at `prompt`; on a terminal, read key by key (Backspace and Ctrl-U edit)
+    so that `closed()` is looked at while it waits, raising `Closed`. Otherwise input()."""
+    if closed is None or not sys.stdin.isatty():
+        return input(prompt)
+    console.print(Text(prompt), end="")
+    fd = sys.stdin.fileno()
+    typed = ""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    with _cbreak():
+        while True:
+            ready, _, _ = select.select([fd], [], [], _POLL)
+            if not ready:
+                if closed():
+                    console.print()
+                    raise Closed
+                continue
+            for key in decoder.decode(os.read(fd, 64)):
+                if key in ("\r", "\n"):
+                    console.print()
+                    return typed
+                if key == "\x03":
+                    console.print()
+                    raise KeyboardInterrupt
+                if key == "\x04" and not typed:
+                    console.print()
+                    raise EOFError
+                if key in ("\x7f", "\b"):
+                    if typed:
+                        typed = typed[:-1]
+                        console.file.write("\b \b")
+                elif key == "\x15":  # Ctrl-U: the whole line
+                    console.file.write("\b \b" * len(typed))
+                    typed = ""
+                elif key.isprintable():
+                    typed += key
+                    console.file.write(key)
+                console.file.flush()
 
 
 def _edit_line(prompt: str, default: str = "") -> str:
@@ -95,13 +167,49 @@ def _edit_line(prompt: str, default: str = "") -> str:
         readline.set_startup_hook()
 
 
-def ask_approval(console: Console, request: turn_pb2.ApprovalRequest) -> Approval:
-    """o / s / a / d (then a reason) / x (deny, then a reason, and stop the turn) / e (edit
-    the command, then run it once)."""
-    keys = "osadxe" if request.kind == turn_pb2.ACTION_KIND_COMMAND else "osadx"
-    shown = _APPROVAL_KEYS if "e" in keys else _APPROVAL_KEYS.rsplit(" ", 1)[0]
+def approval_keys(request: turn_pb2.ApprovalRequest) -> tuple[str, str]:
+    """The keys a request allows and the line that names them: only its
+    available_decisions (all four from a server that does not say), `r` for its suggested
+    rule, `e` for a command, and `p` to leave it parked."""
+    available = set(request.available_decisions) or {
+        turn_pb2.DECISION_ONCE,
+        turn_pb2.DECISION_SESSION,
+        turn_pb2.DECISION_ALWAYS,
+        turn_pb2.DECISION_DENY,
+    }
+    keys, shown = "", list[str]()
+    if turn_pb2.DECISION_ONCE in available:
+        keys, shown = keys + "o", [*shown, "[o]nce"]
+    if turn_pb2.DECISION_SESSION in available:
+        keys, shown = keys + "s", [*shown, "[s]ession"]
+    if turn_pb2.DECISION_ALWAYS in available:
+        keys, shown = keys + "a", [*shown, "[a]lways"]
+        if request.HasField("suggested_rule") and request.suggested_rule.pattern:
+            keys, shown = keys + "r", [*shown, "[r]ule"]
+    if turn_pb2.DECISION_DENY in available:
+        keys, shown = keys + "dx", [*shown, "[d]eny", "[x] deny+stop"]
+    if request.kind == turn_pb2.ACTION_KIND_COMMAND and turn_pb2.DECISION_ONCE in available:
+        keys, shown = keys + "e", [*shown, "[e]dit"]
+    return keys + "p", " ".join([*shown, "[p]ark"])
+
+
+def ask_approval(
+    console: Console,
+    request: turn_pb2.ApprovalRequest,
+    closed: Callable[[], bool] | None = None,
+) -> Approval:
+    """o / s / a / r (always, the suggested rule) / d (then a reason) / x (deny, then a
+    reason, and stop the turn) / e (edit the command, then run it once) / p (park: leave
+    the request open and the chat)."""
+    keys, shown = approval_keys(request)
     while True:
-        key = _read_key(console, f"{shown} › ", keys)
+        key = _read_key(console, f"{shown} › ", keys, closed)
+        if key == "p":
+            return Approval("park")
+        if key == "r":
+            rule = turn_pb2.RuleMatch()
+            rule.CopyFrom(request.suggested_rule)
+            return Approval("always", rule=rule)
         if key in "dx":
             reason = input("reason (Enter for none): ").strip()
             return Approval("deny", reason=reason, interrupt=key == "x")

@@ -3,8 +3,10 @@
 Streamed text is shown live (markdown for the answer, dimmed for reasoning) in a transient
 `Live` region, then printed once for good when the text ends, so the scrollback holds one
 clean copy. Reasoning folds to one line once it ends unless thoughts are expanded. While
-the model works (after `accepted`, a tool result or a resolution) a spinner runs. The
-renderer never asks the user anything: prompts live in `prompts.py`.
+the model works (after `accepted`, a tool result or a resolution) a spinner runs; while a
+tool runs, the spinner names it with a live elapsed time. A tool whose effect has its own
+rendering (the task list, a question, a denial's resolution) is not shown raw beside it.
+The renderer never asks the user anything: prompts live in `prompts.py`.
 """
 
 from __future__ import annotations
@@ -25,11 +27,30 @@ from rich.text import Text
 
 from blitz.v1 import session_pb2, turn_pb2
 
-__all__ = ["Renderer", "error_line", "expiry_line", "state_word"]
+__all__ = ["Renderer", "error_line", "expiry_line", "state_word", "suggested_rule_line"]
 
 _SUMMARY_WIDTH = 100
 _RESULT_LINES = 8
 _TASK_MARKS = {"completed": "[green]☑[/]", "in_progress": "[yellow]◐[/]"}
+_RUNNING_WIDTH = 60
+# Tools whose call and result another event renders: `tasks` the todo list, `question`
+# and `resolution` what was asked and answered.
+_RENDERED_ELSEWHERE = frozenset({"todo", "ask_user"})
+
+
+class _Running:
+    """The spinner of a running tool: its name and arguments, and a live elapsed time."""
+
+    def __init__(self, label: str, started: float) -> None:
+        self.label = label
+        self.started = started
+        self._spinner = Spinner("dots")
+
+    def __rich__(self) -> RenderableType:
+        # Called at each refresh of the Live region, so the time counts on by itself.
+        elapsed = time.monotonic() - self.started
+        self._spinner.text = Text(f"{self.label} · {elapsed:.0f}s", style="dim")
+        return self._spinner
 
 
 def _decision_word(decision: int) -> str:
@@ -92,6 +113,18 @@ def _usage_line(before: turn_pb2.Usage, after: turn_pb2.Usage) -> str:
     )
 
 
+def suggested_rule_line(request: turn_pb2.ApprovalRequest) -> str:
+    """ "[r] always allow `pytest -q …`": what the suggested-rule key does, or ""."""
+    rule = request.suggested_rule
+    if not request.HasField("suggested_rule") or not rule.pattern:
+        return ""
+    if rule.match == turn_pb2.RULE_MATCH_COMMAND_PREFIX:
+        what = f"`{rule.pattern} …`"
+    else:
+        what = rule.label or rule.pattern
+    return f"[r] always allow {what}"
+
+
 def _struct(value: struct_pb2.Struct) -> dict[str, Any]:
     return json_format.MessageToDict(value)
 
@@ -129,8 +162,12 @@ def _looks_like_diff(text: str) -> bool:
 class Renderer:
     """Prints events to a rich Console; keeps the live region and the last seq seen."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(
+        self, console: Console, *, interactive: bool = True, per_call_usage: bool = False
+    ) -> None:
         self.console = console
+        self.interactive = interactive  # chat: /thoughts exists; watch: it does not
+        self.per_call_usage = per_call_usage  # each model call's tokens under the turn
         self.show_thoughts = False
         self.last_seq = 0
         self.last_thought = ""
@@ -142,6 +179,7 @@ class Renderer:
         self._output_shown = False  # the running tool's output streamed already
         self._text_shown = False  # the turn's answer was shown (a command's is only in finished)
         self._calls: list[turn_pb2.Usage] = []  # the turn's model calls, for the footer
+        self._running: _Running | None = None  # the tool that runs now
 
     # The live region
 
@@ -159,9 +197,12 @@ class Renderer:
             self._live.update(renderable, refresh=True)
 
     def thinking(self) -> None:
-        """A spinner until the next event."""
+        """A spinner until the next event: the running tool's, or the model's."""
         self.settle()
-        self._show(Spinner("dots", text=Text("thinking…", style="dim")))
+        if self._running is not None:
+            self._show(self._running)
+        else:
+            self._show(Spinner("dots", text=Text("thinking…", style="dim")))
 
     def settle(self) -> None:
         """End the live region; streamed text is printed once, for good."""
@@ -185,9 +226,9 @@ class Renderer:
             self.console.print(Text(text.strip(), style="dim italic"))
         else:
             words = len(text.split())
+            hint = " (/thoughts to expand)" if self.interactive else ""
             self.console.print(
-                f"[dim]▸ thought for {words} word{'s' if words != 1 else ''}"
-                " (/thoughts to expand)[/]"
+                f"[dim]▸ thought for {words} word{'s' if words != 1 else ''}{hint}[/]"
             )
 
     def _tail(self, text: str) -> str:
@@ -204,7 +245,8 @@ class Renderer:
         if kind == "thought":
             self._show(Text(self._tail(self._buffer), style="dim italic"))
         elif kind == "output":
-            self._show(Text(self._tail(self._buffer), style="dim"))
+            tail = Text(self._tail(self._buffer), style="dim")
+            self._show(Group(tail, self._running) if self._running is not None else tail)
         else:
             self._show(_markdown(self._tail(self._buffer)))
 
@@ -239,19 +281,33 @@ class Renderer:
         if kind == "accepted":
             self._text_shown = False
             self._calls = []
+            self._running = None
+            turn = event.accepted.turn
+            if replay and turn.text:
+                # Reattached: the user's own prompts, as they typed them.
+                self.console.print(Text(f"› {turn.text}", style="bold"))
         elif kind == "tool_call":
             call = event.tool_call
             self._tools.add(call.name)
             self._output_shown = False
             args = _one_line(_struct(call.args))
-            self.console.print(f"{author}[bold cyan]⏺ {escape(call.name)}[/] {escape(args)}")
+            if call.name not in _RENDERED_ELSEWHERE:
+                self.console.print(f"{author}[bold cyan]⏺ {escape(call.name)}[/] {escape(args)}")
+                label = f"{call.name} {args}".strip()
+                if len(label) > _RUNNING_WIDTH:
+                    label = label[: _RUNNING_WIDTH - 1] + "…"
+                self._running = _Running(label, time.monotonic())
         elif kind == "tool_result":
+            self._running = None
             self._tool_result(event.tool_result)
         elif kind == "approval_request":
             self.approval(event.approval_request)
         elif kind == "question":
             self.question(event.question)
         elif kind == "resolution":
+            if self._running is not None:
+                # Time spent waiting for a person is not the tool's run time.
+                self._running.started = time.monotonic()
             self._resolution(event.resolution)
         elif kind == "tasks":
             self.tasks(event.tasks)
@@ -275,12 +331,21 @@ class Renderer:
             else:
                 why = f": {decision.feedback}" if decision.feedback else ""
                 self.console.print(f"[red]  ↳ plan rejected{by}{escape(why)}[/]")
+        elif kind == "rewound":
+            rewound = event.rewound
+            dropped = len(rewound.dropped_turn_ids)
+            restored = len(rewound.restored_paths)
+            files = f", {restored} file{'s' if restored != 1 else ''} restored" if restored else ""
+            self.console.print(
+                f"[yellow]↺ rewound to turn {escape(rewound.to_turn_id)} ({dropped} later"
+                f" turn{'s' if dropped != 1 else ''} dropped from the history{files})[/]"
+            )
         elif kind == "flow_step":
             self.console.print(flow_line(event.flow_step))
         elif kind == "finished":
             self.finished(event.finished)
             return
-        if not replay and kind in ("accepted", "tool_result", "resolution"):
+        if not replay and kind in ("accepted", "tool_result", "resolution", "tool_call"):
             self.thinking()
 
     def _text(self, text: turn_pb2.Text) -> None:
@@ -299,6 +364,10 @@ class Renderer:
 
     def _tool_result(self, result: turn_pb2.ToolResult) -> None:
         data = _struct(result.result)
+        if data.get("denied"):
+            return  # the resolution said so, with the reason: one line per denial
+        if result.name in _RENDERED_ELSEWHERE and "error" not in data:
+            return
         if "error" in data:
             self.console.print(f"  [red]⎿ {escape(str(data['error']))}[/]")
             return
@@ -331,6 +400,12 @@ class Renderer:
             body.append(Syntax(request.diff, "diff", background_color="default"))
         if request.scope_label:
             body.append(Text(f"rule scope: {request.scope_label}", style="dim"))
+        always = turn_pb2.DECISION_ALWAYS in request.available_decisions
+        if request.scope_label and (always or not request.available_decisions):
+            # What `a` (and `r`) cover: one meaning of ALWAYS, as docs/protocol.md says.
+            body.append(Text("[a]lways: your sessions in this workspace", style="dim"))
+        if always and (suggested := suggested_rule_line(request)):
+            body.append(Text(suggested, style="dim"))
         if request.HasField("expire_time"):
             body.append(Text(expiry_line(request.expire_time.ToNanoseconds() / 1e9), style="dim"))
         self.console.print(
@@ -354,6 +429,11 @@ class Renderer:
         by = f" by {resolution.resolved_by}" if resolution.resolved_by else ""
         if resolution.via == "withdrawn":
             self.console.print("[dim]  ↳ request withdrawn[/]")
+        elif resolution.declined:
+            self.console.print(f"[dim]  ↳ form declined{by}[/]")
+        elif resolution.values.fields:
+            filled = _one_line(_struct(resolution.values), lone_bare=False)
+            self.console.print(f"[dim]  ↳ answered{by}: {escape(filled)}[/]")
         elif resolution.answers or resolution.via == "answer":
             answers = ", ".join(resolution.answers) or "no answer"
             self.console.print(f"[dim]  ↳ answered{by}: {escape(answers)}[/]")
@@ -383,7 +463,7 @@ class Renderer:
             self.console.print(error_line(finished.error.reason, finished.error.message))
         if finished.leftover:
             self.console.print(f"[yellow]not delivered: {escape('; '.join(finished.leftover))}[/]")
-        if len(self._calls) > 1:
+        if self.per_call_usage and len(self._calls) > 1:
             each = ", ".join(f"{u.input}→{u.output}" for u in self._calls)
             self.console.print(f"[dim]tokens per model call (in→out): {each}[/]")
         self._calls = []

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+from collections import defaultdict
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -19,9 +21,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from blitz.v1 import turn_pb2
+from blitz.v1 import session_pb2, turn_pb2
 from blitz_cli.prompts import parse_answers
 from blitz_cli.render import Renderer, error_line, flow_line, state_word
+from blitz_cli.tables import listing_console
 from blitz_client import Blitz, BlitzError, TurnOptions
 
 __all__ = ["run_command", "sessions_command", "usage_command", "watch_command"]
@@ -42,8 +45,8 @@ def _fail(exc: BlitzError) -> int:
 def sessions_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz sessions [list | show ID | close ID]`."""
-    console = Console(highlight=False)
+    """`blitz sessions [list | show ID | close ID | delete ID | fork ID TURN]`."""
+    console = listing_console() if (args.action or "list") == "list" else Console(highlight=False)
     action = args.action or "list"
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
@@ -66,8 +69,18 @@ def sessions_command(
                     )
                 console.print(table)
                 return 0
+            if action == "delete":
+                deleted = client.delete_session(args.session_id)
+                if args.json:
+                    print(json.dumps({"id": args.session_id, "workspaceDeleted": deleted}))
+                else:
+                    folder = " and its workspace folder" if deleted else ""
+                    console.print(f"deleted {args.session_id}{folder}")
+                return 0
             if action == "show":
                 session = client.session(args.session_id)
+            elif action == "fork":
+                session = client.fork_session(args.session_id, args.turn_id, title=args.title)
             else:
                 session = client.close_session(args.session_id)
     except BlitzError as exc:
@@ -87,8 +100,12 @@ def sessions_command(
     )
     if session.turn_id:
         console.print(f"  turn {session.turn_id}")
-    renderer = Renderer(console)
+    renderer = Renderer(console, interactive=False)
     for event in session.pending:
+        kind = event.WhichOneof("kind") or ""
+        request_id = getattr(event, kind).request_id if kind else ""
+        # The id `blitz approve|deny|answer SESSION REQUEST` takes.
+        console.print(f"  [bold]open request {request_id}[/]")
         renderer.event(event, replay=True)
     return 0
 
@@ -101,7 +118,7 @@ def watch_command(
 ) -> int:
     """`blitz watch ID [--after N] [--no-follow] [--json]`: the session's events."""
     console = Console(highlight=False)
-    renderer = Renderer(console)
+    renderer = Renderer(console, interactive=False)  # no /thoughts to point at
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
             events = client.watch(args.session_id, after_seq=args.after, follow=args.follow)
@@ -125,7 +142,12 @@ def watch_command(
 def usage_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz usage ID [--json]`: one row per model call, and the totals."""
+    """`blitz usage ID [--json]`: one row per model call, and the totals; `blitz usage
+    --all [--by model|day|session]`: every session's calls, summed by one of those."""
+    if args.all:
+        return _usage_all(args, server=server, token=token, ca_file=ca_file)
+    if not args.session_id:
+        raise ValueError("usage: give a session ID, or --all")
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
             report = client.usage(args.session_id)
@@ -134,15 +156,57 @@ def usage_command(
     if args.json:
         print(_json(report))
         return 0
+    _usage_table(report, args.session_id)
+    return 0
+
+
+def _usage_all(
+    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None
+) -> int:
+    """The ledgers of every session the caller sees (an admin: everyone's), summed."""
+    by = args.by or "model"
+    sums: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])  # calls in out usd
+    try:
+        with Blitz(server, token=token, ca_file=ca_file) as client:
+            for session in list(client.sessions()):
+                for entry in client.usage(session.id).entries:
+                    key = {
+                        "model": entry.model,
+                        "day": entry.time.ToDatetime().strftime("%Y-%m-%d"),
+                        "session": session.id,
+                    }[by]
+                    row = sums[key]
+                    row[0] += 1
+                    row[1] += entry.input
+                    row[2] += entry.output
+                    row[3] += entry.cost_usd
+    except BlitzError as exc:
+        return _fail(exc)
+    if args.json:
+        for key, (calls, tokens_in, tokens_out, usd) in sorted(sums.items()):
+            print(json.dumps({by: key, "calls": int(calls), "input": int(tokens_in),
+                              "output": int(tokens_out), "costUsd": usd}))  # fmt: skip
+        return 0
+    table = Table(by, "calls", "input", "output", "USD", title="usage", box=box.SIMPLE_HEAD)
+    for column in table.columns:
+        column.no_wrap = True
+        if column.header != by:
+            column.justify = "right"
+    for key, (calls, tokens_in, tokens_out, usd) in sorted(sums.items()):
+        table.add_row(escape(key), str(int(calls)), str(int(tokens_in)), str(int(tokens_out)),
+                      f"{usd:.4f}")  # fmt: skip
+    listing_console().print(table)
+    return 0
+
+
+def _usage_table(report: session_pb2.UsageReport, session_id: str) -> None:
     total = report.total
     # Cache columns only where a provider reported cache use: they are zeros otherwise.
     columns = ["#", "time", "turn", "model", "input"]
     columns += ["cached"] if total.cached else []
     columns += ["cache write"] if total.cache_write else []
     columns += ["output", "USD"]
-    table = Table(
-        *columns, title=f"usage of {args.session_id}", show_footer=True, box=box.SIMPLE_HEAD
-    )
+    table = Table(*columns, title=f"usage of {session_id}", show_footer=True, box=box.SIMPLE_HEAD)
     for column in table.columns:
         column.no_wrap = True
         if column.header not in ("time", "turn", "model"):
@@ -180,11 +244,26 @@ def usage_command(
     )
     for column, footer in zip(table.columns, footers, strict=True):
         column.footer = footer
-    Console(highlight=False).print(table)
-    return 0
+    listing_console().print(table)
 
 
 # blitz run
+
+
+REFUSED = 3
+"""`blitz run`'s exit code when an action was refused or a question left unanswered."""
+
+
+def _refused(resolution: turn_pb2.Resolution, chosen: set[str]) -> bool:
+    """Whether a resolution refused an action or left a question unanswered, other than by
+    a `--deny` the caller chose (`chosen`: the requests it denied)."""
+    if resolution.request_id in chosen or resolution.via == "withdrawn":
+        return False
+    if resolution.via in ("answer",) or resolution.answers or resolution.values.fields:
+        return False
+    if resolution.via == "timeout":
+        return True  # an approval denied or a question closed unanswered
+    return resolution.decision == turn_pb2.DECISION_DENY and not resolution.declined
 
 
 def _respond(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) -> str | None:
@@ -235,7 +314,9 @@ def _answer(client: Blitz, args: argparse.Namespace, event: turn_pb2.TurnEvent) 
 def run_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz run PROMPT`: one turn for scripts; exit 0 when it succeeds, 1 when it fails."""
+    """`blitz run PROMPT`: one turn for scripts; exit 0 when it succeeds, 1 when it fails,
+    3 (`REFUSED`) when an action was refused or a question left unanswered, unless
+    `--allow-refused`."""
     err = Console(stderr=True, highlight=False)
     options: TurnOptions = {"plan": args.plan, "command": args.command}
     if args.read_only:
@@ -258,6 +339,8 @@ def run_command(
         err.print("[red]-p goes with --workflow[/]")
         return 2
     problem = None
+    refused = False
+    chosen: set[str] = set()  # the requests --deny denied: the caller's own choice
     finished: turn_pb2.TurnFinished | None = None
     turn_id = ""
     try:
@@ -278,8 +361,13 @@ def run_command(
                         print(_json(event), flush=True)
                     elif event.HasField("flow_step"):
                         err.print(flow_line(event.flow_step))
-                    if event.WhichOneof("kind") in ("approval_request", "question"):
+                    kind = event.WhichOneof("kind")
+                    if kind in ("approval_request", "question"):
+                        if kind == "approval_request" and args.deny_reason:
+                            chosen.add(event.approval_request.request_id)
                         problem = _respond(client, args, event) or problem
+                    if kind == "resolution" and _refused(event.resolution, chosen):
+                        refused = True
                     if event.HasField("finished"):
                         finished = event.finished
             except KeyboardInterrupt:
@@ -297,6 +385,13 @@ def run_command(
         return 1
     if not args.json and finished.output:
         print(finished.output)
+    if (problem or refused) and not args.allow_refused:
+        if not args.json:
+            if finished.HasField("error"):
+                err.print(error_line(finished.error.reason, finished.error.message))
+            if refused:
+                err.print("[red]an action was refused (--approve to allow it)[/]")
+        return REFUSED
     if finished.HasField("error"):
         if not args.json:
             err.print(error_line(finished.error.reason, finished.error.message))

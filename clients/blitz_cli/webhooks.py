@@ -21,6 +21,7 @@ from rich.table import Table
 
 from blitz.v1 import webhooks_pb2 as wh
 from blitz_cli.render import error_line
+from blitz_cli.tables import listing_console
 from blitz_client import Blitz, BlitzError
 
 __all__ = ["webhooks_command"]
@@ -84,7 +85,7 @@ def _list(client: Blitz, args: argparse.Namespace, console: Console) -> int:
             str(hook.failures),
             escape(hook.description),
         )
-    console.print(table)
+    listing_console().print(table)  # piped: as wide as its cells, not 80 columns
     return 0
 
 

@@ -27,6 +27,7 @@ from blitz_client._requests import (
     busy_value,
     decision_value,
     duration,
+    mode_value,
     state_value,
 )
 from blitz_client._resume import Resumer, StreamOpener
@@ -204,10 +205,11 @@ class AsyncBlitz:
         title: str | None = None,
         labels: Mapping[str, str] | None = None,
         approval_timeout: float | timedelta | Literal["default"] | None = None,
+        mode: str | int | None = None,
     ) -> session_pb2.Session:
         """Change what is given, leave the rest: `labels` replaces them whole, and
-        `approval_timeout="default"` goes back to the server's default. The session as it
-        now is."""
+        `approval_timeout="default"` goes back to the server's default; `mode` is "ask",
+        "accept_edits", "read_only", "plan" or "bypass". The session as it now is."""
         request = session_pb2.UpdateSessionRequest(session_id=session_id)
         if title is not None:
             request.title = title
@@ -219,6 +221,9 @@ class AsyncBlitz:
             if approval_timeout != "default":
                 request.approval_timeout.CopyFrom(duration(approval_timeout))
             request.update_mask.paths.append("approval_timeout")
+        if mode is not None:
+            request.mode = mode_value(mode)  # type: ignore[assignment]  # a valid enum int
+            request.update_mask.paths.append("mode")
         result: session_pb2.Session = await self._unary("UpdateSession", request)
         return result
 
@@ -422,11 +427,14 @@ class AsyncBlitz:
         reason: str = "",
         command: str = "",
         interrupt: bool = False,
+        rule: turn_pb2.RuleMatch | None = None,
     ) -> None:
         """Answer an approval request: "once", "session", "always" or "deny".
 
         `reason` goes to the model on a deny; `command` replaces a COMMAND's command;
-        `interrupt` (with "deny" only) also stops the turn, which ends CANCELLED.
+        `interrupt` (with "deny" only) also stops the turn, which ends CANCELLED; `rule`
+        (with "session" or "always") is the rule to make instead of the exact scope_label,
+        the request's `suggested_rule` say.
         """
         request = session_pb2.DecideRequest(
             session_id=session_id,
@@ -436,15 +444,35 @@ class AsyncBlitz:
             command=command,
             interrupt=interrupt,
         )
+        if rule is not None:
+            request.rule.CopyFrom(rule)
         await self._unary("Decide", request)
 
-    async def answer(self, session_id: str, request_id: str, answers: str | Sequence[str]) -> None:
-        """Answer a question: one answer, or several where it is multi-select."""
+    async def answer(
+        self,
+        session_id: str,
+        request_id: str,
+        answers: str | Sequence[str] = (),
+        *,
+        values: Mapping[str, Any] | None = None,
+        decline: bool = False,
+    ) -> None:
+        """Answer a question: one answer, or several where it is multi-select; a question
+        with a `form` takes `values` (an object its schema validates) or `decline`."""
         chosen = [answers] if isinstance(answers, str) else list(answers)
         request = session_pb2.AnswerRequest(
-            session_id=session_id, request_id=request_id, answers=chosen
+            session_id=session_id, request_id=request_id, answers=chosen, decline=decline
         )
+        if values is not None:
+            request.values.update(values)
         await self._unary("Answer", request)
+
+    async def commands(self, session_id: str = "") -> list[session_pb2.SlashCommand]:
+        """The server commands (`Turn.command`) offered, with the session's own when given."""
+        response: session_pb2.ListCommandsResponse = await self._unary(
+            "ListCommands", session_pb2.ListCommandsRequest(session_id=session_id)
+        )
+        return list(response.commands)
 
     async def cancel(self, session_id: str, turn_id: str = "") -> str:
         """Cancel the running turn (only if it is `turn_id`, when given); returns its id."""

@@ -24,13 +24,13 @@ from blitz.v1 import (
     workflow_connect,
     workspace_connect,
 )
-from blitz_client._errors import BlitzError
+from blitz_client._errors import BlitzError, tls_hint
 from blitz_client._services import service_of
 
 __all__ = ["ConnectTransport"]
 
 
-def _error(exc: ConnectError) -> BaseException:
+def _error(exc: ConnectError, url: str = "") -> BaseException:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         # connectrpc reports our own cancellation as CANCELED; it must stay a cancellation
@@ -41,7 +41,16 @@ def _error(exc: ConnectError) -> BaseException:
         if detail.type_name == "blitz.v1.ErrorInfo":
             info = turn_pb2.ErrorInfo.FromString(detail.message_bytes)
     sent = not isinstance(exc.__cause__, ConnectionError)
-    return BlitzError.from_info(exc.code.value, info, exc.message, sent=sent)
+    message = exc.message
+    if exc.code.value == "unavailable" and info is None:
+        address = url.split("://", 1)[-1]
+        message = tls_hint(
+            message,
+            tls=url.startswith("https://"),
+            plain=f"http://{address}",
+            secure=f"https://{address}",
+        )
+    return BlitzError.from_info(exc.code.value, info, message, sent=sent)
 
 
 def _snake(method: str) -> str:
@@ -60,6 +69,7 @@ class ConnectTransport:
         # Over plain HTTP both clients share pyqwest's default transport; over TLS they
         # share one of ours that trusts `ca` (else the system's authorities), which pyqwest's
         # default does not do.
+        self._url = url
         self._tls: HTTPTransport | None = None
         self._http: Client | None = None
         if url.startswith("https://"):
@@ -83,7 +93,7 @@ class ConnectTransport:
         try:
             return await call(request, headers=self._headers)
         except ConnectError as exc:
-            raise _error(exc) from None
+            raise _error(exc, self._url) from None
 
     async def stream(self, method: str, request: Any) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
         events = self._callable(method)(request, headers=self._headers)
@@ -91,7 +101,7 @@ class ConnectTransport:
             async for event in events:
                 yield event
         except ConnectError as exc:
-            raise _error(exc) from None
+            raise _error(exc, self._url) from None
         finally:
             await events.aclose()
 

@@ -12,7 +12,26 @@ from collections.abc import Mapping
 
 from blitz.v1 import turn_pb2
 
-__all__ = ["RESUMABLE_REASONS", "RETRY", "BlitzError"]
+__all__ = ["RESUMABLE_REASONS", "RETRY", "BlitzError", "tls_hint"]
+
+# What each library says when a client and a port disagree about TLS.
+_PLAIN_TO_TLS = ("Socket closed", "connection closed before message completed")
+_TLS_TO_PLAIN = ("WRONG_VERSION_NUMBER", "InvalidContentType", "wrong version number")
+
+
+def tls_hint(message: str, *, tls: bool, plain: str, secure: str) -> str:
+    """`message`, with a hint when it is what a TLS mismatch looks like: a plain client at a
+    TLS port sees the connection closed, a TLS client at a plain port a handshake that
+    fails. `plain` and `secure` are the address to try, spelt each way."""
+    if not tls and any(sign in message for sign in _PLAIN_TO_TLS):
+        return (
+            f"{message} (if this port serves TLS, connect to {secure}, with --ca-file or"
+            " BLITZ_CA_FILE when its certificate is from a private authority)"
+        )
+    if tls and any(sign in message for sign in _TLS_TO_PLAIN):
+        return f"{message} (this port does not serve TLS: connect to {plain})"
+    return message
+
 
 # A stream that ends with one of these (or with code `unavailable`, which is what a
 # dropped connection or a restarting server looks like) can be picked up with Watch.

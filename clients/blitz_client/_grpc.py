@@ -20,7 +20,7 @@ from blitz.v1 import (
     workflow_pb2_grpc,
     workspace_pb2_grpc,
 )
-from blitz_client._errors import BlitzError
+from blitz_client._errors import BlitzError, tls_hint
 from blitz_client._services import service_of
 
 __all__ = ["GrpcTransport"]
@@ -47,7 +47,7 @@ _NOT_CONNECTED = (
 )
 
 
-def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
+def _error(exc: grpc.aio.AioRpcError, *, target: str = "", tls: bool = False) -> BlitzError:
     info = None
     status = rpc_status.from_call(exc)  # type: ignore[arg-type]  # AioRpcError quacks as a Call
     if status is not None:
@@ -60,6 +60,8 @@ def _error(exc: grpc.aio.AioRpcError) -> BlitzError:
     code = "canceled" if name == "cancelled" else name
     details = exc.details() or ""
     sent = not (exc.code() == grpc.StatusCode.UNAVAILABLE and details.startswith(_NOT_CONNECTED))
+    if exc.code() == grpc.StatusCode.UNAVAILABLE and info is None:
+        details = tls_hint(details, tls=tls, plain=target, secure=f"grpcs://{target}")
     return BlitzError.from_info(code, info, details, sent=sent)
 
 
@@ -69,6 +71,7 @@ class GrpcTransport:
     def __init__(
         self, target: str, *, headers: Mapping[str, str], tls: bool, ca: bytes | None = None
     ) -> None:
+        self._target, self._tls = target, tls
         if tls:
             credentials = grpc.ssl_channel_credentials(root_certificates=ca)
             self._channel = grpc.aio.secure_channel(target, credentials, options=_OPTIONS)
@@ -90,7 +93,7 @@ class GrpcTransport:
         try:
             return await call(request, metadata=self._metadata)
         except grpc.aio.AioRpcError as exc:
-            raise _error(exc) from None
+            raise _error(exc, target=self._target, tls=self._tls) from None
 
     async def stream(self, method: str, request: Any) -> AsyncGenerator[turn_pb2.TurnEvent, None]:
         call = self._callable(method)(request, metadata=self._metadata)
@@ -98,7 +101,7 @@ class GrpcTransport:
             async for event in call:
                 yield event
         except grpc.aio.AioRpcError as exc:
-            raise _error(exc) from None
+            raise _error(exc, target=self._target, tls=self._tls) from None
         finally:
             # The consumer may stop early; the server then stops streaming at once.
             call.cancel()

@@ -192,11 +192,16 @@ class Blitz:
         title: str | None = None,
         labels: Mapping[str, str] | None = None,
         approval_timeout: float | timedelta | Literal["default"] | None = None,
+        mode: str | int | None = None,
     ) -> session_pb2.Session:
         """Change what is given; see `AsyncBlitz.update_session`."""
         return self._runner.run(
             self._client.update_session(
-                session_id, title=title, labels=labels, approval_timeout=approval_timeout
+                session_id,
+                title=title,
+                labels=labels,
+                approval_timeout=approval_timeout,
+                mode=mode,
             )
         )
 
@@ -294,9 +299,11 @@ class Blitz:
         reason: str = "",
         command: str = "",
         interrupt: bool = False,
+        rule: turn_pb2.RuleMatch | None = None,
     ) -> None:
         """Answer an approval request: "once", "session", "always" or "deny" (with
-        `interrupt`: and stop the turn)."""
+        `interrupt`: and stop the turn; with `rule`: make that rule). See
+        `AsyncBlitz.decide`."""
         self._runner.run(
             self._client.decide(
                 session_id,
@@ -305,12 +312,27 @@ class Blitz:
                 reason=reason,
                 command=command,
                 interrupt=interrupt,
+                rule=rule,
             )
         )
 
-    def answer(self, session_id: str, request_id: str, answers: str | Sequence[str]) -> None:
-        """Answer a question."""
-        self._runner.run(self._client.answer(session_id, request_id, answers))
+    def answer(
+        self,
+        session_id: str,
+        request_id: str,
+        answers: str | Sequence[str] = (),
+        *,
+        values: Mapping[str, Any] | None = None,
+        decline: bool = False,
+    ) -> None:
+        """Answer a question (a form's with `values` or `decline`)."""
+        self._runner.run(
+            self._client.answer(session_id, request_id, answers, values=values, decline=decline)
+        )
+
+    def commands(self, session_id: str = "") -> list[session_pb2.SlashCommand]:
+        """The server commands offered; see `AsyncBlitz.commands`."""
+        return self._runner.run(self._client.commands(session_id))
 
     def cancel(self, session_id: str, turn_id: str = "") -> str:
         """Cancel the running turn; returns its id."""

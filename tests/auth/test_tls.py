@@ -105,3 +105,38 @@ async def test_a_leaf_certificate_is_not_warned_of(tmp_path: Path, pki: Pki):
         async with running_server(settings):
             pass
     assert not [e for e in logs if "CA's" in e["event"]]
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_a_plain_client_at_a_tls_port_is_told_to_use_tls(server, kind):
+    plain = {"grpc": server.grpc_target, "connect": server.http_url.replace("https", "http")}
+    async with AsyncBlitz(plain[kind], reconnect_timeout=0.5) as blitz:
+        with pytest.raises(BlitzError) as refused:
+            await asyncio.wait_for(blitz.create_session(), 20)
+    secure = {"grpc": f"grpcs://{server.grpc_target}", "connect": server.http_url}[kind]
+    assert f"if this port serves TLS, connect to {secure}" in refused.value.message
+
+
+@pytest.mark.parametrize("kind", ["grpc", "connect"])
+async def test_a_tls_client_at_a_plain_port_is_told_it_does_not_serve_tls(tmp_path, pki, kind):
+    async with running_server(make_settings(tmp_path / "plain")) as plain:
+        urls = {
+            "grpc": f"grpcs://{plain.grpc_target}",
+            "connect": plain.http_url.replace("http://", "https://"),
+        }
+        async with AsyncBlitz(urls[kind], ca_file=pki.ca_file, reconnect_timeout=0.5) as blitz:
+            with pytest.raises(BlitzError) as refused:
+                await asyncio.wait_for(blitz.create_session(), 20)
+    address = {"grpc": plain.grpc_target, "connect": plain.http_url}[kind]
+    assert f"this port does not serve TLS: connect to {address}" in refused.value.message
+
+
+async def test_the_cli_says_so_too(server):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLITZ_")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "blitz.cli", "sessions", "--server", server.grpc_target,
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 1
+    assert "if this port serves TLS, connect to grpcs://" in " ".join(err.decode().split())

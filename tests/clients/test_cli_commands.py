@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -16,6 +17,8 @@ from blitz_client import AsyncBlitz
 
 async def blitz(server, *args: str) -> tuple[int, str, str]:
     """Run `blitz ARGS` against `server` in a subprocess: exit code, stdout, stderr."""
+    # Without COLUMNS (pytest sets it to 80): a piped table is then as wide as its cells.
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -23,6 +26,7 @@ async def blitz(server, *args: str) -> tuple[int, str, str]:
         *args,
         "--server",
         server.grpc_target,
+        env=env,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -55,14 +59,36 @@ async def test_run_json_prints_every_event_as_a_json_line(server):
 
 
 async def test_run_refuses_approvals_and_questions_unless_told(server):
+    """A refusal fails a CI step (exit 3) unless --allow-refused keeps the old codes."""
     code, out, err = await blitz(server, "run", "$ echo nope")
-    assert code == 0
+    assert code == 3
     assert "denied: refused: blitz run was not given --approve" in out
+    assert "an action was refused" in err
+
+    code, out, _ = await blitz(server, "run", "$ echo nope", "--allow-refused")
+    assert code == 0
+    assert "denied: refused" in out
 
     code, _, err = await blitz(server, "run", "ask: which? [x|y]")
-    assert code == 1
+    assert code == 3
     assert "give --answer" in err
     assert "CANCELLED" in err
+
+    code, _, err = await blitz(server, "run", "ask: which? [x|y]", "--allow-refused")
+    assert code == 1
+    assert "give --answer" in err
+
+
+async def test_run_exits_0_when_its_own_deny_was_asked_for(server):
+    code, out, _ = await blitz(server, "run", "$ echo nope", "--deny", "not in CI")
+    assert code == 0
+    assert "denied: not in CI" in out
+
+
+async def test_run_json_exit_code_3_on_refusal(server):
+    code, out, _ = await blitz(server, "run", "$ echo nope", "--json")
+    assert code == 3
+    assert any("resolution" in json.loads(line) for line in out.splitlines())
 
 
 async def test_run_exit_codes(server):
@@ -122,6 +148,8 @@ async def test_watch_replays_a_session(server):
     assert code == 0
     assert "You said: watch me" in out
     assert "thought for 1 word" in out
+    assert "/thoughts" not in out, "watch is not interactive: nothing to expand with"
+    assert "› think: quietly" in out, "the user's prompt is replayed"
     code, out, _ = await blitz(server, "watch", session.id, "--no-follow", "--json", "--after", "2")
     seqs = [json.loads(line)["seq"] for line in out.splitlines()]
     assert seqs[0] == "3"
@@ -146,13 +174,13 @@ async def test_run_answering_second_goes_on_to_the_end(server):
         session = await client.create_session(approval_timeout=0.001)
     code, out, err = await blitz(server, "run", "$ echo late", "--session", session.id,
                                  "--approve", "--json")  # fmt: skip
-    assert code == 0, err
+    assert code == 3, err  # the timeout denied it: refused, whoever came first
     assert "finished" in json.loads(out.splitlines()[-1])
 
 
 async def test_run_with_an_answer_that_is_no_option_number(server):
     code, _, err = await blitz(server, "run", "ask: which? [yes|no]", "--answer", "²")
-    assert code == 1 and "does not answer" in err and "Traceback" not in err
+    assert code == 3 and "does not answer" in err and "Traceback" not in err
 
 
 async def test_ctrl_c_on_run_cancels_the_turn(server):
@@ -203,3 +231,102 @@ async def test_server_and_blitz_server_take_replicas_separated_by_commas(server)
     )
     assert code == 2
     assert "not a mix" in err and "Traceback" not in err
+
+
+async def parked(client, text: str):
+    """A new session with a turn parked on its first request: (session id, request id)."""
+    session = await client.create_session()
+    async with contextlib.aclosing(client.run(session.id, text)) as events:
+        async for event in events:
+            kind = event.WhichOneof("kind")
+            if kind in ("approval_request", "question"):
+                return session.id, getattr(event, kind).request_id
+    raise AssertionError("the turn did not park")
+
+
+async def test_approve_deny_and_answer_a_parked_turn_from_a_script(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session_id, request_id = await parked(client, "$ pytest -q tests/a.py")
+        code, out, err = await blitz(server, "approve", session_id, request_id, "--suggested",
+                                     "--json")  # fmt: skip
+        assert code == 0, err
+        assert json.loads(out) == {"requestId": request_id, "decision": "always"}
+        code, out, _ = await blitz(server, "rules", "list", session_id, "--json")
+        rules = [json.loads(line) for line in out.splitlines()]
+        assert code == 0 and [r["pattern"] for r in rules] == ["pytest -q"]
+        code, out, _ = await blitz(server, "rules", "list", session_id)
+        assert "commands starting `pytest -q`" in out and "always" in out
+        code, out, _ = await blitz(server, "rules", "revoke", session_id, rules[0]["id"], "--json")
+        assert code == 0 and json.loads(out)["revoked"] is True
+        assert await client.rules(session_id) == []
+
+        session_id, request_id = await parked(client, "$ rm -rf build")
+        code, out, _ = await blitz(server, "sessions", "show", session_id)
+        assert f"open request {request_id}" in out
+        code, out, _ = await blitz(server, "deny", session_id, request_id, "--reason", "no",
+                                   "--json")  # fmt: skip
+        assert code == 0 and json.loads(out) == {"requestId": request_id, "decision": "deny"}
+        code, _, err = await blitz(server, "deny", session_id, request_id)
+        assert code == 1 and "ALREADY_RESOLVED" in err
+
+        session_id, request_id = await parked(client, "ask: which? [red|blue]")
+        code, out, err = await blitz(server, "answer", session_id, request_id, "blue", "--json")
+        assert code == 0 and json.loads(out)["answered"] is True, err
+        code, _, err = await blitz(server, "answer", session_id, request_id)
+        assert code == 2 and "give the answers" in err
+
+
+async def test_diff_files_fork_delete_and_show(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session(title="source")
+        await client.update_session(session.id, mode="accept_edits")
+        turns = []
+        for text in ("first", "write notes.md\n```\nhello\n```"):
+            async for event in client.run(session.id, text):
+                turns.append(event.turn_id)
+    code, out, _ = await blitz(server, "diff", session.id, "--json")
+    assert code == 0 and json.loads(out)["paths"] == ["notes.md"]
+    code, out, _ = await blitz(server, "diff", session.id)
+    assert "+hello" in out and "+++ b/notes.md" in out
+    code, out, _ = await blitz(server, "files", session.id, "--json")
+    entries = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and "notes.md" in [e["path"] for e in entries]
+    code, out, _ = await blitz(server, "files", session.id)
+    assert "notes.md" in out
+
+    code, out, err = await blitz(server, "sessions", "fork", session.id, turns[0], "--json",
+                                 "--title", "at first")  # fmt: skip
+    fork = json.loads(out)
+    assert code == 0 and fork["title"] == "at first", err
+    code, out, _ = await blitz(server, "files", fork["id"], "--json")
+    assert "notes.md" not in out, "the fork has the files as they were at its turn"
+    code, out, _ = await blitz(server, "sessions", "delete", fork["id"], "--json")
+    assert code == 0 and json.loads(out)["id"] == fork["id"]
+    code, _, err = await blitz(server, "sessions", "show", fork["id"])
+    assert code == 1 and "SESSION_NOT_FOUND" in err
+
+
+async def test_usage_all_sums_every_session_by_model_and_day(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        for _ in range(2):
+            session = await client.create_session()
+            async for _ in client.run(session.id, "hello"):
+                pass
+    code, out, _ = await blitz(server, "usage", "--all", "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [(r["model"], r["calls"]) for r in rows] == [("demo", 2)]
+    code, out, _ = await blitz(server, "usage", "--all", "--by", "day", "--json")
+    assert len([json.loads(line) for line in out.splitlines()]) == 1
+    code, out, _ = await blitz(server, "usage", "--all", "--by", "session")
+    assert code == 0 and out.count("s_") == 2
+    code, _, err = await blitz(server, "usage")
+    assert code == 2 and "--all" in err
+
+
+async def test_a_piped_table_is_not_cut_to_80_columns(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        await client.create_session(title="a title long enough to be cut at eighty columns wide")
+    code, out, _ = await blitz(server, "sessions")
+    assert code == 0
+    assert "a title long enough to be cut at eighty columns wide" in out
+    assert "…" not in out

@@ -39,3 +39,17 @@ def test_every_client_dependency_is_pinned_and_pinned_as_the_server_pins_it():
     assert [name for name, spec in client.items() if not spec.startswith("==")] == []
     shared = client.keys() & server.keys()
     assert {name: server[name] for name in shared} == {name: client[name] for name in shared}
+
+
+def test_clients_readme_lists_every_client_command():
+    """Docs list every command: each of `blitz`'s client subcommands has a table row."""
+    from pathlib import Path
+
+    from blitz_cli.command import build_parser
+
+    readme = (Path(__file__).resolve().parents[2] / "clients" / "README.md").read_text()
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "==SUPPRESS==" and a.choices)
+    for name in commands.choices:
+        if name not in ("serve", "config", "token"):
+            assert f"| `blitz {name}" in readme, name

@@ -40,13 +40,17 @@ _SETUP_CONCURRENCY = 64
 
 
 @asynccontextmanager
-async def open_stubs(target: str, channels: int) -> AsyncIterator[list[Stub]]:
+async def open_stubs(
+    target: str, channels: int, *, own_connections: bool = True
+) -> AsyncIterator[list[Stub]]:
     """`channels` connections to one server, each with a SessionService stub, all ready.
 
     Many calls share each channel (HTTP/2 streams); several channels spread them over
-    connections, as many clients would.
+    connections, as many clients would. Without `own_connections`, the channels share one
+    connection, as grpcio makes them by default.
     """
-    opened = [grpc.aio.insecure_channel(target, options=grpc_options()) for _ in range(channels)]
+    options = grpc_options(own_connection=own_connections)
+    opened = [grpc.aio.insecure_channel(target, options=options) for _ in range(channels)]
     try:
         for channel in opened:
             await asyncio.wait_for(channel.channel_ready(), 30)

@@ -44,13 +44,13 @@ _POLL_S = 0.005
 _DRAIN_TIMEOUT = "2"
 
 
-def grpc_options() -> list[tuple[str, int]]:
+def grpc_options(*, own_connection: bool = True) -> list[tuple[str, int]]:
     """Options of the harness's grpc.aio channels: a whole turn's output fits in a message,
     and each channel is a connection of its own (grpcio shares one between channels of the
     same target and options otherwise)."""
     return [
         ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-        ("grpc.use_local_subchannel_pool", 1),
+        ("grpc.use_local_subchannel_pool", 1 if own_connection else 0),
     ]
 
 

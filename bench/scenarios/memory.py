@@ -94,7 +94,7 @@ async def run(options: argparse.Namespace) -> Result:
     )
     async with (
         blitz_server() as server,
-        open_stubs(server.grpc_target, options.channels) as stubs,
+        open_stubs(server.grpc_target, options.channels, own_connections=False) as stubs,
     ):
         await warm_up(stubs)
         session_ids = await create_sessions(stubs, streams, title="memory")

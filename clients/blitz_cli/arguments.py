@@ -154,7 +154,9 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "--all", action="store_true", help="every session you can see (an admin: everyone's)"
     )
     usage.add_argument(
-        "--by", choices=["model", "day", "session"], help="with --all: sum by this (model)"
+        "--by",
+        choices=["model", "day", "session", "principal"],
+        help="with --all: sum by this (model); principal: by whose sessions (an admin sees all)",
     )
     usage.set_defaults(client_handler=usage_command)
 

@@ -143,7 +143,8 @@ def usage_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
     """`blitz usage ID [--json]`: one row per model call, and the totals; `blitz usage
-    --all [--by model|day|session]`: every session's calls, summed by one of those."""
+    --all [--by model|day|session|principal]`: every session's calls, summed by one of
+    those."""
     if args.all:
         return _usage_all(args, server=server, token=token, ca_file=ca_file)
     if not args.session_id:
@@ -174,6 +175,7 @@ def _usage_all(
                         "model": entry.model,
                         "day": entry.time.ToDatetime().strftime("%Y-%m-%d"),
                         "session": session.id,
+                        "principal": session.owner or "(no token)",
                     }[by]
                     row = sums[key]
                     row[0] += 1

@@ -10,7 +10,7 @@ import signal
 import sys
 
 from support.processes import interruptible
-from support.servers import free_port
+from support.servers import free_port, make_settings, running_server
 
 from blitz_client import AsyncBlitz
 
@@ -330,3 +330,23 @@ async def test_a_piped_table_is_not_cut_to_80_columns(server):
     assert code == 0
     assert "a title long enough to be cut at eighty columns wide" in out
     assert "…" not in out
+
+
+async def test_an_admins_usage_all_is_summed_by_principal(tmp_path):
+    tokens = "alice:alice-token-1234,bob:bob-token-5678,root:root-token-9012:admin"
+    async with running_server(make_settings(tmp_path / "data", tokens=tokens)) as server:
+        for who in ("alice", "bob", "bob"):
+            secret = {"alice": "alice-token-1234", "bob": "bob-token-5678"}[who]
+            async with AsyncBlitz(server.grpc_target, token=secret) as client:
+                session = await client.create_session()
+                assert session.owner == who
+                async for _ in client.run(session.id, "hello"):
+                    pass
+        code, out, err = await blitz(server, "usage", "--all", "--by", "principal", "--json",
+                                     "--token", "root-token-9012")  # fmt: skip
+        rows = {row["principal"]: row["calls"] for row in map(json.loads, out.splitlines())}
+        assert code == 0 and rows == {"alice": 1, "bob": 2}, err
+        # A principal sees only its own.
+        code, out, _ = await blitz(server, "usage", "--all", "--by", "principal", "--json",
+                                   "--token", "bob-token-5678")  # fmt: skip
+        assert [json.loads(line)["principal"] for line in out.splitlines()] == ["bob"]

@@ -47,8 +47,6 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   SERVER_RESTARTED: "retry",
   SHUTTING_DOWN: "resume",
   INTERNAL: "no",
-  WEBHOOK_NOT_FOUND: "no",
-  DELIVERY_NOT_FOUND: "no",
   STEP_FAILED: "no",
 });
 

@@ -84,6 +84,7 @@ def session_view(
         pending=pending_view(p.event for p in pending if p.event),
         mode=rec.mode,  # type: ignore[arg-type]
         queued_turn_ids=queued,
+        owner=rec.owner,
     )
     if rec.approval_timeout is not None:
         session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))

@@ -42,7 +42,7 @@ log = structlog.get_logger(__name__)
 
 # The variable that makes a `blitz serve` a worker: the first worker's pid.
 WORKER_OF = "BLITZ_WORKER_OF"
-# A worker that dies is started again after this long (seconds), at most once this often.
+# How often the first looks for a worker that died, to start it again (seconds).
 _RESTART_AFTER = 1.0
 _PR_SET_PDEATHSIG = 1
 
@@ -81,7 +81,6 @@ def become_worker(environ: Mapping[str, str]) -> bool:
 class _Worker:
     number: int
     process: subprocess.Popen[bytes]
-    started: float
 
 
 class Workers:
@@ -118,7 +117,7 @@ class Workers:
             if fd is not None:
                 os.close(fd)
         log.info("worker_started", worker=number, pid=process.pid)
-        return _Worker(number, process, time.monotonic())
+        return _Worker(number, process)
 
     def release_ports(self) -> None:
         """This process serves on the ports: they need no reserving any more."""
@@ -147,6 +146,7 @@ class Workers:
 
     def wait(self, timeout: float) -> None:
         """Wait `timeout` s at most until every worker has ended, then SIGKILL the rest."""
+        self.release_ports()
         self.terminate()
         deadline = time.monotonic() + timeout
         for worker in self._workers:
@@ -155,7 +155,3 @@ class Workers:
             except subprocess.TimeoutExpired:
                 worker.process.kill()
                 worker.process.wait()
-
-    @property
-    def pids(self) -> list[int]:
-        return [worker.process.pid for worker in self._workers]

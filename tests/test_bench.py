@@ -72,8 +72,8 @@ def test_the_replicas_scenario_runs_on_every_setup(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     report = json.loads((tmp_path / "bench.json").read_text())
     rows = report["results"]["replicas"]["rows"]
-    assert [row["setup"] for row in rows] == ["sqlite", "postgres", "two"]
-    assert [row["servers"] for row in rows] == [1, 1, 2]
+    assert [row["setup"] for row in rows] == ["sqlite", "postgres", "two", "workers"]
+    assert [row["servers"] for row in rows] == [1, 1, 2, 1]  # workers: one server, two processes
     assert all(row["failed_turns"] == 0 and row["lost_deltas"] == 0 for row in rows)
     assert rows[2]["db_cpu_ms"] > 0, "the database's own CPU is read"
 

@@ -136,7 +136,7 @@ def _workers(settings: Settings, handed: Handed) -> tuple[Settings, Workers | No
     from blitz.workers import Workers, become_worker, reserve_port
 
     if become_worker(os.environ):
-        return replace(settings, workers=1, reuse_port=True, metrics_port=None), None
+        return replace(settings, metrics_port=None), None
     if settings.workers == 1:
         return settings, None
     if not settings.database.startswith(("postgresql://", "postgres://")):
@@ -147,7 +147,7 @@ def _workers(settings: Settings, handed: Handed) -> tuple[Settings, Workers | No
         )
     grpc_port, grpc_held = reserve_port(settings.grpc_host, settings.grpc_port)
     http_port, http_held = reserve_port(settings.http_host, settings.http_port)
-    settings = replace(settings, grpc_port=grpc_port, http_port=http_port, reuse_port=True)
+    settings = replace(settings, grpc_port=grpc_port, http_port=http_port)
     argv = [*sys.orig_argv[1:], f"--grpc-port={grpc_port}", f"--http-port={http_port}"]
     workers = Workers(settings.workers, argv, handed, held=[grpc_held, http_held])
     workers.start()

@@ -294,7 +294,7 @@ async def running_server(
             health_servicer,
             authenticate=authenticate,
             interceptors=[tracing.grpc_interceptor()] if tracing else (),
-            reuse_port=settings.reuse_port,
+            reuse_port=settings.workers > 1,
         )
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port, tls=tls)
         connect_apps = build_connect_apps(
@@ -311,7 +311,7 @@ async def running_server(
             port=settings.http_port,
             shutdown_timeout=settings.drain_timeout,
             tls=tls,
-            reuse_port=settings.reuse_port,
+            reuse_port=settings.workers > 1,
         )
         await grpc_server.start()
         # Safety net for a failed start or a cancelled drain: stops at once, no-op after.

@@ -153,6 +153,7 @@ async def test_reflection_lists_every_service(grpc_channel: grpc.aio.Channel) ->
         "blitz.v1.SessionService",
         "blitz.v1.WorkspaceService",
         "blitz.v1.WebhookService",
+        "blitz.v1.WorkflowService",
         "grpc.health.v1.Health",
         "grpc.reflection.v1alpha.ServerReflection",
     }

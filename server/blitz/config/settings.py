@@ -26,11 +26,9 @@ class Settings:
     grpc_port: int = 50051
     http_host: str = "127.0.0.1"
     http_port: int = 8080
-    # Processes serving behind the same ports (a store they share: PostgreSQL).
+    # Processes serving behind the same ports (a store they share: PostgreSQL); above 1,
+    # each binds both ports with SO_REUSEPORT.
     workers: int = 1
-    # Bind both ports with SO_REUSEPORT: set for the processes of `--workers`, not a
-    # setting of its own.
-    reuse_port: bool = False
     data_dir: Path = Path("data")
     # A path to the SQLite file or a database URL; empty in the table: `<data_dir>/blitz.db`.
     database: str = "data/blitz.db"

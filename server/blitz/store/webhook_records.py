@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "OUTBOX_KINDS",
+    "WEBHOOK_KINDS",
     "AttemptOutcome",
     "AttemptRecord",
     "DeliveryPage",
@@ -22,19 +23,18 @@ __all__ = [
     "WebhookRecord",
 ]
 
-# The kinds of event a webhook may be told of: each one stored gets a row in the webhook
-# outbox, in the transaction that stores it (`Store.append_events`).
-OUTBOX_KINDS = frozenset(
-    {
-        "approval_request",
-        "question",
-        "plan_proposed",
-        "resolution",
-        "finished",
-        "flow_step",
-        "session_state",
-    }
+# The kinds of event a webhook may be told of, in the docs' order: each one stored gets a
+# row in the webhook outbox, in the transaction that stores it (`Store.append_events`).
+WEBHOOK_KINDS = (
+    "approval_request",
+    "question",
+    "plan_proposed",
+    "resolution",
+    "finished",
+    "flow_step",
+    "session_state",
 )
+OUTBOX_KINDS = frozenset(WEBHOOK_KINDS)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from blitz.core.webhooks.matching import ALL_KINDS
 from blitz.core.webhooks.sending import refusal, target_problem
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.outbound import AddressPolicy, Refused, resolve
-from blitz.store import OUTBOX_KINDS
+from blitz.store.webhook_records import WEBHOOK_KINDS
 from blitz.v1 import webhooks_pb2 as wh
 
 __all__ = [
@@ -39,17 +39,8 @@ __all__ = [
     "target",
 ]
 
-# The event kinds a webhook may ask for, in docs' order, and "*".
-KINDS = (
-    "approval_request",
-    "question",
-    "plan_proposed",
-    "resolution",
-    "finished",
-    "flow_step",
-    "session_state",
-)
-assert set(KINDS) == OUTBOX_KINDS
+# The event kinds a webhook may ask for, in the docs' order (and "*").
+KINDS = WEBHOOK_KINDS
 # Webhooks one principal may have.
 WEBHOOKS_MAX = 100
 # What UpdateWebhook's mask may name.

@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import ClassVar, TypeVar
 
 from blitz.store import rows
-from blitz.store.base import Expand
 from blitz.store.records import (
     AttemptOutcome,
     AttemptRecord,
@@ -27,6 +26,7 @@ from blitz.store.records import (
 )
 from blitz.store.rows import Row
 from blitz.store.tx import Tx
+from blitz.store.webhook_base import Expand
 from blitz.store.webhook_statements import WebhookStatements
 from blitz.v1 import webhooks_pb2 as wh
 

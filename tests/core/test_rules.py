@@ -129,3 +129,34 @@ def test_no_rule_is_suggested_where_none_would_be_safe_or_broader(label):
     kind = t.ACTION_KIND_MCP if label.startswith("mcp") else COMMAND
     kind = WRITE if label.startswith("write") else kind
     assert suggested_rule(ask(kind, label)) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo parked-1",
+        "ls -la /tmp",
+        "make test-parallel",
+        "python3 -m pytest -q tests/core/test_rules.py",
+        "echo a:b,c@d%e+f",
+        "-x",
+        "time ls",
+        "if x",
+        "for x",
+        "done",
+        "x",
+    ],
+)
+def test_plain_words_are_read_as_the_parser_reads_them(command, monkeypatch):
+    """Commands of plain words skip bashlex; what they are read as is what it reads."""
+    from blitz.core import rules
+
+    rules._parts.cache_clear()
+    fast = command_parts(command)
+    rules._parts.cache_clear()
+    monkeypatch.setattr(rules, "_PLAIN_WORDS", __import__("re").compile(r"(?!)"))
+    try:
+        parsed = command_parts(command)
+    finally:
+        rules._parts.cache_clear()
+    assert fast == parsed

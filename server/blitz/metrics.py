@@ -74,6 +74,12 @@ _TURNS_PARKED = Gauge(
     "Turns parked in this process now, waiting on approvals or answers.",
     registry=REGISTRY,
 )
+_STEPS_WAITING = Gauge(
+    "blitz_agent_steps_waiting",
+    "Steps of turns' agent work waiting for the calls people wait on, and for their turn"
+    " of the event loop (core/interactions.py): above a few, the server is short of CPU.",
+    registry=REGISTRY,
+)
 _WATCHERS = Gauge(
     "blitz_watchers",
     "Open live subscriptions to a session's events (RunTurn and following Watch streams).",
@@ -163,6 +169,7 @@ class LiveCounts:
     turns_running: int
     turns_parked: int
     watchers: int
+    agent_steps_waiting: int = 0
 
 
 _live: set[Callable[[], LiveCounts]] = set()
@@ -175,6 +182,7 @@ def _live_sum(field: str) -> Callable[[], float]:
 _TURNS_RUNNING.set_function(_live_sum("turns_running"))
 _TURNS_PARKED.set_function(_live_sum("turns_parked"))
 _WATCHERS.set_function(_live_sum("watchers"))
+_STEPS_WAITING.set_function(_live_sum("agent_steps_waiting"))
 
 
 def count_live(source: Callable[[], LiveCounts]) -> Callable[[], None]:

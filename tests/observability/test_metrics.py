@@ -92,6 +92,8 @@ async def test_a_turn_that_parks_and_is_approved_shows_in_the_metrics(settings: 
     assert change("blitz_turns_parked") == 0
     assert change("blitz_turns_running") == 0
     assert change("blitz_watchers") == 0
+    assert ("blitz_agent_steps_waiting", frozenset()) in after, "the gauge is shown"
+    assert value(after, "blitz_agent_steps_waiting") == 0, "an idle server has none waiting"
     seen = Counter(event.WhichOneof("kind") for event in events)
     assert {"accepted", "approval_request", "resolution", "tool_result", "finished"} <= set(seen)
     for kind, count in seen.items():

@@ -4,6 +4,7 @@
 an approval request or a question: the request is checked against what was asked
 (`validation.py`), resolved exactly once through the pending requests (the first answer
 wins; later ones get ALREADY_RESOLVED), and a SESSION or ALWAYS decision leaves a rule.
+Both are interactions: agent work gives way to them (interactions.py).
 `ListRules` and `RevokeRule` show and remove those rules. Resuming the turn is the
 pending requests' and the turn driver's business, not this module's.
 """
@@ -17,6 +18,7 @@ from google.protobuf import json_format
 
 from blitz.core import validation as check
 from blitz.core.approvals import Outcome, rule_label
+from blitz.core.interactions import Interactions
 from blitz.core.pending import PendingRequests
 from blitz.core.rules import made_rule
 from blitz.core.turns import Turns, interrupted
@@ -39,6 +41,7 @@ class DecisionCalls:
     _store: Store
     _pending: PendingRequests
     _turns: Turns
+    _interactions: Interactions
 
     async def session_record(self, session_id: str, ctx: CallContext) -> SessionRecord:
         raise NotImplementedError  # pragma: no cover - SessionCalls.session_record
@@ -59,6 +62,11 @@ class DecisionCalls:
         return found[0], t.TurnEvent.FromString(found[0].event)
 
     async def decide(self, req: s.DecideRequest, ctx: CallContext) -> s.DecideResponse:
+        # Someone waits on it: agent work gives way until it returns (interactions.py).
+        with self._interactions.under_way():
+            return await self._decide(req, ctx)
+
+    async def _decide(self, req: s.DecideRequest, ctx: CallContext) -> s.DecideResponse:
         check.check_decision(req)
         session = await self.session_record(req.session_id, ctx)
         pending, event = await self._open_request(session.id, req.request_id)
@@ -114,6 +122,10 @@ class DecisionCalls:
         return s.DecideResponse()
 
     async def answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:
+        with self._interactions.under_way():
+            return await self._answer(req, ctx)
+
+    async def _answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:
         check.check_answers(req)
         session = await self.session_record(req.session_id, ctx)
         pending, event = await self._open_request(session.id, req.request_id)

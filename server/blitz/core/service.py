@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING
 
 from blitz import metrics
 from blitz.core import validation as check
-from blitz.core.admissions import Admissions
 from blitz.core.checkpoints import Checkpoints
 from blitz.core.deadlines import Deadlines
 from blitz.core.decisions import RULES_MAX, DecisionCalls
 from blitz.core.event_log import EventLog
+from blitz.core.interactions import Interactions
 from blitz.core.leases import Leases
 from blitz.core.locks import SessionLocks
 from blitz.core.pages import fill_page
@@ -140,8 +140,8 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
             deadlines=Deadlines(self._timers),
             approval_timeout=approval_timeout,
         )
-        # RunTurn calls under way: runs wait for them to be admitted first.
-        self._admissions = Admissions()
+        # The calls people wait on (admissions, Decides): agent work gives way to them.
+        self._interactions = Interactions()
         # One more turn than a session can be rewound or forked at keeps its checkpoints:
         # the files at a server command's turn are those at the end of the turn before.
         self._checkpoints = Checkpoints(
@@ -161,7 +161,7 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
             default_timeout=default_timeout,
             owner=replica or f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}",
             lease=turn_lease,
-            admissions=self._admissions,
+            interactions=self._interactions,
             checkpoints=self._checkpoints,
             max_running=max_running_turns,
             refuse_when_full=refuse_when_full,
@@ -217,6 +217,7 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
             turns_running=self._turns.count(TurnState.RUNNING),
             turns_parked=self._turns.count(TurnState.PARKED),
             watchers=self._log.watchers,
+            agent_steps_waiting=self._interactions.waiting,
         )
 
     @property
@@ -369,7 +370,7 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
         check.check_turn(req, bypass_allowed=self._bypass_allowed)
         with ExitStack() as admission:
             # Until its `accepted` is handed over, the turn goes before agent work.
-            admission.enter_context(self._admissions.admitting())
+            admission.enter_context(self._interactions.under_way())
             rec, session, interrupting = await self._admit(req, ctx, plan_id=plan_id)
             if interrupting:
                 # Queued first; the turn it interrupts ends, and its end starts this one.

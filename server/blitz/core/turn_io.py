@@ -1,5 +1,8 @@
 """The agent's view of one turn run: `blitz.ports.TurnIO`, implemented by the core.
 
+Each of its calls but `emit` is a step where the agent's work gives way to the calls
+people wait on (interactions.py); the agent holds no lock of the core's when it makes one.
+
 Events go to the event log (which stamps, masks, stores and sends them); every model call
 is checked against the turn's limits first (MAX_TURNS, BUDGET_EXCEEDED) and hands over
 steer text queued in the store, and is recorded in the usage ledger after, then announced
@@ -19,6 +22,7 @@ from dataclasses import asdict
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.event_log import EventLog
+from blitz.core.interactions import Interactions
 from blitz.core.pending import PendingRequests
 from blitz.errors import BlitzError, Reason
 from blitz.ports import AnswerResult, ModelCallUsage, RuleDecision
@@ -46,6 +50,7 @@ class TurnChannel:
         log: EventLog,
         store: Store,
         pending: PendingRequests,
+        interactions: Interactions,
         default_max_turns: int,
     ) -> None:
         self._active = active
@@ -54,6 +59,7 @@ class TurnChannel:
         self._log = log
         self._store = store
         self._pending = pending
+        self._give_way = interactions.give_way
         self._default_max_turns = default_max_turns
         self._paced = 0
 
@@ -67,6 +73,7 @@ class TurnChannel:
         self._log.emit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def commit(self, event: t.TurnEvent) -> None:
+        await self._give_way()
         if event.HasField("tool_call"):
             self._active.acted = True
         if self._active.step is not None:
@@ -74,6 +81,7 @@ class TurnChannel:
         await self._log.commit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def pace(self) -> None:
+        await self._give_way()
         self._paced += 1
         if self._paced >= _YIELD_EVERY:
             self._paced = 0
@@ -81,15 +89,19 @@ class TurnChannel:
         await self._log.pace(self._sid)
 
     async def before_file_change(self, path: str, content: bytes | None) -> None:
+        await self._give_way()
         await self._store.keep_original(FileOriginal(self._sid, path, content))
 
     async def ask_now(self, question: t.Question) -> AnswerResult:
+        await self._give_way()
         return await self._pending.ask_now(self._active, question)
 
     async def rule_decides(self, approval: t.ApprovalRequest) -> RuleDecision | None:
+        await self._give_way()
         return await self._pending.decide_by_rule(self._active, approval)
 
     async def before_model_call(self) -> list[str]:
+        await self._give_way()
         rec, turn = self._active.rec, self._active.turn
         limit = turn.max_turns or self._default_max_turns
         if rec.model_calls >= limit:
@@ -115,6 +127,7 @@ class TurnChannel:
         return steer
 
     async def record_model_call(self, usage: ModelCallUsage) -> None:
+        await self._give_way()
         started = _call_started.get()
         seconds = None if started is None else time.perf_counter() - started
         self._active.rec.cost_usd += usage.cost_usd

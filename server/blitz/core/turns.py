@@ -41,10 +41,10 @@ import structlog
 
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn, LiveTurns
-from blitz.core.admissions import Admissions
 from blitz.core.checkpoints import Checkpoints
 from blitz.core.endings import FORKABLE_TURNS, interrupted
 from blitz.core.event_log import EventLog, TurnLost
+from blitz.core.interactions import Interactions
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import Answered, PendingRequests
 from blitz.core.plans import proposal, proposed_event
@@ -89,7 +89,7 @@ class Turns(TurnQueue):
         default_timeout: timedelta | None,
         owner: str,
         lease: float,
-        admissions: Admissions,
+        interactions: Interactions,
         checkpoints: Checkpoints,
         max_running: int = 256,
         refuse_when_full: bool = False,
@@ -97,7 +97,7 @@ class Turns(TurnQueue):
         workflows: WorkflowRuns | None = None,
     ) -> None:
         """`workflows`: what carries out `/run` turns (workflow_runs.py).
-        `admissions`: the RunTurn calls under way, which runs let through first;
+        `interactions`: the calls people wait on, which agent work gives way to;
         `checkpoints`: what takes each turn's snapshots of its workspace; `max_running`
         runs at once, and past it a new turn waits with a notice, or, with
         `refuse_when_full`, is refused (slots.py)."""
@@ -118,7 +118,7 @@ class Turns(TurnQueue):
         self._tasks = Supervisor("turns")
         self._live = LiveTurns(count_parked=not store.shared)
         self._slots = RunSlots(max_running, refuse_when_full=refuse_when_full)
-        self._admissions = admissions
+        self._interactions = interactions
         self._checkpoints = checkpoints
         self.workflows = workflows
         pending.listen(self)
@@ -216,6 +216,7 @@ class Turns(TurnQueue):
             log=self._log,
             store=self._store,
             pending=self._pending,
+            interactions=self._interactions,
             default_max_turns=self._default_max_turns,
         )
         with (
@@ -226,10 +227,10 @@ class Turns(TurnQueue):
             if rec.deadline is not None:
                 deadline = asyncio.get_running_loop().time() + (rec.deadline - time.time())
             try:
-                # Turns being admitted go first (admissions.py); then a slot bounds how
-                # many turns do work at once: under a burst, the first ones park or
-                # finish first instead of all of them at the end.
-                await self._admissions.let_through()
+                # The calls people wait on go first (interactions.py); then a slot
+                # bounds how many turns do work at once: under a burst, the first ones
+                # park or finish first instead of all of them at the end.
+                await self._interactions.give_way()
                 if self._slots.full:
                     waiting = t.TurnEvent(notice=t.Notice(text=self._slots.waiting_notice()))
                     await self._log.commit(rec.session_id, rec.turn_id, waiting, fence=rec.epoch)

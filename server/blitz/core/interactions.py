@@ -1,0 +1,199 @@
+"""The calls a person waits on go before agent work.
+
+An interaction is a call whose answer someone is waiting for and whose own work is short:
+a RunTurn until its `accepted` is handed to the transport, a Decide or an Answer until it
+returns (its `resolution` is in the log by then), a millisecond or two each. Agent work is
+everything a turn's run does between them, and it is long: a run to its park costs a few
+milliseconds of the loop, a resume more, and a thousand of them can be ready at once.
+
+Agent work gives way at its steps (`give_way`): the start of each run, and each call the
+agent makes through its `TurnIO` (turn_io.py: every commit, stream event, model call and
+rule check). Two rules make the priority:
+
+- One step begins per turn of the event loop, at most. A step waits its turn, in order,
+  while an interaction is under way, while a burst of them is coming in, or while other
+  steps already wait; otherwise it goes at once, unless a step has begun in this turn of
+  the loop already. So whatever else the loop has to do waits for one step at most, never
+  for every ready turn: the transport's intake above all. grpc.aio takes in one new call
+  at a time, each through a few turns of the loop, so a loop that runs every ready turn
+  in each of its turns takes calls in at the rate its spare CPU allows (measured with the
+  floor, docs/benchmarks.md): Decides sat for seconds in the transport, unseen, before
+  their handler ran for 2 ms.
+- Interactions first. While one is under way, no step begins. Nor while a burst of them
+  comes in (`_BURST` begun within `_WINDOW` seconds, a rate people sending turns rarely
+  reach): between two calls of a burst no interaction is under way, and the steps begun
+  there would slow the intake of the next ones.
+
+Two bounds keep it honest. A step waits at most `_MOST` seconds; then, while interactions
+go on, the oldest steps go one at a time, the next once the one before has given way
+again or ended (or run for `_MOST`, since a step may await a command): interactions that
+never stop slow the turns down but cannot starve them, and each waits for one step at
+most. And the steps give way only where the agent holds no lock of the core's (the run's
+start, and `TurnIO` calls from the agent, which sees no lock), so an interaction waiting
+for a session's lock never waits for a step that holds it. How much agent work there is
+at all is bounded elsewhere, and visibly: by the run slots (slots.py), past which a turn
+waits with a notice or is refused with RATE_LIMITED; the steps waiting here are counted
+in the metrics (`blitz_agent_steps_waiting`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Iterator
+
+__all__ = ["Interactions"]
+
+# The longest a step of agent work waits for interactions (seconds).
+_MOST = 1.0
+# This many interactions begun within the last `_WINDOW` seconds are a burst coming in.
+_BURST = 3
+_WINDOW = 0.02
+# The most steps of agent work begun in one turn of the event loop.
+_PER_TURN = 1
+
+
+class Interactions:
+    """The interactions under way in this process, and the agent steps waiting for them."""
+
+    def __init__(
+        self, *, most: float = _MOST, per_turn: int = _PER_TURN, window: float = _WINDOW
+    ) -> None:
+        """`most`: the longest a step waits; `per_turn`: the most steps begun in one turn
+        of the loop; `window`: the seconds within which `_BURST` interactions begun are a
+        burst."""
+        self._most = most
+        self._per_turn = per_turn
+        self._window = window
+        self._count = 0
+        # When the interactions of the last `window` seconds began (monotonic), oldest first.
+        self._began: deque[float] = deque()
+        # Steps begun in this turn of the loop.
+        self._begun = 0
+        # The steps waiting, oldest first: since when (monotonic), and what lets each go.
+        self._waiting: deque[tuple[float, asyncio.Task[object] | None, asyncio.Future[None]]] = (
+            deque()
+        )
+        # The one look ahead at the waiting steps, and when it is due (the loop's time; 0:
+        # on its next turn).
+        self._look: asyncio.Handle | None = None
+        self._look_at = 0.0
+        # The task of the step let go for having waited its longest while interactions
+        # held the rest, until it gives way again or ends; and when it went.
+        self._overdue: asyncio.Task[object] | None = None
+        self._overdue_at = 0.0
+
+    @property
+    def waiting(self) -> int:
+        """How many steps of agent work wait now."""
+        return len(self._waiting)
+
+    @contextlib.contextmanager
+    def under_way(self) -> Iterator[None]:
+        """Hold for the block: an interaction is under way."""
+        self._began.append(time.monotonic())
+        if len(self._began) > _BURST:
+            self._began.popleft()
+        self._count += 1
+        try:
+            yield
+        finally:
+            self._count -= 1
+            if not self._count and self._waiting:
+                self._look_in(0.0)
+
+    def _held(self, now: float) -> bool:
+        """An interaction is under way, or a burst of them is coming in."""
+        return bool(self._count) or (
+            len(self._began) == _BURST and self._began[0] >= now - self._window
+        )
+
+    async def give_way(self) -> None:
+        """Return once this step of agent work may go on (see the module doc)."""
+        if self._overdue is not None and asyncio.current_task() is self._overdue:
+            self._overdue = None  # its step is over
+        if not self._waiting and self._begun < self._per_turn and not self._held(time.monotonic()):
+            self._begun += 1
+            if self._begun == 1:
+                self._look_in(0.0)  # the next turn of the loop counts afresh
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append((time.monotonic(), asyncio.current_task(), waiter))
+        self._look_in(0.0)
+        await waiter  # cancelled: it is skipped when its turn comes
+
+    def _let_go(self) -> None:
+        """A new turn of the loop: let the oldest waiting step go if nothing holds it (or,
+        overdue, one at a time); look again on the next turn, or when it may go."""
+        self._look = None
+        self._begun = 0
+        while self._waiting and self._waiting[0][2].done():
+            self._waiting.popleft()  # cancelled while waiting
+        if not self._waiting:
+            return
+        now = time.monotonic()
+        waited = now - self._waiting[0][0]
+        held = self._held(now)
+        if held and waited < self._most:
+            # Under way: its end looks again; a burst, once it may be over; or the
+            # oldest's time running out.
+            at = self._most - waited
+            if not self._count:
+                at = min(at, self._began[0] + self._window - now)
+            self._look_in(max(0.0, at))
+            return
+        if held:
+            self._let_overdue_go(now)
+            return
+        while self._waiting and self._begun < self._per_turn:
+            waiter = self._waiting.popleft()[2]
+            if not waiter.done():
+                waiter.set_result(None)
+                self._begun += 1
+        self._look_in(0.0)
+
+    def _let_overdue_go(self, now: float) -> None:
+        """Interactions go on, and the oldest step has waited its longest: let it go, one
+        at a time. The next goes once it has given way again or ended, so that each
+        interaction waits for one step at most; or once it has run for `most` seconds (a
+        step may await a command), so that no step holds the others for ever."""
+        overdue = self._overdue
+        if overdue is not None and not overdue.done() and now - self._overdue_at < self._most:
+            self._look_in(self._overdue_at + self._most - now)
+            return
+        self._overdue = None
+        _, task, waiter = self._waiting.popleft()
+        waiter.set_result(None)
+        if task is not None:
+            self._overdue, self._overdue_at = task, now
+            task.remove_done_callback(self._ended)  # one is enough, however often it went
+            task.add_done_callback(self._ended)
+        if self._waiting:
+            self._look_in(self._most)
+
+    def _ended(self, task: asyncio.Task[object]) -> None:
+        if task is self._overdue:
+            self._overdue = None
+            if self._waiting:
+                self._look_in(0.0)
+
+    def _look_in(self, delay: float) -> None:
+        """Look at the waiting steps in `delay` seconds (0: on the loop's next turn), unless
+        a look comes sooner. Once per turn of the loop while agent work goes on, so the
+        next turn's is a plain callback, not a timer."""
+        if self._look is not None and self._look_at == 0.0:
+            return  # on the next turn already
+        loop = asyncio.get_running_loop()
+        if delay <= 0.0:
+            if self._look is not None:
+                self._look.cancel()
+            self._look, self._look_at = loop.call_soon(self._let_go), 0.0
+            return
+        at = loop.time() + delay
+        if self._look is not None:
+            if self._look_at <= at:
+                return
+            self._look.cancel()
+        self._look, self._look_at = loop.call_at(at, self._let_go), at

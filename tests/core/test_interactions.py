@@ -1,0 +1,140 @@
+"""Agent work gives way to the calls people wait on (core/interactions.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from blitz.core.interactions import Interactions
+
+
+async def test_with_no_interaction_a_step_does_not_wait():
+    gate = Interactions()
+    with gate.under_way():
+        pass
+    step = gate.give_way()
+    # Not even one turn of the loop: the coroutine ends on its first send.
+    try:
+        step.send(None)
+    except StopIteration:
+        pass
+    else:  # pragma: no cover - the failure
+        step.close()
+        raise AssertionError("the step waited")
+
+
+async def test_a_step_waits_while_an_interaction_is_under_way():
+    gate = Interactions()
+    interaction = gate.under_way()
+    interaction.__enter__()
+    waiting = asyncio.create_task(gate.give_way())
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not waiting.done()
+    assert gate.waiting == 1
+    interaction.__exit__(None, None, None)
+    await asyncio.wait_for(waiting, 5)
+    assert gate.waiting == 0
+
+
+async def test_an_interaction_never_waits_for_every_waiting_step():
+    """Once none is under way, waiting steps go one per turn of the loop, each only while
+    none is: an interaction that comes meanwhile stops the rest where they are."""
+    gate = Interactions(per_turn=2)
+    went: list[int] = []
+    three = asyncio.Event()
+
+    async def step(n: int) -> None:
+        await gate.give_way()
+        went.append(n)
+        if len(went) == 3:
+            three.set()
+
+    first = gate.under_way()
+    first.__enter__()
+    steps = [asyncio.create_task(step(n)) for n in range(10)]
+    await asyncio.sleep(0)
+    first.__exit__(None, None, None)
+    await asyncio.wait_for(three.wait(), 5)
+    with gate.under_way():
+        gone = len(went)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert len(went) <= gone + 2, "at most the steps already let go went on"
+    await asyncio.wait_for(asyncio.gather(*steps), 5)
+    assert went == list(range(10)), "in the order they came"
+
+
+async def test_at_most_a_few_steps_begin_in_one_turn_of_the_loop():
+    """Even with no interaction, a thousand ready turns do not all run in one turn of the
+    loop: whatever else the loop has to do waits for a few steps at most."""
+    gate = Interactions(per_turn=3)
+    turn = 0
+    began: dict[int, int] = {}
+
+    async def count_turns() -> None:
+        nonlocal turn
+        while True:
+            await asyncio.sleep(0)
+            turn += 1
+
+    async def step() -> None:
+        await gate.give_way()
+        began[turn] = began.get(turn, 0) + 1
+
+    counting = asyncio.create_task(count_turns())
+    await asyncio.sleep(0)
+    try:
+        await asyncio.wait_for(asyncio.gather(*(step() for _ in range(30))), 5)
+    finally:
+        counting.cancel()
+    assert sum(began.values()) == 30
+    assert max(began.values()) <= 3, began
+
+
+async def test_a_new_step_waits_behind_those_already_waiting():
+    gate = Interactions()
+    went: list[str] = []
+
+    async def step(name: str) -> None:
+        await gate.give_way()
+        went.append(name)
+
+    with gate.under_way():
+        early = asyncio.create_task(step("early"))
+        await asyncio.sleep(0)
+    late = asyncio.create_task(step("late"))  # none under way, but one waits
+    await asyncio.wait_for(asyncio.gather(early, late), 5)
+    assert went == ["early", "late"]
+
+
+async def test_interactions_that_never_stop_do_not_starve_a_step():
+    gate = Interactions(most=0.2)
+
+    async def steady() -> None:  # always one under way, overlapping
+        while True:
+            with gate.under_way():
+                await asyncio.sleep(0.01)
+
+    feeding = [asyncio.create_task(steady()) for _ in range(2)]
+    try:
+        await asyncio.sleep(0.005)
+        await asyncio.wait_for(gate.give_way(), 5)
+    finally:
+        for task in feeding:
+            task.cancel()
+
+
+async def test_a_step_cancelled_while_waiting_is_skipped():
+    gate = Interactions()
+    went: list[int] = []
+
+    async def step(n: int) -> None:
+        await gate.give_way()
+        went.append(n)
+
+    with gate.under_way():
+        steps = [asyncio.create_task(step(n)) for n in range(3)]
+        await asyncio.sleep(0)
+        steps[1].cancel()
+    await asyncio.wait_for(asyncio.gather(steps[0], steps[2]), 5)
+    assert went == [0, 2]

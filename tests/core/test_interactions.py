@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from blitz.core.interactions import Interactions
 
@@ -37,9 +38,9 @@ async def test_a_step_waits_while_an_interaction_is_under_way():
 
 
 async def test_an_interaction_never_waits_for_every_waiting_step():
-    """Once none is under way, waiting steps go one per turn of the loop, each only while
-    none is: an interaction that comes meanwhile stops the rest where they are."""
-    gate = Interactions(per_turn=2)
+    """Once none is under way, waiting steps go a few per turn of the loop, each only
+    while none is: an interaction that comes meanwhile stops the rest where they are."""
+    gate = Interactions()
     went: list[int] = []
     three = asyncio.Event()
 
@@ -51,23 +52,29 @@ async def test_an_interaction_never_waits_for_every_waiting_step():
 
     first = gate.under_way()
     first.__enter__()
-    steps = [asyncio.create_task(step(n)) for n in range(10)]
+    steps = [asyncio.create_task(step(n)) for n in range(100)]
     await asyncio.sleep(0)
     first.__exit__(None, None, None)
     await asyncio.wait_for(three.wait(), 5)
     with gate.under_way():
+        await asyncio.sleep(0)  # the steps let go already go on
         gone = len(went)
         for _ in range(20):
             await asyncio.sleep(0)
-        assert len(went) <= gone + 2, "at most the steps already let go went on"
+        assert len(went) == gone, "no step goes while an interaction is under way"
+        assert gone < 100
     await asyncio.wait_for(asyncio.gather(*steps), 5)
-    assert went == list(range(10)), "in the order they came"
+    assert went == list(range(100)), "in the order they came"
 
 
-async def test_at_most_a_few_steps_begin_in_one_turn_of_the_loop():
-    """Even with no interaction, a thousand ready turns do not all run in one turn of the
-    loop: whatever else the loop has to do waits for a few steps at most."""
-    gate = Interactions(per_turn=3)
+def _busy(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+async def _per_turn_of_the_loop(gate: Interactions, steps: int, busy: float) -> dict[int, int]:
+    """How many of `steps` ready steps, each `busy` seconds of work, began in each turn."""
     turn = 0
     began: dict[int, int] = {}
 
@@ -80,15 +87,29 @@ async def test_at_most_a_few_steps_begin_in_one_turn_of_the_loop():
     async def step() -> None:
         await gate.give_way()
         began[turn] = began.get(turn, 0) + 1
+        _busy(busy)
 
     counting = asyncio.create_task(count_turns())
     await asyncio.sleep(0)
     try:
-        await asyncio.wait_for(asyncio.gather(*(step() for _ in range(30))), 5)
+        await asyncio.wait_for(asyncio.gather(*(step() for _ in range(steps))), 10)
     finally:
         counting.cancel()
-    assert sum(began.values()) == 30
-    assert max(began.values()) <= 3, began
+    assert sum(began.values()) == steps
+    return began
+
+
+async def test_long_steps_begin_one_per_turn_of_the_loop():
+    """Even with no interaction, a thousand ready turns do not all run in one turn of the
+    loop: whatever else the loop has to do waits for about one step."""
+    began = await _per_turn_of_the_loop(Interactions(slice_s=0.001), 20, busy=0.002)
+    assert max(began.values()) == 1, began
+
+
+async def test_short_steps_share_a_turn_of_the_loop():
+    """A stream's events, microseconds each, are not slowed to one per turn."""
+    began = await _per_turn_of_the_loop(Interactions(slice_s=1.0), 50, busy=0.0)
+    assert max(began.values()) > 1, began
 
 
 async def test_a_new_step_waits_behind_those_already_waiting():

@@ -7,18 +7,20 @@ everything a turn's run does between them, and it is long: a run to its park cos
 milliseconds of the loop, a resume more, and a thousand of them can be ready at once.
 
 Agent work gives way at its steps (`give_way`): the start of each run, and each call the
-agent makes through its `TurnIO` (turn_io.py: every commit, stream event, model call and
-rule check). Two rules make the priority:
+agent makes through its `TurnIO` (turn_io.py: every commit, model call and rule check,
+and every few stream events). Two rules make the priority:
 
-- One step begins per turn of the event loop, at most. A step waits its turn, in order,
-  while an interaction is under way, while a burst of them is coming in, or while other
-  steps already wait; otherwise it goes at once, unless a step has begun in this turn of
-  the loop already. So whatever else the loop has to do waits for one step at most, never
-  for every ready turn: the transport's intake above all. grpc.aio takes in one new call
-  at a time, each through a few turns of the loop, so a loop that runs every ready turn
-  in each of its turns takes calls in at the rate its spare CPU allows (measured with the
-  floor, docs/benchmarks.md): Decides sat for seconds in the transport, unseen, before
-  their handler ran for 2 ms.
+- Agent work takes a slice of each turn of the event loop, not the whole of it. A step
+  waits its turn, in order, while an interaction is under way, while a burst of them is
+  coming in, or while other steps already wait; otherwise it goes at once, unless the
+  first step of this turn of the loop began more than `_SLICE` ago. Waiting steps go as
+  many per turn of the loop as fill about a slice (one, when a step takes a millisecond).
+  So whatever else the loop has to do waits for about a slice, never for every ready
+  turn: the transport's intake above all. grpc.aio takes in one new call at a time, each
+  through a few turns of the loop, so a loop that runs every ready turn in each of its
+  turns takes calls in at the rate its spare CPU allows (measured with the floor,
+  docs/benchmarks.md): Decides sat for seconds in the transport, unseen, before their
+  handler ran for 2 ms.
 - Interactions first. While one is under way, no step begins. Nor while a burst of them
   comes in (`_BURST` begun within `_WINDOW` seconds, a rate people sending turns rarely
   reach): between two calls of a burst no interaction is under way, and the steps begun
@@ -51,27 +53,33 @@ _MOST = 1.0
 # This many interactions begun within the last `_WINDOW` seconds are a burst coming in.
 _BURST = 3
 _WINDOW = 0.02
-# The most steps of agent work begun in one turn of the event loop.
-_PER_TURN = 1
+# Steps of agent work begin in one turn of the event loop for this long after its first
+# (seconds): a stream's events, microseconds each, go on; a step of a millisecond, alone.
+_SLICE = 0.0005
+# The most waiting steps let go in one turn of the loop.
+_RELEASE_MAX = 64
 
 
 class Interactions:
     """The interactions under way in this process, and the agent steps waiting for them."""
 
     def __init__(
-        self, *, most: float = _MOST, per_turn: int = _PER_TURN, window: float = _WINDOW
+        self, *, most: float = _MOST, slice_s: float = _SLICE, window: float = _WINDOW
     ) -> None:
-        """`most`: the longest a step waits; `per_turn`: the most steps begun in one turn
-        of the loop; `window`: the seconds within which `_BURST` interactions begun are a
-        burst."""
+        """`most`: the longest a step waits; `slice_s`: for how long after the first of a
+        turn of the loop steps may begin in it; `window`: the seconds within which `_BURST`
+        interactions begun are a burst."""
         self._most = most
-        self._per_turn = per_turn
+        self._slice = slice_s
         self._window = window
         self._count = 0
         # When the interactions of the last `window` seconds began (monotonic), oldest first.
         self._began: deque[float] = deque()
-        # Steps begun in this turn of the loop.
-        self._begun = 0
+        # When the first step of this turn of the loop began (None: none has).
+        self._turn_began: float | None = None
+        # How many waiting steps go in one turn of the loop, and when some last went.
+        self._release = 1
+        self._released_at = 0.0
         # The steps waiting, oldest first: since when (monotonic), and what lets each go.
         self._waiting: deque[tuple[float, asyncio.Task[object] | None, asyncio.Future[None]]] = (
             deque()
@@ -114,21 +122,25 @@ class Interactions:
         """Return once this step of agent work may go on (see the module doc)."""
         if self._overdue is not None and asyncio.current_task() is self._overdue:
             self._overdue = None  # its step is over
-        if not self._waiting and self._begun < self._per_turn and not self._held(time.monotonic()):
-            self._begun += 1
-            if self._begun == 1:
-                self._look_in(0.0)  # the next turn of the loop counts afresh
-            return
+        now = time.monotonic()
+        if not self._waiting and not self._held(now):
+            began = self._turn_began
+            if began is None:
+                self._turn_began = now
+                self._look_in(0.0)  # the next turn of the loop starts afresh
+                return
+            if now - began < self._slice:
+                return
         waiter = asyncio.get_running_loop().create_future()
-        self._waiting.append((time.monotonic(), asyncio.current_task(), waiter))
+        self._waiting.append((now, asyncio.current_task(), waiter))
         self._look_in(0.0)
         await waiter  # cancelled: it is skipped when its turn comes
 
     def _let_go(self) -> None:
-        """A new turn of the loop: let the oldest waiting step go if nothing holds it (or,
-        overdue, one at a time); look again on the next turn, or when it may go."""
+        """A new turn of the loop: let the oldest waiting steps go if nothing holds them
+        (or, overdue, one at a time); look again on the next turn, or when they may go."""
         self._look = None
-        self._begun = 0
+        self._turn_began = None
         while self._waiting and self._waiting[0][2].done():
             self._waiting.popleft()  # cancelled while waiting
         if not self._waiting:
@@ -147,11 +159,22 @@ class Interactions:
         if held:
             self._let_overdue_go(now)
             return
-        while self._waiting and self._begun < self._per_turn:
+        # As many as fill about a slice of the next turn: how long each runs is not known
+        # until it gives way again, so the count follows how long the turn after the last
+        # release took (everything else the loop did in it included): twice as many after
+        # a turn shorter than a slice, half as many after a longer one. Many streams'
+        # events go many to a turn; steps of a millisecond, one. This turn's slice is
+        # theirs: no step that comes meanwhile goes before them.
+        if now - self._released_at < self._slice:
+            self._release = min(self._release * 2, _RELEASE_MAX)
+        else:
+            self._release = max(1, self._release // 2)
+        for _ in range(min(self._release, len(self._waiting))):
             waiter = self._waiting.popleft()[2]
             if not waiter.done():
                 waiter.set_result(None)
-                self._begun += 1
+        self._released_at = now
+        self._turn_began = now - self._slice
         self._look_in(0.0)
 
     def _let_overdue_go(self, now: float) -> None:

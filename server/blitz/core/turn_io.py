@@ -14,7 +14,6 @@ call is counted in the metrics too: its time since the check before it, tokens a
 
 from __future__ import annotations
 
-import asyncio
 import time
 from contextvars import ContextVar
 from dataclasses import asdict
@@ -31,8 +30,8 @@ from blitz.v1 import turn_pb2 as t
 
 __all__ = ["TurnChannel", "call_usage"]
 
-# A streaming turn lets the other tasks of the loop run after this many stream events,
-# even when nothing else makes it wait: one turn's long stream never holds up the rest.
+# A streaming turn gives way (interactions.py) after this many stream events: one turn's
+# long stream never holds up the rest, and its events do not pay for a step each.
 _YIELD_EVERY = 8
 
 # When the current model call was let through. A context variable, not a field: sub-agents
@@ -81,11 +80,11 @@ class TurnChannel:
         await self._log.commit(self._sid, self._tid, event, fence=self._active.rec.epoch)
 
     async def pace(self) -> None:
-        await self._give_way()
+        # One stream event is microseconds of work: the stream gives way every few.
         self._paced += 1
         if self._paced >= _YIELD_EVERY:
             self._paced = 0
-            await asyncio.sleep(0)
+            await self._give_way()
         await self._log.pace(self._sid)
 
     async def before_file_change(self, path: str, content: bytes | None) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "open_stubs",
     "read_to_end",
     "run_to_end",
+    "run_to_end_resuming",
     "run_to_park",
     "warm_up",
 ]
@@ -147,6 +148,39 @@ async def read_to_end(
 async def run_to_end(stub: Stub, times: TurnTimes, text: str) -> int:
     """Run a turn that does not park; returns the model deltas it streamed."""
     return await read_to_end(_start(stub, times, text), times)
+
+
+async def run_to_end_resuming(stub: Stub, times: TurnTimes, text: str) -> tuple[int, int]:
+    """Run a turn that does not park, as a client that falls behind must: when the server
+    ends the stream because this reader fell too far behind it (RESOURCE_EXHAUSTED,
+    SLOW_CONSUMER), resume from the last event read with Watch(after_seq), as its error
+    says. Returns the model deltas read, and how many times it resumed."""
+    call: grpc.aio.UnaryStreamCall = _start(stub, times, text)
+    deltas = resumed = last_seq = 0
+    turn_id = ""
+    while True:
+        try:
+            async for event in call:
+                assert isinstance(event, t.TurnEvent)
+                last_seq = event.seq
+                if not turn_id and event.HasField("accepted"):
+                    turn_id = event.turn_id
+                    times.accepted = now()
+                if turn_id and event.turn_id != turn_id:
+                    continue  # a Watch sees the session's other events too
+                deltas += deltas_in(event)
+                if event.HasField("finished"):
+                    times.finished = now()
+                    times.error = event.finished.error.reason
+                    return deltas, resumed
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or not turn_id:
+                raise
+        else:
+            raise RuntimeError("the turn's stream ended before `finished`")
+        resumed += 1
+        request = s.WatchRequest(session_id=times.session_id, after_seq=last_seq, follow=True)
+        call = stub.Watch(request)
 
 
 async def decide(stub: Stub, times: TurnTimes) -> float:

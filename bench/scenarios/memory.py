@@ -4,7 +4,9 @@ On a fresh server, `--memory-streams` sessions each run a short first turn. Then
 `--memory-readers` gRPC and as many Connect clients attach to them (`Watch` with
 `follow`, spread over the sessions): each reads one event, to be sure it is attached, and
 never reads again. Then each session runs a `stream: --memory-chunks` turn, read to
-the end by the client that started it. A slow reader must cost the server a bounded
+the end by the client that started it; a reader the server cuts off for falling too far
+behind (SLOW_CONSUMER) resumes with Watch(after_seq), as a client must, and the table says
+how often it did. A slow reader must cost the server a bounded
 amount of memory, whatever the turns stream.
 
 - peak RSS: the server's VmHWM at the end (its high-water mark), and VmRSS sampled every
@@ -26,7 +28,15 @@ from contextlib import asynccontextmanager, suppress
 
 import grpc
 
-from bench.calls import Stub, TurnTimes, create_sessions, open_stubs, run_to_end, warm_up
+from bench.calls import (
+    Stub,
+    TurnTimes,
+    create_sessions,
+    open_stubs,
+    run_to_end,
+    run_to_end_resuming,
+    warm_up,
+)
 from bench.probe import prober
 from bench.procfs import usage
 from bench.results import Result
@@ -56,6 +66,7 @@ _TABLE = [
     ("rss_attached_mb", "server RSS with the readers attached", "MB"),
     ("rss_after_mb", "server RSS after, readers gone", "MB"),
     ("lost_deltas", "deltas lost by the turns' own streams", "deltas"),
+    ("resumed", "times a turn's reader fell behind and resumed with Watch", "times"),
     ("load_s", "time the streaming turns took", "s"),
 ]
 
@@ -116,7 +127,7 @@ async def run(options: argparse.Namespace) -> Result:
                 async with asyncio.TaskGroup() as group:
                     tasks = [
                         group.create_task(
-                            run_to_end(stubs[i % len(stubs)], turn, f"stream: {chunks}")
+                            run_to_end_resuming(stubs[i % len(stubs)], turn, f"stream: {chunks}")
                         )
                         for i, turn in enumerate(turns)
                     ]
@@ -135,7 +146,8 @@ async def run(options: argparse.Namespace) -> Result:
         "rss_before_mb": before.rss / _MB,
         "rss_attached_mb": attached.rss / _MB,
         "rss_after_mb": after.rss / _MB,
-        "lost_deltas": streams * chunks - sum(task.result() for task in tasks),
+        "lost_deltas": streams * chunks - sum(task.result()[0] for task in tasks),
+        "resumed": sum(task.result()[1] for task in tasks),
         "load_s": load_s,
         "probes": len(probes),
     }

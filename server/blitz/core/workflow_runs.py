@@ -51,6 +51,7 @@ from blitz.workflows import (
     condition,
     render,
     resolve,
+    workflows_of,
 )
 from blitz.workflows.definitions import (
     ApprovalStep,
@@ -148,8 +149,6 @@ class WorkflowRuns:
     async def prepare(self, workspace: str, name: str, given: Mapping[str, str]) -> RunState:
         """The run's first state: the workflow and its sub-workflows resolved, its params
         bound; INVALID_ARGUMENT for a broken definition or bad params."""
-        from blitz.core.workflow_service import workflows_of
-
         found = await FILE_CALLS.run(workflows_of, self._workspace_root, workspace, self._dir)
         workflow = resolve(name, found)
         params = bind_params(workflow, given)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import shlex
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from pathlib import Path
 
 from google.protobuf import struct_pb2
 
@@ -20,26 +19,16 @@ from blitz.core import validation as check
 from blitz.core.service import SessionCore
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
-from blitz.paths import PathRefused, Workspace
 from blitz.ports import CallContext
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workflow_pb2 as f
-from blitz.workflows import Found, Workflow, resolve, scan
+from blitz.workflows import Found, Workflow, resolve, workflows_of
 
-__all__ = ["WorkflowCore", "run_text", "workflows_of"]
+__all__ = ["WorkflowCore", "run_text"]
 
 # Turn fields that are the run's own: RunWorkflow refuses them set.
 _RUN_OWNED = ("text", "prompt", "command", "plan", "aside", "accepted", "image_ids", "context")
-
-
-def workflows_of(workspace_root: Path, workspace: str, server_dir: Path | None) -> dict[str, Found]:
-    """Every workflow file a session of `workspace` can see (blocking)."""
-    try:
-        opened: Workspace | None = Workspace.named(workspace_root, workspace)
-    except (OSError, PathRefused):
-        opened = None
-    return scan(opened, server_dir)
 
 
 def run_text(name: str, params: dict[str, str]) -> str:

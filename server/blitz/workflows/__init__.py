@@ -5,7 +5,15 @@ checks, the sandboxed templates and the catalog of files a session can run. It i
 neither the core nor the agent; the core drives runs with it.
 """
 
-from blitz.workflows.catalog import MAX_DEPTH, WORKSPACE_FOLDER, Found, bind_params, resolve, scan
+from blitz.workflows.catalog import (
+    MAX_DEPTH,
+    WORKSPACE_FOLDER,
+    Found,
+    bind_params,
+    resolve,
+    scan,
+    workflows_of,
+)
 from blitz.workflows.definitions import MAX_STEPS, STEP_TYPES, Step, Workflow
 from blitz.workflows.loading import MAX_FILE_BYTES, load_workflow
 from blitz.workflows.templates import TemplateRefused, condition, references, render
@@ -27,4 +35,5 @@ __all__ = [
     "render",
     "resolve",
     "scan",
+    "workflows_of",
 ]

@@ -86,6 +86,16 @@ def scan(workspace: Workspace | None, server_dir: Path | None) -> dict[str, Foun
     return dict(sorted(found.items()))
 
 
+def workflows_of(workspace_root: Path, workspace: str, server_dir: Path | None) -> dict[str, Found]:
+    """Every workflow file a session of the workspace `workspace` under `workspace_root`
+    can see (blocking): its own, if the workspace opens, and the server's."""
+    try:
+        opened: Workspace | None = Workspace.named(workspace_root, workspace)
+    except (OSError, PathRefused):
+        opened = None
+    return scan(opened, server_dir)
+
+
 def _file(item: Found) -> str:
     return f"{WORKSPACE_FOLDER}/{item.path}" if item.source == "workspace" else item.path
 

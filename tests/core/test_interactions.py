@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 from blitz.core.interactions import Interactions
+
+
+def _recorded(gate: Interactions, went: list[object]) -> Callable[[object], Awaitable[None]]:
+    """A step that, once it may go on, says so in `went`."""
+
+    async def step(name: object) -> None:
+        await gate.give_way()
+        went.append(name)
+
+    return step
 
 
 async def test_with_no_interaction_a_step_does_not_wait():
@@ -114,11 +125,8 @@ async def test_short_steps_share_a_turn_of_the_loop():
 
 async def test_a_new_step_waits_behind_those_already_waiting():
     gate = Interactions()
-    went: list[str] = []
-
-    async def step(name: str) -> None:
-        await gate.give_way()
-        went.append(name)
+    went: list[object] = []
+    step = _recorded(gate, went)
 
     with gate.under_way():
         early = asyncio.create_task(step("early"))
@@ -147,11 +155,8 @@ async def test_interactions_that_never_stop_do_not_starve_a_step():
 
 async def test_a_step_cancelled_while_waiting_is_skipped():
     gate = Interactions()
-    went: list[int] = []
-
-    async def step(n: int) -> None:
-        await gate.give_way()
-        went.append(n)
+    went: list[object] = []
+    step = _recorded(gate, went)
 
     with gate.under_way():
         steps = [asyncio.create_task(step(n)) for n in range(3)]

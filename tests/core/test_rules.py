@@ -6,6 +6,8 @@ tests hold `rules_for` to them; tests/service/test_rules_and_modes.py runs them 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from blitz.core.rules import command_parts, suggested_rule, verdict
@@ -154,7 +156,7 @@ def test_plain_words_are_read_as_the_parser_reads_them(command, monkeypatch):
     rules._parts.cache_clear()
     fast = command_parts(command)
     rules._parts.cache_clear()
-    monkeypatch.setattr(rules, "_PLAIN_WORDS", __import__("re").compile(r"(?!)"))
+    monkeypatch.setattr(rules, "_PLAIN_WORDS", re.compile(r"(?!)"))
     try:
         parsed = command_parts(command)
     finally:

@@ -74,7 +74,7 @@ class Interactions:
         self._window = window
         self._count = 0
         # When the interactions of the last `window` seconds began (monotonic), oldest first.
-        self._began: deque[float] = deque()
+        self._began: deque[float] = deque(maxlen=_BURST)
         # When the first step of this turn of the loop began (None: none has).
         self._turn_began: float | None = None
         # How many waiting steps go in one turn of the loop, and when some last went.
@@ -102,8 +102,6 @@ class Interactions:
     def under_way(self) -> Iterator[None]:
         """Hold for the block: an interaction is under way."""
         self._began.append(time.monotonic())
-        if len(self._began) > _BURST:
-            self._began.popleft()
         self._count += 1
         try:
             yield

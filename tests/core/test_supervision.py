@@ -15,7 +15,7 @@ from support.wire import Wire
 
 from blitz.core.deadlines import Deadlines
 from blitz.core.supervisor import Supervisor
-from blitz.store import Store
+from blitz.store import Store, TurnEnd
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -133,7 +133,8 @@ async def test_a_turn_whose_end_fails_to_be_written_is_logged_others_go_on_and_a
     append = store_class.append_events
 
     async def failing(self: Store, events: Any, **kw: Any) -> Any:
-        if any(end.turn_id == "t-doomed" for end in kw.get("ends", ())):
+        ends = [w for w in kw.get("writes", ()) if isinstance(w, TurnEnd)]
+        if any(end.turn_id == "t-doomed" for end in ends):
             raise RuntimeError("disk gone")
         return await append(self, events, **kw)
 

@@ -4,7 +4,6 @@ parking, steering, limits."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -138,15 +137,17 @@ async def test_approved_once_runs_and_an_edited_command_is_what_runs(wire, setti
 
 @pytest.fixture
 def slow_parking(monkeypatch: pytest.MonkeyPatch, store_class: type[Any]) -> None:
-    """Storing a turn's open requests takes 0.3 s, so that a client acting the moment the
-    requests arrive reaches the server while the turn is still parking."""
-    stored = store_class.put_pending
+    """Reading a turn's requests back takes 0.3 s, as a parking turn does once they are
+    stored and announced (to file their deadlines), so that a client acting the moment
+    the requests arrive reaches the server while the turn is still parking."""
+    listed = store_class.list_pending
 
-    async def slow_put_pending(self: Store, recs: Sequence[PendingRecord]) -> None:
-        await asyncio.sleep(0.3)
-        await stored(self, recs)
+    async def slow_list_pending(self: Store, *args: Any, **kw: Any) -> list[PendingRecord]:
+        if kw.get("turn_id") is not None:
+            await asyncio.sleep(0.3)
+        return await listed(self, *args, **kw)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(store_class, "put_pending", slow_put_pending)
+    monkeypatch.setattr(store_class, "list_pending", slow_list_pending)
 
 
 @pytest.mark.usefixtures("slow_parking")

@@ -31,17 +31,21 @@ from blitz.store import (
     LedgerRow,
     OutboxItem,
     PendingRecord,
+    PendingWrite,
     Recorded,
     RuleRecord,
     SessionChange,
     SessionQuery,
     SessionRecord,
+    SessionUpdate,
     Store,
     TurnControl,
     TurnEnd,
     TurnPage,
     TurnRecord,
+    TurnStart,
     TurnState,
+    TurnUpdate,
     UsageTotals,
     WebhookRecord,
     open_store,
@@ -542,12 +546,82 @@ async def test_a_request_id_used_again_replaces_the_old_request(store):
     assert (again.turn_id, again.event, again.resolution) == ("t2", b"new", None)
 
 
-async def test_a_stamped_request_keeps_its_resolution(store):
-    await store.put_pending([PendingRecord("s1", "r1", "t1", b"unnumbered")])
-    assert await store.resolve_pending("s1", "r1", "{}")
-    await store.stamp_pending("s1", "r1", b"numbered")
-    (got,) = await store.list_pending("s1", open_only=False)
-    assert (got.event, got.resolution) == (b"numbered", "{}")
+async def test_a_parking_turns_writes_go_with_its_announcements_or_not_at_all(store):
+    await store.create_session(session(turn_id="t1", state=s.SESSION_STATE_RUNNING))
+    await store.create_turn(turn(epoch=1), lease_until=time.time() + 60)
+
+    def parking(epoch: int) -> tuple[t.TurnEvent, t.TurnEvent, list[object]]:
+        asked = t.TurnEvent(
+            session_id="s1", turn_id="t1", approval_request=t.ApprovalRequest(request_id="r1")
+        )
+        parked = t.TurnEvent(session_id="s1", turn_id="t1", notice=t.Notice(text="parked"))
+        writes = [
+            PendingWrite(PendingRecord("s1", "r1", "t1", b"unnumbered"), announced=asked),
+            PendingWrite(PendingRecord("s1", "r0", "t1", b"by rule", resolution="{}")),
+            TurnUpdate("s1", "t1", epoch, TurnState.PARKED, 1, 2, 0.25, b"history"),
+            SessionUpdate(
+                "s1",
+                "t1",
+                SessionChange(update_time=2.0, state=s.SESSION_STATE_PARKED, expect_turn_id="t1"),
+            ),
+            LedgerRow("s1", "t1", "demo", input=7, output=3, time=2.0),
+        ]
+        return asked, parked, writes
+
+    asked, parked, writes = parking(epoch=7)
+    lost = await store.append_events([asked, parked], fences={("s1", "t1"): 7}, writes=writes)
+    assert lost == {("s1", "t1")}, "a holder that lost the turn writes none of it"
+    assert await store.list_pending("s1", open_only=False) == []
+    assert (await store.usage_totals("s1")).calls == 0
+    still = await store.get_turn("s1", "t1")
+    assert still is not None and still.state == TurnState.RUNNING
+
+    asked, parked, writes = parking(epoch=1)
+    assert (
+        await store.append_events([asked, parked], fences={("s1", "t1"): 1}, writes=writes) == set()
+    )
+    requests = {p.request_id: p for p in await store.list_pending("s1", open_only=False)}
+    assert requests["r1"].event == asked.SerializeToString(), "the request as announced"
+    assert t.TurnEvent.FromString(requests["r1"].event).seq == asked.seq > 0
+    assert (requests["r0"].event, requests["r0"].resolution) == (b"by rule", "{}")
+    rec = await store.get_turn("s1", "t1")
+    assert rec is not None and rec.state == TurnState.PARKED
+    assert (rec.model_calls, rec.cost_usd, rec.history) == (2, 0.25, b"history")
+    got = await store.get_session("s1")
+    assert got is not None and got.state == s.SESSION_STATE_PARKED
+    assert (await store.usage_totals("s1")).input == 7
+
+
+async def test_a_turns_start_is_written_with_its_accepted_if_it_takes_the_session(store):
+    await store.create_session(session())
+    claim = SessionChange(
+        update_time=2.0,
+        state=s.SESSION_STATE_RUNNING,
+        turn_id="t1",
+        expect_state=s.SESSION_STATE_IDLE,
+    )
+
+    def accepted(turn_id: str) -> t.TurnEvent:
+        return t.TurnEvent(session_id="s1", turn_id=turn_id, accepted=t.Accepted())
+
+    first = accepted("t1")
+    start = TurnStart(turn("t1", epoch=1), lease_until=time.time() + 60, claim=claim)
+    fenced = {("s1", "t1"): 1}
+    assert await store.append_events([first], fences=fenced, writes=[start]) == set()
+    rec = await store.get_turn("s1", "t1")
+    assert rec is not None and rec.first_seq == first.seq == 1
+    got = await store.get_session("s1")
+    assert got is not None and (got.state, got.turn_id) == (s.SESSION_STATE_RUNNING, "t1")
+
+    # The session is taken: a second start writes nothing of its turn, the rest of the
+    # batch is written.
+    other = event("s1", "t0")
+    second = accepted("t2")
+    start = TurnStart(turn("t2", epoch=1), lease_until=time.time() + 60, claim=claim)
+    lost = await store.append_events([other, second], fences={("s1", "t2"): 1}, writes=[start])
+    assert lost == {("s1", "t2")}
+    assert await store.get_turn("s1", "t2") is None
+    assert (other.seq, second.seq) == (2, 0)
 
 
 async def test_only_the_first_resolution_wins(store):
@@ -721,12 +795,12 @@ async def test_a_turns_end_is_written_with_its_finished_or_not_at_all(store):
     end = TurnEnd("s1", "t1", epoch=1, model_calls=3, cost_usd=0.5, first_seq=1, release=release)
     stale = TurnEnd("s1", "t1", epoch=7, model_calls=3, cost_usd=0.5, first_seq=1, release=release)
     finished = t.TurnEvent(session_id="s1", turn_id="t1", finished=t.TurnFinished())
-    lost = await store.append_events([finished], fences={("s1", "t1"): 7}, ends=[stale])
+    lost = await store.append_events([finished], fences={("s1", "t1"): 7}, writes=[stale])
     assert lost == {("s1", "t1")}, "a holder that lost the turn writes neither"
     rec = await store.get_session("s1")
     assert rec is not None and rec.turn_id == "t1" and rec.state == s.SESSION_STATE_RUNNING
     finished = t.TurnEvent(session_id="s1", turn_id="t1", finished=t.TurnFinished())
-    assert await store.append_events([finished], fences={("s1", "t1"): 1}, ends=[end]) == set()
+    assert await store.append_events([finished], fences={("s1", "t1"): 1}, writes=[end]) == set()
     rec = await store.get_session("s1")
     assert rec is not None and rec.turn_id == "" and rec.state == s.SESSION_STATE_IDLE
     ended = await store.get_turn("s1", "t1")

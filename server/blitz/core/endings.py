@@ -166,6 +166,8 @@ class TurnEndings(TurnHolds):
         sid = rec.session_id
         await self._pending.withdraw(sid, rec.turn_id, fence=rec.epoch)
         leftover = await self._store.take_steer(sid, rec.turn_id, close=True)
+        # The turn's last ledger rows go with events still queued, maybe (turn_io.py).
+        await self._log.written()
         finished = t.TurnFinished(
             output=output,
             before=t.Usage.FromString(rec.usage_before),
@@ -202,7 +204,7 @@ class TurnEndings(TurnHolds):
             keep_history=0 if active.aside else FORKABLE_TURNS,
         )
         await self._log.commit(
-            sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch, end=end
+            sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch, writes=(end,)
         )
         metrics.turn_finished(error.reason.wire if error else None)
         log.info(

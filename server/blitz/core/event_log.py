@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Protocol
 
 import structlog
@@ -64,7 +64,7 @@ from blitz.core.supervisor import raise_if_cancelled
 from blitz.errors import BlitzError, Reason
 from blitz.redact import redact_event
 from blitz.size_limits import EVENT_MAX, fit
-from blitz.store import OUTBOX_KINDS, FlowWrite, Store, TurnEnd
+from blitz.store import OUTBOX_KINDS, Store, TurnWrite
 from blitz.v1.turn_pb2 import Notice, TurnEvent
 
 __all__ = ["EventLog", "LogListener", "TurnLost"]
@@ -106,7 +106,7 @@ class LogListener(Protocol):
 class _Queued:
     """An event waiting for the writer, with where it belongs and who waits for it."""
 
-    __slots__ = ("done", "end", "event", "fence", "flow", "session_id", "size", "texts", "turn_id")
+    __slots__ = ("done", "event", "fence", "session_id", "size", "texts", "turn_id", "writes")
 
     def __init__(
         self,
@@ -115,8 +115,7 @@ class _Queued:
         event: TurnEvent,
         done: asyncio.Future[None] | None,
         fence: int | None,
-        end: TurnEnd | None = None,
-        flow: FlowWrite | None = None,
+        writes: Sequence[TurnWrite] = (),
     ) -> None:
         self.session_id = session_id
         self.turn_id = turn_id
@@ -124,10 +123,9 @@ class _Queued:
         self.done = done
         # The epoch the turn's holder holds it at, for step 4; None: not the holder's.
         self.fence = fence
-        # The turn's end, written with this event (its `finished`) in one transaction.
-        self.end = end
-        # A workflow run's state, written with this event (its `flow_step`) likewise.
-        self.flow = flow
+        # What is written with this event, in the transaction that appends it: the turn's
+        # start with its `accepted`, its end with its `finished`, and so on (`TurnWrite`).
+        self.writes = writes
         # Text of later chunks merged into this one, joined once (step 1), and its length.
         self.texts: list[str] | None = None
         self.size = len(event.text.text) if event.HasField("text") else 0
@@ -141,6 +139,8 @@ class _Queued:
     def absorbs(self, other: _Queued) -> bool:
         """Whether `other` may be merged into this event without changing its meaning."""
         if self.done is not None or other.done is not None or self.turn_id != other.turn_id:
+            return False
+        if self.writes or other.writes:
             return False
         if self.fence != other.fence:
             return False
@@ -196,6 +196,11 @@ class EventLog:
             else None
         )
         self._queue: list[_Queued] = []
+        # Batches the writer has taken from the queue, and those it has written (or
+        # failed to): `written` waits for the number to reach its own.
+        self._batches_taken = 0
+        self._batches_done = 0
+        self._batch_written = asyncio.Event()
         # The last queued event of each session, while it may still take more text.
         self._tails: dict[str, _Queued] = {}
         self._backlog = 0
@@ -238,13 +243,21 @@ class EventLog:
     # Appending
 
     def emit(
-        self, session_id: str, turn_id: str, event: TurnEvent, *, fence: int | None = None
+        self,
+        session_id: str,
+        turn_id: str,
+        event: TurnEvent,
+        *,
+        fence: int | None = None,
+        writes: Sequence[TurnWrite] = (),
     ) -> None:
         """Queue an event of the turn; it is stored and sent out with the next batch.
 
-        `fence`: the epoch the caller holds the turn at, when it writes as its holder.
+        `fence`: the epoch the caller holds the turn at, when it writes as its holder;
+        `writes`: records written with it (see `commit`), which no one waits for: what
+        waits for them awaits a `commit` queued after, or `written`.
         """
-        self._enqueue(_Queued(session_id, turn_id, event, None, fence))
+        self._enqueue(_Queued(session_id, turn_id, event, None, fence, writes))
 
     def commit(
         self,
@@ -253,22 +266,30 @@ class EventLog:
         event: TurnEvent,
         *,
         fence: int | None = None,
-        end: TurnEnd | None = None,
-        flow: FlowWrite | None = None,
+        writes: Sequence[TurnWrite] = (),
     ) -> Awaitable[TurnEvent]:
         """Append an event of the turn: queued at once, so what is queued after it follows
         it (in the same batch, when it is soon enough); awaited, returns the event,
-        numbered and masked, once durable. With `end` (a turn's `finished`, fenced), the
-        turn's end is written in the same transaction (`Store.append_events`); so is a
-        workflow run's state with `flow`.
+        numbered and masked, once durable. `writes` are written in the same transaction
+        (`Store.append_events`), only if the turn is still held at `fence`: a turn's end
+        with its `finished`, its start with its `accepted`, its requests with their
+        announcements, a workflow run's state with its `flow_step`.
 
-        Raises `TurnLost` when `fence` is given and the turn is held at another epoch.
+        Raises `TurnLost` when `fence` is given and the turn is held at another epoch, or
+        when a `TurnStart` in `writes` could not take its session.
         """
         if self._closing and self._writer is None:
             raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._enqueue(_Queued(session_id, turn_id, event, done, fence, end, flow))
+        self._enqueue(_Queued(session_id, turn_id, event, done, fence, writes))
         return _durable(done, event)
+
+    async def written(self) -> None:
+        """Return once the writer is done with everything queued so far, what was emitted
+        included (its `writes` too): stored, or failed as the committers were told."""
+        wanted = self._batches_taken + 1 if self._queue else self._batches_taken
+        while self._batches_done < wanted and self._writer is not None:
+            await self._batch_written.wait()
 
     async def pace(self, session_id: str) -> None:
         """Return at once unless the backlog is past its high mark (then once it is low),
@@ -306,6 +327,7 @@ class EventLog:
                 await self._wake.wait()
                 continue
             batch, self._queue = self._queue, []
+            self._batches_taken += 1
             self._tails.clear()
             try:
                 await self._write(batch)
@@ -318,6 +340,9 @@ class EventLog:
                             BlitzError(Reason.INTERNAL, "the event could not be stored")
                         )
             finally:
+                self._batches_done += 1
+                self._batch_written.set()
+                self._batch_written = asyncio.Event()
                 if not self._queue:
                     self._backlog = 0
                 else:
@@ -346,10 +371,9 @@ class EventLog:
             kinds.append(event.WhichOneof("kind") or "")
         # 4. persist: the store sets each event's seq, and leaves out a lost turn's
         fences = {(i.session_id, i.turn_id): i.fence for i in kept if i.fence is not None}
-        ends = [i.end for i in kept if i.end is not None]
+        writes = [write for item in kept for write in item.writes]
         started = time.perf_counter()
-        flows = [i.flow for i in kept if i.flow is not None]
-        lost = await self._store.append_events(events, fences=fences, ends=ends, flows=flows)
+        lost = await self._store.append_events(events, fences=fences, writes=writes)
         metrics.store_write("append_events", time.perf_counter() - started)
         metrics.events_appended(kinds)
         if lost:

@@ -35,7 +35,16 @@ from blitz.core.locks import SessionLocks
 from blitz.core.rules import Verdict, suggested_rule, verdict
 from blitz.ports import AnswerResult, Parked, Resolution, RuleDecision
 from blitz.redact import MASK, redact_event
-from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store, TurnRecord, TurnState
+from blitz.store import (
+    PendingRecord,
+    PendingWrite,
+    RuleRecord,
+    SessionRecord,
+    Store,
+    TurnRecord,
+    TurnState,
+    TurnWrite,
+)
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -159,11 +168,20 @@ class PendingRequests:
 
     # Parking
 
-    async def park(self, active: ActiveTurn, parked: Parked) -> tuple[dict[str, Resolution], int]:
+    async def park(
+        self,
+        active: ActiveTurn,
+        parked: Parked,
+        *,
+        parking: tuple[t.TurnEvent, Sequence[TurnWrite]],
+    ) -> tuple[dict[str, Resolution], int]:
         """Store and announce the run's requests; a rule approves those it covers at once.
 
-        Returns the results of the requests rules approved, and how many are left open.
-        Call with the session's lock held.
+        When one stays open, `parking` (an event, and what is written with it: the turn
+        parked) goes after the announcements, and the requests are stored with them: one
+        transaction, so whatever a client has seen can be answered, and a process that dies
+        before it leaves no request behind. Returns the results of the requests rules
+        approved, and how many are left open. Call with the session's lock held.
         """
         sid, tid = active.session_id, active.turn_id
         rules = await self.rules_of(active.session)
@@ -171,12 +189,12 @@ class PendingRequests:
         if wait is None and self._approval_timeout:
             wait = self._approval_timeout.total_seconds()
         expires = time.time() + wait if wait else None
-        records: dict[str, PendingRecord] = {}
+        writes: list[PendingWrite] = []
         settled: dict[str, Resolution] = {}
         to_announce: list[t.TurnEvent] = []
         for event in parked.requests:
             # As clients will see it: a rule covers what the user saw, and the stored copy
-            # is what GetSession shows until the log's (the same, numbered) is stored.
+            # is what GetSession shows (as stored in the log: numbered).
             redact_event(event)
             if expires is not None:
                 _stamp_expiry(event, expires)
@@ -197,17 +215,19 @@ class PendingRequests:
                 assert outcome.result is not None
                 record.resolution = outcome.to_json()
                 settled[request_id] = outcome.result
+                writes.append(PendingWrite(record))
             else:
+                writes.append(PendingWrite(record, announced=event))
                 to_announce.append(event)
-            records[request_id] = record
-        # Stored before anyone hears of them, so that whatever a client has seen can be
-        # answered, and a process that dies now leaves requests its turn's end withdraws.
-        await self._store.put_pending(list(records.values()))
+        if not to_announce:
+            await self._store.put_pending([w.record for w in writes])
+            return settled, 0
+        fence = active.rec.epoch
         for event in to_announce:
-            await self._log.commit(sid, tid, event, fence=active.rec.epoch)
-            # As announced (numbered); an answer may already have come, from anywhere.
-            await self._store.stamp_pending(sid, _request_id(event), event.SerializeToString())
-        return settled, len(records) - len(settled)
+            self._log.emit(sid, tid, event, fence=fence)
+        event, also = parking
+        await self._log.commit(sid, tid, event, fence=fence, writes=(*writes, *also))
+        return settled, len(to_announce)
 
     # Asking while the turn runs
 
@@ -230,9 +250,9 @@ class PendingRequests:
             event=event.SerializeToString(),
             expires=expires,
         )
-        await self._store.put_pending([record])
-        asked = await self._log.commit(sid, tid, event, fence=active.rec.epoch)
-        await self._store.stamp_pending(sid, question.request_id, asked.SerializeToString())
+        # Stored with its announcement, as announced (numbered): one transaction.
+        stored = PendingWrite(record, announced=event)
+        asked = await self._log.commit(sid, tid, event, fence=active.rec.epoch, writes=(stored,))
         record.event = asked.SerializeToString()
         resolution = await self._resolution_of(sid, question.request_id, asked.seq, expires)
         if resolution is None:

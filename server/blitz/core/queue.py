@@ -161,7 +161,7 @@ class TurnQueue(TurnEndings):
                 keep_history=0,
             )
             await self._log.commit(
-                session_id, turn_id, t.TurnEvent(finished=finished), fence=rec.epoch, end=end
+                session_id, turn_id, t.TurnEvent(finished=finished), fence=rec.epoch, writes=(end,)
             )
         log.info("queued_turn_ended", session_id=session_id, turn_id=turn_id)
         return True

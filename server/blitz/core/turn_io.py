@@ -5,8 +5,8 @@ people wait on (interactions.py); the agent holds no lock of the core's when it 
 
 Events go to the event log (which stamps, masks, stores and sends them); every model call
 is checked against the turn's limits first (MAX_TURNS, BUDGET_EXCEEDED) and hands over
-steer text queued in the store, and is recorded in the usage ledger after, then announced
-with a `usage` event of its own (one per call); an approval a stored rule
+steer text queued in the store, and is recorded in the usage ledger after, with the
+`usage` event that announces it (one per call, in one transaction); an approval a stored rule
 covers goes ahead at once. It must never make a decision of its own beyond the turn's
 limits: rules belong to `pending.py`, the event pipeline to `event_log.py`. Each recorded
 call is counted in the metrics too: its time since the check before it, tokens and cost.
@@ -15,6 +15,7 @@ call is counted in the metrics too: its time since the check before it, tokens a
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import asdict
 
@@ -25,7 +26,7 @@ from blitz.core.interactions import Interactions
 from blitz.core.pending import PendingRequests
 from blitz.errors import BlitzError, Reason
 from blitz.ports import AnswerResult, ModelCallUsage, RuleDecision
-from blitz.store import FileOriginal, LedgerRow, Store
+from blitz.store import FileOriginal, LedgerRow, Store, TurnWrite
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["TurnChannel", "call_usage"]
@@ -62,14 +63,14 @@ class TurnChannel:
         self._default_max_turns = default_max_turns
         self._paced = 0
 
-    def emit(self, event: t.TurnEvent) -> None:
+    def emit(self, event: t.TurnEvent, *, writes: Sequence[TurnWrite] = ()) -> None:
         if event.HasField("tasks") and not event.author:  # a sub-agent's list is its own
             self._active.todo = t.Tasks(items=event.tasks.items)
         elif event.HasField("tool_call"):
             self._active.acted = True  # its files may change: its end is checkpointed
         if self._active.step is not None:
             event.step.CopyFrom(self._active.step)
-        self._log.emit(self._sid, self._tid, event, fence=self._active.rec.epoch)
+        self._log.emit(self._sid, self._tid, event, fence=self._active.rec.epoch, writes=writes)
 
     async def commit(self, event: t.TurnEvent) -> None:
         await self._give_way()
@@ -130,9 +131,9 @@ class TurnChannel:
         started = _call_started.get()
         seconds = None if started is None else time.perf_counter() - started
         self._active.rec.cost_usd += usage.cost_usd
+        # The ledger's row is written with the call's `usage` event: one transaction.
         row = LedgerRow(session_id=self._sid, turn_id=self._tid, time=time.time(), **asdict(usage))
-        await self._store.add_ledger(row)
-        self.emit(t.TurnEvent(usage=call_usage(usage)))
+        self.emit(t.TurnEvent(usage=call_usage(usage)), writes=(row,))
         tokens = {
             "input": usage.input,
             "cached": usage.cached,

@@ -58,7 +58,16 @@ from blitz.core.workflow_runs import WorkflowRuns
 from blitz.errors import BlitzError, Reason, internal_error
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, Completed, ImageInput, Parked, Resolution
-from blitz.store import SessionChange, SessionRecord, Store, TurnRecord, TurnState
+from blitz.store import (
+    SessionChange,
+    SessionRecord,
+    SessionUpdate,
+    Store,
+    TurnRecord,
+    TurnStart,
+    TurnState,
+    TurnUpdate,
+)
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -168,17 +177,24 @@ class Turns(TurnQueue):
                 plan=None if turn.command else b"",
                 expect_state=s.SESSION_STATE_IDLE,
             )
-        if not await self._store.create_turn(rec, lease_until=now + self.lease, session=claim):
-            raise await self._not_idle(session.id)
         # The turn as recorded, echoed: the log masks and caps it as it does any event. The
-        # store sets the turn's first_seq from it, and the session's RUNNING goes in the
-        # same batch: one write for both.
+        # turn's row and the session's claim are written with it, and the session's
+        # RUNNING goes in the same batch: one transaction for all (the store sets the
+        # turn's first_seq from `accepted`).
+        start = TurnStart(rec, lease_until=now + self.lease, claim=claim)
         accepted = self._log.commit(
-            session.id, turn_id, t.TurnEvent(accepted=t.Accepted(turn=turn)), fence=rec.epoch
+            session.id,
+            turn_id,
+            t.TurnEvent(accepted=t.Accepted(turn=turn)),
+            fence=rec.epoch,
+            writes=(start,),
         )
         if not turn.aside:
             self.announce(session.id, _State.STATE_RUNNING, turn_id, fence=rec.epoch)
-        rec.first_seq = (await accepted).seq
+        try:
+            rec.first_seq = (await accepted).seq
+        except TurnLost:
+            raise await self._not_idle(session.id) from None
         self._begin(ActiveTurn(rec=rec, turn=turn, session=session, prompt=prompt, images=images))
         return rec
 
@@ -374,36 +390,42 @@ class Turns(TurnQueue):
     async def _park(self, active: ActiveTurn, parked: Parked) -> None:
         """Park the turn on its requests, or go on at once if rules approved them all."""
         rec = active.rec
-        async with self._locks(rec.session_id):
-            settled, still_open = await self._pending.park(active, parked)
+        sid, tid = rec.session_id, rec.turn_id
+        async with self._locks(sid):
             rec.history = parked.history
+            # What parks it, written with its requests (pending.py) as its holder's last
+            # write (a parked turn has no holder): the turn parked, and its session, with
+            # the `session_state` that tells everyone.
+            turn = TurnUpdate(
+                sid,
+                tid,
+                rec.epoch,
+                TurnState.PARKED,
+                rec.first_seq,
+                rec.model_calls,
+                rec.cost_usd,
+                rec.history,
+            )
+            change = SessionChange(
+                update_time=time.time(), state=s.SESSION_STATE_PARKED, expect_turn_id=tid
+            )
+            state = t.SessionStateChange(state=_State.STATE_PARKED, turn_id=tid)
+            parking = (t.TurnEvent(session_state=state), (turn, SessionUpdate(sid, tid, change)))
+            settled, still_open = await self._pending.park(active, parked, parking=parking)
             if not still_open:
                 if not await self._store.update_turn(rec):
-                    raise TurnLost(rec.session_id, rec.turn_id)
+                    raise TurnLost(sid, tid)
                 self._launch(active, settled)
                 return
             rec.state = TurnState.PARKED
-            if not await self._store.update_turn(rec):
-                rec.state = TurnState.RUNNING
-                raise TurnLost(rec.session_id, rec.turn_id)
-            await self._store.update_session(
-                rec.session_id,
-                SessionChange(
-                    update_time=time.time(),
-                    state=s.SESSION_STATE_PARKED,
-                    expect_turn_id=rec.turn_id,
-                ),
-            )
-            log.info("turn_parked", turn_id=rec.turn_id, requests=still_open)
-            # Unfenced: a parked turn has no holder.
-            self.announce(rec.session_id, _State.STATE_PARKED, rec.turn_id)
+            log.info("turn_parked", turn_id=tid, requests=still_open)
             answered = await self._pending.arm(rec)
             # A parked turn is data: it is in the store, and nothing of it stays here.
             self._live.park(active)
             if answered is not None:
                 # Answered elsewhere while it parked: the answerer found it still running
                 # and left it, so it is resumed here.
-                await self.answered(rec.session_id, rec.turn_id, answered)
+                await self.answered(sid, tid, answered)
 
     # What the pending requests report (`TurnListener`)
 

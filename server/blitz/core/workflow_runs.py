@@ -9,7 +9,7 @@ from any client and any process, after a restart too. No coroutine waits across 
 The run's state (`RunState`: the current step of each nested workflow, its attempt, each
 finished step's output and status, and the resolved definitions, so that a file changed
 mid-run changes nothing) is written with every `flow_step` event, in the same transaction
-(`EventLog.commit(flow=…)`), fenced like the turn's other writes. Each advance reads it
+(`EventLog.commit(writes=…)`), fenced like the turn's other writes. Each advance reads it
 back, so a resumed run picks up at the step it stopped at and never re-runs one that
 succeeded.
 
@@ -215,7 +215,7 @@ class WorkflowRuns:
             workflow = Workflow.model_validate(state.definitions[each.name])
             event = flow_event(workflow, each, workflow.steps[each.index], "cancelled", "", error)
             flow = FlowWrite(sid, tid, state.dump(), time.time())
-            await self._log.commit(sid, tid, event, fence=active.rec.epoch, flow=flow)
+            await self._log.commit(sid, tid, event, fence=active.rec.epoch, writes=(flow,))
 
 
 class _Run:
@@ -268,7 +268,7 @@ class _Run:
         if status in ("started", "retrying"):
             await self._forget_asked()
         flow = FlowWrite(sid, tid, self._state.dump(), time.time())
-        await self._runs._log.commit(sid, tid, event, fence=self._active.rec.epoch, flow=flow)
+        await self._runs._log.commit(sid, tid, event, fence=self._active.rec.epoch, writes=(flow,))
 
     async def _forget_asked(self) -> None:
         """What was asked before now is not the next piece of work's to resume with (it

@@ -23,7 +23,6 @@ from blitz.store.records import (
     Checkpoint,
     EventRow,
     FileOriginal,
-    FlowWrite,
     ImageRecord,
     LedgerRow,
     PendingRecord,
@@ -33,10 +32,10 @@ from blitz.store.records import (
     SessionRecord,
     TokenRecord,
     TurnControl,
-    TurnEnd,
     TurnPage,
     TurnRecord,
     TurnState,
+    TurnWrite,
     UsageTotals,
 )
 from blitz.store.webhook_base import Expand, WebhookStore
@@ -179,8 +178,7 @@ class Store(WebhookStore, Protocol):
         events: Sequence[TurnEvent],
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
-        ends: Sequence[TurnEnd] = (),
-        flows: Sequence[FlowWrite] = (),
+        writes: Sequence[TurnWrite] = (),
     ) -> set[tuple[str, str]]:
         """Number and store `events` in one transaction, in order.
 
@@ -189,12 +187,17 @@ class Store(WebhookStore, Protocol):
         events of a turn in `fences` ({(session_id, turn_id): epoch}) are stored only if
         the turn still runs at that epoch; the others are left out, unnumbered, and their
         turns returned. An `accepted` event, its turn's first, sets the turn's `first_seq`
-        (when not yet set) in the same transaction. Each of `ends` (a turn's end, whose
-        `finished` is among the events; its turn fenced) is written in the same
-        transaction too: the turn recorded finished, its history kept, its session let go.
-        Each stored event of a kind in `OUTBOX_KINDS` gets a row in the webhook outbox, in
-        the same transaction (see `expand_outbox`). Each of `flows` (a workflow run's state,
-        its turn fenced) is written in the same transaction too, unless its turn was lost.
+        (when not yet set) in the same transaction. Each stored event of a kind in
+        `OUTBOX_KINDS` gets a row in the webhook outbox, in the same transaction (see
+        `expand_outbox`).
+
+        Each of `writes` is written in the same transaction too, unless its turn was left
+        out: a `TurnStart` first, before the fences are looked at (a turn whose session
+        it cannot take is left out and returned, as a fenced one is); the others after
+        the events: a turn's end (`TurnEnd`: recorded finished, its history kept, its
+        session let go), a workflow run's state (`FlowWrite`), a parking turn's requests
+        (`PendingWrite`, each with its announcement as stored), the turn's state
+        (`TurnUpdate`), its session's (`SessionUpdate`), a ledger row (`LedgerRow`).
         """
         ...
 
@@ -224,10 +227,6 @@ class Store(WebhookStore, Protocol):
 
     async def put_pending(self, recs: Sequence[PendingRecord]) -> None:
         """Store requests; one whose id the session used before replaces that one."""
-        ...
-
-    async def stamp_pending(self, session_id: str, request_id: str, event: bytes) -> None:
-        """Replace the request's event (as announced, numbered), leaving its resolution."""
         ...
 
     async def list_pending(

@@ -26,7 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
-from blitz.store.records import Changes, FlowWrite, TurnEnd
+from blitz.store.records import Changes, TurnStart, TurnWrite
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.statements import Dialect, Statements
 from blitz.store.webhook_statements import WebhookStatements
@@ -178,14 +178,22 @@ class PostgresStore(SqlStore):
         events: Sequence[TurnEvent],
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
-        ends: Sequence[TurnEnd] = (),
-        flows: Sequence[FlowWrite] = (),
+        writes: Sequence[TurnWrite] = (),
     ) -> set[tuple[str, str]]:
         if not events:
             return set()
         try:
             async with self._pool.connection() as conn, conn.transaction():
-                lost = await _fenced_out(conn, fences) if fences else set()
+                lost: set[tuple[str, str]] = set()
+                for start in writes:
+                    if isinstance(start, TurnStart):
+                        *claim, create = self._starting(start)
+                        if claim and (await conn.execute(*claim[0])).rowcount != 1:  # type: ignore[arg-type]
+                            lost.add((start.session_id, start.turn_id))
+                        else:
+                            await conn.execute(*create)  # type: ignore[arg-type]
+                held = {key: epoch for key, epoch in (fences or {}).items() if key not in lost}
+                lost |= await _fenced_out(conn, held) if held else set()
                 kept = [e for e in events if (e.session_id, e.turn_id) not in lost]
                 counts: dict[str, int] = {}
                 for event in kept:
@@ -219,14 +227,12 @@ class PostgresStore(SqlStore):
                         firsts = rows.first_seqs(kept)
                         if firsts:
                             await cur.executemany(self._sql.first_seq, firsts)
-                for end in ends:
-                    if (end.session_id, end.turn_id) not in lost:
-                        for sql, args in self._ending(end):
+                for write in writes:
+                    if (write.session_id, write.turn_id) not in lost and not isinstance(
+                        write, TurnStart
+                    ):
+                        for sql, args in self._riding(write):
                             await conn.execute(sql, args)  # type: ignore[arg-type]
-                for flow in flows:
-                    if (flow.session_id, flow.turn_id) not in lost:
-                        sql, args = self._flowing(flow)
-                        await conn.execute(sql, args)  # type: ignore[arg-type]
                 for payload in _payloads(last):
                     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
         except BaseException:

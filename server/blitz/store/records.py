@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 # The webhooks' records, a module of their own, are the store's records too.
 from blitz.store.webhook_records import (
@@ -19,6 +20,7 @@ from blitz.store.webhook_records import (
     Recorded,
     WebhookRecord,
 )
+from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = [
     "OUTBOX_KINDS",
@@ -38,17 +40,22 @@ __all__ = [
     "OutboxItem",
     "OutboxStats",
     "PendingRecord",
+    "PendingWrite",
     "Recorded",
     "RuleRecord",
     "SessionChange",
     "SessionQuery",
     "SessionRecord",
+    "SessionUpdate",
     "TokenRecord",
     "TurnControl",
     "TurnEnd",
     "TurnPage",
     "TurnRecord",
+    "TurnStart",
     "TurnState",
+    "TurnUpdate",
+    "TurnWrite",
     "UsageTotals",
     "WebhookRecord",
 ]
@@ -219,6 +226,69 @@ class TurnEnd:
 
 
 @dataclass(frozen=True)
+class TurnStart:
+    """A turn's start, written in the transaction that appends its `accepted`, before the
+    events: the session taken (`claim`, which expects it idle; an aside takes none) and the
+    turn's row. When the claim fails, nothing of the turn is written, and it is returned
+    with the turns fenced out: the session was not idle."""
+
+    record: TurnRecord
+    lease_until: float
+    claim: SessionChange | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.record.session_id
+
+    @property
+    def turn_id(self) -> str:
+        return self.record.turn_id
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """A request of a parking turn (`Store.put_pending`), written with an event of its
+    turn. `announced`: the request's `approval_request` or `question`, appended in the same
+    batch: the row keeps it as stored (numbered). None for one a rule settled."""
+
+    record: PendingRecord
+    announced: TurnEvent | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.record.session_id
+
+    @property
+    def turn_id(self) -> str:
+        return self.record.turn_id
+
+
+@dataclass(frozen=True)
+class TurnUpdate:
+    """The turn's state, counters and history (`Store.update_turn`), written with an event
+    of its; its fence is the epoch."""
+
+    session_id: str
+    turn_id: str
+    epoch: int
+    state: TurnState
+    first_seq: int
+    model_calls: int
+    cost_usd: float
+    history: bytes | None
+
+
+@dataclass(frozen=True)
+class SessionUpdate:
+    """A change of the session (`Store.update_session`), written with an event of the turn
+    `turn_id`."""
+
+    session_id: str
+    turn_id: str
+    change: SessionChange
+
+
+@dataclass(frozen=True)
 class Changes:
     """What the processes sharing a store announced, a batch at a time (`changes`)."""
 
@@ -364,3 +434,11 @@ class Checkpoint:
     # reference, not a copy.
     manifest: bytes | None
     create_time: float
+
+
+# What may be written in the transaction that appends an event of a turn (`append_events`),
+# only if the turn is still held at the event's fence: the log and the records never
+# disagree, and a turn's step costs one commit.
+TurnWrite: TypeAlias = (
+    TurnStart | TurnEnd | FlowWrite | PendingWrite | TurnUpdate | SessionUpdate | LedgerRow
+)

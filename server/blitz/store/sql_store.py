@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar, Self, TypeVar
 
 from blitz.store import rows
@@ -27,16 +28,21 @@ from blitz.store.records import (
     ImageRecord,
     LedgerRow,
     PendingRecord,
+    PendingWrite,
     RuleRecord,
     SessionChange,
     SessionQuery,
     SessionRecord,
+    SessionUpdate,
     TokenRecord,
     TurnControl,
     TurnEnd,
     TurnPage,
     TurnRecord,
+    TurnStart,
     TurnState,
+    TurnUpdate,
+    TurnWrite,
     UsageTotals,
 )
 from blitz.store.rows import Row
@@ -78,27 +84,52 @@ class SqlStore(SqlWebhooks):
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def _ending(self, end: TurnEnd) -> list[tuple[str, Sequence[object]]]:
-        """The statements that end a turn (`TurnEnd`), for an engine to run in the
-        transaction that appends its `finished`, after the events."""
+    def _starting(self, start: TurnStart) -> list[tuple[str, Sequence[object]]]:
+        """The statements that start a turn (`TurnStart`), for an engine to run first in
+        the transaction that appends its `accepted`: the session's claim, when there is
+        one (the turn is not written unless it changes one row), then the turn's row."""
         done: list[tuple[str, Sequence[object]]] = []
-        sid, tid = end.session_id, end.turn_id
-        if end.keep_history:
-            done.append((self._sql.keep_turn_history, (sid, tid, sid, b"")))
-            done.append((self._sql.older_turn_histories, (sid, sid, end.keep_history)))
-        finished = TurnState.FINISHED.value
-        counters = (end.first_seq, end.model_calls, end.cost_usd)
-        args = (finished, *counters, None, finished, sid, tid, end.epoch)
-        done.append((self._sql.update_turn, args))
-        if end.release is not None:
-            done.append(self._sql.update_session(sid, end.release))
+        if start.claim is not None:
+            done.append(self._sql.update_session(start.session_id, start.claim))
+        done.append((self._sql.create_turn, rows.turn_params(start.record, start.lease_until)))
         return done
 
-    def _flowing(self, flow: FlowWrite) -> tuple[str, Sequence[object]]:
-        """The statement that stores a workflow run's state (`FlowWrite`), for an engine
-        to run in the transaction that appends its `flow_step`, after the events."""
-        args = (flow.session_id, flow.turn_id, flow.state, flow.update_time)
-        return self._sql.put_workflow_run, args
+    def _riding(self, write: TurnWrite) -> list[tuple[str, Sequence[object]]]:
+        """The statements of one of `append_events`' writes but a `TurnStart`, for an
+        engine to run after the events, which are numbered by then."""
+        sid, tid = write.session_id, write.turn_id
+        if isinstance(write, TurnEnd):
+            done: list[tuple[str, Sequence[object]]] = []
+            if write.keep_history:
+                done.append((self._sql.keep_turn_history, (sid, tid, sid, b"")))
+                done.append((self._sql.older_turn_histories, (sid, sid, write.keep_history)))
+            finished = TurnState.FINISHED.value
+            counters = (write.first_seq, write.model_calls, write.cost_usd)
+            done.append(
+                (
+                    self._sql.update_turn,
+                    (finished, *counters, None, finished, sid, tid, write.epoch),
+                )
+            )
+            if write.release is not None:
+                done.append(self._sql.update_session(sid, write.release))
+            return done
+        if isinstance(write, FlowWrite):
+            return [(self._sql.put_workflow_run, (sid, tid, write.state, write.update_time))]
+        if isinstance(write, PendingWrite):
+            record = write.record
+            if write.announced is not None:
+                record = replace(record, event=write.announced.SerializeToString())
+            return [(self._sql.put_pending, rows.pending_params(record))]
+        if isinstance(write, TurnUpdate):
+            state = write.state.value
+            counters = (write.first_seq, write.model_calls, write.cost_usd, write.history)
+            return [(self._sql.update_turn, (state, *counters, state, sid, tid, write.epoch))]
+        if isinstance(write, SessionUpdate):
+            return [self._sql.update_session(sid, write.change)]
+        if isinstance(write, LedgerRow):
+            return [(self._sql.add_ledger, rows.ledger_params(write))]
+        raise TypeError(f"a TurnStart is not written after the events: {write!r}")
 
     async def get_workflow_run(self, session_id: str, turn_id: str) -> bytes | None:
         found = await self._fetch(self._sql.get_workflow_run, (session_id, turn_id))
@@ -179,11 +210,10 @@ class SqlStore(SqlWebhooks):
         self, rec: TurnRecord, *, lease_until: float, session: SessionChange | None = None
     ) -> bool:
         async def body(tx: Tx) -> bool:
-            if session is not None:
-                sql, args = self._sql.update_session(rec.session_id, session)
-                if await tx.execute(sql, args) != 1:
-                    return False
-            await tx.execute(self._sql.create_turn, rows.turn_params(rec, lease_until))
+            *claim, (sql, args) = self._starting(TurnStart(rec, lease_until, session))
+            if claim and await tx.execute(*claim[0]) != 1:
+                return False
+            await tx.execute(sql, args)
             return True
 
         return await self._transaction(body)
@@ -252,9 +282,6 @@ class SqlStore(SqlWebhooks):
 
     async def put_pending(self, recs: Sequence[PendingRecord]) -> None:
         await self._execute_many(self._sql.put_pending, [rows.pending_params(r) for r in recs])
-
-    async def stamp_pending(self, session_id: str, request_id: str, event: bytes) -> None:
-        await self._execute(self._sql.stamp_pending, (event, session_id, request_id))
 
     async def list_pending(
         self,

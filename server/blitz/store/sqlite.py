@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from blitz.store import rows
-from blitz.store.records import Changes, FlowWrite, TurnEnd
+from blitz.store.records import Changes, TurnStart, TurnWrite
 from blitz.store.rows import Row
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
@@ -132,26 +132,33 @@ class SqliteStore(SqlStore):
         events: Sequence[TurnEvent],
         *,
         fences: Mapping[tuple[str, str], int] | None = None,
-        ends: Sequence[TurnEnd] = (),
-        flows: Sequence[FlowWrite] = (),
+        writes: Sequence[TurnWrite] = (),
     ) -> set[tuple[str, str]]:
         if not events:
             return set()
-        return await self._call(self._append, events, fences or {}, ends, flows)
+        return await self._call(self._append, events, fences or {}, writes)
 
     def _append(
         self,
         events: Sequence[TurnEvent],
         fences: Mapping[tuple[str, str], int],
-        ends: Sequence[TurnEnd],
-        flows: Sequence[FlowWrite] = (),
+        writes: Sequence[TurnWrite],
     ) -> set[tuple[str, str]]:
         db = self._connection.db
         lost: set[tuple[str, str]] = set()
         try:
             with transaction(db):
+                for start in writes:
+                    if isinstance(start, TurnStart):
+                        *claim, create = self._starting(start)
+                        if claim and db.execute(*claim[0]).rowcount != 1:
+                            lost.add((start.session_id, start.turn_id))
+                        else:
+                            db.execute(*create)
                 for (sid, tid), epoch in fences.items():
-                    if db.execute(_FENCE, (sid, tid, epoch)).fetchone() is None:
+                    if (sid, tid) not in lost and db.execute(
+                        _FENCE, (sid, tid, epoch)
+                    ).fetchone() is None:
                         lost.add((sid, tid))
                 kept = [e for e in events if (e.session_id, e.turn_id) not in lost]
                 last: dict[str, int] = {}
@@ -171,13 +178,12 @@ class SqliteStore(SqlStore):
                 firsts = rows.first_seqs(kept)
                 if firsts:
                     db.executemany(self._sql.first_seq, firsts)
-                for end in ends:
-                    if (end.session_id, end.turn_id) not in lost:
-                        for sql, args in self._ending(end):
+                for write in writes:
+                    if (write.session_id, write.turn_id) not in lost and not isinstance(
+                        write, TurnStart
+                    ):
+                        for sql, args in self._riding(write):
                             db.execute(sql, args)
-                for flow in flows:
-                    if (flow.session_id, flow.turn_id) not in lost:
-                        db.execute(*self._flowing(flow))
         except BaseException:
             for event in events:
                 event.seq = 0

@@ -257,9 +257,6 @@ class Statements:
             " event = excluded.event, expires = excluded.expires,"
             " resolution = excluded.resolution, resolve_time = NULL"
         )
-        self.stamp_pending = sql(
-            "UPDATE pending SET event = ? WHERE session_id = ? AND request_id = ?"
-        )
         self._pending = {
             (by_turn, by_request, open_only): sql(
                 f"SELECT {PENDING_COLUMNS} FROM pending WHERE session_id = ?"

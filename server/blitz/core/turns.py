@@ -396,16 +396,7 @@ class Turns(TurnQueue):
             # What parks it, written with its requests (pending.py) as its holder's last
             # write (a parked turn has no holder): the turn parked, and its session, with
             # the `session_state` that tells everyone.
-            turn = TurnUpdate(
-                sid,
-                tid,
-                rec.epoch,
-                TurnState.PARKED,
-                rec.first_seq,
-                rec.model_calls,
-                rec.cost_usd,
-                rec.history,
-            )
+            turn = TurnUpdate.of(rec, TurnState.PARKED)
             change = SessionChange(
                 update_time=time.time(), state=s.SESSION_STATE_PARKED, expect_turn_id=tid
             )

@@ -277,6 +277,20 @@ class TurnUpdate:
     cost_usd: float
     history: bytes | None
 
+    @classmethod
+    def of(cls, rec: TurnRecord, state: TurnState | None = None) -> TurnUpdate:
+        """The turn as `rec` holds it now, in `state` (rec's own by default)."""
+        return cls(
+            rec.session_id,
+            rec.turn_id,
+            rec.epoch,
+            state or rec.state,
+            rec.first_seq,
+            rec.model_calls,
+            rec.cost_usd,
+            rec.history,
+        )
+
 
 @dataclass(frozen=True)
 class SessionUpdate:

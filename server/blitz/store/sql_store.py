@@ -103,14 +103,17 @@ class SqlStore(SqlWebhooks):
             if write.keep_history:
                 done.append((self._sql.keep_turn_history, (sid, tid, sid, b"")))
                 done.append((self._sql.older_turn_histories, (sid, sid, write.keep_history)))
-            finished = TurnState.FINISHED.value
-            counters = (write.first_seq, write.model_calls, write.cost_usd)
-            done.append(
-                (
-                    self._sql.update_turn,
-                    (finished, *counters, None, finished, sid, tid, write.epoch),
-                )
+            ended = TurnUpdate(
+                sid,
+                tid,
+                write.epoch,
+                TurnState.FINISHED,
+                write.first_seq,
+                write.model_calls,
+                write.cost_usd,
+                None,
             )
+            done.append(self._updating(ended))
             if write.release is not None:
                 done.append(self._sql.update_session(sid, write.release))
             return done
@@ -122,14 +125,20 @@ class SqlStore(SqlWebhooks):
                 record = replace(record, event=write.announced.SerializeToString())
             return [(self._sql.put_pending, rows.pending_params(record))]
         if isinstance(write, TurnUpdate):
-            state = write.state.value
-            counters = (write.first_seq, write.model_calls, write.cost_usd, write.history)
-            return [(self._sql.update_turn, (state, *counters, state, sid, tid, write.epoch))]
+            return [self._updating(write)]
         if isinstance(write, SessionUpdate):
             return [self._sql.update_session(sid, write.change)]
         if isinstance(write, LedgerRow):
             return [(self._sql.add_ledger, rows.ledger_params(write))]
         raise TypeError(f"a TurnStart is not written after the events: {write!r}")
+
+    def _updating(self, update: TurnUpdate) -> tuple[str, Sequence[object]]:
+        """`Statements.update_turn` with its parameters (a turn that stops running has no
+        owner: the state is given twice)."""
+        state = update.state.value
+        counters = (update.first_seq, update.model_calls, update.cost_usd, update.history)
+        where = (update.session_id, update.turn_id, update.epoch)
+        return self._sql.update_turn, (state, *counters, state, *where)
 
     async def get_workflow_run(self, session_id: str, turn_id: str) -> bytes | None:
         found = await self._fetch(self._sql.get_workflow_run, (session_id, turn_id))
@@ -168,22 +177,7 @@ class SqlStore(SqlWebhooks):
         return rows.turn(found[0]) if found else None
 
     async def update_turn(self, rec: TurnRecord) -> bool:
-        state = rec.state.value
-        changed = await self._execute(
-            self._sql.update_turn,
-            (
-                state,
-                rec.first_seq,
-                rec.model_calls,
-                rec.cost_usd,
-                rec.history,
-                state,
-                rec.session_id,
-                rec.turn_id,
-                rec.epoch,
-            ),
-        )
-        return changed == 1
+        return await self._execute(*self._updating(TurnUpdate.of(rec))) == 1
 
     async def claim_turn(
         self,

@@ -24,6 +24,7 @@ from pathlib import Path
 from blitz.config import Settings
 from blitz.core import SessionCore
 from blitz.logs import configure_logging
+from blitz.process import settle_heap
 from blitz.ports import CallContext
 from blitz.server import open_core
 from blitz.v1 import session_pb2 as s
@@ -67,6 +68,7 @@ async def _measure(count: int, profile: bool, data: Path) -> None:
         log_level="warning",
     )
     async with open_core(settings) as core:
+        settle_heap()  # as `blitz serve` does once it is up
         sessions = [
             await core.create_session(s.CreateSessionRequest(model="demo"), _CTX)
             for _ in range(count + 5)

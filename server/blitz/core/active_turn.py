@@ -55,6 +55,8 @@ class ActiveTurn:
     # its own (checkpoints.py). A turn taken from the store (resumed, taken over) may
     # have called one before, and counts as having.
     acted: bool = False
+    # The session's history as the agent's answer left it: written with the turn's end.
+    history: bytes | None = None
     # A notice about the turn's checkpoints was sent: one per turn is enough.
     checkpoint_noticed: bool = False
     # When this process took the turn (time.monotonic()).

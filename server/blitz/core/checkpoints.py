@@ -2,7 +2,8 @@
 
 Each main turn that runs the agent (not an aside, not a server command) has its workspace
 snapshotted before the agent starts (its start) and once it has ended (its end), and
-the store keeps both (`Store.put_checkpoint`): a manifest, and the content it names
+the store keeps both, each written with the turn's events (`CheckpointWrite`; the end
+with the turn's end): a manifest, and the content it names
 that the session had not stored yet, by hash. A turn that made no tool call has an end
 that is its start, stored as a reference. What the agent changed in a turn is the
 difference of the two (core/manifests.py): whatever changed the files meanwhile, its file
@@ -42,7 +43,15 @@ from blitz.core.restoring import clear, depth_order, put_back
 from blitz.core.snapshots import Snapshot, take_snapshot
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused
-from blitz.store import Checkpoint, SessionRecord, Store, TurnPage, TurnRecord, TurnState
+from blitz.store import (
+    Checkpoint,
+    CheckpointWrite,
+    SessionRecord,
+    Store,
+    TurnPage,
+    TurnRecord,
+    TurnState,
+)
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["END", "START", "Checkpoints", "Restored", "Since"]
@@ -109,26 +118,29 @@ class Checkpoints:
         snap = await self._snapshot(active, previous)
         if snap is not None:
             checkpoint = Checkpoint(sid, active.turn_id, START, snap.manifest, time.time())
-            await self._store.put_checkpoint(checkpoint, snap.blobs)
+            # In the event log's next batch, fenced: durable before the agent runs.
+            stored = CheckpointWrite(checkpoint, snap.blobs)
+            await self._log.write(sid, active.turn_id, (stored,), fence=active.rec.epoch)
 
-    async def take_end(self, active: ActiveTurn) -> None:
-        """The turn's end checkpoint, once the agent has ended; then, now and then, a
-        prune. Nothing for a turn with no start checkpoint: its changes cannot be told."""
+    async def take_end(self, active: ActiveTurn) -> CheckpointWrite | None:
+        """The turn's end checkpoint, once the agent has ended, for its end to write with
+        its `finished` (TurnEnd); first, now and then, a prune. None for a turn with no
+        start checkpoint: its changes cannot be told."""
         if active.aside or active.turn.command:
-            return
+            return None
         sid, tid = active.session_id, active.turn_id
         start = {c.at: c for c in await self._store.get_checkpoints(sid, tid)}.get(START)
         if start is None or start.manifest is None:
-            return
-        if not active.acted:
-            await self._store.put_checkpoint(Checkpoint(sid, tid, END, None, time.time()), {})
-        else:
-            snap = await self._snapshot(active, start.manifest)
-            if snap is None:
-                return
-            checkpoint = Checkpoint(sid, tid, END, snap.manifest, time.time())
-            await self._store.put_checkpoint(checkpoint, snap.blobs)
+            return None
+        # Before the end is stored, while the turn still holds the session: the end names
+        # no blob its start does not, but the ones it stores new, which are not there yet.
         await self._prune(sid)
+        if not active.acted:
+            return CheckpointWrite(Checkpoint(sid, tid, END, None, time.time()))
+        snap = await self._snapshot(active, start.manifest)
+        if snap is None:
+            return None
+        return CheckpointWrite(Checkpoint(sid, tid, END, snap.manifest, time.time()), snap.blobs)
 
     async def _snapshot(self, active: ActiveTurn, previous: bytes | None) -> Snapshot | None:
         """A snapshot of the turn's workspace, its limits said on the turn once; None,

@@ -32,7 +32,14 @@ from blitz.core.pending import PendingRequests
 from blitz.core.views import session_usage
 from blitz.core.workflow_runs import WorkflowRuns
 from blitz.errors import BlitzError, Reason
-from blitz.store import SessionChange, SessionRecord, TurnEnd, TurnState
+from blitz.store import (
+    CheckpointWrite,
+    SessionChange,
+    SessionRecord,
+    TurnEnd,
+    TurnState,
+    TurnWrite,
+)
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -129,26 +136,30 @@ class TurnEndings(TurnHolds):
     async def _finish(self, active: ActiveTurn, *, output: str, error: BlitzError | None) -> None:
         rec = active.rec
         sid = rec.session_id
+        checkpoint = None
         if rec.state != TurnState.FINISHED and not active.lost:
             # What the agent left in the files, while the turn still holds its session (so
-            # no rewind can come between), outside the lock (a walk takes a while).
+            # no rewind can come between), outside the lock (a walk takes a while); it is
+            # written with the turn's end.
             try:
-                await self._checkpoints.take_end(active)
-            except TurnLost:
-                pass  # another process holds the turn: it ends it
+                checkpoint = await self._checkpoints.take_end(active)
             except Exception:
                 log.exception("checkpoint_failed", session_id=sid, turn_id=rec.turn_id)
         async with self._locks(sid):
             if rec.state == TurnState.FINISHED or active.lost:
                 return
-            # Still held here? (The write checks the epoch, and keeps the counters.)
-            if not await self._store.update_turn(rec):
+            # Still held here, before anything more is written of it? Not once it parked
+            # (whoever ends it takes it first); and where processes share the store,
+            # another may have taken it over: the store is asked (the write checks the
+            # epoch). One process alone changes the epoch only as it takes the turn.
+            held = rec.state == TurnState.RUNNING
+            if not held or (self._store.shared and not await self._store.update_turn(rec)):
                 self._lose(active)
                 return
             try:
                 if active.turn.command and error is not None and self.workflows is not None:
                     await self.workflows.ended(active, error)
-                await self._end(active, output=output, error=error)
+                await self._end(active, output=output, error=error, checkpoint=checkpoint)
             except TurnLost:
                 self._lose(active)
                 return
@@ -161,7 +172,14 @@ class TurnEndings(TurnHolds):
     def _ended(self, session_id: str) -> None:
         """A main turn of the session has ended (with the lock held): the queue's (queue.py)."""
 
-    async def _end(self, active: ActiveTurn, *, output: str, error: BlitzError | None) -> None:
+    async def _end(
+        self,
+        active: ActiveTurn,
+        *,
+        output: str,
+        error: BlitzError | None,
+        checkpoint: CheckpointWrite | None = None,
+    ) -> None:
         rec = active.rec
         sid = rec.session_id
         await self._pending.withdraw(sid, rec.turn_id, fence=rec.epoch)
@@ -202,9 +220,11 @@ class TurnEndings(TurnHolds):
             first_seq=rec.first_seq,
             release=release,
             keep_history=0 if active.aside else FORKABLE_TURNS,
+            history=active.history,
         )
+        writes: tuple[TurnWrite, ...] = (end,) if checkpoint is None else (checkpoint, end)
         await self._log.commit(
-            sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch, writes=(end,)
+            sid, rec.turn_id, t.TurnEvent(finished=finished), fence=rec.epoch, writes=writes
         )
         metrics.turn_finished(error.reason.wire if error else None)
         log.info(

@@ -51,6 +51,7 @@ read best as one piece.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Protocol
@@ -83,6 +84,9 @@ _EVENT_COST = 256
 _REPLAY_PAGE = 1000
 # The most characters streamed chunks are merged into (step 1).
 _MERGE_MAX = 64 * 1024
+# Seconds the writer waits, at most, before it writes events no one waits for (streamed
+# ones): a turn's stream and its next commit are then one transaction, not several.
+_LINGER = 0.005
 # What a cut string says of why (step 3).
 _CUT_WHY = f"an event holds at most {EVENT_MAX // (1024 * 1024)} MiB"
 
@@ -104,7 +108,8 @@ class LogListener(Protocol):
 
 
 class _Queued:
-    """An event waiting for the writer, with where it belongs and who waits for it."""
+    """An event waiting for the writer, with where it belongs and who waits for it; or,
+    with no event, records of a turn that go in the next batch (`write`)."""
 
     __slots__ = ("done", "event", "fence", "session_id", "size", "texts", "turn_id", "writes")
 
@@ -112,7 +117,7 @@ class _Queued:
         self,
         session_id: str,
         turn_id: str,
-        event: TurnEvent,
+        event: TurnEvent | None,
         done: asyncio.Future[None] | None,
         fence: int | None,
         writes: Sequence[TurnWrite] = (),
@@ -128,13 +133,16 @@ class _Queued:
         self.writes = writes
         # Text of later chunks merged into this one, joined once (step 1), and its length.
         self.texts: list[str] | None = None
-        self.size = len(event.text.text) if event.HasField("text") else 0
+        self.size = len(event.text.text) if event is not None and event.HasField("text") else 0
 
-    def merge(self, other: _Queued) -> None:
+    def merge(self, other: _Queued) -> int:
+        """Take `other`'s text (see `absorbs`); how many characters it added."""
+        assert self.event is not None and other.event is not None
         if self.texts is None:
             self.texts = [self.event.text.text]
         self.texts.append(other.event.text.text)
         self.size += len(other.event.text.text)
+        return len(other.event.text.text)
 
     def absorbs(self, other: _Queued) -> bool:
         """Whether `other` may be merged into this event without changing its meaning."""
@@ -145,6 +153,8 @@ class _Queued:
         if self.fence != other.fence:
             return False
         a, b = self.event, other.event
+        if a is None or b is None:
+            return False
         if a.WhichOneof("kind") != "text" or b.WhichOneof("kind") != "text":
             return False
         return (
@@ -159,6 +169,8 @@ class _Queued:
 def _cost(item: _Queued) -> int:
     """What a queued event is reckoned to hold, in bytes: its size, counted cheaply for
     streamed text (the hot path), whose merged chunks are not joined yet."""
+    if item.event is None:
+        return _EVENT_COST
     if item.event.WhichOneof("kind") != "text":
         return _EVENT_COST + item.event.ByteSize()
     texts = item.texts if item.texts is not None else [item.event.text.text]
@@ -207,6 +219,9 @@ class EventLog:
         self._caught_up = asyncio.Event()
         self._caught_up.set()
         self._wake = asyncio.Event()
+        # Set once what is queued is waited for: a commit, a `written`, a backlog past its
+        # high mark, the close. Until then the writer lingers (`_LINGER`).
+        self._due = asyncio.Event()
         self._subscribers: dict[str, set[Subscription]] = {}
         self._writer: asyncio.Task[None] | None = None
         self._closing = False
@@ -231,6 +246,7 @@ class EventLog:
         # Flush what is queued, then stop the writer and end every live reader.
         self._closing = True
         self._wake.set()
+        self._due.set()
         if self._writer is not None:
             try:
                 await self._writer
@@ -288,8 +304,20 @@ class EventLog:
         """Return once the writer is done with everything queued so far, what was emitted
         included (its `writes` too): stored, or failed as the committers were told."""
         wanted = self._batches_taken + 1 if self._queue else self._batches_taken
+        self._due.set()
         while self._batches_done < wanted and self._writer is not None:
             await self._batch_written.wait()
+
+    def write(
+        self, session_id: str, turn_id: str, writes: Sequence[TurnWrite], *, fence: int
+    ) -> Awaitable[None]:
+        """Records of the turn with no event of their own (a checkpoint), written in the
+        next batch, fenced as `commit` is; awaited, returns once durable."""
+        if self._closing and self._writer is None:
+            raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._enqueue(_Queued(session_id, turn_id, None, done, fence, writes))
+        return done
 
     async def pace(self, session_id: str) -> None:
         """Return at once unless the backlog is past its high mark (then once it is low),
@@ -308,15 +336,17 @@ class EventLog:
         # sessions' events in between do not change this session's order.
         tail = self._tails.get(item.session_id)
         if tail is not None and tail.absorbs(item):
-            tail.merge(item)
-            self._backlog += len(item.event.text.text)
+            self._backlog += tail.merge(item)
         else:
             self._queue.append(item)
             self._tails[item.session_id] = item
             self._backlog += _cost(item)
             self._wake.set()
+        if item.done is not None:
+            self._due.set()
         if self._backlog > _BACKLOG_HIGH:
             self._caught_up.clear()
+            self._due.set()
 
     async def _write_loop(self) -> None:
         while True:
@@ -326,6 +356,13 @@ class EventLog:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            if not self._due.is_set() and not self._closing:
+                # Only streamed events so far: they wait a moment for more, and for the
+                # turn's next commit, to be written with them in one transaction.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(_LINGER):
+                        await self._due.wait()
+            self._due.clear()
             batch, self._queue = self._queue, []
             self._batches_taken += 1
             self._tails.clear()
@@ -357,6 +394,8 @@ class EventLog:
         kinds: list[str] = []
         for item in kept:
             event = item.event
+            if event is None:
+                continue
             if item.texts is not None:
                 event.text.text = "".join(item.texts)
             # 2. stamp

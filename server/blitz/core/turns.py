@@ -372,7 +372,7 @@ class Turns(TurnQueue):
         else:
             sid = active.session_id
             if not active.aside:  # an aside is not recorded into the history
-                await self._store.set_history(sid, outcome.history)
+                active.history = outcome.history  # written with the turn's end
             if active.plan:
                 tid = active.turn_id
                 await self._store.update_session(

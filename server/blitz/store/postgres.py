@@ -180,7 +180,7 @@ class PostgresStore(SqlStore):
         fences: Mapping[tuple[str, str], int] | None = None,
         writes: Sequence[TurnWrite] = (),
     ) -> set[tuple[str, str]]:
-        if not events:
+        if not events and not writes:
             return set()
         try:
             async with self._pool.connection() as conn, conn.transaction():

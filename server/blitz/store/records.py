@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -28,6 +29,7 @@ __all__ = [
     "AttemptRecord",
     "Changes",
     "Checkpoint",
+    "CheckpointWrite",
     "DeliveryPage",
     "DeliveryRecord",
     "DeliveryState",
@@ -223,6 +225,8 @@ class TurnEnd:
     # Keep the session's history as this turn left it, for a fork at it, among the
     # session's newest this many (0: not at all: an aside).
     keep_history: int = 0
+    # The session's history as the turn's answer left it, stored first (None: as it is).
+    history: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -450,9 +454,33 @@ class Checkpoint:
     create_time: float
 
 
+@dataclass(frozen=True)
+class CheckpointWrite:
+    """A turn's checkpoint and the blobs it names that the session had not stored yet
+    (`Store.put_checkpoint`), written with the turn's events."""
+
+    checkpoint: Checkpoint
+    blobs: Mapping[str, bytes] = field(default_factory=dict)
+
+    @property
+    def session_id(self) -> str:
+        return self.checkpoint.session_id
+
+    @property
+    def turn_id(self) -> str:
+        return self.checkpoint.turn_id
+
+
 # What may be written in the transaction that appends an event of a turn (`append_events`),
 # only if the turn is still held at the event's fence: the log and the records never
 # disagree, and a turn's step costs one commit.
 TurnWrite: TypeAlias = (
-    TurnStart | TurnEnd | FlowWrite | PendingWrite | TurnUpdate | SessionUpdate | LedgerRow
+    TurnStart
+    | TurnEnd
+    | FlowWrite
+    | PendingWrite
+    | TurnUpdate
+    | SessionUpdate
+    | LedgerRow
+    | CheckpointWrite
 )

@@ -22,6 +22,7 @@ from typing import ClassVar, Self, TypeVar
 from blitz.store import rows
 from blitz.store.records import (
     Checkpoint,
+    CheckpointWrite,
     EventRow,
     FileOriginal,
     FlowWrite,
@@ -100,6 +101,8 @@ class SqlStore(SqlWebhooks):
         sid, tid = write.session_id, write.turn_id
         if isinstance(write, TurnEnd):
             done: list[tuple[str, Sequence[object]]] = []
+            if write.history is not None:
+                done.append((self._sql.set_history, (sid, write.history)))
             if write.keep_history:
                 done.append((self._sql.keep_turn_history, (sid, tid, sid, b"")))
                 done.append((self._sql.older_turn_histories, (sid, sid, write.keep_history)))
@@ -130,6 +133,9 @@ class SqlStore(SqlWebhooks):
             return [self._sql.update_session(sid, write.change)]
         if isinstance(write, LedgerRow):
             return [(self._sql.add_ledger, rows.ledger_params(write))]
+        if isinstance(write, CheckpointWrite):
+            blobs = [(self._sql.put_checkpoint_blob, (sid, h, b)) for h, b in write.blobs.items()]
+            return [*blobs, (self._sql.put_checkpoint, rows.checkpoint_params(write.checkpoint))]
         raise TypeError(f"a TurnStart is not written after the events: {write!r}")
 
     def _updating(self, update: TurnUpdate) -> tuple[str, Sequence[object]]:
@@ -399,14 +405,9 @@ class SqlStore(SqlWebhooks):
     # Workspace checkpoints
 
     async def put_checkpoint(self, checkpoint: Checkpoint, blobs: Mapping[str, bytes]) -> None:
-        sid = checkpoint.session_id
-
         async def body(tx: Tx) -> None:
-            if blobs:
-                await tx.execute_many(
-                    self._sql.put_checkpoint_blob, [(sid, h, data) for h, data in blobs.items()]
-                )
-            await tx.execute(self._sql.put_checkpoint, rows.checkpoint_params(checkpoint))
+            for sql, args in self._riding(CheckpointWrite(checkpoint, blobs)):
+                await tx.execute(sql, args)
 
         await self._transaction(body)
 

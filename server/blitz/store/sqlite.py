@@ -134,7 +134,7 @@ class SqliteStore(SqlStore):
         fences: Mapping[tuple[str, str], int] | None = None,
         writes: Sequence[TurnWrite] = (),
     ) -> set[tuple[str, str]]:
-        if not events:
+        if not events and not writes:
             return set()
         return await self._call(self._append, events, fences or {}, writes)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
@@ -96,15 +96,28 @@ async def list_tools(
         if cached is not None and cached[0] is toolset:
             found = cached[1]
             if found is None:
-                found = await toolset.get_tools(ctx)
+                found = _as_sent(await toolset.get_tools(ctx))
                 listed[id(toolset)] = (toolset, found)
         else:
-            found = await toolset.get_tools(ctx)
+            found = _as_sent(await toolset.get_tools(ctx))
         for name, tool in found.items():
             if name in tools:
                 raise RuntimeError(f"two toolsets define the tool {name!r}")
             tools[name] = (toolset, tool)
     return tools
+
+
+def _as_sent(
+    tools: dict[str, ToolsetTool[ToolDeps]],
+) -> dict[str, ToolsetTool[ToolDeps]]:
+    """`tools` with each definition as pydantic-ai sends it (`prepare_return_schemas`): a
+    return schema only where the tool asked for it. Once per listing, not per request."""
+    sent = dict(tools)
+    for name, tool in tools.items():
+        definition = tool.tool_def
+        if not definition.include_return_schema and definition.return_schema is not None:
+            sent[name] = replace(tool, tool_def=replace(definition, return_schema=None))
+    return sent
 
 
 @dataclass

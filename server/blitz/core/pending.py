@@ -174,14 +174,15 @@ class PendingRequests:
         parked: Parked,
         *,
         parking: tuple[t.TurnEvent, Sequence[TurnWrite]],
-    ) -> tuple[dict[str, Resolution], int]:
+    ) -> tuple[dict[str, Resolution], list[PendingRecord]]:
         """Store and announce the run's requests; a rule approves those it covers at once.
 
         When one stays open, `parking` (an event, and what is written with it: the turn
         parked) goes after the announcements, and the requests are stored with them: one
         transaction, so whatever a client has seen can be answered, and a process that dies
         before it leaves no request behind. Returns the results of the requests rules
-        approved, and how many are left open. Call with the session's lock held.
+        approved, and every request as stored (none when none is left open). Call with
+        the session's lock held.
         """
         sid, tid = active.session_id, active.turn_id
         rules = await self.rules_of(active.session)
@@ -221,13 +222,20 @@ class PendingRequests:
                 to_announce.append(event)
         if not to_announce:
             await self._store.put_pending([w.record for w in writes])
-            return settled, 0
+            return settled, []
         fence = active.rec.epoch
         for event in to_announce:
             self._log.emit(sid, tid, event, fence=fence)
         event, also = parking
         await self._log.commit(sid, tid, event, fence=fence, writes=(*writes, *also))
-        return settled, len(to_announce)
+        stored = []
+        for write in writes:  # each as the store keeps it
+            announced = write.announced
+            record = write.record
+            if announced is not None:
+                record.event = announced.SerializeToString()
+            stored.append(record)
+        return settled, stored
 
     # Asking while the turn runs
 
@@ -285,16 +293,24 @@ class PendingRequests:
 
     # Deadlines of parked turns
 
-    async def arm(self, rec: TurnRecord) -> Answered | None:
+    async def arm(
+        self, rec: TurnRecord, parked: Sequence[PendingRecord] | None = None
+    ) -> Answered | None:
         """File the parked turn's next deadline: its own, or its first request's expiry.
 
         Only the turn's ids are kept until then: a parked turn holds nothing in memory.
         Where processes share the store, its requests may all have been answered
         elsewhere while it parked (the answerer found it still running and left it): then
-        nothing is filed, and what the turn resumes with is returned.
+        nothing is filed, and what the turn resumes with is returned. `parked`: its
+        requests as it just parked them, with the session's lock held since: where one
+        process owns the store, no one else can have answered them, and they are not read
+        back.
         """
         sid, tid = rec.session_id, rec.turn_id
-        requests = await self._store.list_pending(sid, turn_id=tid, open_only=False)
+        if parked is not None and not self._store.shared:
+            requests = list(parked)
+        else:
+            requests = await self._store.list_pending(sid, turn_id=tid, open_only=False)
         answered = Answered.of(requests)
         times = [p.expires for p in requests if p.resolution is None and p.expires is not None]
         if rec.deadline is not None and answered is None:

@@ -402,7 +402,8 @@ class Turns(TurnQueue):
             )
             state = t.SessionStateChange(state=_State.STATE_PARKED, turn_id=tid)
             parking = (t.TurnEvent(session_state=state), (turn, SessionUpdate(sid, tid, change)))
-            settled, still_open = await self._pending.park(active, parked, parking=parking)
+            settled, requests = await self._pending.park(active, parked, parking=parking)
+            still_open = sum(1 for request in requests if request.resolution is None)
             if not still_open:
                 if not await self._store.update_turn(rec):
                     raise TurnLost(sid, tid)
@@ -410,7 +411,7 @@ class Turns(TurnQueue):
                 return
             rec.state = TurnState.PARKED
             log.info("turn_parked", turn_id=tid, requests=still_open)
-            answered = await self._pending.arm(rec)
+            answered = await self._pending.arm(rec, requests)
             # A parked turn is data: it is in the store, and nothing of it stays here.
             self._live.park(active)
             if answered is not None:

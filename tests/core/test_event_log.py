@@ -8,10 +8,19 @@ from collections.abc import AsyncIterator
 import pytest
 
 from blitz.config import Settings
-from blitz.core.event_log import _BACKLOG_HIGH, EventLog
+from blitz.core.event_log import _BACKLOG_HIGH, EventLog, TurnLost
 from blitz.errors import BlitzError
 from blitz.size_limits import EVENT_MAX
-from blitz.store import Store, open_store
+from blitz.store import (
+    Checkpoint,
+    CheckpointWrite,
+    LedgerRow,
+    SessionRecord,
+    Store,
+    TurnRecord,
+    TurnState,
+    open_store,
+)
 from blitz.v1 import turn_pb2 as t
 
 # The core's behaviour, on each store engine.
@@ -219,3 +228,51 @@ async def test_merged_chunks_stop_growing_at_the_merge_limit(store):
     texts = [e.text.text for e in await stored(store) if e.HasField("text")]
     assert "".join(texts) == piece * 300, "nothing is lost"
     assert 1 < len(texts) < 300 and max(map(len, texts)) <= 64 * 1024
+
+
+async def test_streamed_events_are_stored_with_no_commit_behind_them(store):
+    """The writer lingers for a commit to write them with, never for ever."""
+    async with EventLog(store) as log:
+        sub = log.subscribe("s1")
+        log.emit("s1", "t1", chunk("alone"))
+        batches = sub.batches()
+        (event,) = await asyncio.wait_for(anext(batches), timeout=30)
+        await batches.aclose()
+        assert event.seq == 1 and (await stored(store))[0].text.text == "alone"
+
+
+async def test_written_returns_once_what_was_emitted_is_stored_with_its_records(store):
+    async with EventLog(store) as log:
+        usage = t.TurnEvent(usage=t.Usage(calls=1, input=7))
+        log.emit("s1", "t1", usage, writes=(LedgerRow("s1", "t1", "demo", input=7),))
+        await log.written()
+        assert (await store.usage_totals("s1")).input == 7, "the ledger row rode with it"
+        assert [e.seq for e in await stored(store)] == [1]
+        await log.written()  # nothing queued: at once
+
+
+async def test_records_with_no_event_are_written_fenced_in_the_next_batch(store):
+    await store.create_session(
+        SessionRecord(
+            id="s1",
+            owner="",
+            title="",
+            workspace="w",
+            model="demo",
+            state=1,
+            create_time=1.0,
+            update_time=1.0,
+        )
+    )
+    await store.create_turn(
+        TurnRecord("s1", "t1", TurnState.RUNNING, b"", 1.0, epoch=2), lease_until=1e12
+    )
+    taken = Checkpoint("s1", "t1", "start", b"manifest", 1.0)
+    async with EventLog(store) as log:
+        with pytest.raises(TurnLost):
+            await log.write("s1", "t1", (CheckpointWrite(taken, {"h": b"x"}),), fence=1)
+        assert await store.get_checkpoints("s1", "t1") == []
+        await log.write("s1", "t1", (CheckpointWrite(taken, {"h": b"x"}),), fence=2)
+    assert await store.get_checkpoints("s1", "t1") == [taken]
+    assert await store.checkpoint_blobs("s1", {"h"}) == {"h": b"x"}
+    assert await stored(store) == [], "no event"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 
 import structlog
 
@@ -262,11 +263,14 @@ class TurnEndings(TurnHolds):
         turn_id: str,
         *,
         fence: int | None = None,
+        writes: Sequence[TurnWrite] = (),
     ) -> None:
         """Tell every watcher the session changed state because of `turn_id`: an event of
-        that turn (its RunTurn stream carries it too), before its `finished`."""
+        that turn (its RunTurn stream carries it too), before its `finished`; with
+        `writes`, the records that change (see `EventLog.commit`)."""
         change = t.SessionStateChange(state=state, turn_id=turn_id)
-        self._log.emit(session_id, turn_id, t.TurnEvent(session_state=change), fence=fence)
+        event = t.TurnEvent(session_state=change)
+        self._log.emit(session_id, turn_id, event, fence=fence, writes=writes)
 
     async def record_finished(self, active: ActiveTurn) -> None:
         """Record as finished a turn whose `finished` event is in the log (see

@@ -440,15 +440,14 @@ class Turns(TurnQueue):
                 name=f"finish-{turn_id}",
             )
             return
-        await self._store.update_session(
-            session_id,
-            SessionChange(
-                update_time=time.time(),
-                state=s.SESSION_STATE_RUNNING,
-                expect_turn_id=turn_id,
-            ),
+        # The session is marked running with the `session_state` that says so.
+        change = SessionChange(
+            update_time=time.time(), state=s.SESSION_STATE_RUNNING, expect_turn_id=turn_id
         )
-        self.announce(session_id, _State.STATE_RUNNING, turn_id, fence=active.rec.epoch)
+        running = (SessionUpdate(session_id, turn_id, change),)
+        self.announce(
+            session_id, _State.STATE_RUNNING, turn_id, fence=active.rec.epoch, writes=running
+        )
         self._launch(active, answered.results)
 
     async def expired(self, session_id: str, turn_id: str) -> None:

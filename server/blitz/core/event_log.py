@@ -2,13 +2,17 @@
 
 Whoever produces an event — the agent through `TurnIO`, a parking turn, a resolution, a
 turn's `finished` — hands it to `emit` (streamed, not waited for) or `commit` (returned
-once durable). One writer task drains what is queued in batches, and every event passes
-the same steps in the same order, written once in `_write`:
+once durable), with the records of its turn's step that go with it (`TurnWrite`: a
+turn's start with its `accepted`, its park with its requests, a ledger row with its
+`usage`; `write` for records with no event, a checkpoint). One writer task drains what is
+queued in batches: at once when something queued is waited for, else after up to
+`_LINGER`, so that a turn's stream and its next commit are one transaction. Every event
+passes the same steps in the same order, written once in `_write`:
 
 1. merge, as events are queued: a streamed text chunk joins the session's last queued
    event when that is streamed text of the same turn and author (the log stays short, and
    the backlog small, when producers outrun the disk), never across a committed event,
-   and never past `_MERGE_MAX` characters;
+   and never past `MERGE_MAX` characters (`log_queue.py`);
 2. stamp: session, turn and time;
 3. redact and cap: secrets masked in whatever kind of event it is
    (`blitz.redact.redact_event`), so no kind can reach a client or the disk unmasked; then
@@ -17,9 +21,10 @@ the same steps in the same order, written once in `_write`:
    Masking runs on at most four times that, cut first the same way, so a huge event
    costs the loop no more than a large one;
 4. persist: the store numbers the events with their session's next seqs and writes the
-   batch in one transaction; the events of a turn given with its epoch (`fence`) are
-   stored only if the turn is still held at that epoch, and those of a turn that was taken
-   over are left out, their committers told (`TurnLost`) and the listener too (`lost`);
+   batch, with its records, in one transaction; the events and records of a turn given
+   with its epoch (`fence`) are stored only if the turn is still held at that epoch, and
+   those of a turn that was taken over are left out, their committers told (`TurnLost`)
+   and the listener too (`lost`);
 5. fan out: live readers of each session get the events, and committers are released;
    when the batch stored an event a webhook may be told of (the store put it in the
    webhook outbox in step 4), the outbox's listener hears so (`on_outbox`).
@@ -44,8 +49,9 @@ it is sent holds half its buffer, so that a turn streams at the pace of its read
 each live reader's buffer (`Subscription`): one that stopped taking and falls that far
 behind is told so (SLOW_CONSUMER) instead of being dropped silently.
 
-(A little over the house's 450 lines: the pipeline's five steps and the queue they drain
-read best as one piece.)
+(A little over the house's 450 lines: the pipeline's five steps and the writer that
+drains its queue read best as one piece. What is queued, and how it merges, is
+`log_queue.py`'s.)
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ import structlog
 
 from blitz import metrics
 from blitz.core.following import DEFAULT_POLL, Following
+from blitz.core.log_queue import Queued, queued_cost
 from blitz.core.subscriptions import STALLED, Subscription
 from blitz.core.supervisor import raise_if_cancelled
 from blitz.errors import BlitzError, Reason
@@ -78,12 +85,8 @@ DEFAULT_BUFFER = 256 * 1024
 # them go again.
 _BACKLOG_HIGH = 128 * 2**10
 _BACKLOG_LOW = 32 * 2**10
-# What an event is reckoned to cost beside its text (its envelope, its object).
-_EVENT_COST = 256
 # Events read from the store per query while replaying.
 _REPLAY_PAGE = 1000
-# The most characters streamed chunks are merged into (step 1).
-_MERGE_MAX = 64 * 1024
 # Seconds the writer waits, at most, before it writes events no one waits for (streamed
 # ones): a turn's stream and its next commit are then one transaction, not several.
 _LINGER = 0.005
@@ -105,76 +108,6 @@ class LogListener(Protocol):
     def asked(self, session_id: str, turn_id: str) -> None:
         """Someone asked something of the turn (to cancel, or to take steer text)."""
         ...
-
-
-class _Queued:
-    """An event waiting for the writer, with where it belongs and who waits for it; or,
-    with no event, records of a turn that go in the next batch (`write`)."""
-
-    __slots__ = ("done", "event", "fence", "session_id", "size", "texts", "turn_id", "writes")
-
-    def __init__(
-        self,
-        session_id: str,
-        turn_id: str,
-        event: TurnEvent | None,
-        done: asyncio.Future[None] | None,
-        fence: int | None,
-        writes: Sequence[TurnWrite] = (),
-    ) -> None:
-        self.session_id = session_id
-        self.turn_id = turn_id
-        self.event = event
-        self.done = done
-        # The epoch the turn's holder holds it at, for step 4; None: not the holder's.
-        self.fence = fence
-        # What is written with this event, in the transaction that appends it: the turn's
-        # start with its `accepted`, its end with its `finished`, and so on (`TurnWrite`).
-        self.writes = writes
-        # Text of later chunks merged into this one, joined once (step 1), and its length.
-        self.texts: list[str] | None = None
-        self.size = len(event.text.text) if event is not None and event.HasField("text") else 0
-
-    def merge(self, other: _Queued) -> int:
-        """Take `other`'s text (see `absorbs`); how many characters it added."""
-        assert self.event is not None and other.event is not None
-        if self.texts is None:
-            self.texts = [self.event.text.text]
-        self.texts.append(other.event.text.text)
-        self.size += len(other.event.text.text)
-        return len(other.event.text.text)
-
-    def absorbs(self, other: _Queued) -> bool:
-        """Whether `other` may be merged into this event without changing its meaning."""
-        if self.done is not None or other.done is not None or self.turn_id != other.turn_id:
-            return False
-        if self.writes or other.writes:
-            return False
-        if self.fence != other.fence:
-            return False
-        a, b = self.event, other.event
-        if a is None or b is None:
-            return False
-        if a.WhichOneof("kind") != "text" or b.WhichOneof("kind") != "text":
-            return False
-        return (
-            a.text.partial
-            and b.text.partial
-            and a.text.thought == b.text.thought
-            and a.author == b.author
-            and self.size + len(b.text.text) <= _MERGE_MAX
-        )
-
-
-def _cost(item: _Queued) -> int:
-    """What a queued event is reckoned to hold, in bytes: its size, counted cheaply for
-    streamed text (the hot path), whose merged chunks are not joined yet."""
-    if item.event is None:
-        return _EVENT_COST
-    if item.event.WhichOneof("kind") != "text":
-        return _EVENT_COST + item.event.ByteSize()
-    texts = item.texts if item.texts is not None else [item.event.text.text]
-    return _EVENT_COST + sum(len(text) for text in texts)
 
 
 class EventLog:
@@ -207,14 +140,14 @@ class EventLog:
             if store.shared
             else None
         )
-        self._queue: list[_Queued] = []
+        self._queue: list[Queued] = []
         # Batches the writer has taken from the queue, and those it has written (or
         # failed to): `written` waits for the number to reach its own.
         self._batches_taken = 0
         self._batches_done = 0
         self._batch_written = asyncio.Event()
         # The last queued event of each session, while it may still take more text.
-        self._tails: dict[str, _Queued] = {}
+        self._tails: dict[str, Queued] = {}
         self._backlog = 0
         self._caught_up = asyncio.Event()
         self._caught_up.set()
@@ -273,7 +206,7 @@ class EventLog:
         `writes`: records written with it (see `commit`), which no one waits for: what
         waits for them awaits a `commit` queued after, or `written`.
         """
-        self._enqueue(_Queued(session_id, turn_id, event, None, fence, writes))
+        self._enqueue(Queued(session_id, turn_id, event, None, fence, writes))
 
     def commit(
         self,
@@ -297,7 +230,7 @@ class EventLog:
         if self._closing and self._writer is None:
             raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._enqueue(_Queued(session_id, turn_id, event, done, fence, writes))
+        self._enqueue(Queued(session_id, turn_id, event, done, fence, writes))
         return _durable(done, event)
 
     async def written(self) -> None:
@@ -316,7 +249,7 @@ class EventLog:
         if self._closing and self._writer is None:
             raise BlitzError(Reason.SHUTTING_DOWN, "the server is shutting down")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._enqueue(_Queued(session_id, turn_id, None, done, fence, writes))
+        self._enqueue(Queued(session_id, turn_id, None, done, fence, writes))
         return done
 
     async def pace(self, session_id: str) -> None:
@@ -331,7 +264,7 @@ class EventLog:
             for reader in [r for r in readers if r.behind()]:
                 await reader.room()
 
-    def _enqueue(self, item: _Queued) -> None:
+    def _enqueue(self, item: Queued) -> None:
         # 1. merge, into the session's last queued event when it may take it: other
         # sessions' events in between do not change this session's order.
         tail = self._tails.get(item.session_id)
@@ -340,7 +273,7 @@ class EventLog:
         else:
             self._queue.append(item)
             self._tails[item.session_id] = item
-            self._backlog += _cost(item)
+            self._backlog += queued_cost(item)
             self._wake.set()
         if item.done is not None:
             self._due.set()
@@ -383,11 +316,11 @@ class EventLog:
                 if not self._queue:
                     self._backlog = 0
                 else:
-                    self._backlog = sum(_cost(item) for item in self._queue)
+                    self._backlog = sum(queued_cost(item) for item in self._queue)
                 if self._backlog < _BACKLOG_LOW:
                     self._caught_up.set()
 
-    async def _write(self, kept: list[_Queued]) -> None:
+    async def _write(self, kept: list[Queued]) -> None:
         """The rest of the pipeline (see the module doc): stamp, redact, persist, fan out."""
         now_ns = time.time_ns()
         events: list[TurnEvent] = []
@@ -435,7 +368,7 @@ class EventLog:
         if self._outbox_written is not None and not OUTBOX_KINDS.isdisjoint(kinds):
             self._outbox_written()
 
-    def _fenced_out(self, kept: list[_Queued], lost: set[tuple[str, str]]) -> None:
+    def _fenced_out(self, kept: list[Queued], lost: set[tuple[str, str]]) -> None:
         for key in lost:
             log.warning("turn_lost", session_id=key[0], turn_id=key[1])
             if self._listener is not None:

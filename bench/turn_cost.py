@@ -24,8 +24,8 @@ from pathlib import Path
 from blitz.config import Settings
 from blitz.core import SessionCore
 from blitz.logs import configure_logging
-from blitz.process import settle_heap
 from blitz.ports import CallContext
+from blitz.process import settle_heap
 from blitz.server import open_core
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from blitz_cli.chat import chat_command
 from blitz_cli.control import (
     answer_command,
     decide_command,
@@ -26,6 +25,16 @@ from blitz_client import DEFAULT_URL
 __all__ = ["add_arguments"]
 
 _YEAR_S = 365 * 24 * 3600.0
+
+
+def _chat_command(
+    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
+) -> int:
+    """`blitz chat`, its module imported only when it runs: the terminal interface (rich,
+    Markdown) was a twentieth of `blitz serve`'s start, which never needs it."""
+    from blitz_cli.chat import chat_command
+
+    return chat_command(args, server=server, token=token, ca_file=ca_file)
 
 
 def _seconds(text: str) -> float:
@@ -103,7 +112,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     chat_parser.add_argument(
         "--read-only", metavar="REASON", default="", help="refuse every change, giving REASON"
     )
-    chat_parser.set_defaults(client_handler=chat_command)
+    chat_parser.set_defaults(client_handler=_chat_command)
 
     sessions = commands.add_parser("sessions", help="list, show, close, fork or delete sessions")
     server_flags(sessions)

@@ -14,11 +14,13 @@ formats included. The agent (its `ask_user` tool, an MCP server's request) and t
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
 
 __all__ = ["FORM_BYTES_MAX", "FORM_FIELDS_MAX", "form_problem", "values_problem"]
 
@@ -35,7 +37,15 @@ _KEYWORDS = {
     "boolean": _COMMON,
     "array": _COMMON | {"items", "minItems", "maxItems", "uniqueItems"},
 }
-_CHECKER = FormatChecker(formats=tuple(_FORMATS))
+
+
+# jsonschema is imported when a form is first checked, not at the server's start (a few
+# percent of it): most servers never see a form.
+@functools.cache
+def _checker() -> FormatChecker:
+    from jsonschema import FormatChecker
+
+    return FormatChecker(formats=tuple(_FORMATS))
 
 
 def form_problem(form: Mapping[str, Any]) -> str:
@@ -62,6 +72,8 @@ def form_problem(form: Mapping[str, Any]) -> str:
     extra = set(form) - {"type", "properties", "required", "title", "description", "$schema"}
     if extra:
         return f"it has keywords a form does not take: {', '.join(sorted(extra))}"
+    from jsonschema import Draft202012Validator
+
     try:
         Draft202012Validator.check_schema(dict(form))
     except Exception as exc:  # jsonschema's SchemaError, with its own words
@@ -98,8 +110,10 @@ def _field_problem(field: Any) -> str:
 
 def values_problem(form: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[str, str]:
     """The field an answer gets wrong and why (("", "") when `values` fill in `form`)."""
+    from jsonschema import Draft202012Validator
+
     validator = Draft202012Validator(
-        {**form, "additionalProperties": False}, format_checker=_CHECKER
+        {**form, "additionalProperties": False}, format_checker=_checker()
     )
     error = next(iter(sorted(validator.iter_errors(dict(values)), key=_where)), None)
     if error is None:

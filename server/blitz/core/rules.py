@@ -27,7 +27,6 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-import bashlex
 from wcmatch import glob
 
 from blitz.errors import invalid_argument
@@ -113,6 +112,9 @@ def _parts(command: str) -> list[list[str]] | None:
         words = command.split(" ")
         if words[0] not in _RESERVED:
             return [words]
+    # Imported when first needed: its parser tables take a tenth of the server's start.
+    import bashlex
+
     try:
         trees = bashlex.parse(command)
     except Exception:  # bashlex raises its own errors, and others on what it cannot read

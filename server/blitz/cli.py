@@ -97,10 +97,12 @@ def _token_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     # Imported here so that `blitz --version` and the client commands need not load the
-    # server (grpc, uvicorn, the agent). The imports make a few hundred thousand objects
-    # that live as long as the process; the collector, walking them again and again while
-    # they are made, took a sixth of the start. It is back on once they are in (and
-    # settle_heap freezes them when the server is up).
+    # server (grpc, uvicorn, the agent). The imports make some 150,000 objects that live
+    # as long as the process. The collector walked them again and again while they were
+    # made (a sixth of the start), and once more after (0.3 s: a first collection of them
+    # all, in each generation). So it is off while they are made, and they are frozen as
+    # they are, out of its reach, the little garbage of the imports with them.
+    # settle_heap freezes what the server's start adds.
     gc.disable()
     try:
         from blitz.auth import ServeRefused
@@ -108,6 +110,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from blitz.process import hand_over_secrets
         from blitz.server import serve
     finally:
+        gc.freeze()
         gc.enable()
 
     handed = hand_over_secrets(

@@ -2,17 +2,29 @@
 
 Imports are most of the server's start (docs/benchmarks.md, "start"). These modules are
 imported when first used instead: bashlex by a rule that must parse a command, jsonschema
-by a form, the terminal interface by `blitz chat`. Checked in a fresh interpreter, since
-this one has imported everything already.
+by a form, each client command's module (the terminal interface: rich's tables and
+Markdown) when that command runs. Checked in a fresh interpreter, since this one has
+imported everything already.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 
-_LAZY = ("bashlex", "jsonschema", "blitz_cli.chat")
+from blitz_cli.arguments import add_arguments
+
+_LAZY = (
+    "bashlex",
+    "jsonschema",
+    "blitz_cli.chat",
+    "blitz_cli.control",
+    "blitz_cli.scriptable",
+    "blitz_cli.webhooks",
+    "rich.markdown",
+)
 
 
 def _imported_by(code: str) -> set[str]:
@@ -42,3 +54,13 @@ def test_each_lazy_module_comes_in_when_its_user_runs() -> None:
         "import blitz_cli.arguments"
     )
     assert {"bashlex", "jsonschema"} <= loaded
+
+
+def test_every_client_command_names_a_handler_that_exists() -> None:
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers()
+    add_arguments(commands)
+    handlers = {name: sub.get_default("client_handler") for name, sub in commands.choices.items()}
+    assert {"chat", "sessions", "approve", "deny", "answer", "webhooks"} <= set(handlers)
+    for name, handler in handlers.items():
+        assert callable(handler.resolve()), name

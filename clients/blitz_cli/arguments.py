@@ -2,24 +2,19 @@
 `approve`, `deny`, `answer`, `rules`, `diff`, `files` and `webhooks`.
 
 `add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
-its handler (`client_handler`, from `chat` or `scriptable`). Flag values are checked here,
-so that a bad one is a usage error (exit 2), never a traceback.
+its handler (`client_handler`, from `chat`, `control`, `scriptable` or `webhooks`). Flag
+values are checked here, so that a bad one is a usage error (exit 2), never a traceback.
+A handler's module is imported when its command runs: the terminal interface (rich,
+Markdown, tables) is no part of `blitz serve`'s start, nor of another command's.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from blitz_cli.control import (
-    answer_command,
-    decide_command,
-    diff_command,
-    files_command,
-    rules_command,
-)
-from blitz_cli.scriptable import run_command, sessions_command, usage_command, watch_command
-from blitz_cli.webhooks import webhooks_command
 from blitz_client import DEFAULT_URL
 
 __all__ = ["add_arguments"]
@@ -27,14 +22,28 @@ __all__ = ["add_arguments"]
 _YEAR_S = 365 * 24 * 3600.0
 
 
-def _chat_command(
-    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
-) -> int:
-    """`blitz chat`, its module imported only when it runs: the terminal interface (rich,
-    Markdown) was a twentieth of `blitz serve`'s start, which never needs it."""
-    from blitz_cli.chat import chat_command
+@dataclass(frozen=True)
+class _Handler:
+    """A client command's handler: `name` in `blitz_cli.<module>`, imported when called."""
 
-    return chat_command(args, server=server, token=token, ca_file=ca_file)
+    module: str
+    name: str
+
+    def resolve(self) -> Callable[..., int]:
+        command: Callable[..., int] = getattr(
+            importlib.import_module(f"blitz_cli.{self.module}"), self.name
+        )
+        return command
+
+    def __call__(
+        self,
+        args: argparse.Namespace,
+        *,
+        server: str,
+        token: str | None,
+        ca_file: str | None = None,
+    ) -> int:
+        return self.resolve()(args, server=server, token=token, ca_file=ca_file)
 
 
 def _seconds(text: str) -> float:
@@ -112,7 +121,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     chat_parser.add_argument(
         "--read-only", metavar="REASON", default="", help="refuse every change, giving REASON"
     )
-    chat_parser.set_defaults(client_handler=_chat_command)
+    chat_parser.set_defaults(client_handler=_Handler("chat", "chat_command"))
 
     sessions = commands.add_parser("sessions", help="list, show, close, fork or delete sessions")
     server_flags(sessions)
@@ -138,7 +147,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
             "--json", action="store_true", default=argparse.SUPPRESS, help="the session as JSON"
         )
         server_flags(action, default=argparse.SUPPRESS)
-    sessions.set_defaults(client_handler=sessions_command)
+    sessions.set_defaults(client_handler=_Handler("scriptable", "sessions_command"))
 
     watch = commands.add_parser("watch", help="show a session's events, live")
     server_flags(watch)
@@ -150,7 +159,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "--no-follow", dest="follow", action="store_false", help="stop after the replay"
     )
     watch.add_argument("--json", action="store_true", help="events as JSON lines")
-    watch.set_defaults(client_handler=watch_command)
+    watch.set_defaults(client_handler=_Handler("scriptable", "watch_command"))
 
     usage = commands.add_parser(
         "usage",
@@ -167,7 +176,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         choices=["model", "day", "session", "principal"],
         help="with --all: sum by this (model); principal: by whose sessions (an admin sees all)",
     )
-    usage.set_defaults(client_handler=usage_command)
+    usage.set_defaults(client_handler=_Handler("scriptable", "usage_command"))
 
     run = commands.add_parser(
         "run",
@@ -228,7 +237,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "--max-turns", type=_bounded(2**31 - 1), default=0, metavar="N", help="model-call limit"
     )
     run.add_argument("--timeout", type=_seconds, default=0, metavar="S", help="turn deadline")
-    run.set_defaults(client_handler=run_command)
+    run.set_defaults(client_handler=_Handler("scriptable", "run_command"))
 
     for name, text in (
         ("approve", "approve an open approval request"),
@@ -239,7 +248,9 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         decide.add_argument("session_id", metavar="SESSION")
         decide.add_argument("request_id", metavar="REQUEST")
         decide.add_argument("--json", action="store_true", help="the decision as JSON")
-        decide.set_defaults(client_handler=decide_command, deny=name == "deny")
+        decide.set_defaults(
+            client_handler=_Handler("control", "decide_command"), deny=name == "deny"
+        )
         if name == "approve":
             decide.add_argument(
                 "--scope",
@@ -264,7 +275,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     answer.add_argument("--values", metavar="JSON", help="a form's values, as a JSON object")
     answer.add_argument("--decline", action="store_true", help="decline a form")
     answer.add_argument("--json", action="store_true", help="the result as JSON")
-    answer.set_defaults(client_handler=answer_command)
+    answer.set_defaults(client_handler=_Handler("control", "answer_command"))
 
     rules = commands.add_parser("rules", help="list or revoke a session's approval rules")
     server_flags(rules)
@@ -280,20 +291,20 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
             "--json", action="store_true", default=argparse.SUPPRESS, help="as JSON"
         )
         server_flags(action, default=argparse.SUPPRESS)
-    rules.set_defaults(client_handler=rules_command)
+    rules.set_defaults(client_handler=_Handler("control", "rules_command"))
 
     diff = commands.add_parser("diff", help="what the agent's file tools changed in a session")
     server_flags(diff)
     diff.add_argument("session_id", metavar="SESSION")
     diff.add_argument("--json", action="store_true", help="the GetDiffResponse as JSON")
-    diff.set_defaults(client_handler=diff_command)
+    diff.set_defaults(client_handler=_Handler("control", "diff_command"))
 
     files = commands.add_parser("files", help="a folder of a session's workspace")
     server_flags(files)
     files.add_argument("session_id", metavar="SESSION")
     files.add_argument("path", nargs="?", default="", metavar="PATH", help="a folder in it")
     files.add_argument("--json", action="store_true", help="JSON, one entry per line")
-    files.set_defaults(client_handler=files_command)
+    files.set_defaults(client_handler=_Handler("control", "files_command"))
 
     webhooks = commands.add_parser(
         "webhooks",
@@ -351,4 +362,4 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         )
     for action in hooks.choices.values():
         server_flags(action, default=argparse.SUPPRESS)
-    webhooks.set_defaults(client_handler=webhooks_command)
+    webhooks.set_defaults(client_handler=_Handler("webhooks", "webhooks_command"))

@@ -4,8 +4,9 @@
 `add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
 its handler (`client_handler`, from `chat`, `control`, `scriptable` or `webhooks`). Flag
 values are checked here, so that a bad one is a usage error (exit 2), never a traceback.
-A handler's module is imported when its command runs: the terminal interface (rich,
-Markdown, tables) is no part of `blitz serve`'s start, nor of another command's.
+A handler's module is imported when its command runs: the terminal interface (its
+rendering, Markdown's parser) is no part of `blitz serve`'s start, nor of another
+command's.
 """
 
 from __future__ import annotations

@@ -35,10 +35,10 @@ from blitz.store.records import (
     TurnPage,
     TurnRecord,
     TurnState,
-    TurnWrite,
     UsageTotals,
 )
 from blitz.store.webhook_base import Expand, WebhookStore
+from blitz.store.writes import TurnWrite
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["Expand", "Store"]  # Expand is webhook_base.py's, re-exported

@@ -26,10 +26,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
-from blitz.store.records import Changes, TurnStart, TurnWrite
+from blitz.store.records import Changes
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.statements import Dialect, Statements
 from blitz.store.webhook_statements import WebhookStatements
+from blitz.store.writes import TurnStart, TurnWrite
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["CHANNEL", "PostgresStore"]

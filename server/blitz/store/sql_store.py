@@ -22,34 +22,36 @@ from typing import ClassVar, Self, TypeVar
 from blitz.store import rows
 from blitz.store.records import (
     Checkpoint,
-    CheckpointWrite,
     EventRow,
     FileOriginal,
-    FlowWrite,
     ImageRecord,
     LedgerRow,
     PendingRecord,
-    PendingWrite,
     RuleRecord,
     SessionChange,
     SessionQuery,
     SessionRecord,
-    SessionUpdate,
     TokenRecord,
     TurnControl,
-    TurnEnd,
     TurnPage,
     TurnRecord,
-    TurnStart,
     TurnState,
-    TurnUpdate,
-    TurnWrite,
     UsageTotals,
 )
 from blitz.store.rows import Row
 from blitz.store.sql_webhooks import SqlWebhooks
 from blitz.store.statements import Statements
 from blitz.store.tx import Tx, Undone
+from blitz.store.writes import (
+    CheckpointWrite,
+    FlowWrite,
+    PendingWrite,
+    SessionUpdate,
+    TurnEnd,
+    TurnStart,
+    TurnUpdate,
+    TurnWrite,
+)
 
 __all__ = ["SqlStore", "Tx", "Undone"]
 

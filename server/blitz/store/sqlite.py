@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from blitz.store import rows
-from blitz.store.records import Changes, TurnStart, TurnWrite
+from blitz.store.records import Changes
 from blitz.store.rows import Row
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
 from blitz.store.webhook_statements import WebhookStatements
+from blitz.store.writes import TurnStart, TurnWrite
 from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["SqliteStore"]

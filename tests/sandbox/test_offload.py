@@ -80,3 +80,50 @@ async def test_a_thread_whose_call_finished_takes_the_next_and_a_stuck_one_keeps
     assert await asyncio.wait_for(offload.run(threading.get_ident), 5) != first
     release.set()
     assert await stuck is True
+
+
+async def test_a_burst_of_short_calls_starts_no_more_than_eager_threads() -> None:
+    offload = Offload(threads=16, timeout=5, eager=2)
+    idents = await asyncio.gather(*(offload.run(_briefly) for _ in range(200)))
+    assert len(set(idents)) <= 2, "short calls wait for the threads there are"
+    assert offload.running == 0
+
+
+async def test_calls_behind_a_held_up_thread_get_another_one() -> None:
+    offload = Offload(threads=3, timeout=5, eager=1)
+    release, holding = threading.Event(), threading.Event()
+
+    def hold() -> bool:
+        holding.set()
+        return release.wait()
+
+    stuck = asyncio.ensure_future(offload.run(hold))
+    assert await asyncio.to_thread(holding.wait, 5)
+    # The one eager thread is held: after a moment the next call gets a thread of its own.
+    assert await asyncio.wait_for(offload.run(lambda: 7), 5) == 7
+    release.set()
+    assert await stuck is True
+
+
+async def test_a_call_whose_time_is_up_before_it_starts_is_never_run() -> None:
+    offload = Offload(threads=1, timeout=0.3)
+    release, holding, ran = threading.Event(), threading.Event(), threading.Event()
+
+    def hold() -> bool:
+        holding.set()
+        return release.wait()
+
+    stuck = asyncio.ensure_future(offload.run(hold))
+    assert await asyncio.to_thread(holding.wait, 5)
+    with pytest.raises(CallTimedOut, match="stayed busy"):
+        await offload.run(ran.set)
+    release.set()
+    with pytest.raises(CallTimedOut, match="took longer"):
+        await stuck
+    assert await offload.run(lambda: 42) == 42, "the thread is free again"
+    assert not ran.is_set(), "the call that never started was dropped"
+
+
+def _briefly() -> int:
+    time.sleep(0.001)
+    return threading.get_ident()

@@ -283,7 +283,7 @@ class Agent:
                 io=io,
                 model=model,
                 llm=llm,
-                workspace=Workspace(workspace),
+                workspace=Workspace(workspace, resolved=True),  # the core opened it: real
                 policy=policy,
                 settings=self._settings,
                 toolsets=tuple(toolsets),

@@ -215,7 +215,11 @@ class AgentPort(Protocol):
         prompt: str,
         policy: TurnPolicy = ...,
     ) -> Completed | Parked:
-        """Run a turn from `prompt`, after the session's `history` (None: the first turn)."""
+        """Run a turn from `prompt`, after the session's `history` (None: the first turn).
+
+        `workspace` is the folder's real path, as the core opened it (`Workspace.named`):
+        the agent takes it as it is, without resolving it again.
+        """
         ...
 
     async def resume(
@@ -228,7 +232,8 @@ class AgentPort(Protocol):
         results: dict[str, Resolution],
         policy: TurnPolicy = ...,
     ) -> Completed | Parked:
-        """Continue a parked turn with the resolutions of its requests, by request id."""
+        """Continue a parked turn with the resolutions of its requests, by request id
+        (`workspace` as for `start`)."""
         ...
 
     async def compact(self, *, io: TurnIO, model: str, history: bytes) -> tuple[bytes, str]:

@@ -12,10 +12,10 @@ dropped, never run. Daemon threads, so that a stuck one never holds up the exit.
 Calls wait in order, and a thread takes the next one as soon as it is free. A burst of
 short calls (a thousand turns' checkpoints at once) starts no more than `eager` threads:
 more would only take turns at the interpreter, each with its stack and its allocator
-arena. A thread whose call has run for `_SLOW_S` no longer counts, so slow or stuck calls
-get other threads for the calls behind them, up to `threads`. A thread with nothing to do
-waits a while for the next call before it ends (starting a thread costs more than most of
-the calls).
+arena. A thread whose call has run for `held_up_after` (0.1 s) no longer counts, so slow
+or stuck calls get other threads for the calls behind them, up to `threads`. A thread with
+nothing to do waits a while for the next call before it ends (starting a thread costs more
+than most of the calls).
 
 `FILE_CALLS` is the one bound for workspace file calls, shared by the agent's tools and the
 core's workspace views. Nothing here knows what the calls do; it imports nothing of Blitz.
@@ -43,7 +43,7 @@ T = TypeVar("T")
 _EAGER = max(2, os.cpu_count() or 1)
 # How long a call runs before its thread counts as held up, and the calls behind it may
 # start another (seconds); also how often the waiting calls are looked at meanwhile.
-_SLOW_S = 0.1
+_HELD_UP_AFTER = 0.1
 # How long a thread with nothing to do waits for a call before it ends (seconds).
 _IDLE_S = 10.0
 
@@ -71,10 +71,14 @@ class Offload:
         timeout: float,
         name: str = "blitz-offload",
         eager: int | None = None,
+        held_up_after: float = _HELD_UP_AFTER,
     ) -> None:
+        """`eager`: threads started at once (the machine's cores by default);
+        `held_up_after`: seconds a call runs before its thread stops counting."""
         self.timeout = timeout
         self._threads = threads
         self._eager = min(threads, eager or _EAGER)
+        self._held_up_after = held_up_after
         self._name = name
         # Everything below is under the condition's lock.
         self._ready = threading.Condition()
@@ -147,13 +151,13 @@ class Offload:
         if waiting <= self._free or self._live >= self._threads:
             return False
         now = time.monotonic()
-        held_up = sum(1 for began in self._busy.values() if now - began > _SLOW_S)
+        held_up = sum(1 for began in self._busy.values() if now - began > self._held_up_after)
         return self._live - held_up < self._eager
 
     def _look_later(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Look at the waiting calls again in `_SLOW_S`, on `loop` (under the lock)."""
+        """Look at the waiting calls again in a moment, on `loop` (under the lock)."""
         if self._watch is None or self._watch[0] is not loop or self._watch[1].cancelled():
-            self._watch = (loop, loop.call_later(_SLOW_S, self._look, loop))
+            self._watch = (loop, loop.call_later(self._held_up_after, self._look, loop))
 
     def _look(self, loop: asyncio.AbstractEventLoop) -> None:
         """Calls still waiting behind held-up threads get another thread."""

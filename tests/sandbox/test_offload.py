@@ -83,14 +83,15 @@ async def test_a_thread_whose_call_finished_takes_the_next_and_a_stuck_one_keeps
 
 
 async def test_a_burst_of_short_calls_starts_no_more_than_eager_threads() -> None:
-    offload = Offload(threads=16, timeout=5, eager=2)
+    # Held up only after 30 s: a loaded machine's stall of a short call starts no thread.
+    offload = Offload(threads=16, timeout=5, eager=2, held_up_after=30)
     idents = await asyncio.gather(*(offload.run(_briefly) for _ in range(200)))
     assert len(set(idents)) <= 2, "short calls wait for the threads there are"
     assert offload.running == 0
 
 
 async def test_calls_behind_a_held_up_thread_get_another_one() -> None:
-    offload = Offload(threads=3, timeout=5, eager=1)
+    offload = Offload(threads=3, timeout=5, eager=1, held_up_after=0.05)
     release, holding = threading.Event(), threading.Event()
 
     def hold() -> bool:

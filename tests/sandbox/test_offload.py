@@ -68,14 +68,7 @@ async def test_a_thread_whose_call_finished_takes_the_next_and_a_stuck_one_keeps
     offload = Offload(threads=2, timeout=5)
     first = await offload.run(threading.get_ident)
     assert await offload.run(threading.get_ident) == first, "the idle thread took the call"
-    release, holding = threading.Event(), threading.Event()
-
-    def hold() -> bool:
-        holding.set()
-        return release.wait()
-
-    stuck = asyncio.ensure_future(offload.run(hold))
-    assert await asyncio.to_thread(holding.wait, 5)
+    stuck, release = await _hold_a_thread(offload)
     # The one thread is held: the next call gets a thread of its own, and is not kept waiting.
     assert await asyncio.wait_for(offload.run(threading.get_ident), 5) != first
     release.set()
@@ -92,14 +85,7 @@ async def test_a_burst_of_short_calls_starts_no_more_than_eager_threads() -> Non
 
 async def test_calls_behind_a_held_up_thread_get_another_one() -> None:
     offload = Offload(threads=3, timeout=5, eager=1, held_up_after=0.05)
-    release, holding = threading.Event(), threading.Event()
-
-    def hold() -> bool:
-        holding.set()
-        return release.wait()
-
-    stuck = asyncio.ensure_future(offload.run(hold))
-    assert await asyncio.to_thread(holding.wait, 5)
+    stuck, release = await _hold_a_thread(offload)
     # The one eager thread is held: after a moment the next call gets a thread of its own.
     assert await asyncio.wait_for(offload.run(lambda: 7), 5) == 7
     release.set()
@@ -108,14 +94,8 @@ async def test_calls_behind_a_held_up_thread_get_another_one() -> None:
 
 async def test_a_call_whose_time_is_up_before_it_starts_is_never_run() -> None:
     offload = Offload(threads=1, timeout=0.3)
-    release, holding, ran = threading.Event(), threading.Event(), threading.Event()
-
-    def hold() -> bool:
-        holding.set()
-        return release.wait()
-
-    stuck = asyncio.ensure_future(offload.run(hold))
-    assert await asyncio.to_thread(holding.wait, 5)
+    stuck, release = await _hold_a_thread(offload)
+    ran = threading.Event()
     with pytest.raises(CallTimedOut, match="stayed busy"):
         await offload.run(ran.set)
     release.set()
@@ -128,3 +108,16 @@ async def test_a_call_whose_time_is_up_before_it_starts_is_never_run() -> None:
 def _briefly() -> int:
     time.sleep(0.001)
     return threading.get_ident()
+
+
+async def _hold_a_thread(offload: Offload) -> tuple[asyncio.Future[bool], threading.Event]:
+    """A call that holds one of `offload`'s threads until the event is set; it has begun."""
+    release, holding = threading.Event(), threading.Event()
+
+    def hold() -> bool:
+        holding.set()
+        return release.wait()
+
+    stuck = asyncio.ensure_future(offload.run(hold))
+    assert await asyncio.to_thread(holding.wait, 5)
+    return stuck, release

@@ -1,7 +1,7 @@
 """`python -m bench.turn_cost [N] [--profile]`: the core's CPU per park and per resume.
 
 A micro-benchmark of the core and the agent without a transport: one process opens the
-whole core (`blitz.server.open_core`, SQLite, the demo model), starts N turns of
+whole core (`blitz.assembly.open_core`, SQLite, the demo model), starts N turns of
 `$ echo parked-I` in N sessions at once and reads each to its `approval_request`, then
 Decides each and reads it to `finished`, then runs a `hello I` turn in each (answered
 without a tool). It prints the process's CPU per park, per resume (the `echo` commands are
@@ -21,12 +21,12 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+from blitz.assembly import open_core
 from blitz.config import Settings
 from blitz.core import SessionCore
 from blitz.logs import configure_logging
 from blitz.ports import CallContext
 from blitz.process import settle_heap
-from blitz.server import open_core
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 

@@ -1,4 +1,4 @@
-"""The server assembled: store, agent and core, with the gRPC and HTTP ports in front.
+"""The server: the assembled core (`blitz.assembly`), with the gRPC and HTTP ports in front.
 
 Beside them, when configured: a third port serving Prometheus metrics (`blitz.metrics`),
 open from before the core starts until after it closes, and tracing (`blitz.tracing`),
@@ -13,23 +13,20 @@ block drains, in this order:
 3. open streams end with UNAVAILABLE (SHUTTING_DOWN): clients resume with `Watch`;
 4. the core closes (it drains its turns), then the store.
 
-This module is the one place that knows the concrete parts: the store, the agent (behind
-`blitz.ports.AgentPort`), the core (behind `blitz.ports.SessionPort` and `WorkspacePort`)
-and the transports. It wires them together; it must hold no business rule and read no
-environment.
+This module and `blitz.assembly` are the one place that knows the concrete parts: the
+store, the agent (behind `blitz.ports.AgentPort`), the core (behind `blitz.ports.SessionPort`
+and `WorkspacePort`) and the transports. Here the transports are put in front of what the
+assembly built; it must hold no business rule and read no environment.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from datetime import timedelta
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,38 +35,15 @@ import structlog
 from grpc_health.v1 import health
 
 from blitz import metrics
-from blitz.agent import (
-    Agent,
-    BoxSpec,
-    CommandLimits,
-    CommandSandbox,
-    FetchLimits,
-    Isolation,
-    ModelAccess,
-    RetryPolicy,
-    available_models,
-    isolation,
-    load_mcp_config,
-)
-from blitz.auth import Authenticator, ServeRefused, authentication
+from blitz.agent import Isolation
+from blitz.assembly import assembled
+from blitz.auth import ServeRefused
 from blitz.config import Settings
-from blitz.core import (
-    Retries,
-    ServerFacts,
-    SessionCore,
-    WebhookCore,
-    WorkflowCore,
-    WorkspaceCore,
-)
-from blitz.core.workspace_service import IMAGE_MAX_BYTES
-from blitz.outbound import AddressPolicy, parse_ranges
+from blitz.core import WorkflowCore, WorkspaceCore
 from blitz.ports import SessionPort, WebhookPort, WorkflowPort, WorkspacePort
 from blitz.process import settle_heap, undumpable
-from blitz.redact import add_known_secrets
-from blitz.store import open_store
-from blitz.tracing import Tracing, open_tracing
+from blitz.tracing import open_tracing
 from blitz.transport import (
-    MAX_REQUEST_BYTES,
     CallGate,
     GatedHealthServicer,
     HttpApp,
@@ -93,7 +67,7 @@ if TYPE_CHECKING:
 
     from blitz.workers import Workers
 
-__all__ = ["RunningServer", "open_core", "running_server", "serve"]
+__all__ = ["RunningServer", "running_server", "serve"]
 
 log = structlog.get_logger(__name__)
 
@@ -128,115 +102,6 @@ class RunningServer:
 
 
 @asynccontextmanager
-async def open_core(
-    settings: Settings, *, tracing: Tracing | None = None
-) -> AsyncIterator[SessionCore]:
-    """The store, the agent and the core (its webhooks too), opened in order and closed in
-    reverse."""
-    async with _assembled(settings, tracing=tracing) as (core, _, _):
-        yield core
-
-
-@asynccontextmanager
-async def _assembled(
-    settings: Settings, *, tracing: Tracing | None
-) -> AsyncIterator[tuple[SessionCore, WebhookCore, Authenticator]]:
-    """`open_core`'s parts, the webhooks beside the core, and the authenticator of every
-    call (which may need no token until one is made, auth/assembly.py).
-
-    Raises ServeRefused when the server would be reachable beyond loopback with no token,
-    or a webhook the configuration declares cannot be served.
-    """
-    add_known_secrets(
-        [settings.openai_api_key, settings.anthropic_api_key, settings.compatible_api_key]
-    )
-    settings.workspace_root.mkdir(parents=True, exist_ok=True)
-    if "://" not in settings.database:
-        Path(settings.database).parent.mkdir(parents=True, exist_ok=True)
-    access = ModelAccess(
-        openai_api_key=settings.openai_api_key,
-        openai_base_url=settings.openai_base_url,
-        anthropic_api_key=settings.anthropic_api_key,
-        anthropic_base_url=settings.anthropic_base_url,
-        compatible_base_url=settings.base_url,
-        compatible_api_key=settings.compatible_api_key,
-        compatible_images=settings.compatible_images,
-        default_context_window=settings.context_window,
-    )
-    sandbox = _sandbox(settings)
-    async with AsyncExitStack() as stack:
-        store = await stack.enter_async_context(
-            open_store(settings.database, lease=settings.turn_lease)
-        )
-        authenticator = await authentication(settings, store)
-        _check_confinement(settings, sandbox, authenticator)
-        features = ("tls",) if settings.tls_cert else ()
-        facts = ServerFacts(
-            models=tuple(available_models(access)),
-            limits={"request_bytes": MAX_REQUEST_BYTES, "image_bytes": IMAGE_MAX_BYTES},
-            features=(*features, "tokens") if authenticator.required else features,
-            command_isolation=sandbox.isolation.value,
-        )
-        agent = await stack.enter_async_context(
-            Agent(
-                command_timeout=settings.command_timeout,
-                sandbox=sandbox,
-                output_cap=settings.output_cap,
-                access=access,
-                retry=RetryPolicy(retries=settings.model_retries, first_delay=settings.retry_delay),
-                fetch=FetchLimits(
-                    allow_local=settings.fetch_allow_local, max_bytes=settings.fetch_max_bytes
-                ),
-                mcp_servers=load_mcp_config(settings.mcp_config) if settings.mcp_config else (),
-                history_turns=settings.history_turns,
-                tracer_provider=tracing.provider if tracing else None,
-            )
-        )
-        core = await stack.enter_async_context(
-            SessionCore(
-                store=store,
-                agent=agent,
-                workspace_root=settings.workspace_root,
-                default_model=settings.model,
-                default_max_turns=settings.max_turns,
-                default_timeout=_timedelta_or_none(settings.turn_timeout),
-                approval_timeout=_timedelta_or_none(settings.approval_timeout),
-                drain_timeout=settings.drain_timeout,
-                max_running_turns=settings.max_running_turns,
-                refuse_when_full=settings.when_full == "refuse",
-                turn_lease=settings.turn_lease,
-                facts=facts,
-                tracer=tracing.tracer("blitz.core") if tracing else None,
-                allow_bypass_mode=settings.allow_bypass_mode,
-                workflows_dir=Path(settings.workflows_dir) if settings.workflows_dir else None,
-            )
-        )
-        authenticator.on_required = partial(_tokens_now_required, settings, sandbox, core)
-        webhooks = await stack.enter_async_context(_webhooks(settings, core))
-        yield core, webhooks, authenticator
-
-
-def _webhooks(settings: Settings, core: SessionCore) -> WebhookCore:
-    """The webhooks of the core's sessions, as the settings say."""
-    try:
-        return WebhookCore(
-            sessions=core,
-            policy=AddressPolicy(ranges=parse_ranges(settings.webhook_allow_private)),
-            retry=Retries(
-                first_delay=settings.webhook_retry_delay,
-                window=settings.webhook_retry_window,
-                pause_after=settings.webhook_pause_after,
-            ),
-            timeout=settings.webhook_timeout,
-            workers=settings.webhook_workers,
-            public_url=settings.public_url,
-            declared=settings.webhooks,
-        )
-    except ValueError as exc:
-        raise ServeRefused(f"webhooks: {exc}") from None
-
-
-@asynccontextmanager
 async def running_server(
     settings: Settings,
     *,
@@ -246,7 +111,7 @@ async def running_server(
     """Start the ports; on exit, drain (see the module doc) and close everything.
 
     With `ports`, serve those and leave closing them to the caller; otherwise open the
-    store, agent and core from `settings` (`open_core`). With `span_exporter`, trace to it
+    store, agent and core from `settings` (`blitz.assembly`). With `span_exporter`, trace to it
     rather than to `settings.otlp_endpoint`. Raises OSError when a port cannot be bound.
     """
     async with AsyncExitStack() as stack:
@@ -260,7 +125,7 @@ async def running_server(
         notes: tuple[str, ...] = ()
         if ports is None:
             core, webhook_core, authenticator = await stack.enter_async_context(
-                _assembled(settings, tracing=tracing)
+                assembled(settings, tracing=tracing)
             )
             ports = (
                 core,
@@ -341,67 +206,6 @@ async def running_server(
                 grace=settings.drain_timeout,
                 delay=settings.drain_delay,
             )
-
-
-def _sandbox(settings: Settings) -> CommandSandbox:
-    """What confines every command, as configured; ServeRefused when the mechanism asked
-    for does not work here."""
-    try:
-        mechanism = isolation(settings.command_isolation)
-    except ValueError as exc:
-        raise ServeRefused(str(exc)) from None
-    secret_files = (settings.tokens_file, settings.tls_key, settings.mcp_config)
-    return CommandSandbox(
-        isolation=mechanism,
-        limits=CommandLimits(
-            cpu_seconds=settings.command_cpu or math.ceil(settings.command_timeout),
-            memory_bytes=settings.command_memory,
-            file_bytes=settings.command_file_size,
-            processes=settings.command_processes,
-        ),
-        tree_processes=settings.command_tree_processes,
-        tree_memory_bytes=settings.command_tree_memory,
-        box=BoxSpec(
-            secret_files=tuple(str(Path(f).resolve()) for f in secret_files if f),
-            binds=settings.command_binds,
-        ),
-    )
-
-
-def _tokens_now_required(
-    settings: Settings, sandbox: CommandSandbox, core: SessionCore, principals: frozenset[str]
-) -> None:
-    """A first token was made while the server ran: GetServerInfo says tokens now, and
-    the rule of `_check_confinement` is said in the log if it is broken (a restart would
-    refuse it)."""
-    core.add_feature("tokens")
-    if (
-        sandbox.isolation is Isolation.UNCONFINED
-        and len(principals) > 1
-        and not settings.unconfined_commands
-    ):
-        log.error(
-            "commands run unconfined and several principals now have tokens: one's commands"
-            " could read another's files; a restart will refuse this (docs/security.md)",
-            principals=len(principals),
-        )
-
-
-def _check_confinement(
-    settings: Settings, sandbox: CommandSandbox, authenticator: Authenticator
-) -> None:
-    """Unconfined commands of one principal could read another's files: with neither a box
-    nor Landlock, a server of several principals starts only when the operator says so."""
-    if sandbox.isolation is not Isolation.UNCONFINED or not authenticator.required:
-        return
-    if len(authenticator.principals) > 1 and not settings.unconfined_commands:
-        raise ServeRefused(
-            "commands would run unconfined here (neither bubblewrap's namespaces nor"
-            " Landlock work), so one principal's commands could read another's files:"
-            f" refusing to serve {len(authenticator.principals)} principals. Give the"
-            " server what docs/security.md names, or pass --unconfined-commands to accept"
-            " it."
-        )
 
 
 async def _serve_metrics(stack: AsyncExitStack, settings: Settings) -> int | None:
@@ -534,10 +338,6 @@ def _tls(settings: Settings) -> Tls | None:
             cert=settings.tls_cert,
         )
     return tls
-
-
-def _timedelta_or_none(seconds: float) -> timedelta | None:
-    return timedelta(seconds=seconds) if seconds > 0 else None
 
 
 def _hostport(host: str, port: int) -> str:

@@ -13,10 +13,10 @@ from google.protobuf.duration_pb2 import Duration
 from support.in_process import InProcess
 from support.wire import Wire, expect_error, until
 
+from blitz.assembly import open_core
 from blitz.config import Settings
 from blitz.core import WorkspaceCore
 from blitz.core.service import RULES_MAX
-from blitz.server import open_core
 from blitz.store import RuleRecord
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

@@ -14,11 +14,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+from blitz.assembly import open_core
 from blitz.config import Settings
 from blitz.core import WorkflowCore, WorkspaceCore
 from blitz.errors import BlitzError as CoreError
 from blitz.ports import CallContext, SessionPort, WorkflowPort, WorkspacePort
-from blitz.server import open_core
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import turn_pb2
 from blitz_client import BlitzError

@@ -156,7 +156,7 @@ class Offload:
 
     def _look_later(self, loop: asyncio.AbstractEventLoop) -> None:
         """Look at the waiting calls again in a moment, on `loop` (under the lock)."""
-        if self._watch is None or self._watch[0] is not loop or self._watch[1].cancelled():
+        if self._watch is None or self._watch[0] is not loop:  # none yet, or a closed loop's
             self._watch = (loop, loop.call_later(self._held_up_after, self._look, loop))
 
     def _look(self, loop: asyncio.AbstractEventLoop) -> None:

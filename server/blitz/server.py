@@ -304,17 +304,33 @@ async def serve(settings: Settings, *, workers: Workers | None = None) -> None:
                     several_principals=settings.unconfined_commands,
                 )
             settle_heap()
-            watching = asyncio.create_task(workers.watch()) if workers is not None else None
-            await stop.wait()
-            log.info("shutting down", signal=received[0] if received else None)
-            if watching is not None:
-                watching.cancel()
+            async with _watching(workers):
+                await stop.wait()
+                log.info("shutting down", signal=received[0] if received else None)
     finally:
         for sig in handled:
             loop.remove_signal_handler(sig)
         if workers is not None:
             await asyncio.to_thread(workers.wait, settings.drain_timeout + 5.0)
     log.info("stopped")
+
+
+@asynccontextmanager
+async def _watching(workers: Workers | None) -> AsyncIterator[None]:
+    """The workers watched (restarted when one dies) for as long as the block runs; the
+    watcher is cancelled and awaited on the way out, and a failure of its own is logged
+    rather than lost with an unawaited task."""
+    if workers is None:
+        yield
+        return
+    watcher = asyncio.create_task(workers.watch(), name="blitz-workers-watch")
+    try:
+        yield
+    finally:
+        watcher.cancel()
+        (ended,) = await asyncio.gather(watcher, return_exceptions=True)
+        if isinstance(ended, Exception):
+            log.error("workers_watch_failed", exc_info=ended)
 
 
 def _tls(settings: Settings) -> Tls | None:

@@ -13,7 +13,8 @@ refused at start.
 The first worker reserves the ports before any of them serves (a port of 0 becomes a
 free port then, the same for all), hands each worker the secrets it was handed itself
 (process.py: through a pipe, never on the command line), restarts a worker that dies
-while it serves, and at its end stops them (SIGTERM: each drains its own calls) and waits
+while it serves (after a wait that doubles with each death in a row, giving it up after
+a few), and at its end stops them (SIGTERM: each drains its own calls) and waits
 for them. A worker ends with the first (PR_SET_PDEATHSIG) and serves no metrics port
 (the first's alone). Nothing here knows what a server does.
 """
@@ -42,8 +43,16 @@ log = structlog.get_logger(__name__)
 
 # The variable that makes a `blitz serve` a worker: the first worker's pid.
 WORKER_OF = "BLITZ_WORKER_OF"
-# How often the first looks for a worker that died, to start it again (seconds).
-_RESTART_AFTER = 1.0
+# How often the first looks for a worker that died (seconds).
+_LOOK_EVERY = 1.0
+# A worker that dies is started again after a wait that doubles with each death in a row,
+# from the first to the longest; one that served this long before it died starts the
+# count again. After this many deaths in a row it is given up, said in an error line:
+# a worker that cannot start (a bad setting, a full disk) must not be retried for ever.
+_FIRST_WAIT = 1.0
+_LONGEST_WAIT = 60.0
+_SERVED_WELL = 60.0
+_GIVE_UP_AFTER = 8
 _PR_SET_PDEATHSIG = 1
 
 
@@ -81,6 +90,11 @@ def become_worker(environ: Mapping[str, str]) -> bool:
 class _Worker:
     number: int
     process: subprocess.Popen[bytes]
+    started: float = 0.0
+    # Deaths in a row (each within _SERVED_WELL of its start), and when to start it again.
+    deaths: int = 0
+    restart_at: float | None = None
+    given_up: bool = False
 
 
 class Workers:
@@ -117,7 +131,7 @@ class Workers:
             if fd is not None:
                 os.close(fd)
         log.info("worker_started", worker=number, pid=process.pid)
-        return _Worker(number, process)
+        return _Worker(number, process, started=time.monotonic())
 
     def release_ports(self) -> None:
         """This process serves on the ports: they need no reserving any more."""
@@ -126,16 +140,53 @@ class Workers:
         self._held = []
 
     async def watch(self) -> None:
-        """While this process serves: start again a worker that died."""
+        """While this process serves: start again a worker that died, after a wait that
+        grows with its deaths in a row, and give it up after `_GIVE_UP_AFTER` of them."""
         self.release_ports()
         while not self._stopping:
-            await asyncio.sleep(_RESTART_AFTER)
+            await asyncio.sleep(_LOOK_EVERY)
             for i, worker in enumerate(self._workers):
-                code = worker.process.poll()
-                if code is None or self._stopping:
-                    continue
-                log.warning("worker_died", worker=worker.number, pid=worker.process.pid, code=code)
-                self._workers[i] = self._spawn(worker.number)
+                if self._stopping:
+                    return
+                restarted = self._look_after(worker, time.monotonic())
+                if restarted is not None:
+                    self._workers[i] = restarted
+
+    def _look_after(self, worker: _Worker, now: float) -> _Worker | None:
+        """The worker started again in `worker`'s place when its wait is over; None when it
+        still serves, still waits, or was given up."""
+        if worker.given_up:
+            return None
+        if worker.restart_at is None:
+            code = worker.process.poll()
+            if code is None:
+                return None
+            served = now - worker.started
+            worker.deaths = 1 if served >= _SERVED_WELL else worker.deaths + 1
+            if worker.deaths > _GIVE_UP_AFTER:
+                worker.given_up = True
+                log.error(
+                    "worker_given_up",
+                    worker=worker.number,
+                    code=code,
+                    deaths_in_a_row=worker.deaths - 1,
+                )
+                return None
+            wait = min(_LONGEST_WAIT, _FIRST_WAIT * 2 ** (worker.deaths - 1))
+            worker.restart_at = now + wait
+            log.warning(
+                "worker_died",
+                worker=worker.number,
+                pid=worker.process.pid,
+                code=code,
+                served_s=round(served, 1),
+                restart_in_s=wait,
+            )
+        if now < worker.restart_at:
+            return None
+        restarted = self._spawn(worker.number)
+        restarted.deaths = worker.deaths
+        return restarted
 
     def terminate(self) -> None:
         """SIGTERM to every worker (each drains its own calls); none is started again."""

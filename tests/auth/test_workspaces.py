@@ -16,6 +16,7 @@ from support.wire import Wire, expect_error
 from blitz.server import RunningServer, running_server
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import workspace_pb2 as w
+from blitz_client import BlitzError
 from blitz_client._connect import ConnectTransport
 from blitz_client._grpc import GrpcTransport
 
@@ -46,9 +47,13 @@ async def clients(server: RunningServer, request: pytest.FixtureRequest):
 
 
 async def read(wire: Wire, session_id: str, path: str) -> bytes | None:
+    """The file's bytes, or None when the server says it is not there (FILE_NOT_FOUND):
+    any other failure, a crash included, fails the test rather than passing as absent."""
     try:
         answer = await wire.call("ReadFile", w.ReadFileRequest(session_id=session_id, path=path))
-    except Exception:
+    except BlitzError as error:
+        if error.reason != "FILE_NOT_FOUND":
+            raise
         return None
     return bytes(answer.content)
 

@@ -12,7 +12,7 @@ PROTOS := proto/blitz/v1/turn.proto proto/blitz/v1/session.proto proto/blitz/v1/
 SERVICES := proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto proto/blitz/v1/webhooks.proto \
 	proto/blitz/v1/workflow.proto
 
-.PHONY: install run test test-parallel lint proto check-proto lock bench docs clean proto-ts ts-client console
+.PHONY: install run test test-parallel check lint proto check-proto lock bench docs clean proto-ts ts-client console
 
 # Both distributions, editable, in one pip command: so the local blitz-client is the one
 # that satisfies the server's requirement of it. The uninstall is for a .venv made before
@@ -38,6 +38,11 @@ test: install
 # tests marked xdist_group("name") all run on one worker.
 test-parallel: install
 	$(PY) -m pytest -n 2 --dist loadgroup $(ARGS)
+
+# The edit-test loop: lint, then every test that starts no process of its own (the
+# `processes` marker, tests/README.md), on two workers. `make test` still runs everything.
+check: lint
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not processes" -q $(ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check $(SRC) tests bench clients docker

@@ -107,6 +107,23 @@ async def fake() -> AsyncIterator[FakeProvider]:
         yield provider
 
 
+# The folders whose tests start processes of their own (`blitz serve`, a browser, npm, pip,
+# a container engine, PostgreSQL replicas): marked `processes`, which `make check` leaves
+# to `make test` (tests/README.md). A module elsewhere says so with its own `pytestmark`.
+_PROCESS_FOLDERS = frozenset({"browser", "clients", "console", "container", "replicas"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        try:
+            folder = item.path.relative_to(tests).parts[0]
+        except ValueError:
+            continue
+        if folder in _PROCESS_FOLDERS:
+            item.add_marker(pytest.mark.processes)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """`wire` is in process; for a test marked `parity`, also over gRPC and Connect. The
     core's and the session service's tests run on both store engines."""

@@ -54,13 +54,13 @@ from blitz.transport import (
     build_grpc_server,
 )
 from blitz.transport.console import ConsoleApp
-from blitz.transport.cors import with_cors
 from blitz.transport.methods import (
     SESSION_SERVICE,
     WEBHOOK_SERVICE,
     WORKFLOW_SERVICE,
     WORKSPACE_SERVICE,
 )
+from blitz.transport.rebinding import guarded
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -166,9 +166,11 @@ async def running_server(
             served, gate, authenticate=authenticate, compress_streams=settings.compress_streams
         )
         console = ConsoleApp()
-        http_app = with_cors(
+        http_app = guarded(
             HttpApp([*connect_apps, console], gate, ready=ready, notes=notes, index=console),
-            settings.cors_origin,
+            allowed_hosts=settings.allowed_host,
+            cors_origins=settings.cors_origin,
+            public_url=settings.public_url,
         )
         http = HttpServer(
             tracing.asgi(http_app) if tracing else http_app,

@@ -108,6 +108,9 @@ class Settings:
     insecure: bool = False
     # Web origins whose pages may call the HTTP port (CORS); none: same-origin pages only.
     cors_origin: tuple[str, ...] = ()
+    # Host names the HTTP port answers to beside loopback names, IP addresses and the public
+    # URL's host (`*.example.com`, `*`): a name it does not serve is DNS rebinding.
+    allowed_host: tuple[str, ...] = ()
     # A certificate chain and its private key (PEM): both ports speak TLS.
     tls_cert: str = ""
     tls_key: str = ""
@@ -129,3 +132,7 @@ class Settings:
     webhook_workers: int = 32
     # Webhooks declared in the configuration file (`[[webhooks]]`).
     webhooks: tuple[DeclaredWebhook, ...] = ()
+    # The TOML file these settings were read from (`--config`, `BLITZ_CONFIG`); empty:
+    # none. Not a setting of the table: it is where settings come from. Kept because it
+    # can hold every secret the server has, and no command may see it (config/hidden.py).
+    config_file: str = ""

@@ -37,6 +37,10 @@ class SettingSpec:
     repeatable: bool = False
     # Its value is a list or table: an array of tables in the TOML file, JSON elsewhere.
     structured: bool = False
+    # It names a file or folder of the server's own that can hold secrets or another
+    # principal's work: no command ever sees it, nor may `--command-binds` show it
+    # (blitz.config.hidden).
+    hidden_from_commands: bool = False
 
     @property
     def flag(self) -> str:
@@ -74,13 +78,20 @@ SETTINGS: tuple[SettingSpec, ...] = (
         " PostgreSQL only (a SQLite file has one writer, the process that owns it)",
         "N",
     ),
-    _spec("data_dir", values.nonempty, "folder of the database and the workspaces", "DIR"),
+    _spec(
+        "data_dir",
+        values.nonempty,
+        "folder of the database and the workspaces",
+        "DIR",
+        hidden_from_commands=True,
+    ),
     _spec(
         "database",
         values.nonempty,
         "SQLite file path, `sqlite:///PATH`, or `postgresql://…` for several replicas",
         "PATH_OR_URL",
         default_text="<data-dir>/blitz.db",
+        hidden_from_commands=True,
     ),
     _spec(
         "workspace_root",
@@ -88,6 +99,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "parent of every session's workspace folder",
         "DIR",
         default_text="<data-dir>/workspaces",
+        hidden_from_commands=True,
     ),
     _spec(
         "tokens",
@@ -96,7 +108,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "TOKENS",
         secret=True,
     ),
-    _spec("tokens_file", values.stripped, "a file of such tokens, one a line", "PATH"),
+    _spec(
+        "tokens_file",
+        values.stripped,
+        "a file of such tokens, one a line",
+        "PATH",
+        hidden_from_commands=True,
+    ),
     _spec(
         "insecure",
         values.bool_,
@@ -111,8 +129,24 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "ORIGIN",
         repeatable=True,
     ),
+    _spec(
+        "allowed_host",
+        values.host_patterns,
+        "host names the HTTP port answers to beside `localhost`, `*.localhost`, any IP"
+        " address and `--public-url`'s host: `blitz.example.com`, `*.example.com`, or `*`"
+        " for any; a request naming another host is refused, a defence against DNS"
+        " rebinding (docs/security.md); repeat the flag or separate with commas",
+        "HOST",
+        repeatable=True,
+    ),
     _spec("tls_cert", values.stripped, "certificate chain (PEM): both ports speak TLS", "PATH"),
-    _spec("tls_key", values.stripped, "private key (PEM) of `--tls-cert`", "PATH"),
+    _spec(
+        "tls_key",
+        values.stripped,
+        "private key (PEM) of `--tls-cert`",
+        "PATH",
+        hidden_from_commands=True,
+    ),
     _spec("metrics_host", values.nonempty, "Prometheus metrics listen address", "HOST"),
     _spec(
         "metrics_port",
@@ -409,6 +443,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         'JSON file of MCP servers (`{"mcpServers": {NAME: {"command": …, "args": […]} or'
         ' {"url": …}}}`)',
         "PATH",
+        hidden_from_commands=True,
     ),
     _spec(
         "workflows_dir",

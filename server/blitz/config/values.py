@@ -20,6 +20,7 @@ __all__ = [
     "bytes_",
     "bytes_or_none",
     "declared_webhooks",
+    "host_patterns",
     "int_",
     "non_negative_int",
     "nonempty",
@@ -130,6 +131,25 @@ def origins(text: str) -> tuple[str, ...]:
                 " any, no path (e.g. http://localhost:5173)"
             )
     return tuple(dict.fromkeys(found))
+
+
+# A host name as `--allowed-host` takes it: labels of letters, digits, `-` and `_` (Compose's
+# service names), optionally after `*.`; or `*` alone.
+_HOST_PATTERN = re.compile(r"\*|(\*\.)?[a-z0-9_][a-z0-9_-]*(\.[a-z0-9_][a-z0-9_-]*)*\.?")
+
+
+def host_patterns(text: str) -> tuple[str, ...]:
+    """Comma-separated host names or patterns (`blitz.example.com`, `*.example.com`, `*`),
+    lower-cased, a final dot dropped (none for empty text)."""
+    found = tuple(part.strip().lower() for part in text.split(",") if part.strip())
+    for pattern in found:
+        if not _HOST_PATTERN.fullmatch(pattern):
+            raise ValueError(
+                f"{pattern!r} must be a host name (blitz.example.com), `*.` and a domain"
+                " (*.example.com) or `*` for any: no scheme, port or path (IP addresses"
+                " need no naming: every one is served)"
+            )
+    return tuple(dict.fromkeys(pattern.removesuffix(".") for pattern in found))
 
 
 def stripped(text: str) -> str:

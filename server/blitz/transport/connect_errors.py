@@ -40,7 +40,15 @@ from blitz.transport.gate import request_too_large
 from blitz.transport.http import MountedApp, Receive, Scope, Send
 from blitz.v1 import turn_pb2
 
-__all__ = ["ERROR_INFO", "Guarded", "InfoDetail", "ProtocolErrors", "is_ours", "send_grpc_web"]
+__all__ = [
+    "ERROR_INFO",
+    "Guarded",
+    "InfoDetail",
+    "ProtocolErrors",
+    "is_ours",
+    "send_grpc_web",
+    "send_json",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -160,7 +168,7 @@ class Guarded:
             if grpc_web and status == 400:
                 await send_grpc_web(send, content_type, error, self._codes)
             else:
-                await _send_json(send, status, error, self._codes)
+                await send_json(send, status, error, self._codes)
             return
         await self._app(scope, receive, _Bodied(send, content_type, self._codes))
 
@@ -220,13 +228,13 @@ class _Bodied:
                     if held["status"] == 415
                     else invalid_argument("method", "calls are POST requests", allowed="POST")
                 )
-                await _send_json(self._send, held["status"], error, self._codes)
+                await send_json(self._send, held["status"], error, self._codes)
                 return
             await self._send(held)
         await self._send(message)
 
 
-async def _send_json(send: Send, status: int, error: BlitzError, codes: dict[Any, Code]) -> None:
+async def send_json(send: Send, status: int, error: BlitzError, codes: dict[Any, Code]) -> None:
     """The error as Connect's JSON error body (and its ErrorInfo as a detail)."""
     error = fit_error(error)
     body = json.dumps(
@@ -244,9 +252,18 @@ async def _send_json(send: Send, status: int, error: BlitzError, codes: dict[Any
 
 
 async def send_grpc_web(
-    send: Send, content_type: str, error: BlitzError, codes: dict[Any, Code]
+    send: Send,
+    content_type: str,
+    error: BlitzError,
+    codes: dict[Any, Code],
+    *,
+    http_status: int = 200,
 ) -> None:
-    """The error as a gRPC-Web trailers-only answer, its ErrorInfo in grpc-status-details-bin."""
+    """The error as a gRPC-Web trailers-only answer, its ErrorInfo in grpc-status-details-bin.
+
+    `http_status` other than 200: a refusal of the request itself, before any call; a
+    client that reads only the HTTP status maps 400 and 403 as gRPC does.
+    """
     error = fit_error(error)
     code = _GRPC_CODES[codes[error.status]]
     detail = any_pb2.Any()
@@ -258,7 +275,7 @@ async def send_grpc_web(
         (b"grpc-message", urllib.parse.quote(error.message, safe="").encode()),
         (b"grpc-status-details-bin", base64.b64encode(status.SerializeToString()).rstrip(b"=")),
     ]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.start", "status": http_status, "headers": headers})
     await send({"type": "http.response.body", "body": b""})
 
 

@@ -13,8 +13,12 @@ is Starlette's `CORSMiddleware`, configured here with what Connect and gRPC-Web 
   headers a gRPC-Web client reads its status from; an answer to any other origin carries
   no `Access-Control-Allow-Origin`, so the browser withholds it from the page.
 
+A call that reaches the port from any other origin is refused outright, before any
+handler (`rebinding`, which also checks the Host a request names); these headers only
+tell the browser what it may show the page.
+
 No cookies are involved (a token is a header), so credentials stay off. Nothing here
-decides who may call: the token does, for every origin alike.
+decides who a caller is: the token does, for every origin alike.
 """
 
 from __future__ import annotations

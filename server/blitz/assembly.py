@@ -33,7 +33,7 @@ from blitz.agent import (
     load_mcp_config,
 )
 from blitz.auth import Authenticator, ServeRefused, authentication
-from blitz.config import Settings
+from blitz.config import Settings, hidden_paths, refused_bind
 from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore
 from blitz.core.workspace_service import IMAGE_MAX_BYTES
 from blitz.outbound import AddressPolicy, parse_ranges
@@ -158,12 +158,14 @@ def _webhooks(settings: Settings, core: SessionCore) -> WebhookCore:
 
 def _sandbox(settings: Settings) -> CommandSandbox:
     """What confines every command, as configured; ServeRefused when the mechanism asked
-    for does not work here."""
+    for does not work here, or a bind would show commands the server's own files (settings
+    made in code skip `blitz.config.resolve`, which refuses it first)."""
     try:
         mechanism = isolation(settings.command_isolation)
     except ValueError as exc:
         raise ServeRefused(str(exc)) from None
-    secret_files = (settings.tokens_file, settings.tls_key, settings.mcp_config)
+    if why := refused_bind(settings):
+        raise ServeRefused(f"--command-binds: {why}")
     return CommandSandbox(
         isolation=mechanism,
         limits=CommandLimits(
@@ -175,7 +177,7 @@ def _sandbox(settings: Settings) -> CommandSandbox:
         tree_processes=settings.command_tree_processes,
         tree_memory_bytes=settings.command_tree_memory,
         box=BoxSpec(
-            secret_files=tuple(str(Path(f).resolve()) for f in secret_files if f),
+            hidden=tuple(hidden_paths(settings)),
             binds=settings.command_binds,
         ),
     )

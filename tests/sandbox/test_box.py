@@ -1,10 +1,11 @@
 """The box matrix: what principal alice's approved commands can reach beside bob's session.
 
 A real `blitz serve` with two principals, its commands confined by one mechanism (the
-namespace box, or Landlock), run as root or as an unprivileged user; alice runs each
-attack as an approved command through the SDK, bob has a session with a secret beside
-hers. Each attack is refused or bounded, while ordinary work still works. A mechanism or a
-user this machine cannot give is skipped with one line.
+namespace box, or Landlock), run as root or as an unprivileged user, its configuration
+file under /etc where the test may write there; alice runs each attack as an approved
+command through the SDK, bob has a session with a secret beside hers. Each attack is
+refused or bounded, while ordinary work still works. A mechanism or a user this machine
+cannot give is skipped with one line.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from blitz_client import Blitz
 
 ALICE, BOB = "alice-tok-4f0a9e8d1c2b3a4f5e6d7c8b", "bob-tok-9e8d7c6b5a4f3e2d1c0b9a8f"
 SECRET = "bobs-secret-7c1d"
+# In the server's configuration file, as a provider key or a webhook secret would be.
+CONFIG_SECRET = "config-secret-5b2e9a"
 NOBODY = 65534
 MECHANISMS = [Isolation.BOX, Isolation.LANDLOCK]
 # Under `make test-parallel`, all on one worker: two tests look for their processes among
@@ -78,6 +81,8 @@ class Boxed:
     bob_workspace: Path
     root: bool
     mechanism: Isolation
+    # The server's `--config` file, under /etc; None where the test cannot write there.
+    config: Path | None
 
     def run(self, command: str, *, approve: bool = True) -> tuple[str, list[t.TurnEvent]]:
         """Run `command` as alice's approved command; its output and the turn's events."""
@@ -92,7 +97,9 @@ class Boxed:
         return output, events
 
 
-def _start(mechanism: Isolation, *, as_root: bool, tmp: Path) -> Iterator[Boxed]:
+def _start(
+    mechanism: Isolation, *, as_root: bool, tmp: Path, config: Path | None
+) -> Iterator[Boxed]:
     data = Path(tempfile.mkdtemp(prefix="blitz-box-", dir="/tmp"))
     log = tmp / "server.log"
     env = {**replica_env(), "BLITZ_TOKENS": f"alice:{ALICE},bob:{BOB}"}
@@ -105,7 +112,7 @@ def _start(mechanism: Isolation, *, as_root: bool, tmp: Path) -> Iterator[Boxed]
     argv = [
         *prefix, sys.executable, "-m", "blitz.cli", "serve", "--grpc-port=0", "--http-port=0",
         f"--data-dir={data}", f"--command-isolation={mechanism.value}", "--log-format=json",
-        "--command-timeout=30",
+        "--command-timeout=30", *([f"--config={config}"] if config else []),
         # A fork bomb and ten processes of a gigabyte are bounded as a whole by a cgroup
         # where the server can make one; else by the processes of the server's user (a
         # dedicated user's, here) and each process's address space.
@@ -127,7 +134,10 @@ def _start(mechanism: Isolation, *, as_root: bool, tmp: Path) -> Iterator[Boxed]
                 os.chown(bob_ws / "secret.txt", NOBODY, NOBODY)
             alices = alice.create_session(title="alice's")
             alice_ws = data / "workspaces" / alices.workspace
-            yield Boxed(process, data, grpc, alice, alices.id, alice_ws, bob_ws, as_root, mechanism)
+            yield Boxed(
+                process, data, grpc, alice, alices.id, alice_ws, bob_ws, as_root, mechanism,
+                config,
+            )  # fmt: skip
         finally:
             alice.close()
             bob.close()
@@ -166,7 +176,26 @@ def boxed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         pytest.skip("not root here")
     if not as_root and (why := _can_be_nobody()):
         pytest.skip(why)
-    yield from _start(mechanism, as_root=as_root, tmp=tmp_path_factory.mktemp("box"))
+    with _config_under_etc() as config:
+        yield from _start(
+            mechanism, as_root=as_root, tmp=tmp_path_factory.mktemp("box"), config=config
+        )
+
+
+@contextlib.contextmanager
+def _config_under_etc() -> Iterator[Path | None]:
+    """A configuration file of this run's own in /etc, readable by everyone as such files
+    often are (None where this user cannot write /etc); removed at the end."""
+    if not os.access("/etc", os.W_OK):
+        yield None
+        return
+    config = Path(f"/etc/blitz-test-{uuid.uuid4().hex[:12]}.toml")
+    config.write_text(f"# {CONFIG_SECRET}\nwebhook_timeout = 10\n")
+    config.chmod(0o644)
+    try:
+        yield config
+    finally:
+        config.unlink(missing_ok=True)
 
 
 def test_bobs_workspace_can_be_neither_read_nor_written(boxed: Boxed):
@@ -204,6 +233,22 @@ def test_system_secrets_and_the_home_folder_are_not_readable(boxed: Boxed):
     output, _ = boxed.run(f"$ head -c 200 /etc/shadow; ls -a {home}; cat ../../../etc/shadow")
     assert "root:" not in output
     assert ".bashrc" not in output and "blitz.db" not in output
+
+
+def test_the_configuration_file_cannot_be_read_where_the_system_is_shown(boxed: Boxed):
+    """The probe of issue 33: /etc is shown, and the file the server was configured with
+    lies there, readable by everyone, with every secret it may hold."""
+    if boxed.config is None:
+        pytest.skip("this user cannot write /etc")
+    config = boxed.config
+    assert CONFIG_SECRET in config.read_text(), "the server's own user reads it"
+    output, _ = boxed.run(
+        f"$ cat {config}; base64 -w0 {config}; echo; dd if={config} status=none | base64 -w0;"
+        f" echo; python3 -c \"print(open('{config}').read())\"; head -c 5 /etc/passwd"
+    )
+    assert "root:" in output, "the rest of /etc is still there"
+    assert CONFIG_SECRET not in output
+    assert CONFIG_SECRET.encode() not in _decoded(output)
 
 
 def test_nothing_outside_the_workspace_can_be_written(boxed: Boxed):

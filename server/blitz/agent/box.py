@@ -5,17 +5,21 @@ user, PID, IPC, UTS and mount namespaces, and a network namespace of its own unl
 command's network was approved. Its root is an empty tmpfs holding only:
 
 - the system, read-only: `/usr`, the top-level links or folders that lead into it (`/bin`,
-  `/lib`, ...), and `/etc` with its secrets covered (`SECRET_PATHS`: password hashes, host
-  keys, private TLS keys, sudoers, package-manager credentials, and whatever files the
-  operator gave the server as secrets);
+  `/lib`, ...), and `/etc`, with its secrets covered (`SECRET_PATHS`: password hashes,
+  host keys, private TLS keys, sudoers, package-manager credentials), and the server's
+  own files covered too wherever the system holds one (`BoxSpec.hidden`: its
+  configuration, tokens file, TLS key, MCP configuration, database, data folder and
+  workspace root; blitz.config.hidden);
 - a private `/tmp`, a minimal `/dev` and a fresh `/proc` of its own PID namespace, mounted
   in its own user namespace, so that unmounting it uncovers nothing of the host's;
 - the session's workspace, writable, at its own path, with `.git` and `.blitz` in it
   read-only unless the command was approved to write them;
-- the folders the operator binds read-only (`--command-bind`, for tools outside /usr).
+- the folders the operator binds read-only (`--command-binds`, for tools outside /usr;
+  the settings refuse one that would show a file of the server's own).
 
 Nothing of the data directory, other workspaces, the server's home or its configuration
-is there. Every capability is dropped; the command is a new session (no terminal
+is there: where the system or a bind holds one of them, it is covered by an empty file or
+folder. Every capability is dropped; the command is a new session (no terminal
 injection) and dies with the server (`--die-with-parent`). When the command's shell exits,
 its PID namespace ends, and every process it started with it, `setsid` ones included.
 
@@ -32,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SECRET_PATHS", "BoxSpec", "bwrap_path"]
+__all__ = ["SECRET_PATHS", "BoxSpec", "bwrap_path", "system_folders", "within"]
 
 # What /etc holds that a command must not read: covered by an empty file or folder.
 SECRET_PATHS = (
@@ -71,12 +75,13 @@ def bwrap_path() -> str | None:
 
 @dataclass(frozen=True)
 class BoxSpec:
-    """What the box shows a command beside the system: the secrets covered and the
-    read-only folders bound, as the operator configured them."""
+    """What the box shows a command beside the system: the server's own files covered and
+    the read-only folders bound, as the operator configured them."""
 
-    # Files the server was given as secrets (a tokens file, a config file): covered when
-    # they lie in what the box shows.
-    secret_files: tuple[str, ...] = ()
+    # The server's own files and folders (blitz.config.hidden_paths: its configuration,
+    # tokens file, TLS key, database, data folder...): covered in the box, and left out of
+    # what Landlock allows, wherever they lie in what a command is shown.
+    hidden: tuple[str, ...] = ()
     # Folders bound read-only at their own path (tools outside /usr).
     binds: tuple[str, ...] = ()
     uid: int = field(default_factory=os.getuid)
@@ -125,7 +130,10 @@ class BoxSpec:
             "--tmpfs",
             "/var/tmp",
             *_binds(self.binds),
-            *_covered((*SECRET_PATHS, *self.secret_files), shown=("/usr", "/etc", *self.binds)),
+            *_covered(
+                (*SECRET_PATHS, *self.hidden),
+                shown=("/usr", *system_folders(), "/etc", *self.binds),
+            ),
             "--bind",
             ws,
             ws,
@@ -153,6 +161,14 @@ def _system_entries() -> tuple[str, ...]:
     return tuple(args)
 
 
+@functools.cache
+def system_folders() -> tuple[str, ...]:
+    """The top-level entries of the system that are folders here, not links into /usr."""
+    return tuple(
+        entry for entry in _SYSTEM if Path(entry).is_dir() and not Path(entry).is_symlink()
+    )
+
+
 def _covered(paths: Iterable[str], *, shown: Sequence[str]) -> list[str]:
     """Arguments that cover each existing path under what the box shows (paths as text,
     one lstat each: this runs for every command)."""
@@ -160,7 +176,7 @@ def _covered(paths: Iterable[str], *, shown: Sequence[str]) -> list[str]:
     args: list[str] = []
     for raw in paths:
         path = os.path.normpath(raw)
-        if not any(_under(path, top) for top in tops):
+        if not any(within(path, top) for top in tops):
             continue
         try:
             mode = os.lstat(path).st_mode
@@ -183,6 +199,6 @@ def _binds(binds: Sequence[str]) -> list[str]:
     return args
 
 
-def _under(path: str, top: str) -> bool:
+def within(path: str, top: str) -> bool:
     """Whether the normalized absolute `path` is `top` or inside it."""
     return path == top or path.startswith(top if top.endswith("/") else top + "/")

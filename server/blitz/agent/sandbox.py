@@ -8,7 +8,8 @@ Every command the agent runs is confined by one mechanism, chosen once per proce
   approved, no capability. When its shell exits, the kernel ends everything it started.
 - `landlock`: where namespaces are refused (a container under Docker's default seccomp
   profile), the kernel's Landlock (Linux 5.13+, unprivileged, allowed in containers)
-  restricts what the command may open the same way (`landlocked.py`): the system read,
+  restricts what the command may open the same way (`landlocked.py`): the system read
+  (without the secrets and the server's own files the box covers),
   the workspace and a private temporary folder read and written (`.git` included:
   Landlock cannot take a right away below a folder it gave), nothing else; no TCP
   where the kernel has Landlock's network rules (6.7+), no signals or abstract sockets
@@ -43,7 +44,7 @@ from pathlib import Path
 
 import structlog
 
-from blitz.agent.box import SECRET_PATHS, BoxSpec, bwrap_path
+from blitz.agent.box import SECRET_PATHS, BoxSpec, bwrap_path, system_folders, within
 from blitz.agent.cgroups import CommandCgroup, cgroup_roots
 
 __all__ = [
@@ -189,7 +190,7 @@ def _landlock_spec(
     """What `landlocked.py` allows a command, as JSON-ready data."""
     tmp = workspace.parent / f".tmp-{workspace.name}-{uuid.uuid4().hex[:8]}"
     return {
-        "read": ["/usr", *_system_dirs(), *_etc_entries(box), *box.binds],
+        "read": _without(["/usr", *system_folders(), "/etc", *box.binds], box=box),
         "devices": ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"],
         "write": [str(workspace)],
         "tmp": str(tmp),
@@ -203,28 +204,37 @@ def _remove_tmp(workspace: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@functools.cache
-def _system_dirs() -> tuple[str, ...]:
-    return tuple(
-        entry
-        for entry in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-        if Path(entry).is_dir() and not Path(entry).is_symlink()
-    )
+def _without(roots: list[str], *, box: BoxSpec) -> list[str]:
+    """`roots` with the secrets of /etc (`SECRET_PATHS`) and the server's own files
+    (`box.hidden`) left out: Landlock only allows, so what the box covers is what is not
+    allowed. A root that holds one of them gives way to its entries, down to the hidden
+    path's folder. A link is judged by what it leads to, as Landlock follows it: a link
+    to a hidden file is left out too."""
+    hidden = [os.path.realpath(p) for p in (*SECRET_PATHS, *box.hidden)]
+    allowed: list[str] = []
+    seen: set[str] = set()
 
+    def visit(path: str, real: str) -> None:
+        if any(within(real, h) for h in hidden):
+            return
+        if not any(within(h, real) for h in hidden):
+            # As named: a link (/etc/mtab) is followed by the command's own wrapper.
+            allowed.append(path)
+            return
+        if real in seen:  # a link back up the tree
+            return
+        seen.add(real)
+        try:
+            with os.scandir(real) as found:
+                entries = sorted(found, key=lambda e: e.name)
+        except OSError:
+            return  # not a folder, or not ours to list: nothing of it allowed
+        for entry in entries:
+            visit(entry.path, os.path.realpath(entry.path) if entry.is_symlink() else entry.path)
 
-def _etc_entries(box: BoxSpec) -> list[str]:
-    """/etc's entries but its secrets (box.SECRET_PATHS and the operator's secret files):
-    Landlock allows, so what is covered is what is left out."""
-    hidden = {Path(p) for p in (*SECRET_PATHS, *box.secret_files)}
-    entries = []
-    for entry in sorted(Path("/etc").iterdir()):
-        if entry in hidden:
-            continue
-        if any(h.parent == entry for h in hidden) and entry.is_dir():
-            entries += [str(e) for e in sorted(entry.iterdir()) if e not in hidden]
-            continue
-        entries.append(str(entry))
-    return entries
+    for root in roots:
+        visit(root, os.path.realpath(root))
+    return allowed
 
 
 @functools.cache

@@ -7,6 +7,7 @@ flags, `blitz config` and the README's table are made from it. Only the entry po
 (or the single values it needs) as keyword arguments.
 """
 
+from blitz.config.hidden import hidden_paths, refused_bind
 from blitz.config.loading import CONFIG_ENV, Resolved, SettingsError, load_settings, resolve
 from blitz.config.render import effective_toml, markdown_table
 from blitz.config.settings import LogFormat, LogLevel, Settings
@@ -22,7 +23,9 @@ __all__ = [
     "Settings",
     "SettingsError",
     "effective_toml",
+    "hidden_paths",
     "load_settings",
     "markdown_table",
+    "refused_bind",
     "resolve",
 ]

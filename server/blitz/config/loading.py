@@ -11,12 +11,14 @@ Nothing else in the code reads the environment.
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from blitz.config.hidden import refused_bind
 from blitz.config.settings import Settings
 from blitz.config.table import SETTINGS, SettingSpec
 
@@ -74,7 +76,10 @@ def resolve(
     ).expanduser()
     if bool(values.get("tls_cert")) != bool(values.get("tls_key")):
         raise SettingsError("--tls-cert and --tls-key: give both, or neither")
-    return Resolved(Settings(**values), sources)
+    settings = Settings(**values, config_file=os.path.abspath(path) if path else "")
+    if why := refused_bind(settings):
+        raise SettingsError(f"{sources['command_binds']}: {why}")
+    return Resolved(settings, sources)
 
 
 def load_settings(

@@ -50,6 +50,7 @@ from blitz.store import (
     WebhookRecord,
     open_store,
 )
+from blitz.store.webhook_records import DECLARED, Fairness
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import webhooks_pb2 as wh
@@ -1026,6 +1027,31 @@ async def test_deliveries_are_claimed_one_at_a_time_per_webhook_and_session(stor
     await store.release_all_deliveries()
     rest = await store.claim_deliveries("r5", now=60.0, lease_until=70.0, limit=10)
     assert sorted(d.id for d in rest) == ["a2", "b1", "late"], "a paused webhook's wait"
+
+
+async def test_claims_go_round_robin_across_principals_as_told(store):
+    """Alice's backlog is due first, yet each principal's first goes before her second;
+    the operator's declared webhooks are a principal of their own."""
+    await store.add_webhook(webhook("wh_a", owner="alice"))
+    await store.add_webhook(webhook("wh_b", owner="bob"))
+    await store.add_webhook(webhook("wh_d", owner="alice", declared="ops", server_wide=True))
+    backlog = [delivery(f"a{n}", f"s{n}", 1, webhook_id="wh_a", next_attempt=float(n))
+               for n in range(1, 6)]  # fmt: skip
+    for rec in [*backlog, delivery("d1", "s1", 1, webhook_id="wh_d", next_attempt=8.0),
+                delivery("b1", "s9", 1, webhook_id="wh_b", next_attempt=9.0)]:  # fmt: skip
+        await store.add_delivery(rec)
+
+    async def claim(limit: int, fair: Fairness | None = None) -> dict[str, str]:
+        got = await store.claim_deliveries("r1", now=10.0, lease_until=20.0, limit=limit, fair=fair)
+        await store.release_deliveries("r1", [d.id for d in got])
+        return {d.id: d.principal for d in got}
+
+    assert await claim(3) == {"a1": "alice", "d1": DECLARED, "b1": "bob"}
+    assert await claim(10, Fairness(each=2)) == {"a1": "alice", "a2": "alice", "d1": DECLARED,
+                                                 "b1": "bob"}  # fmt: skip
+    assert await claim(10, Fairness(skip=("alice",))) == {"d1": DECLARED, "b1": "bob"}
+    last = await claim(2, Fairness(busy=("alice",)))
+    assert last == {"d1": DECLARED, "b1": "bob"}, "the busy last"
 
 
 async def test_an_earlier_event_still_in_the_outbox_holds_back_a_delivery(store):

@@ -27,6 +27,7 @@ from blitz.store.records import (
 from blitz.store.rows import Row
 from blitz.store.tx import Tx
 from blitz.store.webhook_base import Expand
+from blitz.store.webhook_records import Fairness
 from blitz.store.webhook_statements import WebhookStatements
 from blitz.v1 import webhooks_pb2 as wh
 
@@ -35,6 +36,9 @@ __all__ = ["ATTEMPTS_KEPT", "SqlWebhooks"]
 _T = TypeVar("_T")
 # The attempts a delivery keeps (its latest).
 ATTEMPTS_KEPT = 20
+# Due deliveries a claim looks at, per delivery it may take: enough that principals past
+# their share in the first few do not hide the rest (see `Fairness`).
+_CANDIDATES = 4
 # While no webhook exists, outbox rows stamped this long before now are deleted: stamps
 # come from the clocks of the processes sharing the store, which agree within this.
 _CLOCKS_AGREE = 2.0
@@ -138,12 +142,27 @@ class SqlWebhooks:
         lease_until: float,
         limit: int,
         skip: Sequence[str] = (),
+        fair: Fairness | None = None,
     ) -> list[DeliveryRecord]:
+        fair = fair or Fairness()
+        each = fair.each or limit
         found = await self._fetch(
             self._hook_sql.claim_deliveries,
-            (owner, lease_until, now, now, json.dumps(list(skip)), limit),
+            (
+                owner,
+                lease_until,
+                now,
+                now,
+                json.dumps(list(skip)),
+                json.dumps(list(fair.skip)),
+                limit * _CANDIDATES,
+                each,
+                json.dumps(list(fair.busy)),
+                limit,
+            ),
         )
-        return sorted((rows.delivery(row) for row in found), key=_due_order)
+        claimed = (replace(rows.delivery(row[:-1]), principal=str(row[-1])) for row in found)
+        return sorted(claimed, key=_due_order)
 
     async def release_deliveries(self, owner: str, ids: Sequence[str]) -> None:
         if ids:

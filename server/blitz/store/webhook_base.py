@@ -15,6 +15,7 @@ from blitz.store.webhook_records import (
     DeliveryPage,
     DeliveryRecord,
     Expanded,
+    Fairness,
     OutboxItem,
     OutboxStats,
     Recorded,
@@ -83,12 +84,15 @@ class WebhookStore(Protocol):
         lease_until: float,
         limit: int,
         skip: Sequence[str] = (),
+        fair: Fairness | None = None,
     ) -> list[DeliveryRecord]:
         """Take up to `limit` due deliveries for `owner` until `lease_until`: pending, due by
         `now`, held by no one (or their holder's lease ended), of an active webhook not in
         `skip`, and each the first of its (webhook, session) still to go: no earlier
         delivery of it pending, and no earlier event of its session still in the outbox.
-        Two processes never take the same one."""
+        Of those, the first due (a few times `limit`) are taken round-robin across
+        principals, as `fair` says (None: none skipped, no bound); each delivery comes with
+        its `principal`. Two processes never take the same one."""
         ...
 
     async def release_deliveries(self, owner: str, ids: Sequence[str]) -> None:

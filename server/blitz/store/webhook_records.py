@@ -9,6 +9,7 @@ import enum
 from dataclasses import dataclass
 
 __all__ = [
+    "DECLARED",
     "OUTBOX_KINDS",
     "WEBHOOK_KINDS",
     "AttemptOutcome",
@@ -17,6 +18,7 @@ __all__ = [
     "DeliveryRecord",
     "DeliveryState",
     "Expanded",
+    "Fairness",
     "OutboxItem",
     "OutboxStats",
     "Recorded",
@@ -35,6 +37,10 @@ WEBHOOK_KINDS = (
     "session_state",
 )
 OUTBOX_KINDS = frozenset(WEBHOOK_KINDS)
+# Whose share of the delivery workers the operator's declared webhooks use: one of their
+# own, which no principal can be called (a principal's name starts alphanumeric, and ""
+# is the one caller of a server without tokens).
+DECLARED = "(declared)"
 
 
 @dataclass
@@ -124,6 +130,9 @@ class DeliveryRecord:
     # The process sending it now, until its lease ends.
     lease_owner: str = ""
     lease_until: float | None = None
+    # Whose share of the delivery workers it uses: its webhook's owner, or `DECLARED` for
+    # a webhook the operator declared. Only `claim_deliveries` fills it in ("" elsewhere).
+    principal: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,6 +177,18 @@ class AttemptOutcome:
     pause_after: int = 0
     reason: str = ""
     now: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fairness:
+    """How `claim_deliveries` shares what it takes between principals (each delivery's
+    `principal`): none of `skip`'s, at most `each` of any one (0: no bound), and
+    round-robin: every principal's first due, then every one's second, and so on, with
+    `busy`'s after the others' in each round."""
+
+    skip: tuple[str, ...] = ()
+    each: int = 0
+    busy: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

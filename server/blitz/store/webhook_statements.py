@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from blitz.store.records import DeliveryPage
 from blitz.store.statements import FLAGS, Dialect, marks
+from blitz.store.webhook_records import DECLARED
 from blitz.v1 import webhooks_pb2 as wh
 
 __all__ = ["DELIVERY_COLUMNS", "WEBHOOK_COLUMNS", "WebhookStatements"]
@@ -103,23 +104,39 @@ class WebhookStatements:
             )
             for before in FLAGS
         }
-        # Parameters: owner, lease_until, now, now, the webhooks to skip (JSON), limit. A
-        # delivery goes only after every earlier one of its (webhook, session): none pending
-        # before it, and none of its session's earlier events still in the outbox.
+        # Parameters: owner, lease_until, now, now, the webhooks to skip (JSON), the
+        # principals to skip (JSON), how many candidates, how many of one principal at
+        # most, the principals to put last in each turn (JSON), limit; `principal` is
+        # returned after the delivery's columns. A delivery goes only after every earlier
+        # one of its (webhook, session): none pending before it, and none of its session's
+        # earlier events still in the outbox. Of the first due (the candidates, locked on
+        # PostgreSQL), the claim takes round-robin across principals: each one's first,
+        # then each one's second, and so on.
+        principal = f"CASE WHEN w.declared <> '' THEN '{DECLARED}' ELSE w.owner END"
         self.claim_deliveries = sql(
             "UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE id IN ("
-            " SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id"
-            " WHERE d.state = 'pending' AND d.next_attempt <= ?"
-            " AND (d.lease_until IS NULL OR d.lease_until < ?)"
-            f" AND w.state = {wh.WEBHOOK_STATE_ACTIVE}"
-            f" AND d.webhook_id NOT IN {dialect.json_texts}"
-            " AND (d.session_id = '' OR ("
-            "  NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id"
-            "   AND e.session_id = d.session_id AND e.state = 'pending' AND e.seq < d.seq)"
-            "  AND NOT EXISTS (SELECT 1 FROM webhook_outbox o"
-            "   WHERE o.session_id = d.session_id AND o.seq < d.seq)))"
-            f" ORDER BY d.next_attempt, d.seq LIMIT ?{dialect.lock_skipping.format(alias='d')})"
-            f" RETURNING {DELIVERY_COLUMNS}"
+            " SELECT r.id FROM (SELECT c.id, c.next_attempt, c.seq, c.principal,"
+            "  ROW_NUMBER() OVER (PARTITION BY c.principal ORDER BY c.next_attempt, c.seq)"
+            "  AS turn FROM ("
+            f"  SELECT d.id, d.next_attempt, d.seq, {principal} AS principal"
+            "  FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id"
+            "  WHERE d.state = 'pending' AND d.next_attempt <= ?"
+            "  AND (d.lease_until IS NULL OR d.lease_until < ?)"
+            f"  AND w.state = {wh.WEBHOOK_STATE_ACTIVE}"
+            f"  AND d.webhook_id NOT IN {dialect.json_texts}"
+            f"  AND {principal} NOT IN {dialect.json_texts}"
+            "  AND (d.session_id = '' OR ("
+            "   NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id"
+            "    AND e.session_id = d.session_id AND e.state = 'pending' AND e.seq < d.seq)"
+            "   AND NOT EXISTS (SELECT 1 FROM webhook_outbox o"
+            "    WHERE o.session_id = d.session_id AND o.seq < d.seq)))"
+            "  ORDER BY d.next_attempt, d.seq"
+            f"  LIMIT ?{dialect.lock_skipping.format(alias='d')}) c) r"
+            " WHERE r.turn <= ?"
+            f" ORDER BY r.turn, CASE WHEN r.principal IN {dialect.json_texts} THEN 1 ELSE 0 END,"
+            " r.next_attempt, r.seq LIMIT ?)"
+            f" RETURNING {DELIVERY_COLUMNS}, (SELECT {principal} FROM webhooks w"
+            " WHERE w.id = webhook_deliveries.webhook_id)"
         )
         self.release_deliveries = sql(
             "UPDATE webhook_deliveries SET lease_owner = '', lease_until = NULL"

@@ -8,11 +8,14 @@ Three owned tasks, while the server runs (`async with Dispatcher(...)`):
    deliveries in their place, one transaction per batch (`Store.expand_outbox`, with
    `matching.expander`). A poll every few seconds takes what another process left
    (it died between storing an event and expanding it).
-2. **Delivering.** It claims due deliveries, up to its free workers (`--webhook-workers`)
-   and at most `PER_WEBHOOK` in flight to one webhook, so that a hanging receiver holds
-   a few workers and no more, on a lease; the store hands out only the first delivery
-   still to go of each (webhook, session), so a session's events reach a receiver in seq
-   order. Each is one supervised task: sign, POST (`sending.py`), judge the answer
+2. **Delivering.** It claims due deliveries, up to its free workers (`--webhook-workers`),
+   at most `PER_WEBHOOK` in flight to one webhook and at most its share of the workers
+   to one principal, round-robin across principals (`shares.py`), so that hanging
+   receivers hold a few workers and no more, and never all of them: another principal's
+   delivery finds a free worker at once. Claims are leases in the store; the store hands
+   out only the first delivery still to go of each (webhook, session), so a session's
+   events reach a receiver in seq order. Each is one supervised task: sign, POST
+   (`sending.py`), judge the answer
    (`retries.py`) and record it (`Store.record_attempt`), which lets the next of its
    session go. It wakes when there is something new, when a retry falls due, and once a
    second to see what other processes left (a dead holder's lease ends).
@@ -48,6 +51,7 @@ from blitz.core.webhooks.matching import expander, new_delivery_id
 from blitz.core.webhooks.payloads import PING, ping_body
 from blitz.core.webhooks.retries import Retries
 from blitz.core.webhooks.sending import Sender
+from blitz.core.webhooks.shares import Shares
 from blitz.core.webhooks.signing import signed_headers, signing_secrets
 from blitz.outbound import AddressPolicy
 from blitz.store import (
@@ -60,12 +64,10 @@ from blitz.store import (
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import webhooks_pb2 as wh
 
-__all__ = ["PER_WEBHOOK", "Dispatcher"]
+__all__ = ["Dispatcher"]
 
 log = structlog.get_logger(__name__)
 
-# Deliveries in flight to one webhook at most, from this process.
-PER_WEBHOOK = 8
 # Outbox rows taken per transaction (their bodies are made in it, on the loop's thread).
 _TAKE = 100
 # Seconds a burst's events gather before they are expanded together.
@@ -107,16 +109,14 @@ class Dispatcher:
         self._policy = policy
         self._timeout = timeout
         self._retry = retry
-        self._workers = workers
         self._expand = expander(public_url=public_url, window=retry.window)
         self._sender = Sender(policy=policy, timeout=timeout)
         self._tasks = Supervisor("webhooks")
         self._attempts = Supervisor("webhook-attempts")
         self._written = asyncio.Event()
         self._due = asyncio.Event()
-        # Deliveries in flight here, by id: their webhook; and how many per webhook.
-        self._held: dict[str, str] = {}
-        self._per_webhook: Counter[str] = Counter()
+        # Deliveries in flight here, by webhook and by principal.
+        self._shares = Shares(workers)
         # When retries recorded here fall due (a heap of Unix times).
         self._retries: list[float] = []
         # Until when (monotonic) the outbox is left alone: no webhook existed just now.
@@ -145,12 +145,15 @@ class Dispatcher:
         self._log.on_outbox(None)
         try:
             await self._tasks.aclose()
-            held = list(self._held)
+            held = self._shares.held
             await self._attempts.aclose()
             if held:
-                # Let go, so that the next process need not wait for the leases to end.
-                with contextlib.suppress(Exception):
+                # Let go, so that the next process need not wait for the leases to end;
+                # if it fails, they wait for their leases to end, which is only slower.
+                try:
                     await asyncio.shield(self._store.release_deliveries(self._replica, held))
+                except Exception:
+                    log.exception("webhook_release_failed", deliveries=len(held))
         finally:
             await self._sender.__aexit__(None, None, None)
 
@@ -217,38 +220,33 @@ class Dispatcher:
                 await asyncio.sleep(_DELIVERY_POLL)
 
     async def _claim(self) -> None:
-        """Take due deliveries while workers are free, and start each."""
-        while (free := self._workers - len(self._held)) > 0:
-            full = [hook for hook, n in self._per_webhook.items() if n >= PER_WEBHOOK]
+        """Take due deliveries while workers are free, and start each.
+
+        Another round follows one that found more than it could hold (a principal or a
+        webhook reached its limit, so the next round skips it and looks further)."""
+        while (free := self._shares.free) > 0:
+            fair = self._shares.fairness()
             now = time.time()
             got = await self._store.claim_deliveries(
                 self._replica,
                 now=now,
                 lease_until=now + self._timeout + _LEASE_MARGIN,
                 limit=free,
-                skip=full,
+                skip=self._shares.full_webhooks(),
+                fair=fair,
             )
             surplus = []
-            for delivery in got:
-                if self._per_webhook[delivery.webhook_id] >= PER_WEBHOOK:
+            for delivery in self._shares.order(got):
+                if not self._shares.take(delivery):
                     surplus.append(delivery.id)
                     continue
-                self._hold(delivery)
                 self._attempts.spawn(self._attempt(delivery), name=f"webhook-{delivery.id}")
             if surplus:
                 await self._store.release_deliveries(self._replica, surplus)
-            if len(got) < free or surplus:
+            per_principal = Counter(d.principal for d in got)
+            bounded = bool(per_principal) and max(per_principal.values()) >= fair.each
+            if not got or (len(got) < free and not surplus and not bounded):
                 return
-
-    def _hold(self, delivery: DeliveryRecord) -> None:
-        self._held[delivery.id] = delivery.webhook_id
-        self._per_webhook[delivery.webhook_id] += 1
-
-    def _let_go(self, delivery: DeliveryRecord) -> None:
-        if self._held.pop(delivery.id, None) is not None:
-            self._per_webhook[delivery.webhook_id] -= 1
-            if self._per_webhook[delivery.webhook_id] <= 0:
-                del self._per_webhook[delivery.webhook_id]
 
     async def _attempt(self, delivery: DeliveryRecord) -> None:
         """One attempt of a claimed delivery, recorded; then the next may go."""
@@ -257,7 +255,7 @@ class Dispatcher:
             if hook is not None:
                 await self._send(delivery, hook)
         finally:
-            self._let_go(delivery)
+            self._shares.let_go(delivery.id)
             self._due.set()
 
     async def _send(self, delivery: DeliveryRecord, hook: WebhookRecord) -> None:

@@ -423,7 +423,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
     _spec(
         "webhook_workers",
         values.positive_int,
-        "webhook deliveries this process sends at once (at most 8 of them to one webhook)",
+        "webhook deliveries this process sends at once (at most 8 of them to one webhook, and"
+        " to one principal its share: half while it alone is busy)",
         "N",
     ),
     _spec(

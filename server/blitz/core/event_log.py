@@ -67,6 +67,7 @@ import structlog
 from blitz import metrics
 from blitz.core.following import DEFAULT_POLL, Following
 from blitz.core.log_queue import Queued, queued_cost
+from blitz.core.replays import PAGE_EVENTS, ReplayTurns, replay
 from blitz.core.subscriptions import STALLED, Subscription
 from blitz.core.supervisor import raise_if_cancelled
 from blitz.errors import BlitzError, Reason
@@ -85,8 +86,6 @@ DEFAULT_BUFFER = 256 * 1024
 # them go again.
 _BACKLOG_HIGH = 128 * 2**10
 _BACKLOG_LOW = 32 * 2**10
-# Events read from the store per query while replaying.
-_REPLAY_PAGE = 1000
 # Seconds the writer waits, at most, before it writes events no one waits for (streamed
 # ones): a turn's stream and its next commit are then one transaction, not several.
 _LINGER = 0.005
@@ -159,6 +158,7 @@ class EventLog:
         self._writer: asyncio.Task[None] | None = None
         self._closing = False
         self._outbox_written: Callable[[], None] | None = None
+        self._replay_turns = ReplayTurns()
 
     def listen(self, listener: LogListener) -> None:
         self._listener = listener
@@ -390,7 +390,7 @@ class EventLog:
 
     async def _read_range(self, session_id: str, after_seq: int, upto: int) -> list[TurnEvent]:
         """The session's stored events after `after_seq` up to `upto`, a page at most."""
-        limit = min(upto - after_seq, _REPLAY_PAGE)
+        limit = min(upto - after_seq, PAGE_EVENTS)
         rows = await self._store.read_events(session_id, after_seq=after_seq, limit=limit)
         return [TurnEvent.FromString(row.data) for row in rows if row.seq <= upto]
 
@@ -425,7 +425,8 @@ class EventLog:
     async def read(
         self, session_id: str, *, after_seq: int, follow: bool
     ) -> AsyncGenerator[TurnEvent, None]:
-        """The session's events after `after_seq` from the store, then (with `follow`) live.
+        """The session's events after `after_seq` from the store (in bounded pages, a few
+        replays at a time: `replays.py`), then (with `follow`) live.
 
         Subscribing before reading the store and skipping seqs already yielded is what
         makes the hand-over free of gaps and duplicates.
@@ -433,15 +434,11 @@ class EventLog:
         sub = self.subscribe(session_id) if follow else None
         try:
             last = after_seq
-            while True:
-                rows = await self._store.read_events(session_id, after_seq=last, limit=_REPLAY_PAGE)
-                for row in rows:
-                    yield TurnEvent.FromString(row.data)
-                if len(rows) < _REPLAY_PAGE:
-                    if rows:
-                        last = rows[-1].seq
-                    break
-                last = rows[-1].seq
+            stored = replay(self._store, self._replay_turns, session_id, after_seq=after_seq)
+            async with contextlib.aclosing(stored):
+                async for event in stored:
+                    last = event.seq
+                    yield event
             if sub is None:
                 return
             async for batch in sub.batches(after_seq=last):

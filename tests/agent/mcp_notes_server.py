@@ -1,11 +1,18 @@
 """A tiny stdio MCP server for the tests: `add` numbers, `note` text, `crash` mid-call,
-`book` a table after asking the user (an elicitation)."""
+`book` a table after asking the user (an elicitation), `visit` a URL it asks the user to
+open (an elicitation in URL mode)."""
 
 import os
 from pathlib import Path
 from typing import Annotated
 
-from mcp.server.mcpserver import Elicit, ElicitationResult, MCPServer, Resolve
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
+from mcp.types import (
+    ElicitRequest,
+    ElicitRequestURLParams,
+    ElicitResult,
+    InputRequiredResult,
+)
 from pydantic import BaseModel, Field
 
 server = MCPServer("notes")
@@ -48,6 +55,18 @@ async def book(asked: Annotated[ElicitationResult[Booking], Resolve(_ask_booking
         return f"not booked: {asked.action}"
     where = "on the terrace" if asked.data.terrace else "inside"
     return f"booked for {asked.data.name}, {asked.data.guests} guests, {where}"
+
+
+@server.tool()
+async def visit(url: str, ctx: Context) -> InputRequiredResult | str:
+    """Ask the user to open `url`; says what the client answered."""
+    answered = ctx.input_responses
+    if not answered:
+        params = ElicitRequestURLParams(message="Sign in to continue", url=url, elicitation_id="v1")
+        return InputRequiredResult(input_requests={"visit": ElicitRequest(params=params)})
+    result = answered["visit"]
+    assert isinstance(result, ElicitResult)
+    return f"visit: {result.action}"
 
 
 if __name__ == "__main__":

@@ -171,3 +171,51 @@ async def test_a_declined_or_unanswered_form_is_the_servers_decline_or_cancel(
     await driver.run("call notes.book {}", io=io)
     [result] = io.of_kind("tool_result")
     assert json_format.MessageToDict(result.tool_result.result)["content"] == said
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("https://auth.example.com/login?next=%2F", "auth.example.com"),
+        ("http://127.0.0.1:8765/callback", "127.0.0.1"),
+        ("http://[::1]/callback", "::1"),
+        ("http://localhost:9000/", "localhost"),
+    ],
+)
+async def test_a_url_to_open_is_asked_with_its_host_on_a_line_of_its_own(
+    mcp_config: Path, make_driver: Callable[..., Driver], io: RecordingIO, url: str, host: str
+) -> None:
+    io.answer_now = AnswerResult(("I have done it",))
+    driver = make_driver(mcp_servers=load_mcp_config(mcp_config))
+    await driver.run(f"call notes.visit {json.dumps({'url': url})}", io=io)
+    [asked] = io.asked_now
+    assert asked.question.split("\n") == ["Sign in to continue", url, f"opens {host}"]
+    assert list(asked.options) == ["I have done it", "Decline"]
+    [result] = io.of_kind("tool_result")
+    assert json_format.MessageToDict(result.tool_result.result)["content"] == "visit: accept"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com/login",  # plain http off this machine
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "https://bank.example.com@evil.example/",  # a user name dressed as the host
+        "https://exa\u043cple.com/",  # not ASCII: shown one way, opened another
+        "https:///no-host",
+        "https://example.com/a b",
+        "https://example.com:99999/",
+    ],
+)
+async def test_a_url_that_is_not_https_or_hides_its_host_is_declined_with_a_notice(
+    mcp_config: Path, make_driver: Callable[..., Driver], io: RecordingIO, url: str
+) -> None:
+    driver = make_driver(mcp_servers=load_mcp_config(mcp_config))
+    await driver.run(f"call notes.visit {json.dumps({'url': url})}", io=io)
+    assert io.asked_now == []
+    [result] = io.of_kind("tool_result")
+    assert json_format.MessageToDict(result.tool_result.result)["content"] == "visit: decline"
+    [notice] = [e.notice.text for e in io.of_kind("notice") if "open a URL" in e.notice.text]
+    assert "MCP server notes asked to open a URL" in notice
+    assert url not in notice

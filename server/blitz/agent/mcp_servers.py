@@ -17,7 +17,11 @@ server that fails to start is reported to the client in a notice, never fatal to
 A server may ask the user for something while a call of its runs (MCP's elicitation). A
 form becomes a `Question` with that `form` (blitz.forms checks it is one a client can
 show; one that is not is refused to the server in our words), and a URL to visit becomes
-a question of two options; either is asked while the turn runs (`TurnIO.ask_now`: the
+a question of two options whose last two lines are the URL and `opens <host>`, so that
+clients can show where it leads apart from the server's words. Only an `https` URL (or
+`http` to this machine), with a host, no user name and nothing but printable ASCII, is
+asked: any other is declined to the server, and a notice tells the client why, without
+the URL. Either is asked while the turn runs (`TurnIO.ask_now`: the
 server waits on its connection, so the turn cannot park), and the user's answer goes back
 as the server's `accept` (with the form's values), `decline`, or `cancel` when no answer
 came. An aside never waits for the user, so its servers' requests are declined.
@@ -29,6 +33,7 @@ internals, goes to the log only.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import uuid
@@ -39,6 +44,7 @@ from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 import structlog
 from pydantic_ai import RunContext, Tool
@@ -62,6 +68,8 @@ _SEP = "__"
 # The options of a server's request to visit a URL.
 _URL_DONE = "I have done it"
 _URL_DECLINE = "Decline"
+# The longest URL a server may ask the user to open.
+_URL_MAX = 2048
 
 
 @dataclass(frozen=True)
@@ -201,7 +209,16 @@ class McpConnections:
             request_id=f"mcp_{uuid.uuid4().hex[:16]}", question=params.message, mcp_server=server
         )
         if getattr(params, "mode", "form") == "url":
-            question.question = f"{params.message}\n{params.url}"
+            host = _url_host(params.url)
+            if host is None:
+                log.info("mcp_elicitation_refused", server=server, problem="url")
+                text = (
+                    f"MCP server {server} asked to open a URL that is not https (nor http to "
+                    "this machine), or hides where it leads; it was declined"
+                )
+                io.emit(turn_pb2.TurnEvent(notice=turn_pb2.Notice(text=text)))
+                return types.ElicitResult(action="decline")
+            question.question = f"{params.message}\n{params.url}\nopens {host}"
             question.options[:] = [_URL_DONE, _URL_DECLINE]
             answer = await io.ask_now(question)
             if not answer.answers:
@@ -251,6 +268,37 @@ class McpConnections:
             json_schema=schema,
             takes_ctx=True,
         )
+
+
+def _url_host(url: str) -> str | None:
+    """The host a URL to open leads to; None when it may not be asked (see the module doc).
+
+    Printable ASCII only (an international name comes as punycode), so that what is shown
+    is what is opened; no user name, which `https://bank.example@evil.example` uses to
+    look like another host.
+    """
+    if not 0 < len(url) <= _URL_MAX or not url.isascii() or not url.isprintable() or " " in url:
+        return None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not one
+    except ValueError:
+        return None
+    host = parts.hostname
+    if not host or parts.username is not None or parts.password is not None:
+        return None
+    if parts.scheme == "https" or (parts.scheme == "http" and _loopback(host)):
+        return host
+    return None
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _typed(form: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:

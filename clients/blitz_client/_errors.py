@@ -17,12 +17,25 @@ __all__ = ["RESUMABLE_REASONS", "RETRY", "BlitzError", "tls_hint"]
 # What each library says when a client and a port disagree about TLS.
 _PLAIN_TO_TLS = ("Socket closed", "connection closed before message completed")
 _TLS_TO_PLAIN = ("WRONG_VERSION_NUMBER", "InvalidContentType", "wrong version number")
+# What rustls (the Connect client's TLS) says of a server certificate that is a CA's, as
+# `openssl req -x509` makes by default; grpcio takes one, so only Connect says this.
+_CA_AS_LEAF = "CaUsedAsEndEntity"
+_LEAF_HOW = (
+    " (the server's certificate is a CA's, basicConstraints CA:TRUE, as `openssl req -x509`"
+    " makes by default, and this client takes only a leaf certificate: make one with"
+    " `openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 365"
+    " -subj /CN=HOST -addext subjectAltName=DNS:HOST -addext"
+    " basicConstraints=critical,CA:FALSE -keyout key.pem -out cert.pem`, serve it with"
+    " --tls-cert/--tls-key and trust it with --ca-file; or keep the CA, issue a leaf from it"
+    " and serve that)"
+)
 
 
 def tls_hint(message: str, *, tls: bool, plain: str, secure: str) -> str:
     """`message`, with a hint when it is what a TLS mismatch looks like: a plain client at a
     TLS port sees the connection closed, a TLS client at a plain port a handshake that
-    fails. `plain` and `secure` are the address to try, spelt each way."""
+    fails, and one at a port serving a CA's certificate says how to make a leaf. `plain`
+    and `secure` are the address to try, spelt each way."""
     if not tls and any(sign in message for sign in _PLAIN_TO_TLS):
         return (
             f"{message} (if this port serves TLS, connect to {secure}, with --ca-file or"
@@ -30,6 +43,8 @@ def tls_hint(message: str, *, tls: bool, plain: str, secure: str) -> str:
         )
     if tls and any(sign in message for sign in _TLS_TO_PLAIN):
         return f"{message} (this port does not serve TLS: connect to {plain})"
+    if tls and _CA_AS_LEAF in message:
+        return message + _LEAF_HOW
     return message
 
 

@@ -140,3 +140,71 @@ async def test_the_cli_says_so_too(server):
     _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 1
     assert "if this port serves TLS, connect to grpcs://" in " ".join(err.decode().split())
+
+
+def _self_signed(tmp_path: Path, *, ca: bool) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 and its key: a CA's, as `openssl req -x509`
+    makes by default, or a leaf (basicConstraints=critical,CA:FALSE, as the hint says)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(cert_file), str(key_file)
+
+
+@pytest.mark.parametrize("ca", [True, False], ids=["ca-flagged", "leaf"])
+async def test_the_cli_says_how_to_make_a_leaf_when_the_server_serves_a_cas_certificate(
+    tmp_path: Path, ca: bool
+):
+    """rustls refuses a CA's certificate as the server's own (CaUsedAsEndEntity): the CLI
+    says how to make a leaf, and the leaf it describes is then taken."""
+    cert, key = _self_signed(tmp_path, ca=ca)
+    settings = make_settings(tmp_path / "data", tls_cert=cert, tls_key=key)
+    async with running_server(settings) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BLITZ_")}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "blitz.cli", "sessions", "--server", server.http_url,
+            "--ca-file", cert,
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    said = " ".join(err.decode().split())  # as one line, however the terminal wrapped it
+    if ca:
+        assert proc.returncode != 0
+        assert "CaUsedAsEndEntity" in said
+        assert "-addext basicConstraints=critical,CA:FALSE" in said
+    else:
+        assert proc.returncode == 0, said

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from google.protobuf import json_format, struct_pb2
 from rich.console import Console, Group, RenderableType
@@ -36,6 +37,13 @@ _RUNNING_WIDTH = 60
 # Tools whose call and result another event renders: `tasks` the todo list, `question`
 # and `resolution` what was asked and answered.
 _RENDERED_ELSEWHERE = frozenset({"todo", "ask_user"})
+# The kinds of TurnEvent (turn.proto's `kind` oneof) printed as nothing, on purpose, and
+# why. `Renderer.event` shows every other kind; tests/clients/test_event_kinds.py fails
+# when a kind of the proto is in neither place.
+IGNORED_KINDS: dict[str, str] = {
+    "session_state": "a turn's own events say it started, parked and ended",
+    "file_changed": "the tool's result shows what it changed",
+}
 
 
 class _Running:
@@ -269,8 +277,8 @@ class Renderer:
         if kind == "usage":
             self._calls.append(event.usage)  # for the footer
             return
-        if kind in ("session_state", "file_changed"):
-            return  # the tool's result shows what it changed
+        if kind in IGNORED_KINDS:
+            return
         if kind == "tool_call" and event.tool_call.partial:
             return  # the final tool_call carries the whole arguments
         self.settle()
@@ -419,9 +427,13 @@ class Renderer:
         )
 
     def question(self, question: turn_pb2.Question) -> None:
-        """The question and its numbered options."""
+        """The question and its numbered options; for an MCP server's URL to open, the host
+        it leads to on a line of its own, in a style the server's words cannot take."""
         how = " (one or more: numbers separated by commas)" if question.multi_select else ""
-        self.console.print(f"[bold magenta]?[/] [bold]{escape(question.question)}[/]{how}")
+        text, host = _url_to_open(question)
+        self.console.print(f"[bold magenta]?[/] [bold]{escape(text)}[/]{how}")
+        if host:
+            self.console.print(f"  [reverse yellow] opens {escape(host)} [/]")
         for number, option in enumerate(question.options, 1):
             self.console.print(f"  {number}. {escape(option)}")
 
@@ -486,3 +498,21 @@ class Renderer:
             f"[bold]blitz chat[/] · session {session.id}{title} · model {escape(session.model)}"
             f" · {state_word(session)}"
         )
+
+
+def _url_to_open(question: turn_pb2.Question) -> tuple[str, str]:
+    """An MCP server's URL question's text without its last line, and the host that line
+    names, once checked against the URL on the line before (the server puts them there,
+    after the server's words: `blitz.agent.mcp_servers`); else the text and ""."""
+    text = question.question
+    if not question.mcp_server:
+        return text, ""
+    head, _, last = text.rpartition("\n")
+    url = head.rpartition("\n")[2]
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return text, ""
+    if not host or last != f"opens {host}":
+        return text, ""
+    return head, host

@@ -1,6 +1,15 @@
 // Words and numbers as the console shows them: the same wording as `blitz chat`'s.
 
-import { ActionKind, Decision, type Resolution, type Session, SessionState, type Usage } from "blitz-client";
+import {
+  ActionKind,
+  Decision,
+  type FlowStep,
+  type Resolution,
+  type Rewound,
+  type Session,
+  SessionState,
+  type Usage,
+} from "blitz-client";
 import type { UsageSum } from "./log.js";
 
 export const ACTION_KINDS: Record<number, string> = {
@@ -53,6 +62,36 @@ export function resolutionLine(resolution: Resolution, mine: boolean): string {
   const how = resolution.via === "rule" ? "by a rule" : DECISION_WORDS[resolution.decision] ?? "";
   const edited = resolution.command ? ` as: ${resolution.command}` : "";
   return `approved ${how} ${resolution.via === "rule" ? "" : by}${edited}`.replace(/\s+/g, " ").trim();
+}
+
+/** A workflow step's status, marked as `blitz chat` marks it. */
+export const FLOW_MARKS: Record<string, string> = {
+  started: "…",
+  waiting: "⏸",
+  retrying: "↻",
+  succeeded: "✓",
+  failed: "✗",
+  skipped: "↷",
+  cancelled: "⊘",
+};
+
+/** A workflow step's progress: "[2/5] Plan ✓", then why it failed or is retried. */
+export function flowLine(step: FlowStep): string {
+  const why = step.error ? ` ${step.error}` : "";
+  return `[${step.index}/${step.count}] ${step.title || step.id} ${FLOW_MARKS[step.status] ?? "?"}${why}`;
+}
+
+/** A rewind: "↺ rewound to turn t-1 (2 later turns dropped from the history, 1 file
+ * restored)", or "files left as they were" when only the history went back. */
+export function rewoundLine(rewound: Rewound): string {
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  let files = "files left as they were";
+  if (rewound.files) {
+    files = `${plural(rewound.restoredPaths.length, "file")} restored`;
+    if (rewound.unrestoredPaths.length) files += `, ${rewound.unrestoredPaths.length} could not be`;
+  }
+  const dropped = plural(rewound.droppedTurnIds.length, "later turn");
+  return `↺ rewound to turn ${rewound.toTurnId} (${dropped} dropped from the history, ${files})`;
 }
 
 export function money(usd: number): string {

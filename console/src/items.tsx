@@ -5,7 +5,7 @@ import { ActionKind, type ApprovalRequest, BlitzError, Decision, type Question }
 import { Component, type ComponentChildren } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { blitz, describe } from "./api.js";
-import { ACTION_KINDS, argsLine, expiryLine, resolutionLine, turnUsageLine, words } from "./format.js";
+import { ACTION_KINDS, argsLine, expiryLine, flowLine, resolutionLine, rewoundLine, turnUsageLine, words } from "./format.js";
 import type { Item } from "./log.js";
 import { diffAsHtml, markdownHtml } from "./safe_html.js";
 
@@ -92,8 +92,9 @@ function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
       ) : (
         <div class="item question resolved" data-seq={item.seq} data-kind="question">
           <div class="question-text">
-            {author}? {item.question.question}
+            {author}? {urlToOpen(item.question)[0]}
           </div>
+          <Opens question={item.question} />
           <Resolved resolution={item.resolution} requestId={item.question.requestId} />
         </div>
       );
@@ -133,6 +134,21 @@ function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
         <div class="item file" data-seq={item.seq} data-kind="file">
           {author}
           {item.change} <code>{item.path}</code>
+        </div>
+      );
+    case "flowStep": {
+      const step = item.step;
+      return (
+        <div class={`item flow-step flow-${step.status}`} data-seq={item.seq} data-kind="flow-step" data-status={step.status} title={step.status}>
+          {flowLine(step)}
+          {step.workflow && <span class="dim"> ({step.workflow})</span>}
+        </div>
+      );
+    }
+    case "rewound":
+      return (
+        <div class="item rewound" data-seq={item.seq} data-kind="rewound">
+          {rewoundLine(item.rewound)}
         </div>
       );
     case "finished": {
@@ -405,6 +421,30 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
   );
 }
 
+/** An MCP server's URL question: its text without the last line, and the host that line
+ * names once it matches the URL on the line before (the server puts both after the
+ * server's words); else the text and "". The host is shown apart (`Opens`), in a style the
+ * server's words cannot take. */
+export function urlToOpen(q: Question): [string, string] {
+  if (!q.mcpServer) return [q.question, ""];
+  const cut = q.question.lastIndexOf("\n");
+  const head = q.question.slice(0, cut);
+  const url = head.slice(head.lastIndexOf("\n") + 1);
+  let host = "";
+  try {
+    host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+  } catch {
+    return [q.question, ""];
+  }
+  if (cut < 0 || !host || q.question.slice(cut + 1) !== `opens ${host}`) return [q.question, ""];
+  return [head, host];
+}
+
+function Opens({ question }: { question: Question }) {
+  const host = urlToOpen(question)[1];
+  return host ? <div class="opens">opens <strong>{host}</strong></div> : null;
+}
+
 export function QuestionPrompt({ item, ctx }: { item: Extract<Item, { kind: "question" }>; ctx: ItemContext }) {
   const q = item.question;
   const box = useRef<HTMLFormElement>(null);
@@ -459,9 +499,10 @@ export function QuestionPrompt({ item, ctx }: { item: Extract<Item, { kind: "que
       onKeyDown={onKeyDown}
     >
       <div class="question-text">
-        {item.author && <span class="author">{item.author}</span>}? {q.question}
+        {item.author && <span class="author">{item.author}</span>}? {urlToOpen(q)[0]}
         {q.multiSelect && <span class="dim"> (one or more)</span>}
       </div>
+      <Opens question={q} />
       {q.options.length > 0 ? (
         <fieldset class="options">
           <legend class="sr-only">Answers</legend>

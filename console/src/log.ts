@@ -9,10 +9,12 @@
 import type {
   Accepted,
   ApprovalRequest,
+  FlowStep,
   PlanDecision,
   PlanProposed,
   Question,
   Resolution,
+  Rewound,
   Task,
   TurnEvent,
   TurnFinished,
@@ -50,6 +52,9 @@ export type Item =
   | (Base & { kind: "plan"; plan: PlanProposed; decision?: PlanDecision })
   | (Base & { kind: "planDecision"; decision: PlanDecision })
   | (Base & { kind: "file"; path: string; change: string })
+  /** A workflow step: one line per step of a run, its status updated as it goes. */
+  | (Base & { kind: "flowStep"; step: FlowStep })
+  | (Base & { kind: "rewound"; rewound: Rewound })
   | (Base & { kind: "finished"; finished: TurnFinished; calls: Usage[] });
 
 export type SessionPhase = "idle" | "running" | "parked" | "closed" | "unknown";
@@ -91,6 +96,16 @@ export const EMPTY: Log = {
   usage: { calls: 0, input: 0n, output: 0n, costUsd: 0, priced: true, tokensUnknown: false },
   calls: {},
 };
+
+/** The `case` of a TurnEvent's `kind`: the oneof's fields of turn.proto, in camelCase. */
+export type EventKind = NonNullable<TurnEvent["kind"]["case"]>;
+
+/** The kinds of TurnEvent the console shows nothing of, on purpose, each with why. Every
+ * other kind has a `case` in `apply` below that shows it (as an item of the log, or in the
+ * header or a turn's footer); the compiler checks that `apply` names every kind of the
+ * stubs, and tests/console/test_event_kinds.py that each kind of turn.proto is in one
+ * place or the other. Empty today: every kind is shown. */
+export const IGNORED_KINDS: Readonly<Partial<Record<EventKind, string>>> = {};
 
 const PHASES: Record<number, SessionPhase> = {
   [SessionStateChange_State.SESSION_STATE_IDLE]: "idle",
@@ -289,8 +304,24 @@ function apply(next: Log, event: TurnEvent): void {
       closeStreaming(next, base.turnId);
       break;
     }
+    case "flowStep": {
+      // One line per step of a run: a step's later events (waiting, retrying, its end)
+      // update the line its start made, so the log reads as the workflow's progress.
+      const step = kind.value;
+      const index = next.items.findIndex(
+        (item) => item.kind === "flowStep" && item.step.run === step.run && item.step.id === step.id && item.step.index === step.index,
+      );
+      if (index >= 0) replace(index, { ...(next.items[index] as Extract<Item, { kind: "flowStep" }>), step });
+      else push({ ...base, kind: "flowStep", step });
+      break;
+    }
+    case "rewound":
+      push({ ...base, kind: "rewound", rewound: kind.value });
+      break;
+    case undefined:
+      break; // a kind this console's stubs do not know: a newer server's
     default:
-      break; // flow_step is reserved; an unknown kind is a newer server's
+      kind satisfies never; // every kind of the stubs has its case above
   }
 }
 

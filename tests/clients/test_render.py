@@ -126,3 +126,22 @@ def test_a_rewind_is_shown_in_a_replay() -> None:
     assert "↺ rewound to turn t_1 (2 later turns dropped from the history, 1 file restored)" in (
         " ".join(shown.split())
     )
+
+
+def test_an_mcp_url_question_shows_the_host_it_opens_apart_from_the_servers_words() -> None:
+    url = "https://auth.example.com/login"
+    asked = t.Question(
+        request_id="q",
+        mcp_server="notes",
+        question=f"Sign in\n{url}\nopens auth.example.com",
+        options=["I have done it", "Decline"],
+    )
+    shown = rendered(t.TurnEvent(question=asked)).splitlines()
+    assert shown[:3] == ["? Sign in", url, "   opens auth.example.com "]
+    # A last line that does not name the URL's host is the server's words, shown as such.
+    forged = t.Question(request_id="q", mcp_server="notes", question=f"Hi\n{url}\nopens bank.com")
+    assert rendered(t.TurnEvent(question=forged)).splitlines()[:3] == [
+        "? Hi",
+        url,
+        "opens bank.com",
+    ]

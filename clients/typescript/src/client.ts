@@ -1,13 +1,14 @@
-// `createBlitz`: both services of a Blitz server behind one object, with the helpers every
-// client needs and none should write again.
+// `createBlitz`: the four services of a Blitz server behind one object, with the helpers
+// every client needs and none should write again.
 //
-// - `sessions` and `workspaces` are the connect-es clients of SessionService and
-//   WorkspaceService, every method as generated, with the bearer token sent and each
-//   failure thrown as a BlitzError (the ErrorInfo parsed). A unary call the server turns
-//   away with SHUTTING_DOWN is sent again (`retried`).
+// - `sessions`, `workspaces`, `webhooks` and `workflows` are the connect-es clients of
+//   SessionService, WorkspaceService, WebhookService and WorkflowService, every method as
+//   generated, with the bearer token sent and each failure thrown as a BlitzError (the
+//   ErrorInfo parsed). A unary call the server turns away with SHUTTING_DOWN is sent
+//   again (`retried`).
 // - `watch` is a session's events, resumed after any drop from the last seq seen, checked
-//   for gaps; `run` and `acceptPlan` are one turn's events until its `finished`, resumed
-//   the same way.
+//   for gaps; `run`, `runWorkflow` and `acceptPlan` are one turn's events until its
+//   `finished`, resumed the same way.
 //
 // It works in a browser and in Node 20 and later: the transport is connect-web's, on
 // fetch. Connect's binary format is used: the smallest and fastest to decode.
@@ -18,6 +19,8 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { BlitzError } from "./errors.js";
 import { SessionService } from "./gen/blitz/v1/session_pb.js";
 import { Decision, type TurnEvent, type TurnSchema } from "./gen/blitz/v1/turn_pb.js";
+import { WebhookService } from "./gen/blitz/v1/webhooks_pb.js";
+import { WorkflowService } from "./gen/blitz/v1/workflow_pb.js";
 import { WorkspaceService } from "./gen/blitz/v1/workspace_pb.js";
 import { type ResumeOptions, resumed, retried } from "./resume.js";
 
@@ -46,10 +49,12 @@ const DECISIONS: Record<DecisionName, Decision> = {
 
 export type StreamOptions = Omit<ResumeOptions, "turnId" | "contiguous" | "probe">;
 
-/** A Blitz server's two services and the helpers around them. */
+/** A Blitz server's four services and the helpers around them. */
 export interface Blitz {
   readonly sessions: Client<typeof SessionService>;
   readonly workspaces: Client<typeof WorkspaceService>;
+  readonly webhooks: Client<typeof WebhookService>;
+  readonly workflows: Client<typeof WorkflowService>;
   /** A session's events after `afterSeq` (default 0), live from then on with `follow`
    * (default true), resumed after every drop without a duplicate or a gap. */
   watch(
@@ -62,6 +67,16 @@ export interface Blitz {
     sessionId: string,
     turn: string | MessageInitShape<typeof TurnSchema>,
     options?: StreamOptions & { turnId?: string },
+  ): AsyncGenerator<TurnEvent, void, undefined>;
+  /** Runs the workflow `name` (docs/workflows.md) as one turn of the session and yields
+   * its events, `flowStep`s among them, until `finished`, as `run` does. `params` are
+   * sent as text (true as "true"); `turn` holds the run's options (`timeout`,
+   * `maxCostUsd`, `maxTurns`, `mode`, `readOnly`, `fetchGrants`). */
+  runWorkflow(
+    sessionId: string,
+    name: string,
+    params?: Record<string, string | number | boolean>,
+    options?: StreamOptions & { turnId?: string; turn?: MessageInitShape<typeof TurnSchema> },
   ): AsyncGenerator<TurnEvent, void, undefined>;
   /** Accepts a proposed plan and yields the events of the turn that carries it out. */
   acceptPlan(
@@ -99,6 +114,8 @@ export function createBlitz(options: BlitzOptions): Blitz {
     });
   const sessions = wrapped(SessionService, createClient(SessionService, transport), timeout);
   const workspaces = wrapped(WorkspaceService, createClient(WorkspaceService, transport), timeout);
+  const webhooks = wrapped(WebhookService, createClient(WebhookService, transport), timeout);
+  const workflows = wrapped(WorkflowService, createClient(WorkflowService, transport), timeout);
 
   function turnEvents(
     sessionId: string,
@@ -126,6 +143,8 @@ export function createBlitz(options: BlitzOptions): Blitz {
   return {
     sessions,
     workspaces,
+    webhooks,
+    workflows,
     watch(sessionId, { follow = true, ...stream } = {}) {
       return resumed(
         (afterSeq, signal) =>
@@ -143,6 +162,15 @@ export function createBlitz(options: BlitzOptions): Blitz {
         sessionId,
         turnId,
         (signal) => sessions.runTurn({ sessionId, turn: message, turnId }, { signal }),
+        stream,
+      );
+    },
+    runWorkflow(sessionId, name, params = {}, { turnId = newTurnId(), turn, ...stream } = {}) {
+      const given = Object.fromEntries(Object.entries(params).map(([key, value]) => [key, String(value)]));
+      return turnEvents(
+        sessionId,
+        turnId,
+        (signal) => workflows.runWorkflow({ sessionId, name, params: given, turn, turnId }, { signal }),
         stream,
       );
     },

@@ -18,6 +18,10 @@ run_command call made by the built-in scripted model (the agent's own tool, so t
 approval, the rules and the box are those of any command); `approval` parks on a question
 (or, `of: STEP`, on accepting that plan step's output, a rejection asking for feedback and
 sending the run back to the plan step); `workflow` runs another workflow in a nested frame.
+
+Templates are rendered off the event loop, each within the run's `TemplateBudget`; one that
+goes past it fails its step with INVALID_ARGUMENT naming the file, the field, the step and
+the limit, and is not retried (the same template fails the same way again).
 """
 
 from __future__ import annotations
@@ -38,21 +42,24 @@ from blitz.core.active_turn import ActiveTurn
 from blitz.core.event_log import EventLog
 from blitz.core.workflow_state import Frame, RunState, cap, flow_event, parse_run
 from blitz.errors import BlitzError, Reason
-from blitz.offload import FILE_CALLS
+from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.ports import AgentPort, AnswerResult, Completed, Parked, Resolution, TurnIO
 from blitz.ports.agent import ModelCallUsage, RuleDecision
 from blitz.redact import redact_text
 from blitz.store import FlowWrite, Store
 from blitz.v1 import turn_pb2 as t
 from blitz.workflows import (
+    BudgetExceeded,
+    TemplateBudget,
     TemplateRefused,
     Workflow,
     bind_params,
-    condition,
-    render,
+    condition_off_loop,
+    render_off_loop,
     resolve,
     workflows_of,
 )
+from blitz.workflows.catalog import file_of
 from blitz.workflows.definitions import (
     ApprovalStep,
     CommandStep,
@@ -139,12 +146,24 @@ class WorkflowRuns:
         agent: AgentPort,
         workspace_root: Path,
         workflows_dir: Path | None,
+        template_budget: TemplateBudget | None = None,
     ) -> None:
         self._store = store
         self._log = log
         self._agent = agent
         self._workspace_root = workspace_root
         self._dir = workflows_dir
+        self.template_budget = template_budget or TemplateBudget()
+
+    async def file_of(self, workspace: str, name: str) -> str:
+        """The file that defines the workflow `name` for `workspace` now, as errors name it
+        (a run keeps its definitions, not where they came from)."""
+        try:
+            found = await FILE_CALLS.run(workflows_of, self._workspace_root, workspace, self._dir)
+        except CallTimedOut:
+            found = {}
+        item = found.get(name)
+        return file_of(item) if item is not None else f"{name}.yaml"
 
     async def prepare(self, workspace: str, name: str, given: Mapping[str, str]) -> RunState:
         """The run's first state: the workflow and its sub-workflows resolved, its params
@@ -308,7 +327,7 @@ class _Run:
                 in_flight = frame.attempt > 0
             if frame.attempt == 0:
                 try:
-                    skip = step.if_ is not None and not self._holds(frame, step)
+                    skip = step.if_ is not None and not await self._holds(frame, step)
                 except BlitzError as exc:
                     frame.steps[step.id] = {"output": "", "status": "failed"}
                     await self._flow(frame, step, "failed", error=exc)
@@ -355,8 +374,10 @@ class _Run:
                 await self._flow_at(frame, step, "succeeded", output=outcome)
                 continue
             retry = step.retry
-            if frame.attempt < retry.max_attempts and (
-                not retry.on or error.reason.wire in retry.on
+            if (
+                frame.attempt < retry.max_attempts
+                and error.reason is not Reason.INVALID_ARGUMENT  # would fail the same again
+                and (not retry.on or error.reason.wire in retry.on)
             ):
                 frame.attempt += 1
                 frame.part, frame.tries, frame.kept, frame.child = "", 0, "", None
@@ -394,12 +415,34 @@ class _Run:
             return BlitzError(Reason.TURN_TIMEOUT, "the run passed its deadline")
         return BlitzError(Reason.SERVER_RESTARTED, "the server stopped")
 
-    def _holds(self, frame: Frame, step: Step) -> bool:
+    async def _holds(self, frame: Frame, step: Step) -> bool:
         assert step.if_ is not None
+        budget = self._runs.template_budget
         try:
-            return condition(step.if_, frame.params, frame.steps)
+            return await condition_off_loop(step.if_, frame.params, frame.steps, budget=budget)
+        except BudgetExceeded as exc:
+            raise await self._over_budget(frame, step, "if", exc) from None
         except TemplateRefused as exc:
             raise _failed(step, str(exc)) from None
+
+    async def _render(self, frame: Frame, step: Step, where: str, source: str) -> str:
+        """The template at `steps[i].<where>` of `step`, rendered off the event loop."""
+        budget = self._runs.template_budget
+        try:
+            return await render_off_loop(source, frame.params, frame.steps, budget=budget)
+        except BudgetExceeded as exc:
+            raise await self._over_budget(frame, step, where, exc) from None
+
+    async def _over_budget(
+        self, frame: Frame, step: Step, where: str, exc: BudgetExceeded
+    ) -> BlitzError:
+        file = await self._runs.file_of(self._active.session.workspace, frame.name)
+        field = f"steps[{frame.index}].{where}"
+        return BlitzError(
+            Reason.INVALID_ARGUMENT,
+            f"{file}: {field}: step {step.id!r}: {exc}",
+            {"file": file, "field": field, "step": step.id, "limit": exc.limit},
+        )
 
     async def _attempt(
         self, frame: Frame, step: Step, results: dict[str, Resolution] | None
@@ -464,7 +507,7 @@ class _Run:
         store = self._runs._store
         if results is None:
             await self._forget_asked()
-            prompt = render(step.prompt, frame.params, frame.steps)
+            prompt = await self._render(frame, step, "prompt", step.prompt)
             if step.id in frame.feedback:
                 prompt += f"\n\nThe previous plan was rejected. Feedback: {frame.feedback[step.id]}"
             outcome = await agent.start(
@@ -495,12 +538,13 @@ class _Run:
         checking = frame.part == "check"
         assert not checking or step.until is not None
         source = step.until.run if checking and step.until is not None else step.run
+        where = "until.run" if checking else "run"
         observed = _Observed(self._io)
         agent, active = self._runs._agent, self._active
         policy = replace(active.policy(first=False), plan=False)
         if results is None:
             await self._forget_asked()
-            command = render(source, frame.params, frame.steps)
+            command = await self._render(frame, step, where, source)
             script = "call run_command " + json.dumps({"command": command})
             outcome = await agent.start(
                 io=observed,
@@ -574,8 +618,11 @@ class _Run:
             await self._forget_asked()
             if step.of is None:
                 assert step.question is not None
-                text = render(step.question, frame.params, frame.steps)
-                options = [render(o, frame.params, frame.steps) for o in step.options]
+                text = await self._render(frame, step, "question", step.question)
+                options = [
+                    await self._render(frame, step, f"options[{i}]", option)
+                    for i, option in enumerate(step.options)
+                ]
             elif frame.part == "feedback":
                 text, options = f"What should change in the plan of {step.of!r}?", []
             else:
@@ -617,7 +664,7 @@ class _Run:
         if frame.child is None:
             sub = self._defs[step.workflow]
             given = {
-                k: render(v, frame.params, frame.steps) if isinstance(v, str) else v
+                k: await self._render(frame, step, f"params.{k}", v) if isinstance(v, str) else v
                 for k, v in step.params.items()
             }
             frame.child = Frame(name=step.workflow, run=_new_run(), params=bind_params(sub, given))

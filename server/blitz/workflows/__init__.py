@@ -16,7 +16,16 @@ from blitz.workflows.catalog import (
 )
 from blitz.workflows.definitions import MAX_STEPS, STEP_TYPES, Step, Workflow
 from blitz.workflows.loading import MAX_FILE_BYTES, load_workflow
-from blitz.workflows.templates import TemplateRefused, condition, references, render
+from blitz.workflows.templates import (
+    BudgetExceeded,
+    TemplateBudget,
+    TemplateRefused,
+    condition,
+    condition_off_loop,
+    references,
+    render,
+    render_off_loop,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -24,15 +33,19 @@ __all__ = [
     "MAX_STEPS",
     "STEP_TYPES",
     "WORKSPACE_FOLDER",
+    "BudgetExceeded",
     "Found",
     "Step",
+    "TemplateBudget",
     "TemplateRefused",
     "Workflow",
     "bind_params",
     "condition",
+    "condition_off_loop",
     "load_workflow",
     "references",
     "render",
+    "render_off_loop",
     "resolve",
     "scan",
     "workflows_of",

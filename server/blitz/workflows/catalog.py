@@ -18,7 +18,15 @@ from blitz.paths import PathRefused, Workspace
 from blitz.workflows.definitions import Param, SubWorkflowStep, Workflow
 from blitz.workflows.loading import MAX_FILE_BYTES, definition_error, load_workflow
 
-__all__ = ["MAX_DEPTH", "WORKSPACE_FOLDER", "Found", "bind_params", "resolve", "scan"]
+__all__ = [
+    "MAX_DEPTH",
+    "WORKSPACE_FOLDER",
+    "Found",
+    "bind_params",
+    "file_of",
+    "resolve",
+    "scan",
+]
 
 WORKSPACE_FOLDER = ".blitz/workflows"
 # How deep sub-workflows may nest: the top workflow is depth 1.
@@ -96,7 +104,9 @@ def workflows_of(workspace_root: Path, workspace: str, server_dir: Path | None) 
     return scan(opened, server_dir)
 
 
-def _file(item: Found) -> str:
+def file_of(item: Found) -> str:
+    """The file of `item` as errors name it: `.blitz/workflows/x.yaml`, or `x.yaml` in the
+    server's folder."""
     return f"{WORKSPACE_FOLDER}/{item.path}" if item.source == "workspace" else item.path
 
 
@@ -125,12 +135,14 @@ def _walk(item: Found, found: Mapping[str, Found], chain: tuple[str, ...]) -> No
         loc: list[str | int] = ["steps", index, "workflow"]
         if step.workflow in chain:
             cycle = " → ".join((*chain, step.workflow))
-            raise definition_error(_file(item), loc, f"a cycle of sub-workflows: {cycle}")
+            raise definition_error(file_of(item), loc, f"a cycle of sub-workflows: {cycle}")
         if len(chain) >= MAX_DEPTH:
-            raise definition_error(_file(item), loc, f"sub-workflows nest deeper than {MAX_DEPTH}")
+            raise definition_error(
+                file_of(item), loc, f"sub-workflows nest deeper than {MAX_DEPTH}"
+            )
         sub = found.get(step.workflow)
         if sub is None:
-            raise definition_error(_file(item), loc, f"no workflow named {step.workflow!r}")
+            raise definition_error(file_of(item), loc, f"no workflow named {step.workflow!r}")
         if sub.error is not None:
             raise sub.error
         assert sub.workflow is not None
@@ -138,14 +150,14 @@ def _walk(item: Found, found: Mapping[str, Found], chain: tuple[str, ...]) -> No
         for key in step.params:
             if key not in declared:
                 raise definition_error(
-                    _file(item),
+                    file_of(item),
                     ["steps", index, "params", key],
                     f"{step.workflow} has no param {key!r}",
                 )
         for key, param in declared.items():
             if param.required and param.default is None and key not in step.params:
                 raise definition_error(
-                    _file(item),
+                    file_of(item),
                     ["steps", index, "params"],
                     f"{step.workflow} needs the param {key!r}",
                 )

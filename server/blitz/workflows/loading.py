@@ -4,7 +4,9 @@ Every refusal is `INVALID_ARGUMENT` with an ErrorInfo naming the file (`file`), 
 (`field`: `steps[2].run`) and, where the YAML has one, its line (`line`, 1-based), so a
 person can go straight to it. Checked here, beyond the models' own rules: the file's size
 (256 KiB), duplicate step ids, an approval's `of` naming no earlier prompt step, and every
-template: its syntax, and that it names only declared params and earlier steps.
+template: its syntax, that it names only declared params and earlier steps, and that its
+loops over values written in the file stay within the template budget (`limit` then names
+the limit, as when a rendering goes past it).
 Sub-workflows are checked where the catalog resolves them (`catalog.py`).
 """
 
@@ -19,7 +21,7 @@ from pydantic import ValidationError
 
 from blitz.errors import BlitzError, Reason
 from blitz.workflows.definitions import STEP_TYPES, Workflow
-from blitz.workflows.templates import TemplateRefused, references
+from blitz.workflows.templates import BudgetExceeded, TemplateRefused, references
 
 __all__ = ["MAX_FILE_BYTES", "Yaml12Loader", "definition_error", "field_path", "load_workflow"]
 
@@ -178,7 +180,10 @@ def _check(file: str, workflow: Workflow, root: yaml.Node | None) -> None:
             try:
                 refs = references(source, expression=expression)
             except TemplateRefused as exc:
-                raise definition_error(file, loc, str(exc), _line(root, loc)) from None
+                error = definition_error(file, loc, str(exc), _line(root, loc))
+                if isinstance(exc, BudgetExceeded):
+                    error.metadata["limit"] = exc.limit
+                raise error from None
             for name in sorted(refs.params - workflow.params.keys()):
                 raise definition_error(file, loc, f"unknown param {name!r}", _line(root, loc))
             for sid in sorted(refs.steps - seen.keys()):

@@ -10,6 +10,12 @@ own. `form_problem` says why a schema is not one (or is too large); `values_prob
 checks an answer against it with the `jsonschema` library (Draft 2020-12), the form's
 formats included. The agent (its `ask_user` tool, an MCP server's request) and the core
 (Answer) both use this module, so a form means one thing on either side.
+
+A form is the model's or an MCP server's, so it is checked as untrusted code would be: its
+size, its fields, and a string field's `pattern`, which must be at most
+`FORM_PATTERN_MAX` characters and one RE2 runs. Answers are matched against it by RE2, in
+time linear in the answer, never by Python's `re` (which jsonschema would use, and where
+`(a+)+$` takes for ever on a long answer): an answer is checked on the event loop.
 """
 
 from __future__ import annotations
@@ -22,11 +28,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
 
-__all__ = ["FORM_BYTES_MAX", "FORM_FIELDS_MAX", "form_problem", "values_problem"]
+__all__ = [
+    "FORM_BYTES_MAX",
+    "FORM_FIELDS_MAX",
+    "FORM_PATTERN_MAX",
+    "form_problem",
+    "values_problem",
+]
 
-# How large a form may be: its JSON, and its properties.
+# How large a form may be: its JSON, its properties, and a field's `pattern`.
 FORM_BYTES_MAX = 32 * 1024
 FORM_FIELDS_MAX = 50
+FORM_PATTERN_MAX = 512
+# The memory RE2 may give one compiled pattern (bytes): a pattern that needs more, such as
+# a large counted repetition, is refused rather than built.
+_PATTERN_MEMORY = 1 << 20
 _FORMATS = frozenset({"email", "uri", "date", "date-time"})
 # The keywords each kind of property may carry, beside title, description and default.
 _COMMON = frozenset({"type", "title", "description", "default"})
@@ -46,6 +62,53 @@ def _checker() -> FormatChecker:
     from jsonschema import FormatChecker
 
     return FormatChecker(formats=tuple(_FORMATS))
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(pattern: str) -> Any:
+    """`pattern` compiled by RE2; re2.error when RE2 cannot run it within its memory."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = _PATTERN_MEMORY
+    return re2.compile(pattern, options)
+
+
+def _pattern_problem(pattern: Any) -> str:
+    if not isinstance(pattern, str):
+        return "its pattern must be a string"
+    if len(pattern) > FORM_PATTERN_MAX:
+        return f"its pattern is {len(pattern)} characters, more than {FORM_PATTERN_MAX}"
+    import re2
+
+    try:
+        _pattern(pattern)
+    except re2.error:
+        return (
+            "its pattern must be a regular expression RE2 runs (no backreferences or "
+            "lookarounds, no huge repetitions)"
+        )
+    return ""
+
+
+def _re2_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    """jsonschema's `pattern` keyword, matched by RE2."""
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "string"):
+        return
+    if _pattern_problem(pattern):
+        yield ValidationError("the form's pattern cannot be checked")
+    elif _pattern(pattern).search(instance) is None:
+        yield ValidationError(f"it does not match the pattern {pattern!r}")
+
+
+@functools.cache
+def _validator_class() -> Any:
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(Draft202012Validator, {"pattern": _re2_pattern})
 
 
 def form_problem(form: Mapping[str, Any]) -> str:
@@ -92,6 +155,8 @@ def _field_problem(field: Any) -> str:
         return f"a {kind} field does not take {', '.join(sorted(extra))}"
     if kind == "string" and "format" in field and field["format"] not in _FORMATS:
         return f"its format must be one of {', '.join(sorted(_FORMATS))}"
+    if "pattern" in field and (problem := _pattern_problem(field["pattern"])):
+        return problem
     if kind == "array":
         items = field.get("items")
         if not (
@@ -110,9 +175,7 @@ def _field_problem(field: Any) -> str:
 
 def values_problem(form: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[str, str]:
     """The field an answer gets wrong and why (("", "") when `values` fill in `form`)."""
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(
+    validator = _validator_class()(
         {**form, "additionalProperties": False}, format_checker=_checker()
     )
     error = next(iter(sorted(validator.iter_errors(dict(values)), key=_where)), None)

@@ -14,6 +14,15 @@ A rule matches an approval request one of three ways (`RuleRecord.match_kind`):
 - PATH_GLOB: a workspace path pattern (`src/**/*.py`: `*` within one folder name, `**`
   across folders; wcmatch's globbing) for WRITE and DELETE.
 
+Rules are matched on the event loop, so each pattern is bounded by what it costs. A glob
+has no braces or extended patterns (wcmatch expands neither without its flags), and at most
+`MAX_GLOBSTARS` `**`: wcmatch matches each `*` in a name without backtracking, but the
+work of `**` grows with the path's length to the power of their number (three over a
+path of 500 folders: seconds). A rule over the bound is refused when made and covers
+nothing if one is stored. A command is parsed from its scope label, at most 1024
+characters (`SCOPE_LABEL_MAX`): bashlex's slowest there, nested substitutions, takes about
+a tenth of a second, and each command is parsed once (`_parts` is cached).
+
 A rule allows or denies (`effect`); of the rules that cover an action, a deny wins over
 every allow (`verdict`). An expired rule is not read (the store leaves it out). Nothing
 here stores a rule or announces one (`approvals.py`, `pending.py`).
@@ -33,7 +42,7 @@ from blitz.errors import invalid_argument
 from blitz.store import RuleRecord
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["Verdict", "command_parts", "made_rule", "suggested_rule", "verdict"]
+__all__ = ["MAX_GLOBSTARS", "Verdict", "command_parts", "made_rule", "suggested_rule", "verdict"]
 
 _EXACT = t.RULE_MATCH_EXACT
 _PREFIX = t.RULE_MATCH_COMMAND_PREFIX
@@ -45,6 +54,8 @@ _PLAIN = frozenset(
      "parameter", "tilde"}
 )  # fmt: skip
 _GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB
+# `**` in one glob: two cost at most a few tens of milliseconds on the longest path.
+MAX_GLOBSTARS = 2
 
 
 @dataclass(frozen=True)
@@ -183,6 +194,12 @@ def made_rule(
         probe = replace(probe, scope_label=f"{family}: {probe.pattern}")
     elif _path(label) is None:
         raise invalid_argument("rule.match", "a glob rule is for writes and deletes")
+    elif _globstars(probe.pattern) > MAX_GLOBSTARS:
+        raise invalid_argument(
+            "rule.pattern",
+            f"a glob has at most {MAX_GLOBSTARS} `**` (each multiplies the matching work)",
+            limit=str(MAX_GLOBSTARS),
+        )
     else:
         probe = replace(probe, scope_label=f"{label.partition(': ')[0]}: {probe.pattern}")
     shown = t.ApprovalRequest(kind=approval.kind, scope_label=label)
@@ -268,5 +285,12 @@ def _path(label: str) -> str | None:
     return rest
 
 
+def _globstars(pattern: str) -> int:
+    """The `**` of a glob: the names of only stars (wcmatch reads `***` as `**` too)."""
+    return sum(1 for name in pattern.split("/") if len(name) >= 2 and set(name) == {"*"})
+
+
 def _globbed(path: str, pattern: str) -> bool:
-    return bool(pattern) and glob.globmatch(path, pattern, flags=_GLOB_FLAGS)
+    if not pattern or _globstars(pattern) > MAX_GLOBSTARS:
+        return False  # stored before the bound: it covers nothing, and a person decides
+    return glob.globmatch(path, pattern, flags=_GLOB_FLAGS)

@@ -22,7 +22,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from blitz.v1 import session_pb2, turn_pb2
-from blitz_cli.render import error_line
+from blitz_cli.lines import error_line
 from blitz_cli.tables import listing_console
 from blitz_client import Blitz, BlitzError
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from blitz.v1 import session_pb2
-from blitz_cli.render import state_word
+from blitz_cli.lines import state_word
 from blitz_client import Blitz
 
 __all__ = ["pick_session"]

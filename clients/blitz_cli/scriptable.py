@@ -22,8 +22,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from blitz.v1 import session_pb2, turn_pb2
+from blitz_cli.lines import error_line, flow_line, state_word
 from blitz_cli.prompts import parse_answers
-from blitz_cli.render import Renderer, error_line, flow_line, state_word
+from blitz_cli.render import Renderer
 from blitz_cli.tables import listing_console
 from blitz_client import Blitz, BlitzError, TurnOptions
 

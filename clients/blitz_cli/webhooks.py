@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from blitz.v1 import webhooks_pb2 as wh
-from blitz_cli.render import error_line
+from blitz_cli.lines import error_line
 from blitz_cli.tables import listing_console
 from blitz_client import Blitz, BlitzError
 

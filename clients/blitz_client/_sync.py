@@ -6,88 +6,28 @@ iterators; each `next()` runs the loop until the next event arrives. Because it 
 own loop, it cannot be used from inside a running event loop: use `AsyncBlitz` there.
 A client belongs to the thread that made it (a loop runs in one thread at a time): make one
 per thread. A Ctrl-C while it waits cancels the wait and raises KeyboardInterrupt as usual.
+
+Its webhook calls are in `_sync_webhook_calls.py`, and the loop and `Stream` it runs on in
+`_blocking.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import AsyncGenerator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from types import TracebackType
-from typing import Any, Literal, Self, TypeVar, Unpack
+from typing import Any, Literal, Self, Unpack
 
-from blitz.v1 import session_pb2, turn_pb2, webhooks_pb2, workflow_pb2, workspace_pb2
-from blitz_client._async import DEFAULT_URL, WEBHOOK_EVENTS, AsyncBlitz
+from blitz.v1 import session_pb2, turn_pb2, workflow_pb2, workspace_pb2
+from blitz_client._async import DEFAULT_URL, AsyncBlitz
+from blitz_client._blocking import Loop, Stream
 from blitz_client._requests import DecisionLike, TurnOptions
+from blitz_client._sync_webhook_calls import BlockingWebhookCalls
 
 __all__ = ["Blitz", "Stream"]
 
-T = TypeVar("T")
 
-
-class _Loop:
-    """The client's private event loop, run by the thread that made the client."""
-
-    def __init__(self) -> None:
-        self._runner = asyncio.Runner()
-        self._thread = threading.get_ident()
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if threading.get_ident() != self._thread:
-            coro.close()
-            raise RuntimeError(
-                "a Blitz client is used only by the thread that made it: make one per thread"
-            )
-        return self._runner.run(coro)
-
-    def close(self) -> None:
-        self._runner.close()
-
-
-class Stream(Iterator[T]):
-    """A blocking view of one of the client's async streams. Close it to stop early."""
-
-    def __init__(self, runner: _Loop, source: AsyncGenerator[T, None]) -> None:
-        self._runner = runner
-        self._source = source
-        self._closed = False
-
-    def __next__(self) -> T:
-        if self._closed:
-            raise StopIteration
-        try:
-            return self._runner.run(self._next())
-        except StopAsyncIteration:
-            self._closed = True
-            raise StopIteration from None
-        except BaseException:
-            # A failed or interrupted read leaves the async generator finished.
-            self._closed = True
-            raise
-
-    async def _next(self) -> T:
-        return await anext(self._source)
-
-    def close(self) -> None:
-        """Stop the stream and release its connection."""
-        if not self._closed:
-            self._closed = True
-            self._runner.run(self._source.aclose())
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class Blitz:
+class Blitz(BlockingWebhookCalls):
     """A blocking client of a Blitz server: `AsyncBlitz`'s methods, without `await`.
 
     Args are as for `AsyncBlitz`. Use it as `with Blitz(url) as blitz:`.
@@ -101,7 +41,7 @@ class Blitz:
         ca_file: str | None = None,
         reconnect_timeout: float = 30.0,
     ) -> None:
-        self._runner = _Loop()
+        self._runner = Loop()
         self._closed = False
         self._client = AsyncBlitz(
             url, token=token, ca_file=ca_file, reconnect_timeout=reconnect_timeout
@@ -137,9 +77,6 @@ class Blitz:
             self._runner.run(self._client.close())
         finally:
             self._runner.close()
-
-    def _stream(self, source: AsyncGenerator[T, None]) -> Stream[T]:
-        return Stream(self._runner, source)
 
     # Sessions
 
@@ -375,85 +312,3 @@ class Blitz:
     def diff(self, session_id: str) -> workspace_pb2.GetDiffResponse:
         """What the agent's file tools changed in the session; see `AsyncBlitz.diff`."""
         return self._runner.run(self._client.diff(session_id))
-
-    # Webhooks
-
-    def create_webhook(
-        self,
-        url: str,
-        events: Sequence[str] = WEBHOOK_EVENTS,
-        *,
-        labels: Mapping[str, str] | None = None,
-        session_id: str = "",
-        description: str = "",
-        format: Literal["standard", "slack"] = "standard",
-        server_wide: bool = False,
-    ) -> webhooks_pb2.CreateWebhookResponse:
-        """A webhook and its secret, shown once; see `AsyncBlitz.create_webhook`."""
-        return self._runner.run(
-            self._client.create_webhook(
-                url,
-                events,
-                labels=labels,
-                session_id=session_id,
-                description=description,
-                format=format,
-                server_wide=server_wide,
-            )
-        )
-
-    def webhooks(self) -> list[webhooks_pb2.Webhook]:
-        """Your webhooks, oldest first."""
-        return self._runner.run(self._client.webhooks())
-
-    def webhook(self, webhook_id: str) -> webhooks_pb2.Webhook:
-        """One webhook."""
-        return self._runner.run(self._client.webhook(webhook_id))
-
-    def update_webhook(
-        self,
-        webhook_id: str,
-        *,
-        url: str | None = None,
-        events: Sequence[str] | None = None,
-        labels: Mapping[str, str] | None = None,
-        session_id: str | None = None,
-        description: str | None = None,
-        format: Literal["standard", "slack"] | None = None,
-        paused: bool | None = None,
-    ) -> webhooks_pb2.Webhook:
-        """Change what is given; see `AsyncBlitz.update_webhook`."""
-        return self._runner.run(
-            self._client.update_webhook(
-                webhook_id,
-                url=url,
-                events=events,
-                labels=labels,
-                session_id=session_id,
-                description=description,
-                format=format,
-                paused=paused,
-            )
-        )
-
-    def delete_webhook(self, webhook_id: str) -> None:
-        """Delete a webhook and its deliveries."""
-        self._runner.run(self._client.delete_webhook(webhook_id))
-
-    def rotate_webhook_secret(
-        self, webhook_id: str, *, overlap: float | timedelta | None = None
-    ) -> webhooks_pb2.RotateWebhookSecretResponse:
-        """A new signing secret, shown once; see `AsyncBlitz.rotate_webhook_secret`."""
-        return self._runner.run(self._client.rotate_webhook_secret(webhook_id, overlap=overlap))
-
-    def test_webhook(self, webhook_id: str) -> webhooks_pb2.Delivery:
-        """Send a `ping` now; the delivery with its attempt."""
-        return self._runner.run(self._client.test_webhook(webhook_id))
-
-    def deliveries(self, webhook_id: str, *, page_size: int = 0) -> Stream[webhooks_pb2.Delivery]:
-        """The webhook's deliveries, newest first, a page at a time."""
-        return self._stream(self._client.deliveries(webhook_id, page_size=page_size))
-
-    def redeliver(self, webhook_id: str, delivery_id: str) -> webhooks_pb2.Delivery:
-        """Send a delivery again."""
-        return self._runner.run(self._client.redeliver(webhook_id, delivery_id))

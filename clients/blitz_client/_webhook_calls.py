@@ -1,13 +1,14 @@
-"""WebhookService's calls of the asyncio client: `AsyncBlitz` is made of them
-(`_async.py`), apart because subscriptions and deliveries are one idea of their own."""
+"""WebhookService's calls of the asyncio client: `AsyncBlitz` is made of them and its other
+calls (`_calls.py`), apart because subscriptions and deliveries are one idea of their own."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from blitz.v1 import webhooks_pb2
+from blitz_client._calls import Calls
 from blitz_client._requests import duration
 
 __all__ = ["WEBHOOK_EVENTS", "WebhookCalls"]
@@ -27,13 +28,8 @@ def _webhook_format(name: str) -> webhooks_pb2.WebhookFormat:
         raise ValueError(f"format must be one of {', '.join(_WEBHOOK_FORMATS)}") from None
 
 
-class WebhookCalls:
-    """The webhook half of `AsyncBlitz`; each call goes through its `_unary`."""
-
-    async def _unary(self, method: str, request: Any) -> Any:
-        raise NotImplementedError
-
-    # Webhooks
+class WebhookCalls(Calls):
+    """The webhook calls of `AsyncBlitz`."""
 
     async def create_webhook(
         self,

@@ -1,0 +1,179 @@
+"""The chat's own commands (`CLIENT_COMMANDS`: /help, /thoughts, /mode, /rewind, …),
+carried out by the client; every other /command goes to the server as a turn.
+
+A command that fails on the server prints its error and the chat goes on.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+
+from rich.markup import escape
+from rich.syntax import Syntax
+
+from blitz.v1 import turn_pb2
+from blitz_cli.chat_state import ChatState
+from blitz_cli.lines import error_line
+from blitz_cli.picker import pick_session
+from blitz_client import BlitzError
+
+__all__ = ["CLIENT_COMMANDS", "ChatCommands"]
+
+_MODES = ("ask", "accept_edits", "read_only", "plan", "bypass")
+
+CLIENT_COMMANDS = {
+    "/help": "this list: the chat's commands and the server's",
+    "/thoughts": "show or fold the model's reasoning",
+    "/mode [NAME]": "the session's mode, or set it: " + ", ".join(_MODES),
+    "/rewind TURN [--files]": "back to a finished turn (its id or number), files too",
+    "/queue TEXT": "run TEXT after the session's running turn (a queued turn)",
+    "/steer TEXT": "a message for the running turn's next model call",
+    "/aside TEXT": "a side question, answered beside the running turn",
+    "/image PATH": "attach an image (PNG, JPEG, GIF, WebP) to the next prompt",
+    "/diff": "what the agent's file tools changed in the session",
+    "/files [PATH]": "the workspace's files (a folder of it)",
+    "/sessions": "pick another session to attach to",
+    "/quit": "leave (Ctrl-D too); a parked turn stays parked",
+}
+"""The chat's own commands; every other /command goes to the server."""
+
+
+class ChatCommands(ChatState):
+    """The chat's own commands; `turn` and `reattach` are the chat's (`chat.py`)."""
+
+    def turn(self, line: str, *, busy: str = "reject", aside: bool = False) -> None:
+        raise NotImplementedError
+
+    def reattach(self) -> None:
+        raise NotImplementedError
+
+    def client_command(self, line: str) -> bool:
+        """Carry out one of the chat's own commands; False when `line` is none of them."""
+        word, _, rest = line.partition(" ")
+        rest = rest.strip()
+        try:
+            if word == "/thoughts":
+                self.toggle_thoughts()
+            elif word == "/help":
+                self.help()
+            elif word == "/mode":
+                self.mode(rest)
+            elif word == "/rewind":
+                self.rewind(rest)
+            elif word == "/queue" and rest:
+                self.turn(rest, busy="enqueue")
+            elif word == "/steer" and rest:
+                turn_id = self.client.steer(self.session.id, rest)
+                self.console.print(f"[dim]  ↳ steered turn {turn_id}[/]")
+            elif word == "/aside" and rest:
+                self.turn(rest, aside=True)
+            elif word == "/image" and rest:
+                self.image(rest)
+            elif word == "/diff":
+                self.diff()
+            elif word == "/files":
+                self.files(rest)
+            elif word == "/sessions":
+                self.pick()
+            else:
+                return False
+        except BlitzError as exc:
+            self.console.print(error_line(exc.reason, exc.message))
+        return True
+
+    def help(self) -> None:
+        self.console.print("[bold]chat commands[/]")
+        for name, text in CLIENT_COMMANDS.items():
+            self.console.print(f"  {escape(name)}: {escape(text)}")
+        try:
+            commands = self.client.commands(self.session.id)
+        except BlitzError as exc:
+            self.console.print(error_line(exc.reason, exc.message))
+            return
+        self.console.print("[bold]server commands[/]")
+        own = {name.split(" ", 1)[0] for name in CLIENT_COMMANDS}
+        for command in commands:
+            if f"/{command.name}" in own:
+                continue  # the chat's own answers it (the server's /help lists only its own)
+            arguments = f" {command.arguments}" if command.arguments else ""
+            self.console.print(
+                f"  /{escape(command.name)}{escape(arguments)}: {escape(command.description)}"
+            )
+
+    def mode(self, name: str) -> None:
+        if not name:
+            mode = turn_pb2.SessionMode.Name(self.session.mode)  # type: ignore[arg-type]
+            current = mode.removeprefix("SESSION_MODE_").lower()
+            if current == "unspecified":
+                current = "ask"
+            self.console.print(f"[dim]mode: {current} (one of {', '.join(_MODES)})[/]")
+            return
+        try:
+            self.session = self.client.update_session(self.session.id, mode=name)
+        except ValueError as exc:
+            self.console.print(f"[red]{escape(str(exc))}[/]")
+            return
+        self.console.print(f"[dim]  ↳ mode: {escape(name.lower())}[/]")
+
+    def rewind(self, arguments: str) -> None:
+        words = arguments.split()
+        files = "--files" in words
+        words = [w for w in words if w != "--files"]
+        if len(words) != 1:
+            self.console.print("[red]/rewind TURN [--files]: a turn id or number[/]")
+            return
+        turn_id = words[0]
+        if turn_id.isdecimal():
+            turns = [t.turn_id for t in self.client.list_turns(self.session.id)]
+            if not 1 <= int(turn_id) <= len(turns):
+                self.console.print(f"[red]there are {len(turns)} turns[/]")
+                return
+            turn_id = turns[int(turn_id) - 1]
+        response = self.client.rewind(self.session.id, turn_id, files=files)
+        self.session = response.session
+        restored = f" · {len(response.rewound.restored_paths)} files restored" if files else ""
+        self.console.print(f"[dim]  ↳ rewound to turn {turn_id}{restored}[/]")
+
+    def image(self, path: str) -> None:
+        media_type = mimetypes.guess_type(path)[0] or ""
+        try:
+            data = Path(path).expanduser().read_bytes()
+        except OSError as exc:
+            self.console.print(f"[red]cannot read {escape(path)}: {escape(exc.strerror or '')}[/]")
+            return
+        uploaded = self.client.upload_image(self.session.id, data, media_type)
+        self.images.append(uploaded.image_id)
+        self.console.print(
+            f"[dim]  ↳ image {uploaded.image_id} ({uploaded.size} B) goes with the next prompt[/]"
+        )
+
+    def diff(self) -> None:
+        response = self.client.diff(self.session.id)
+        if not response.diff:
+            self.console.print("[dim]no changes[/]")
+            return
+        self.console.print(Syntax(response.diff, "diff", background_color="default"))
+
+    def files(self, path: str) -> None:
+        for entry in self.client.list_files(self.session.id, path):
+            name = entry.path + ("/" if entry.directory else "")
+            size = "" if entry.directory else f" [dim]{entry.size} B[/]"
+            self.console.print(f"  {escape(name)}{size}")
+
+    def pick(self) -> None:
+        """Choose one of the caller's sessions, newest first, and attach to it."""
+        chosen = pick_session(self.client, self.console)
+        if chosen is None:
+            return
+        self.session = chosen
+        self.handled.clear()
+        self.renderer.session(chosen)
+        self.reattach()
+
+    def toggle_thoughts(self) -> None:
+        self.renderer.show_thoughts = not self.renderer.show_thoughts
+        state = "shown" if self.renderer.show_thoughts else "folded"
+        self.console.print(f"[dim]thoughts are {state}[/]")
+        if self.renderer.show_thoughts and self.renderer.last_thought:
+            self.console.print(self.renderer.last_thought.strip(), style="dim italic")

@@ -1,0 +1,111 @@
+"""How what a turn asks of a person looks in a terminal: an approval request in a panel
+(what would happen, its diff coloured, what a rule would cover, when it expires), a
+question with its numbered options, and the resolution of either, on one line.
+
+Only shown here, never asked: the prompts that read the answer are in `prompts.py`. An
+MCP server's URL to open names its host on a line of its own, in a style that the
+server's words cannot take, once the host was checked against the URL.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from rich.console import Console, Group, RenderableType
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.text import Text
+
+from blitz.v1 import turn_pb2
+from blitz_cli.lines import (
+    decision_word,
+    expiry_line,
+    one_line,
+    struct_dict,
+    suggested_rule_line,
+)
+
+__all__ = ["print_approval", "print_question", "print_resolution"]
+
+
+def print_approval(console: Console, request: turn_pb2.ApprovalRequest) -> None:
+    """The request: what would happen, its diff coloured, what a rule would cover."""
+    kind = turn_pb2.ActionKind.Name(request.kind).removeprefix("ACTION_KIND_")
+    body: list[RenderableType] = [Text(request.detail, style="bold")]
+    if request.diff:
+        body.append(Syntax(request.diff, "diff", background_color="default"))
+    if request.scope_label:
+        body.append(Text(f"rule scope: {request.scope_label}", style="dim"))
+    always = turn_pb2.DECISION_ALWAYS in request.available_decisions
+    if request.scope_label and (always or not request.available_decisions):
+        # What `a` (and `r`) cover: one meaning of ALWAYS, as docs/protocol.md says.
+        body.append(Text("[a]lways: your sessions in this workspace", style="dim"))
+    if always and (suggested := suggested_rule_line(request)):
+        body.append(Text(suggested, style="dim"))
+    if request.HasField("expire_time"):
+        body.append(Text(expiry_line(request.expire_time.ToNanoseconds() / 1e9), style="dim"))
+    console.print(
+        Panel(
+            Group(*body),
+            title=f"approve {kind} ({request.tool})",
+            title_align="left",
+            border_style="yellow",
+            expand=False,
+        )
+    )
+
+
+def print_question(console: Console, question: turn_pb2.Question) -> None:
+    """The question and its numbered options; for an MCP server's URL to open, the host
+    it leads to on a line of its own, in a style the server's words cannot take."""
+    how = " (one or more: numbers separated by commas)" if question.multi_select else ""
+    text, host = _url_to_open(question)
+    console.print(f"[bold magenta]?[/] [bold]{escape(text)}[/]{how}")
+    if host:
+        console.print(f"  [reverse yellow] opens {escape(host)} [/]")
+    for number, option in enumerate(question.options, 1):
+        console.print(f"  {number}. {escape(option)}")
+
+
+def print_resolution(console: Console, resolution: turn_pb2.Resolution) -> None:
+    """How a request was resolved, on one line: by whom, and approved how, denied why, or
+    answered what."""
+    by = f" by {resolution.resolved_by}" if resolution.resolved_by else ""
+    if resolution.via == "withdrawn":
+        console.print("[dim]  ↳ request withdrawn[/]")
+    elif resolution.declined:
+        console.print(f"[dim]  ↳ form declined{by}[/]")
+    elif resolution.values.fields:
+        filled = one_line(struct_dict(resolution.values), lone_bare=False)
+        console.print(f"[dim]  ↳ answered{by}: {escape(filled)}[/]")
+    elif resolution.answers or resolution.via == "answer":
+        answers = ", ".join(resolution.answers) or "no answer"
+        console.print(f"[dim]  ↳ answered{by}: {escape(answers)}[/]")
+    elif resolution.decision == turn_pb2.DECISION_DENY:
+        reason = f": {resolution.reason}" if resolution.reason else ""
+        via = " (timed out)" if resolution.via == "timeout" else ""
+        stop = " and stopped the turn" if resolution.interrupt else ""
+        console.print(f"[red]  ↳ denied{by}{via}{stop}{escape(reason)}[/]")
+    else:
+        how = "by rule" if resolution.via == "rule" else decision_word(resolution.decision)
+        edited = f": {resolution.command}" if resolution.command else ""
+        console.print(f"[green]  ↳ approved {how}{by}{escape(edited)}[/]")
+
+
+def _url_to_open(question: turn_pb2.Question) -> tuple[str, str]:
+    """An MCP server's URL question's text without its last line, and the host that line
+    names, once checked against the URL on the line before (the server puts them there,
+    after the server's words: `blitz.agent.mcp_servers`); else the text and ""."""
+    text = question.question
+    if not question.mcp_server:
+        return text, ""
+    head, _, last = text.rpartition("\n")
+    url = head.rpartition("\n")[2]
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return text, ""
+    if not host or last != f"opens {host}":
+        return text, ""
+    return head, host

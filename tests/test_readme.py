@@ -60,12 +60,7 @@ async def test_demo_example_prompt_does_what_the_table_says(server):
                 )
                 await wire.call("Answer", answer)
             else:
-                decision = s.DecideRequest(
-                    session_id=session.id,
-                    request_id=event.approval_request.request_id,
-                    decision=t.DECISION_ONCE,
-                )
-                await wire.call("Decide", decision)
+                await wire.decide(session.id, event, t.DECISION_ONCE)
 
         events = await drive(wire, session.id, prompt, on_request)
     finally:

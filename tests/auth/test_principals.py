@@ -87,13 +87,7 @@ async def alice(server: RunningServer) -> Alice:
         )
         session = await wire.create_session(title=TITLE)
         stream = wire.run(session.id, "$ echo secret > notes.txt")
-        asked = await until(stream, "approval_request")
-        decide = s.DecideRequest(
-            session_id=session.id,
-            request_id=asked.approval_request.request_id,
-            decision=t.DECISION_SESSION,
-        )
-        await wire.call("Decide", decide)
+        await wire.decide_next(stream, session.id, t.DECISION_SESSION)
         [e async for e in stream]
         stream = wire.run(session.id, "$ echo parked")
         parked = await until(stream, "approval_request")
@@ -278,10 +272,7 @@ async def test_an_admin_sees_and_acts_on_every_session(server, alice, kind):
         watch = admin.stream(
             "Watch", s.WatchRequest(session_id=sid, after_seq=got.last_seq, follow=True)
         )
-        await admin.call(
-            "Decide",
-            s.DecideRequest(session_id=sid, request_id=alice.request_id, decision=t.DECISION_ONCE),
-        )
+        await admin.decide(sid, alice.request_id, t.DECISION_ONCE)
         resolution = await until(watch, "resolution")
         await watch.aclose()
     finally:
@@ -294,15 +285,7 @@ async def test_resolved_by_names_the_principal_who_decided(server):
     try:
         session = await wire.create_session()
         stream = wire.run(session.id, "$ true")
-        asked = await until(stream, "approval_request")
-        await wire.call(
-            "Decide",
-            s.DecideRequest(
-                session_id=session.id,
-                request_id=asked.approval_request.request_id,
-                decision=t.DECISION_ONCE,
-            ),
-        )
+        await wire.decide_next(stream, session.id, t.DECISION_ONCE)
         resolution = await until(stream, "resolution")
         await stream.aclose()
     finally:
@@ -329,13 +312,7 @@ async def test_an_always_rule_is_its_principals_alone(server: RunningServer, kin
     try:
         first = await alice.create_session(workspace="app")
         stream = alice.run(first.id, "$ echo always")
-        asked = await until(stream, "approval_request")
-        decide = s.DecideRequest(
-            session_id=first.id,
-            request_id=asked.approval_request.request_id,
-            decision=t.DECISION_ALWAYS,
-        )
-        await alice.call("Decide", decide)
+        await alice.decide_next(stream, first.id, t.DECISION_ALWAYS)
         [e async for e in stream]
         later = await alice.run_all(
             (await alice.create_session(workspace="app")).id, "$ echo always"

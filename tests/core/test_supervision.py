@@ -45,14 +45,7 @@ async def test_parked_turns_hold_no_task_and_share_one_timer(opened: OpenCore):
                 await asyncio.sleep(0.01)
         assert len(tasks_named("deadlines")) == 1
         # Each still ends at its own time: the first one's answer resumes only that one.
-        await client.call(
-            "Decide",
-            s.DecideRequest(
-                session_id=sessions[0].id,
-                request_id=parked[0].approval_request.request_id,
-                decision=t.DECISION_ONCE,
-            ),
-        )
+        await client.decide(sessions[0].id, parked[0], t.DECISION_ONCE)
         replay = client.stream("Watch", s.WatchRequest(session_id=sessions[0].id, follow=True))
         async for event in replay:
             if event.HasField("finished"):

@@ -16,7 +16,7 @@ import httpx
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from support.servers import parked_turn
-from support.wire import decide, open_wire
+from support.wire import open_wire
 
 from blitz import metrics
 from blitz.config import Settings
@@ -73,7 +73,7 @@ async def test_a_turn_that_parks_and_is_approved_shows_in_the_metrics(settings: 
             # GetSession waits for the session's lock, which the turn holds while parking.
             await wire.call("GetSession", get_session)
             parked = await scrape(server)
-            await decide(wire, session.id, t.DECISION_ONCE)(events[-1])
+            await wire.decide(session.id, events[-1], t.DECISION_ONCE)
             events += [event async for event in stream]
             # ... and while finishing: its count is in once GetSession answers.
             await wire.call("GetSession", get_session)

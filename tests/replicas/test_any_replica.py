@@ -10,7 +10,7 @@ import asyncio
 import time
 
 from support.replicas import Replica, contiguous, read_until_finished
-from support.wire import Wire, decide, until
+from support.wire import Wire, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -40,7 +40,7 @@ async def test_a_turn_on_one_replica_is_watched_live_on_another(replicas, wires)
             if event.HasField("approval_request"):
                 break
     assert watched[-1] == request
-    await decide(on_a, session.id, ONCE)(request)
+    await on_a.decide(session.id, request, ONCE)
     ran = [request, *[e async for e in run]]
     async with asyncio.timeout(30):
         watched += await read_until_finished(watch)
@@ -71,12 +71,7 @@ async def test_decisions_and_answers_sent_to_another_replica_resume_the_turn_the
         events.append(event)
         if event.HasField("approval_request"):
             await parked(on_b, session.id)
-            decision = s.DecideRequest(
-                session_id=session.id,
-                request_id=event.approval_request.request_id,
-                decision=ONCE,
-            )
-            await on_b.call("Decide", decision)
+            await on_b.decide(session.id, event, ONCE)
         elif event.HasField("question"):
             await parked(on_b, session.id)
             answer = s.AnswerRequest(
@@ -97,7 +92,7 @@ async def test_a_cancel_sent_to_another_replica_stops_the_running_turn(replicas,
     on_a, on_b = wires(a, "grpc"), wires(b, "connect")
     session = await on_a.create_session()
     run = on_a.run(session.id, "$ sleep 60")
-    await decide(on_a, session.id, ONCE)(await until(run, "approval_request"))
+    await on_a.decide_next(run, session.id, ONCE)
     await until(run, "resolution")  # A resumed it, and runs the command
     started = time.monotonic()
     cancelled = await on_b.call("Cancel", s.CancelRequest(session_id=session.id))
@@ -128,7 +123,7 @@ async def test_steer_sent_to_another_replica_reaches_the_turn(replicas, wires):
     on_a, on_b = wires(a, "grpc"), wires(b, "connect")
     session = await on_a.create_session()
     run = on_a.run(session.id, "$ sleep 2")
-    await decide(on_a, session.id, ONCE)(await until(run, "approval_request"))
+    await on_a.decide_next(run, session.id, ONCE)
     await until(run, "resolution")
     steered = await on_b.call("Steer", s.SteerRequest(session_id=session.id, text="go left"))
     events = [e async for e in run]

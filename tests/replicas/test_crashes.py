@@ -11,7 +11,7 @@ import asyncio
 import time
 
 from support.replicas import check_log, contiguous, replay
-from support.wire import Wire, decide, until
+from support.wire import Wire, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -38,7 +38,7 @@ async def test_a_killed_replicas_running_turn_ends_on_the_survivor(replicas, wir
     on_a, on_b = wires(a, "grpc"), wires(b, "connect")
     session = await on_a.create_session()
     run = on_a.run(session.id, "$ sleep 60")
-    await decide(on_a, session.id, ONCE)(await until(run, "approval_request"))
+    await on_a.decide_next(run, session.id, ONCE)
     resolution = await until(run, "resolution")  # A runs the command
     a.kill()
     killed = time.monotonic()
@@ -58,7 +58,7 @@ async def test_a_stalled_replica_cannot_write_after_another_took_over(replicas, 
     on_a, on_b = wires(a, "grpc"), wires(b, "connect")
     session = await on_a.create_session()
     run = on_a.run(session.id, "$ sleep 3\nstream: 300")
-    await decide(on_a, session.id, ONCE)(await until(run, "approval_request"))
+    await on_a.decide_next(run, session.id, ONCE)
     resolution = await until(run, "resolution")
     a.pause()  # SIGSTOP: its lease runs out while its command goes on
     try:
@@ -108,7 +108,7 @@ async def test_a_kill_loop_loses_nothing_committed(replicas, wires):
         assert stored[: len(seen)] == seen, f"round {round_}: what a client saw is stored"
         assert stored[-1].finished.error.reason == "SERVER_RESTARTED"
         # The parked turn: owned by no one, resumed where the decision arrives.
-        await decide(on_survivor, parked.id, ONCE)(request)
+        await on_survivor.decide(parked.id, request, ONCE)
         done = await follow_to_end(on_survivor, parked.id, request.turn_id)
         assert not done.finished.HasField("error"), done
         tool = [e for e in await replay(on_survivor, parked.id) if e.HasField("tool_result")]

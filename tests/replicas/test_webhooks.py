@@ -14,7 +14,6 @@ from collections import Counter
 
 from support.receiver import Receiver
 from support.webhooks import create
-from support.wire import decide, until
 
 from blitz.store import OUTBOX_KINDS
 from blitz.v1 import session_pb2 as s
@@ -35,7 +34,7 @@ async def test_two_replicas_deliver_each_event_exactly_once(replicas, wires):
             session = await here.create_session(title=f"session {n}")
             run = here.run(session.id, "$ echo hi\nAll done.")
             # Decided on the other replica, which resumes the turn: both store its events.
-            await decide(there, session.id, ONCE)(await until(run, "approval_request"))
+            await there.decide_next(run, session.id, ONCE)
             async for _ in run:
                 pass
             sessions.append(session.id)

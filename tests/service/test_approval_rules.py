@@ -41,9 +41,8 @@ async def test_two_clients_race_to_answer_and_both_see_the_one_resolution(server
         request_id = parked.approval_request.request_id
 
         async def answer(wire: Wire, decision: int) -> str:
-            req = s.DecideRequest(session_id=session.id, request_id=request_id, decision=decision)
             try:
-                await wire.call("Decide", req)
+                await wire.decide(session.id, request_id, decision)
                 return "won"
             except BlitzError as exc:
                 assert exc.info is not None
@@ -117,9 +116,7 @@ async def test_no_rule_is_made_from_an_action_holding_a_secret(wire):
                 await wire.call("Decide", decision)
             assert refused.value.metadata["field"] == "decision"
             assert "approve it ONCE" in refused.value.message
-            await wire.call("Decide", s.DecideRequest(
-                session_id=session.id, request_id=request.request_id, decision=t.DECISION_ONCE
-            ))  # fmt: skip
+            await wire.decide(session.id, request, t.DECISION_ONCE)
     assert "exit 0" in events[-1].finished.output
     rules = await wire.call("ListRules", s.ListRulesRequest(session_id=session.id))
     assert list(rules.rules) == []

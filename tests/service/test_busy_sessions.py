@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 from support.servers import make_settings, parked_turn, serving
-from support.wire import Wire, decide, expect_error, follow_until_finished, until
+from support.wire import Wire, expect_error, follow_until_finished, until
 
 from blitz.store import TurnRecord, TurnState, open_store
 from blitz.v1 import session_pb2 as s
@@ -66,7 +66,7 @@ async def test_an_enqueued_turn_is_accepted_queued_visible_and_runs_after_the_tu
     listed = await wire.call("GetTurn", s.GetTurnRequest(session_id=session.id, turn_id="t_second"))
     assert listed.state == s.TURN_STATE_QUEUED
 
-    await decide(wire, session.id, t.DECISION_ONCE)(asked)
+    await wire.decide(session.id, asked, t.DECISION_ONCE)
     rest = [e async for e in queued]
     assert rest[-1].HasField("finished") and not rest[-1].finished.HasField("error")
     assert "after you" in rest[-1].finished.output
@@ -94,7 +94,7 @@ async def test_queued_turns_start_in_order_and_one_can_be_cancelled(wire):
     assert [e.WhichOneof("kind") for e in b_rest] == ["finished"], "it never ran"
     assert list((await get(wire, session.id)).queued_turn_ids) == ["t_a", "t_c"]
 
-    await decide(wire, session.id, t.DECISION_ONCE)(asked)
+    await wire.decide(session.id, asked, t.DECISION_ONCE)
     for name in ("t_a", "t_c"):
         events = [e async for e in streams[name]]
         assert not events[-1].finished.HasField("error"), events[-1]
@@ -134,7 +134,7 @@ async def test_a_queued_turn_survives_a_restart_and_runs_once_the_turn_ends(sett
         await queued.aclose()
     async with serving(replace(settings), "grpc") as wire:
         assert list((await get(wire, session.id)).queued_turn_ids) == ["t_kept"]
-        await decide(wire, session.id, t.DECISION_ONCE)(asked)
+        await wire.decide(session.id, asked, t.DECISION_ONCE)
         events = await follow_until_finished(wire, session.id, after_seq=asked.seq)
         assert events[-1].turn_id == asked.turn_id
         rest = await follow_until_finished(wire, session.id, after_seq=events[-1].seq)
@@ -205,7 +205,7 @@ async def _command_holding_the_only_slot(wire: Wire) -> None:
     """A turn whose approved command runs for a while: it holds the one slot."""
     session = await wire.create_session()
     stream = wire.run(session.id, "$ echo started; sleep 4")
-    await decide(wire, session.id, t.DECISION_ONCE)(await until(stream, "approval_request"))
+    await wire.decide_next(stream, session.id, t.DECISION_ONCE)
     await until(stream, "tool_output")
     asyncio.get_running_loop().create_task(_drain(stream))
 

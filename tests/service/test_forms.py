@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format, struct_pb2
-from support.wire import Wire, decide, expect_error, until
+from support.wire import Wire, expect_error, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -156,7 +156,7 @@ async def test_an_mcp_servers_elicitation_round_trips_through_a_second_client(mc
     async with serving(mcp_settings, kind) as wire:
         session = await wire.create_session()
         stream = wire.run(session.id, "call notes.book {}")
-        await decide(wire, session.id, t.DECISION_ONCE)(await until(stream, "approval_request"))
+        await wire.decide_next(stream, session.id, t.DECISION_ONCE)
         question = (await until(stream, "question")).question
         assert question.mcp_server == "notes"
         form = json_format.MessageToDict(question.form)

@@ -181,7 +181,7 @@ async def test_a_parked_turn_survives_a_restart_and_finishes_after_it(settings):
         assert [e.approval_request.request_id for e in got.pending] == [
             parked.approval_request.request_id
         ]
-        await decide(wire, session.id, t.DECISION_ONCE)(parked)
+        await wire.decide(session.id, parked, t.DECISION_ONCE)
         rest = await follow_until_finished(wire, session.id, after_seq=parked.seq)
     assert rest[0].seq == parked.seq + 1
     assert not rest[-1].finished.HasField("error")
@@ -207,7 +207,7 @@ async def test_a_turn_running_at_shutdown_finishes_with_server_restarted(tmp_pat
     async with serving(settings) as wire:
         session = await wire.create_session()
         stream = wire.run(session.id, "$ sleep 30")
-        await decide(wire, session.id, t.DECISION_ONCE)(await until(stream, "approval_request"))
+        await wire.decide_next(stream, session.id, t.DECISION_ONCE)
         await stream.aclose()
     async with serving(settings) as wire:
         replay = [e async for e in wire.stream("Watch", s.WatchRequest(session_id=session.id))]

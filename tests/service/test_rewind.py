@@ -172,7 +172,7 @@ async def test_a_fork_of_a_parked_session_undoes_its_turn_so_far(wire, settings)
     session = await wire.create_session()
     first = await turn(wire, session.id, write("notes.txt", "hello"))
     stream = wire.run(session.id, "$ echo x > f.txt\n" + write("notes.txt", "later"))
-    await decide(wire, session.id, t.DECISION_ONCE)(await until(stream, "approval_request"))
+    await wire.decide_next(stream, session.id, t.DECISION_ONCE)
     await until(stream, "approval_request")  # the command ran: the write asks
     await stream.aclose()
     assert (settings.workspace_root / session.workspace / "f.txt").exists()

@@ -10,7 +10,7 @@ import pytest
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.field_mask_pb2 import FieldMask
 from support.servers import serving
-from support.wire import Wire, drive, expect_error, until
+from support.wire import decide, drive, expect_error, until
 
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -26,19 +26,6 @@ def outputs(events: list[t.TurnEvent]) -> str:
     return "".join(e.tool_output.output for e in events if e.HasField("tool_output"))
 
 
-def deciding(wire: Wire, session_id: str, decision: int, **extra: object):
-    async def on_request(event: t.TurnEvent) -> None:
-        request = s.DecideRequest(
-            session_id=session_id,
-            request_id=event.approval_request.request_id,
-            decision=decision,  # type: ignore[arg-type]
-            **extra,  # type: ignore[arg-type]
-        )
-        await wire.call("Decide", request)
-
-    return on_request
-
-
 @pytest.mark.parity
 async def test_a_request_offers_its_decisions_and_a_prefix_rule_that_then_covers_more(wire):
     session = await wire.create_session()
@@ -50,15 +37,7 @@ async def test_a_request_offers_its_decisions_and_a_prefix_rule_that_then_covers
     suggested = asked.suggested_rule
     assert (suggested.match, suggested.pattern) == (t.RULE_MATCH_COMMAND_PREFIX, "echo hello")
     assert "echo hello" in suggested.label
-    await wire.call(
-        "Decide",
-        s.DecideRequest(
-            session_id=session.id,
-            request_id=asked.request_id,
-            decision=t.DECISION_SESSION,
-            rule=suggested,
-        ),
-    )
+    await wire.decide(session.id, asked, t.DECISION_SESSION, rule=suggested)
     [e async for e in stream]
     later = await wire.run_all(session.id, "$ echo hello two\n$ echo hello three && echo hello 4")
     assert approvals(later) == [], "the prefix covers them, each part of a chain too"
@@ -81,7 +60,7 @@ async def test_a_deny_rule_refuses_the_action_and_every_later_one_it_covers(wire
         match=t.RULE_MATCH_COMMAND_PREFIX, pattern="touch", effect=t.RULE_EFFECT_DENY
     )
     events = await drive(
-        wire, session.id, "$ touch first", deciding(wire, session.id, t.DECISION_SESSION, rule=deny)
+        wire, session.id, "$ touch first", decide(wire, session.id, t.DECISION_SESSION, rule=deny)
     )
     folder = settings.workspace_root / session.workspace
     assert not (folder / "first").exists()
@@ -123,7 +102,7 @@ async def test_a_rule_ends_when_it_lasts_no_longer(wire):
     session = await wire.create_session()
     brief = t.RuleMatch(match=t.RULE_MATCH_EXACT, lasts=Duration(seconds=1))
     await drive(
-        wire, session.id, "$ echo brief", deciding(wire, session.id, t.DECISION_SESSION, rule=brief)
+        wire, session.id, "$ echo brief", decide(wire, session.id, t.DECISION_SESSION, rule=brief)
     )
     assert approvals(await wire.run_all(session.id, "$ echo brief")) == []
     (rule,) = (await wire.call("ListRules", s.ListRulesRequest(session_id=session.id))).rules

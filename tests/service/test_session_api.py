@@ -287,7 +287,7 @@ async def _run_deciding(wire, stream, session_id: str) -> list[t.TurnEvent]:
     async for event in stream:
         events.append(event)
         if event.HasField("approval_request"):
-            await decide(wire, session_id, t.DECISION_ONCE)(event)
+            await wire.decide(session_id, event, t.DECISION_ONCE)
     return events
 
 

@@ -63,14 +63,7 @@ async def test_an_aside_runs_beside_a_parked_turn_and_is_not_recorded(wire):
     assert got.state == s.SESSION_STATE_PARKED and got.turn_id == parked.turn_id
     refused = await wire.run_all(session.id, "$ echo sneaky", aside=True)
     assert "approval_request" not in kinds(refused)
-    await wire.call(
-        "Decide",
-        s.DecideRequest(
-            session_id=session.id,
-            request_id=parked.approval_request.request_id,
-            decision=t.DECISION_ONCE,
-        ),
-    )
+    await wire.decide(session.id, parked, t.DECISION_ONCE)
     rest = [e async for e in main]
     assert rest[-1].HasField("finished") and not rest[-1].finished.HasField("error")
     # An aside leaves no trace in the history (the demo's summary lists what was asked).

@@ -66,7 +66,7 @@ async def test_every_event_kind_appears_as_specified(wire, settings):
                 ),
             )
         else:
-            await decide(wire, session.id, t.DECISION_ONCE)(event)
+            await wire.decide(session.id, event, t.DECISION_ONCE)
 
     events = await drive(wire, session.id, prompt, on_request)
     seen = set(kinds(events))
@@ -247,12 +247,7 @@ async def test_cancel_while_parked_ends_with_cancelled_and_withdraws_the_request
     [withdrawn] = [e.resolution for e in events if e.HasField("resolution")]
     assert (withdrawn.request_id, withdrawn.via) == (request_ids[0], "withdrawn")
     with pytest.raises(BlitzError) as late:
-        await wire.call(
-            "Decide",
-            s.DecideRequest(
-                session_id=session.id, request_id=request_ids[0], decision=t.DECISION_ONCE
-            ),
-        )
+        await wire.decide(session.id, request_ids[0], t.DECISION_ONCE)
     assert late.value.reason == "ALREADY_RESOLVED"
     got = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
     assert got.state == s.SESSION_STATE_IDLE and not got.pending
@@ -272,12 +267,7 @@ async def test_a_cancel_racing_a_decision_leaves_nothing_after_finished(
     session = await wire.create_session()
     stream = wire.run(session.id, "$ sleep 1; echo ran")
     event = await until(stream, "approval_request")
-    decision = s.DecideRequest(
-        session_id=session.id,
-        request_id=event.approval_request.request_id,
-        decision=t.DECISION_ONCE,
-    )
-    deciding = asyncio.create_task(wire.call("Decide", decision))
+    deciding = asyncio.create_task(wire.decide(session.id, event, t.DECISION_ONCE))
     await asyncio.sleep(0.1)
     await wire.call("Cancel", s.CancelRequest(session_id=session.id))
     await deciding
@@ -306,7 +296,7 @@ async def test_cancel_while_a_command_runs(wire, settings):
     started = settings.workspace_root / session.workspace / "started"
 
     async def approve_then_cancel(event: t.TurnEvent) -> None:
-        await decide(wire, session.id, t.DECISION_ONCE)(event)
+        await wire.decide(session.id, event, t.DECISION_ONCE)
         assert await wait_until(started.exists, within=10)  # the command marks that it runs
         await wire.call("Cancel", s.CancelRequest(session_id=session.id))
 
@@ -325,7 +315,7 @@ async def test_steer_is_seen_by_the_next_model_call(wire):
             "Steer", s.SteerRequest(session_id=session.id, text="also mention llamas")
         )
         assert resp.turn_id == event.turn_id
-        await decide(wire, session.id, t.DECISION_ONCE)(event)
+        await wire.decide(session.id, event, t.DECISION_ONCE)
 
     events = await drive(wire, session.id, "$ true", steer_then_approve)
     assert "llamas" in events[-1].finished.output

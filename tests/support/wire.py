@@ -4,12 +4,15 @@
 own transports, so every test also exercises the SDK's encoding and error decoding: a
 failed call raises the SDK's `BlitzError` (code in Connect's spelling, reason, metadata,
 message, and the ErrorInfo as sent). `Wire` adds only what tests share on top: methods
-called by their proto names, and `create_session`, `run`, `run_all`. Every byte goes over
-a socket to a real server; nothing here fakes one.
+called by their proto names, and `create_session`, `run`, `run_all`, `decide`,
+`decide_next`. Every byte goes over a socket to a real server; nothing here fakes one.
 
-The helpers below drive a turn to its end (`drive`), answer its approvals (`decide`), read
-up to one event (`until`), follow a session until a turn finishes (`follow_until_finished`)
-and check a refusal (`expect_error`).
+The helpers below drive a turn to its end (`drive`), answer all its approvals one way
+(`decide`, an `on_request`), read up to one event (`until`), follow a session until a turn
+finishes (`follow_until_finished`) and check a refusal (`expect_error`).
+
+A test that checks how Decide itself is refused (a missing decision, an oversized field, a
+rule that does not cover its request) builds its `DecideRequest` by hand instead.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from blitz.v1 import turn_pb2 as t
 from blitz_client import BlitzError
 from blitz_client._connect import ConnectTransport
 from blitz_client._grpc import GrpcTransport
+from blitz_client._requests import decision_value
 from blitz_client._transport import Transport
 
 __all__ = [
+    "Approval",
     "OnRequest",
     "Wire",
     "decide",
@@ -37,6 +42,20 @@ __all__ = [
     "open_wire",
     "until",
 ]
+
+
+Approval = t.TurnEvent | t.ApprovalRequest | str
+"""What `Wire.decide` answers: an `approval_request` event, its ApprovalRequest, or its
+request_id."""
+
+
+def _request_id(approval: Approval) -> str:
+    if isinstance(approval, str):
+        return approval
+    if isinstance(approval, t.TurnEvent):
+        assert approval.HasField("approval_request"), f"not an approval request: {approval}"
+        return approval.approval_request.request_id
+    return approval.request_id
 
 
 class Wire:
@@ -77,6 +96,43 @@ class Wire:
     async def run_all(self, session_id: str, text: str, **turn: Any) -> list[t.TurnEvent]:
         return [e async for e in self.run(session_id, text, **turn)]
 
+    async def decide(
+        self,
+        session_id: str,
+        approval: Approval,
+        decision: int | str,
+        *,
+        reason: str = "",
+        command: str = "",
+        interrupt: bool = False,
+        rule: t.RuleMatch | None = None,
+    ) -> None:
+        """Decide one approval request: `decision` is a `t.DECISION_...` value or "once",
+        "session", "always", "deny"; the keywords are DecideRequest's fields."""
+        request = s.DecideRequest(
+            session_id=session_id,
+            request_id=_request_id(approval),
+            decision=decision_value(decision),  # type: ignore[arg-type]  # an int of the enum
+            reason=reason,
+            command=command,
+            interrupt=interrupt,
+            rule=rule,
+        )
+        await self.call("Decide", request)
+
+    async def decide_next(
+        self,
+        stream: AsyncIterator[t.TurnEvent],
+        session_id: str,
+        decision: int | str,
+        **fields: Any,
+    ) -> t.TurnEvent:
+        """Read `stream` up to its next approval request and decide it (as `decide`); that
+        event. The stream stays open: read on, or close it."""
+        asked = await until(stream, "approval_request")
+        await self.decide(session_id, asked, decision, **fields)
+        return asked
+
 
 def open_wire(kind: str, server: RunningServer, headers: Mapping[str, str] | None = None) -> Wire:
     """A client of `server` over "grpc" (its gRPC port) or "connect" (its HTTP port), sending
@@ -103,19 +159,12 @@ async def drive(
     return events
 
 
-def decide(wire: Wire, session_id: str, decision: int, **extra: Any) -> OnRequest:
-    """An `on_request` that answers every approval request with `decision` (and `extra`)."""
+def decide(wire: Wire, session_id: str, decision: int | str, **extra: Any) -> OnRequest:
+    """An `on_request` for `drive` that answers every approval request with `decision` (and
+    `extra`, as `Wire.decide`). To decide one request, call `wire.decide`."""
 
     async def on_request(event: t.TurnEvent) -> None:
-        await wire.call(
-            "Decide",
-            s.DecideRequest(
-                session_id=session_id,
-                request_id=event.approval_request.request_id,
-                decision=decision,
-                **extra,
-            ),
-        )
+        await wire.decide(session_id, event, decision, **extra)
 
     return on_request
 

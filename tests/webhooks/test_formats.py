@@ -9,7 +9,6 @@ from support.webhooks import create
 from support.wire import open_wire, until
 
 from blitz.server import running_server
-from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import webhooks_pb2 as wh
 
@@ -72,15 +71,7 @@ async def test_a_secret_in_an_event_is_masked_in_its_delivery(client, receiver):
     session = await client.create_session()
     token = "ghp_" + "a1B2" * 9
     stream = client.run(session.id, f"$ curl -H 'Authorization: Bearer {token}' https://x.test")
-    asked = await until(stream, "approval_request")
-    await client.call(
-        "Decide",
-        s.DecideRequest(
-            session_id=session.id,
-            request_id=asked.approval_request.request_id,
-            decision=t.DECISION_DENY,
-        ),
-    )
+    asked = await client.decide_next(stream, session.id, t.DECISION_DENY)
     await stream.aclose()
     [got] = await receiver.wait_for(lambda r: len(r) == 1)
     assert token not in got.body.decode()

@@ -34,14 +34,7 @@ async def run_workflow(
         events.append(event)
         if event.HasField("approval_request"):
             decision = t.DECISION_ONCE if approve else t.DECISION_DENY
-            await wire.call(
-                "Decide",
-                s.DecideRequest(
-                    session_id=session_id,
-                    request_id=event.approval_request.request_id,
-                    decision=decision,
-                ),
-            )
+            await wire.decide(session_id, event, decision)
         elif event.HasField("question"):
             assert answer is not None, f"unexpected question: {event.question.question}"
             given = answer(event)

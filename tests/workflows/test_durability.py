@@ -39,14 +39,7 @@ def _approve(wire, session_id):
 
     async def on_request(event: t.TurnEvent) -> None:
         try:
-            await wire.call(
-                "Decide",
-                s.DecideRequest(
-                    session_id=session_id,
-                    request_id=event.approval_request.request_id,
-                    decision=t.DECISION_ONCE,
-                ),
-            )
+            await wire.decide(session_id, event, t.DECISION_ONCE)
         except BlitzError as exc:
             assert exc.reason == "ALREADY_RESOLVED", exc
 
@@ -146,14 +139,7 @@ async def test_an_approval_inside_a_step_is_answered_from_a_second_client(settin
             await stream.aclose()  # the first client goes away; the run stays parked
             got = await second.call("GetSession", s.GetSessionRequest(session_id=session.id))
             assert got.state == s.SESSION_STATE_PARKED
-            await second.call(
-                "Decide",
-                s.DecideRequest(
-                    session_id=session.id,
-                    request_id=asked.approval_request.request_id,
-                    decision=t.DECISION_ONCE,
-                ),
-            )
+            await second.decide(session.id, asked, t.DECISION_ONCE)
             events = await follow_until_finished(second, session.id, asked.seq)
         finally:
             await first.close()

@@ -352,14 +352,7 @@ steps:
     async for event in wire.stream("RunWorkflow", request):
         events.append(event)
         if event.HasField("approval_request"):
-            await wire.call(
-                "Decide",
-                s.DecideRequest(
-                    session_id=session.id,
-                    request_id=event.approval_request.request_id,
-                    decision=t.DECISION_ONCE,
-                ),
-            )
+            await wire.decide(session.id, event, t.DECISION_ONCE)
             napping = event.step.id == "nap"
         running = event.session_state.state == t.SessionStateChange.STATE_RUNNING
         if running and napping:  # the approved sleep runs: cancel it
@@ -376,14 +369,7 @@ async def test_run_as_a_command_turn_does_the_same(wire, settings):
     async for event in wire.run(session.id, "/run leaf word='two words'", command=True):
         events.append(event)
         if event.HasField("approval_request"):
-            await wire.call(
-                "Decide",
-                s.DecideRequest(
-                    session_id=session.id,
-                    request_id=event.approval_request.request_id,
-                    decision=t.DECISION_ONCE,
-                ),
-            )
+            await wire.decide(session.id, event, t.DECISION_ONCE)
     assert _finished(events).output == "leaf two words\n"
     assert flows(events) == [("say", "started"), ("say", "waiting"), ("say", "succeeded")]
 
@@ -451,14 +437,7 @@ steps:
     async for event in wire.stream("RunWorkflow", request):
         events.append(event)
         if event.HasField("approval_request"):
-            await wire.call(
-                "Decide",
-                s.DecideRequest(
-                    session_id=session.id,
-                    request_id=event.approval_request.request_id,
-                    decision=t.DECISION_ONCE,
-                ),
-            )
+            await wire.decide(session.id, event, t.DECISION_ONCE)
             await wire.call("Steer", s.SteerRequest(session_id=session.id, text="also wave"))
     assert _finished(events).error.reason == ""
     talk = next(e.flow_step for e in events if e.flow_step.id == "talk" and e.flow_step.output)

@@ -20,13 +20,14 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import cast
 
 from blitz.assembly import open_core
 from blitz.config import Settings
-from blitz.core import SessionCore
 from blitz.logs import configure_logging
-from blitz.ports import CallContext
+from blitz.ports import CallContext, SessionPort
 from blitz.process import settle_heap
+from blitz.transport.methods import SESSION_SERVICE
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -67,7 +68,8 @@ async def _measure(count: int, profile: bool, data: Path) -> None:
         workspace_root=data / "workspaces",
         log_level="warning",
     )
-    async with open_core(settings) as core:
+    async with open_core(settings) as opened:
+        core = cast("SessionPort", opened.ports[SESSION_SERVICE.full_name])
         settle_heap()  # as `blitz serve` does once it is up
         sessions = [
             await core.create_session(s.CreateSessionRequest(model="demo"), _CTX)
@@ -121,7 +123,7 @@ async def _measure(count: int, profile: bool, data: Path) -> None:
     )
 
 
-async def _whole_turn(core: SessionCore, session_id: str) -> None:
+async def _whole_turn(core: SessionPort, session_id: str) -> None:
     events = core.run_turn(
         s.RunTurnRequest(session_id=session_id, turn=t.Turn(prompt="$ echo warm")), _CTX
     )

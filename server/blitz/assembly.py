@@ -1,11 +1,18 @@
-"""The core assembled from the settings: the store, the agent and the core, with the
-webhooks beside it and the authenticator of every call.
+"""The server's parts built from the settings and wired together, in one place.
 
-`open_core` is the core alone, as one `async with` resource (benchmarks and tests of the
-core use it); `assembled` is what `blitz.server` puts its ports in front of. With
-`blitz.server`, this is the one place that knows the concrete parts: it builds them from
-the settings and wires them together; it must hold no business rule and read no
-environment.
+This builds, in order: the store, authentication, the agent, the event log, the locks,
+the turn driver with what it drives turns with (the pending requests, the checkpoints,
+the workflow runs), and the four services over them (`SessionCore`, `WorkspaceCore`,
+`WebhookCore`, `WorkflowCore`). Each part is handed exactly what it needs, by keyword;
+none reaches through another for a third. What the transports serve comes out as one
+mapping, each service's port by the service's full name (`blitz.ports.ServicePorts`,
+keyed as `blitz.transport.methods.SERVICES`): a new service is its proto, its port, its
+core and one entry in `_services`.
+
+`open_core` is all of it as one `async with` resource: `blitz.server` puts the transports
+in front of it, and benchmarks and tests of the core call its ports directly. With
+`blitz.server`, this is the one place that knows the concrete parts; it must hold no
+business rule and read no environment.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
@@ -34,35 +42,55 @@ from blitz.agent import (
 )
 from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings, hidden_paths, refused_bind
-from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore
+from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore, WorkflowCore, WorkspaceCore
+from blitz.core.checkpoints import Checkpoints
+from blitz.core.deadlines import Deadlines
+from blitz.core.event_log import EventLog
+from blitz.core.interactions import Interactions
+from blitz.core.locks import SessionLocks
+from blitz.core.pending import PendingRequests
+from blitz.core.recovery import Recovery
+from blitz.core.runners import AgentRunner, CommandRunner, Runners, open_workspace
+from blitz.core.service import CHECKPOINT_TURNS, FindSession, replica_name
+from blitz.core.supervisor import Supervisor
+from blitz.core.turns import Turns
+from blitz.core.workflow_runs import WorkflowRuns
 from blitz.core.workspace_service import IMAGE_MAX_BYTES
 from blitz.outbound import AddressPolicy, parse_ranges
+from blitz.ports import AgentPort, ServicePorts
 from blitz.redact import add_known_secrets
-from blitz.store import open_store
+from blitz.store import Store, open_store
 from blitz.tracing import Tracing
 from blitz.transport import MAX_REQUEST_BYTES
+from blitz.transport.methods import (
+    SESSION_SERVICE,
+    WEBHOOK_SERVICE,
+    WORKFLOW_SERVICE,
+    WORKSPACE_SERVICE,
+)
 
-__all__ = ["assembled", "open_core"]
+__all__ = ["Core", "open_core"]
 
 log = structlog.get_logger(__name__)
 
 
-@asynccontextmanager
-async def open_core(
-    settings: Settings, *, tracing: Tracing | None = None
-) -> AsyncIterator[SessionCore]:
-    """The store, the agent and the core (its webhooks too), opened in order and closed in
-    reverse."""
-    async with assembled(settings, tracing=tracing) as (core, _, _):
-        yield core
+@dataclass(frozen=True)
+class Core:
+    """What the assembly built, for the transports to be put in front of."""
+
+    # Each service's port by the service's full name: what the transports serve.
+    ports: ServicePorts
+    # Who each call is from (`blitz.auth`); it may need no token until one is made.
+    authenticator: Authenticator
+    # The store, for readiness (`/readyz` pings it) and for tests that arrange records.
+    store: Store
+    # What confines the agent's commands (`blitz.agent.Isolation`'s value).
+    commands: str
 
 
 @asynccontextmanager
-async def assembled(
-    settings: Settings, *, tracing: Tracing | None
-) -> AsyncIterator[tuple[SessionCore, WebhookCore, Authenticator]]:
-    """`open_core`'s parts, the webhooks beside the core, and the authenticator of every
-    call (which may need no token until one is made: `blitz.auth.assembly`).
+async def open_core(settings: Settings, *, tracing: Tracing | None = None) -> AsyncIterator[Core]:
+    """Every part, opened in order and closed in reverse.
 
     Raises ServeRefused when the server would be reachable beyond loopback with no token,
     or a webhook the configuration declares cannot be served.
@@ -112,35 +140,138 @@ async def assembled(
                 tracer_provider=tracing.provider if tracing else None,
             )
         )
-        core = await stack.enter_async_context(
-            SessionCore(
-                store=store,
-                agent=agent,
-                workspace_root=settings.workspace_root,
-                default_model=settings.model,
-                default_max_turns=settings.max_turns,
-                default_timeout=_timedelta_or_none(settings.turn_timeout),
-                approval_timeout=_timedelta_or_none(settings.approval_timeout),
-                drain_timeout=settings.drain_timeout,
-                max_running_turns=settings.max_running_turns,
-                refuse_when_full=settings.when_full == "refuse",
-                turn_lease=settings.turn_lease,
-                facts=facts,
-                tracer=tracing.tracer("blitz.core") if tracing else None,
-                allow_bypass_mode=settings.allow_bypass_mode,
-                workflows_dir=Path(settings.workflows_dir) if settings.workflows_dir else None,
-            )
+        sessions, ports = await _services(
+            stack, settings, store=store, agent=agent, facts=facts, tracing=tracing
         )
-        authenticator.on_required = partial(_tokens_now_required, settings, sandbox, core)
-        webhooks = await stack.enter_async_context(_webhooks(settings, core))
-        yield core, webhooks, authenticator
+        authenticator.on_required = partial(_tokens_now_required, settings, sandbox, sessions)
+        yield Core(
+            ports=ports,
+            authenticator=authenticator,
+            store=store,
+            commands=sandbox.isolation.value,
+        )
 
 
-def _webhooks(settings: Settings, core: SessionCore) -> WebhookCore:
-    """The webhooks of the core's sessions, as the settings say."""
+async def _services(
+    stack: AsyncExitStack,
+    settings: Settings,
+    *,
+    store: Store,
+    agent: AgentPort,
+    facts: ServerFacts,
+    tracing: Tracing | None,
+) -> tuple[SessionCore, ServicePorts]:
+    """The event log, the locks, the turn driver and the workflow runs, and the four
+    services over them, opened on `stack` (closed in reverse: the turns drained, then the
+    deadlines' timers, then the event log flushed); the session core, and every service's
+    port by the service's full name."""
+    root = settings.workspace_root
+    workflows_dir = Path(settings.workflows_dir) if settings.workflows_dir else None
+    replica = replica_name()
+    event_log = await stack.enter_async_context(EventLog(store))
+    timers = Supervisor("deadlines")
+    stack.push_async_callback(timers.aclose)
+    locks = SessionLocks()
+    pending = PendingRequests(
+        store=store,
+        log=event_log,
+        locks=locks,
+        deadlines=Deadlines(timers),
+        approval_timeout=_timedelta_or_none(settings.approval_timeout),
+    )
+    interactions = Interactions()
+    checkpoints = Checkpoints(
+        store=store, log=event_log, workspace_root=root, keep_turns=CHECKPOINT_TURNS
+    )
+    opener = partial(open_workspace, root)
+    runs = WorkflowRuns(
+        store=store,
+        log=event_log,
+        agent=agent,
+        workspace_root=root,
+        workflows_dir=workflows_dir,
+        open_workspace=opener,
+    )
+    # What carries out each kind of turn, asked in order: the first that claims it runs it.
+    runners = Runners(
+        (
+            runs,
+            CommandRunner(store=store, agent=agent),
+            AgentRunner(store=store, agent=agent, checkpoints=checkpoints, open_workspace=opener),
+        )
+    )
+    turns = Turns(
+        store=store,
+        log=event_log,
+        runners=runners,
+        locks=locks,
+        pending=pending,
+        default_max_turns=settings.max_turns,
+        default_timeout=_timedelta_or_none(settings.turn_timeout),
+        owner=replica,
+        lease=settings.turn_lease,
+        interactions=interactions,
+        checkpoints=checkpoints,
+        max_running=settings.max_running_turns,
+        refuse_when_full=settings.when_full == "refuse",
+        tracer=tracing.tracer("blitz.core") if tracing else None,
+    )
+    sessions = await stack.enter_async_context(
+        SessionCore(
+            store=store,
+            agent=agent,
+            log=event_log,
+            locks=locks,
+            turns=turns,
+            pending=pending,
+            interactions=interactions,
+            checkpoints=checkpoints,
+            recovery=Recovery(store=store, log=event_log, turns=turns, pending=pending),
+            workspace_root=root,
+            default_model=settings.model,
+            drain_timeout=settings.drain_timeout,
+            facts=facts,
+            allow_bypass_mode=settings.allow_bypass_mode,
+        )
+    )
+    find_session = sessions.session_record
+    webhooks = await stack.enter_async_context(
+        _webhooks(
+            settings, store=store, event_log=event_log, replica=replica, find_session=find_session
+        )
+    )
+    # Each service's port: the transports serve exactly these.
+    return sessions, {
+        SESSION_SERVICE.full_name: sessions,
+        WORKSPACE_SERVICE.full_name: WorkspaceCore(
+            find_session=find_session, store=store, workspace_root=root
+        ),
+        WEBHOOK_SERVICE.full_name: webhooks,
+        WORKFLOW_SERVICE.full_name: WorkflowCore(
+            find_session=find_session,
+            run_turn=sessions.run_turn,
+            runs=runs,
+            workspace_root=root,
+            workflows_dir=workflows_dir,
+        ),
+    }
+
+
+def _webhooks(
+    settings: Settings,
+    *,
+    store: Store,
+    event_log: EventLog,
+    replica: str,
+    find_session: FindSession,
+) -> WebhookCore:
+    """The webhooks of the sessions, as the settings say."""
     try:
         return WebhookCore(
-            sessions=core,
+            find_session=find_session,
+            store=store,
+            log=event_log,
+            replica=replica,
             policy=AddressPolicy(ranges=parse_ranges(settings.webhook_allow_private)),
             retry=Retries(
                 first_delay=settings.webhook_retry_delay,

@@ -14,9 +14,11 @@ block drains, in this order:
 4. the core closes (it drains its turns), then the store.
 
 This module and `blitz.assembly` are the one place that knows the concrete parts: the
-store, the agent (behind `blitz.ports.AgentPort`), the core (behind `blitz.ports.SessionPort`
-and `WorkspacePort`) and the transports. Here the transports are put in front of what the
-assembly built; it must hold no business rule and read no environment.
+assembly builds the store, the agent (behind `blitz.ports.AgentPort`) and the core's
+services, and hands over each service's port by the service's name
+(`blitz.ports.ServicePorts`); here the transports are put in front of them, serving every
+service of `blitz.transport.methods.SERVICES` from that mapping. It must hold no business
+rule and read no environment.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import grpc
 import structlog
@@ -36,11 +38,10 @@ from grpc_health.v1 import health
 
 from blitz import metrics
 from blitz.agent import Isolation
-from blitz.assembly import assembled
+from blitz.assembly import open_core
 from blitz.auth import ServeRefused
 from blitz.config import Settings
-from blitz.core import WorkflowCore, WorkspaceCore
-from blitz.ports import SessionPort, WebhookPort, WorkflowPort, WorkspacePort
+from blitz.ports import ServicePorts, SessionPort, WebhookPort, WorkflowPort, WorkspacePort
 from blitz.process import settle_heap, undumpable
 from blitz.tracing import open_tracing
 from blitz.transport import (
@@ -55,6 +56,7 @@ from blitz.transport import (
 )
 from blitz.transport.console import ConsoleApp
 from blitz.transport.methods import (
+    SERVICES,
     SESSION_SERVICE,
     WEBHOOK_SERVICE,
     WORKFLOW_SERVICE,
@@ -77,10 +79,8 @@ class RunningServer:
     """A started server: where it listens and the ports it serves."""
 
     settings: Settings
-    sessions: SessionPort
-    workspaces: WorkspacePort
-    webhooks: WebhookPort
-    workflows: WorkflowPort
+    # Each service's port by the service's full name (`blitz.ports.ServicePorts`).
+    ports: ServicePorts
     gate: CallGate
     grpc_port: int
     http_port: int
@@ -88,6 +88,22 @@ class RunningServer:
     metrics_port: int | None = None
     # What confines commands (`blitz.agent.sandbox.Isolation`); "" when not this server's.
     commands: str = ""
+
+    @property
+    def sessions(self) -> SessionPort:
+        return cast("SessionPort", self.ports[SESSION_SERVICE.full_name])
+
+    @property
+    def workspaces(self) -> WorkspacePort:
+        return cast("WorkspacePort", self.ports[WORKSPACE_SERVICE.full_name])
+
+    @property
+    def webhooks(self) -> WebhookPort:
+        return cast("WebhookPort", self.ports[WEBHOOK_SERVICE.full_name])
+
+    @property
+    def workflows(self) -> WorkflowPort:
+        return cast("WorkflowPort", self.ports[WORKFLOW_SERVICE.full_name])
 
     @property
     def grpc_target(self) -> str:
@@ -105,14 +121,16 @@ class RunningServer:
 async def running_server(
     settings: Settings,
     *,
-    ports: tuple[SessionPort, WorkspacePort, WebhookPort, WorkflowPort] | None = None,
+    ports: ServicePorts | None = None,
     span_exporter: SpanExporter | None = None,
 ) -> AsyncIterator[RunningServer]:
     """Start the ports; on exit, drain (see the module doc) and close everything.
 
-    With `ports`, serve those and leave closing them to the caller; otherwise open the
-    store, agent and core from `settings` (`blitz.assembly`). With `span_exporter`, trace to it
-    rather than to `settings.otlp_endpoint`. Raises OSError when a port cannot be bound.
+    With `ports` (each service's port by the service's full name, one for every service
+    of `methods.SERVICES`), serve those and leave closing them to the caller; otherwise
+    open the store, agent and core from `settings` (`blitz.assembly`). With
+    `span_exporter`, trace to it rather than to `settings.otlp_endpoint`. Raises OSError
+    when a port cannot be bound, ValueError when a service has no port.
     """
     async with AsyncExitStack() as stack:
         tracing = await stack.enter_async_context(
@@ -124,37 +142,25 @@ async def running_server(
         commands = ""
         notes: tuple[str, ...] = ()
         if ports is None:
-            core, webhook_core, authenticator = await stack.enter_async_context(
-                assembled(settings, tracing=tracing)
-            )
-            ports = (
-                core,
-                WorkspaceCore(sessions=core),
-                webhook_core,
-                WorkflowCore(sessions=core),
-            )
-            authenticate = authenticator.authenticate
+            core = await stack.enter_async_context(open_core(settings, tracing=tracing))
+            ports = core.ports
+            authenticate = core.authenticator.authenticate
             store = core.store
-            commands = core.facts.command_isolation
+            commands = core.commands
             if commands == Isolation.UNCONFINED.value:
                 notes = ("WARNING: commands run unconfined (docs/security.md)",)
 
             async def ready() -> None:
                 await store.ping()
 
-        sessions, workspaces, webhooks, workflows = ports
-        served = {
-            SESSION_SERVICE.full_name: sessions,
-            WORKSPACE_SERVICE.full_name: workspaces,
-            WEBHOOK_SERVICE.full_name: webhooks,
-            WORKFLOW_SERVICE.full_name: workflows,
-        }
+        if missing := [s.full_name for s in SERVICES if s.full_name not in ports]:
+            raise ValueError(f"no port serves {', '.join(missing)}")
         tls = _tls(settings)
         gate = CallGate()
         health_servicer = GatedHealthServicer(gate)
         await health_servicer.serving()
         grpc_server = build_grpc_server(
-            served,
+            ports,
             gate,
             health_servicer,
             authenticate=authenticate,
@@ -163,7 +169,7 @@ async def running_server(
         )
         grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port, tls=tls)
         connect_apps = build_connect_apps(
-            served, gate, authenticate=authenticate, compress_streams=settings.compress_streams
+            ports, gate, authenticate=authenticate, compress_streams=settings.compress_streams
         )
         console = ConsoleApp()
         http_app = guarded(
@@ -187,10 +193,7 @@ async def running_server(
         stack.push_async_callback(http.shutdown, force=True)
         server = RunningServer(
             settings=settings,
-            sessions=sessions,
-            workspaces=workspaces,
-            webhooks=webhooks,
-            workflows=workflows,
+            ports=ports,
             gate=gate,
             grpc_port=grpc_port,
             http_port=http.port,

@@ -1,6 +1,6 @@
 """Fixtures for the core's own tests: a whole core over a real SQLite file, no sockets.
 
-The core is the server's own wiring (`blitz.server.open_core`) without the transports;
+The core is the server's own wiring (`blitz.assembly.open_core`) without the transports;
 `support.in_process` calls it as a client on a wire would.
 """
 

@@ -15,7 +15,6 @@ from support.wire import Wire, expect_error, until
 
 from blitz.assembly import open_core
 from blitz.config import Settings
-from blitz.core import WorkspaceCore
 from blitz.core.service import RULES_MAX
 from blitz.store import RuleRecord
 from blitz.v1 import session_pb2 as s
@@ -154,7 +153,7 @@ async def test_a_forged_page_token_is_refused(wire, raw):
 
 async def test_a_session_holds_at_most_200_rules(settings: Settings):
     async with open_core(settings) as core:
-        wire = Wire("core", InProcess(core, WorkspaceCore(sessions=core)))
+        wire = Wire("core", InProcess(core.ports))
         session = await wire.create_session()
         for i in range(RULES_MAX):
             await core.store.add_rule(

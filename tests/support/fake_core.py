@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from blitz.errors import BlitzError, Reason
-from blitz.ports import CallContext, SessionPort, WebhookPort, WorkflowPort, WorkspacePort
+from blitz.ports import CallContext, ServicePorts
 from blitz.transport.methods import SERVICES, methods_of
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -100,9 +100,9 @@ class FakeCore:
         return unary
 
     @property
-    def ports(self) -> tuple[SessionPort, WorkspacePort, WebhookPort, WorkflowPort]:
-        """What `running_server(ports=...)` serves: this double, as every port."""
-        return self, self, self, self
+    def ports(self) -> ServicePorts:
+        """What `running_server(ports=...)` serves: this double, as every service's port."""
+        return {service.full_name: self for service in SERVICES}
 
 
 # Every port method by name, for those this double does not define itself.

@@ -1,7 +1,7 @@
 """An in-process transport: the core's ports called directly, with no socket and no wire.
 
 `InProcess` implements blitz_client's `Transport`, so a `Wire` made of it runs the same tests
-as one over gRPC or Connect, against a whole core (`blitz.server.open_core`) on a real
+as one over gRPC or Connect, against a whole core (`blitz.assembly.open_core`) on a real
 SQLite file. A failure reaches the test as the SDK's `BlitzError`, made the way the wires
 make theirs: the canonical code of the reason's status, and the ErrorInfo whole. Most
 behaviour tests run this way (fast); the parity suite runs the same calls over both wires.
@@ -16,9 +16,9 @@ from typing import Any
 
 from blitz.assembly import open_core
 from blitz.config import Settings
-from blitz.core import WorkflowCore, WorkspaceCore
 from blitz.errors import BlitzError as CoreError
-from blitz.ports import CallContext, SessionPort, WorkflowPort, WorkspacePort
+from blitz.ports import CallContext, ServicePorts
+from blitz.transport.methods import SERVICES
 from blitz.transport.unexpected import unexpected_as_internal
 from blitz.v1 import turn_pb2
 from blitz_client import BlitzError
@@ -37,19 +37,15 @@ def _client_error(error: CoreError) -> BlitzError:
 
 
 class InProcess:
-    """SessionService, WorkspaceService and WorkflowService as the ports serve them, in
-    this process."""
+    """Every service as its port serves it, in this process; `ports` as the assembly
+    hands them to the transports (each by the service's full name)."""
 
-    def __init__(
-        self,
-        sessions: SessionPort,
-        workspaces: WorkspacePort,
-        ctx: CallContext | None = None,
-        workflows: WorkflowPort | None = None,
-    ) -> None:
-        self._ports: dict[str, Any] = {"SessionService": sessions, "WorkspaceService": workspaces}
-        if workflows is not None:
-            self._ports["WorkflowService"] = workflows
+    def __init__(self, ports: ServicePorts, ctx: CallContext | None = None) -> None:
+        self._ports: dict[str, Any] = {
+            service.name: ports[service.full_name]
+            for service in SERVICES
+            if service.full_name in ports
+        }
         self._ctx = ctx or CallContext()
 
     def _method(self, method: str) -> Any:
@@ -81,8 +77,7 @@ class InProcess:
 async def in_process(settings: Settings, ctx: CallContext | None = None) -> AsyncIterator[Wire]:
     """A whole core on `settings` (its SQLite file, its workspaces), and a client of it."""
     async with open_core(settings) as core:
-        workflows = WorkflowCore(sessions=core)
-        yield Wire("core", InProcess(core, WorkspaceCore(sessions=core), ctx, workflows))
+        yield Wire("core", InProcess(core.ports, ctx))
 
 
 OpenCore = Callable[..., AbstractAsyncContextManager[Wire]]

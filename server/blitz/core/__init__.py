@@ -1,7 +1,9 @@
 """The transport-free core: sessions, turns, the event log, parking, the ledger.
 
-It implements the session port (`blitz.ports.session`) and drives turns through the agent
-port (`blitz.ports.agent`); it imports nothing from `blitz.agent` or `blitz.transport`.
+It implements the ports of every service (`SessionCore`, `WorkspaceCore`, `WebhookCore`,
+`WorkflowCore`) and drives turns through the agent port (`blitz.ports.agent`); it imports
+nothing from `blitz.agent` or `blitz.transport`. Its parts are built and wired by
+`blitz.assembly`, each handed what it needs; no service reaches through another.
 """
 
 from blitz.core.service import ServerFacts, SessionCore

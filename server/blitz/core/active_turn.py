@@ -61,11 +61,10 @@ class ActiveTurn:
     checkpoint_noticed: bool = False
     # When this process took the turn (time.monotonic()).
     held_since: float = field(default_factory=time.monotonic)
-    # In a workflow run, the step whose work runs now: every event of it carries it in
-    # its envelope (TurnEvent.step), so that a client can group a step's events.
+    # The step whose work runs now, where the turn's runner has steps (a workflow run's):
+    # every event of it carries it in its envelope (TurnEvent.step), so that a client can
+    # group a step's events.
     step: t.FlowStepRef | None = None
-    # Taken over from a process that died while the turn ran (a workflow run resumes).
-    restarted: bool = False
 
     @property
     def session_id(self) -> str:

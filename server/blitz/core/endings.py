@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import structlog
 
@@ -30,8 +30,8 @@ from blitz.core.event_log import EventLog, TurnLost
 from blitz.core.holds import TurnHolds
 from blitz.core.locks import SessionLocks
 from blitz.core.pending import PendingRequests
+from blitz.core.runners import TurnRunner
 from blitz.core.views import session_usage
-from blitz.core.workflow_runs import WorkflowRuns
 from blitz.errors import BlitzError, Reason
 from blitz.store import (
     CheckpointWrite,
@@ -66,8 +66,8 @@ class TurnEndings(TurnHolds):
     _locks: SessionLocks
     _pending: PendingRequests
     _checkpoints: Checkpoints
-    # What carries out `/run` turns: told of a run's end, for its parked step's end.
-    workflows: WorkflowRuns | None = None
+    # What carries out each turn (turns.py): told of its end before `finished` is written.
+    runner_of: Callable[[ActiveTurn], TurnRunner]
 
     # Cancelling
 
@@ -158,8 +158,7 @@ class TurnEndings(TurnHolds):
                 self._lose(active)
                 return
             try:
-                if active.turn.command and error is not None and self.workflows is not None:
-                    await self.workflows.ended(active, error)
+                await self.runner_of(active).ended(active, error)
                 await self._end(active, output=output, error=error, checkpoint=checkpoint)
             except TurnLost:
                 self._lose(active)

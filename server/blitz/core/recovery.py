@@ -104,21 +104,15 @@ class Recovery:
             return
         if session.state == s.SESSION_STATE_CLOSED:
             error = BlitzError(Reason.CANCELLED, "the session was closed")
-        elif await self._is_workflow_run(active.rec):
-            # A workflow run goes on from its stored state, at the step it was in.
-            self._turns.resume_run(active)
+        elif await self._turns.survives(active.rec):
+            # Its runner can go on (a workflow run: from its stored state, at its step).
+            self._turns.take_over(active)
             return
         else:
             error = BlitzError(
                 Reason.SERVER_RESTARTED, "the server running the turn stopped while it ran"
             )
         await self._turns.finish(active, error=error)
-
-    async def _is_workflow_run(self, rec: TurnRecord) -> bool:
-        turn = t.Turn.FromString(rec.turn)
-        if not (turn.command and turn.text.lstrip().startswith("/run")):
-            return False
-        return await self._store.get_workflow_run(rec.session_id, rec.turn_id) is not None
 
     async def sweep_parked(self) -> None:
         """Settle the parked turns the store says need someone (a shared store)."""

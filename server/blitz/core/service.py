@@ -1,14 +1,15 @@
 """SessionService, transport-free: the session port (`blitz.ports.SessionPort`) implemented.
 
-`SessionCore` puts the core together (the event log, the pending requests, the turn
-driver, recovery and, on a shared store, the leases) and serves every call: the session
-lifecycle is `sessions.py`'s, the answers to requests `decisions.py`'s, RewindSession
-`rewind.py`'s (with the turns' checkpoints, `checkpoints.py`), and here are the
-turns (RunTurn, AcceptPlan, RejectPlan, ListTurns, Cancel, Steer), Watch, GetUsage and
-GetServerInfo. Each call checks its request (`validation.py`), finds the caller's session,
-acts through the turn driver, the pending requests and the store, and answers with the
-views of `views.py`. Streams read the event log. It never sees a wire; every failure a client should
-see is a `BlitzError` from the catalog in `blitz.errors`.
+`SessionCore` is handed its parts by `blitz.assembly` (the event log, the locks, the
+pending requests, the turn driver, recovery), keeps this process's leases on a shared
+store, and serves every call: the session lifecycle is `sessions.py`'s, the answers to
+requests `decisions.py`'s, RewindSession `rewind.py`'s (with the turns' checkpoints,
+`checkpoints.py`), and here are the turns (RunTurn, AcceptPlan, RejectPlan, ListTurns,
+Cancel, Steer), Watch, GetUsage and GetServerInfo. Each call checks its request
+(`validation.py`), finds the caller's session, acts through the turn driver, the pending
+requests and the store, and answers with the views of `views.py`. Streams read the event
+log. It never sees a wire; every failure a client should see is a `BlitzError` from the
+catalog in `blitz.errors`.
 
 No answer may outgrow a stock gRPC client (4 MiB): a page of ListSessions ends early once
 its views fill `ANSWER_BUDGET` (its token then leads on from there), GetUsage lists the
@@ -23,18 +24,15 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, ExitStack, aclosing
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from blitz import metrics
 from blitz.core import validation as check
 from blitz.core.checkpoints import Checkpoints
-from blitz.core.deadlines import Deadlines
 from blitz.core.decisions import RULES_MAX, DecisionCalls
 from blitz.core.event_log import EventLog
 from blitz.core.interactions import Interactions
@@ -49,10 +47,8 @@ from blitz.core.recovery import Recovery
 from blitz.core.rewind import RewindCalls
 from blitz.core.sessions import SessionCalls
 from blitz.core.slash_commands import advertised
-from blitz.core.supervisor import Supervisor
 from blitz.core.turns import FORKABLE_TURNS, Turns, new_turn_id
 from blitz.core.views import ledger_entry, session_usage, turn_summary, turn_usage
-from blitz.core.workflow_runs import WorkflowRuns
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
 from blitz.size_limits import ANSWER_BUDGET, EVENT_MAX
@@ -60,10 +56,15 @@ from blitz.store import SessionChange, SessionRecord, Store, TurnPage, TurnRecor
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
-if TYPE_CHECKING:
-    from opentelemetry.trace import Tracer
-
-__all__ = ["PROTOCOL_REVISION", "RULES_MAX", "ServerFacts", "SessionCore"]
+__all__ = [
+    "CHECKPOINT_TURNS",
+    "PROTOCOL_REVISION",
+    "RULES_MAX",
+    "FindSession",
+    "ServerFacts",
+    "SessionCore",
+    "replica_name",
+]
 
 try:
     _SERVER_VERSION = importlib.metadata.version("blitz-server")
@@ -74,6 +75,20 @@ except importlib.metadata.PackageNotFoundError:  # running from a checkout, not 
 # The revision of blitz.v1 this server speaks (ServerInfo.protocol_revision): 1 was the
 # first release; docs/protocol.md ("The server") lists what each later one added.
 PROTOCOL_REVISION = 3
+
+# One more turn than a session can be rewound or forked at keeps its checkpoints: the
+# files at a server command's turn are those at the end of the turn before.
+CHECKPOINT_TURNS = FORKABLE_TURNS + 1
+
+FindSession = Callable[[str, CallContext], Awaitable[SessionRecord]]
+"""The caller's session by its id, or SESSION_NOT_FOUND (another principal's is not
+found): `SessionCore.session_record`, which the other services look their sessions up by."""
+
+
+def replica_name() -> str:
+    """This process, as the holder of what it holds in the store (turns, deliveries): host,
+    pid and a random part, so that a restarted process is another holder."""
+    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
 
 
 @dataclass(frozen=True)
@@ -93,9 +108,12 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
     decisions.py), RewindSession (`RewindCalls`, rewind.py), and here the turns, their
     streams and usage.
 
-    Use as `async with SessionCore(...) as core:`; entering settles what a dead process
-    left (recovery), leaving drains running turns. Methods raise `BlitzError`; streams may
-    raise it mid-way too.
+    Its parts (the event log, the locks, the turn driver and the rest) are built and
+    handed over by `blitz.assembly`, which also opens the event log before this and
+    closes it after. Use as `async with SessionCore(...) as core:`; entering settles what
+    a dead process left (recovery) and, on a shared store, keeps this process's leases,
+    leaving drains running turns. Methods raise `BlitzError`; streams may raise it mid-way
+    too.
     """
 
     def __init__(
@@ -103,87 +121,42 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
         *,
         store: Store,
         agent: AgentPort,
+        log: EventLog,
+        locks: SessionLocks,
+        turns: Turns,
+        pending: PendingRequests,
+        interactions: Interactions,
+        checkpoints: Checkpoints,
+        recovery: Recovery,
         workspace_root: Path,
         default_model: str = "demo",
-        default_max_turns: int = 50,
-        default_timeout: timedelta | None = None,
-        approval_timeout: timedelta | None = None,
         drain_timeout: float = 10.0,
-        max_running_turns: int = 256,
-        refuse_when_full: bool = False,
-        turn_lease: float = 6.0,
-        replica: str = "",
         facts: ServerFacts | None = None,
-        tracer: Tracer | None = None,
         allow_bypass_mode: bool = False,
-        workflows_dir: Path | None = None,
     ) -> None:
-        """`workflows_dir`: the operator's folder of workflow files (docs/workflows.md).
-        `tracer` traces each run of a turn (see turns.py); None: no spans. `replica`
-        names this process as the holder of its turns (made up when empty: host, pid and a
-        random part, so a restarted process is another holder). `allow_bypass_mode`:
-        sessions and turns may ask for the bypass mode."""
+        """`turns`: the turn driver, over the same `log`, `locks`, `pending` requests,
+        `interactions` and `checkpoints`; `recovery` settles what a dead process left of
+        its turns. `allow_bypass_mode`: sessions and turns may ask for the bypass mode."""
         self._store = store
         self._agent = agent
+        self._log = log
+        self._locks = locks
+        self._turns = turns
+        self._pending = pending
+        # The calls people wait on (admissions, Decides): agent work gives way to them.
+        self._interactions = interactions
+        self._checkpoints = checkpoints
+        self._recovery = recovery
         self._workspace_root = Path(workspace_root)
         self._default_model = default_model
         self._facts = facts or ServerFacts()
         self._bypass_allowed = allow_bypass_mode
         self._drain_timeout = drain_timeout
-        self._locks = SessionLocks()
-        self._log = EventLog(store)
-        self._timers = Supervisor("deadlines")
-        self._pending = PendingRequests(
-            store=store,
-            log=self._log,
-            locks=self._locks,
-            deadlines=Deadlines(self._timers),
-            approval_timeout=approval_timeout,
-        )
-        # The calls people wait on (admissions, Decides): agent work gives way to them.
-        self._interactions = Interactions()
-        # One more turn than a session can be rewound or forked at keeps its checkpoints:
-        # the files at a server command's turn are those at the end of the turn before.
-        self._checkpoints = Checkpoints(
-            store=store,
-            log=self._log,
-            workspace_root=self._workspace_root,
-            keep_turns=FORKABLE_TURNS + 1,
-        )
-        self._turns = Turns(
-            store=store,
-            log=self._log,
-            agent=agent,
-            locks=self._locks,
-            pending=self._pending,
-            workspace_root=self._workspace_root,
-            default_max_turns=default_max_turns,
-            default_timeout=default_timeout,
-            owner=replica or f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}",
-            lease=turn_lease,
-            interactions=self._interactions,
-            checkpoints=self._checkpoints,
-            max_running=max_running_turns,
-            refuse_when_full=refuse_when_full,
-            tracer=tracer,
-            workflows=WorkflowRuns(
-                store=store,
-                log=self._log,
-                agent=agent,
-                workspace_root=self._workspace_root,
-                workflows_dir=workflows_dir,
-            ),
-        )
-        self._workflows_dir = workflows_dir
-        self._recovery = Recovery(
-            store=store, log=self._log, turns=self._turns, pending=self._pending
-        )
         self._leases = AsyncExitStack()
         self._uncount = lambda: None
 
     async def __aenter__(self) -> SessionCore:
         self._workspace_root.mkdir(parents=True, exist_ok=True)
-        await self._log.__aenter__()
         self._uncount = metrics.count_live(self._live_counts)
         try:
             await self._recovery.at_start()
@@ -193,8 +166,6 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
                 )
         except BaseException:
             self._uncount()
-            await self._timers.aclose()
-            await self._log.__aexit__(None, None, None)
             raise
         return self
 
@@ -207,10 +178,8 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
         try:
             await self._turns.drain(self._drain_timeout)
             await self._leases.aclose()
-            await self._timers.aclose()
         finally:
             self._uncount()
-            await self._log.__aexit__(exc_type, exc, tb)
 
     def _live_counts(self) -> metrics.LiveCounts:
         return metrics.LiveCounts(
@@ -220,44 +189,10 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
             agent_steps_waiting=self._interactions.waiting,
         )
 
-    @property
-    def facts(self) -> ServerFacts:
-        return self._facts
-
     def add_feature(self, feature: str) -> None:
         """Say `feature` in GetServerInfo from now on (tokens, once they are required)."""
         if feature not in self._facts.features:
             self._facts = replace(self._facts, features=(*self._facts.features, feature))
-
-    @property
-    def workspace_root(self) -> Path:
-        return self._workspace_root
-
-    @property
-    def workflows_dir(self) -> Path | None:
-        """The operator's folder of workflow files, shared by every principal."""
-        return self._workflows_dir
-
-    @property
-    def workflow_runs(self) -> WorkflowRuns:
-        """What carries out `/run` turns (workflow_runs.py)."""
-        runs = self._turns.workflows
-        assert runs is not None  # the core always gives the turn driver one
-        return runs
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def event_log(self) -> EventLog:
-        """The one event pipeline, for the parts of the core beside the session calls."""
-        return self._log
-
-    @property
-    def replica(self) -> str:
-        """This process, as the holder of what it holds in the store (turns, deliveries)."""
-        return self._turns.owner
 
     async def get_server_info(self, req: s.GetServerInfoRequest, ctx: CallContext) -> s.ServerInfo:
         """What this server is and speaks; the same for every caller."""

@@ -34,7 +34,6 @@ import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
@@ -49,15 +48,13 @@ from blitz.core.locks import SessionLocks
 from blitz.core.pending import Answered, PendingRequests
 from blitz.core.plans import proposal, proposed_event
 from blitz.core.queue import TurnQueue
-from blitz.core.slash_commands import CommandContext, parse_command, run_command
+from blitz.core.runners import Outcome, Runners, TurnRunner
 from blitz.core.slots import RunSlots
 from blitz.core.supervisor import Supervisor
 from blitz.core.turn_io import TurnChannel
 from blitz.core.views import session_usage
-from blitz.core.workflow_runs import WorkflowRuns
 from blitz.errors import BlitzError, Reason, internal_error
-from blitz.paths import PathRefused, Workspace
-from blitz.ports import AgentPort, Completed, ImageInput, Parked, Resolution
+from blitz.ports import Completed, ImageInput, Parked, Resolution
 from blitz.store import (
     SessionChange,
     SessionRecord,
@@ -90,10 +87,9 @@ class Turns(TurnQueue):
         *,
         store: Store,
         log: EventLog,
-        agent: AgentPort,
+        runners: Runners,
         locks: SessionLocks,
         pending: PendingRequests,
-        workspace_root: Path,
         default_max_turns: int,
         default_timeout: timedelta | None,
         owner: str,
@@ -103,9 +99,8 @@ class Turns(TurnQueue):
         max_running: int = 256,
         refuse_when_full: bool = False,
         tracer: Tracer | None = None,
-        workflows: WorkflowRuns | None = None,
     ) -> None:
-        """`workflows`: what carries out `/run` turns (workflow_runs.py).
+        """`runners`: what carries out each kind of turn (runners.py), asked in order.
         `interactions`: the calls people wait on, which agent work gives way to;
         `checkpoints`: what takes each turn's snapshots of its workspace; `max_running`
         runs at once, and past it a new turn waits with a notice, or, with
@@ -117,10 +112,9 @@ class Turns(TurnQueue):
         self._asked: Callable[[], None] = lambda: None
         self._store = store
         self._log = log
-        self._agent = agent
+        self._runners = runners
         self._locks = locks
         self._pending = pending
-        self._workspace_root = workspace_root
         self._default_max_turns = default_max_turns
         self._default_timeout = default_timeout
         self._tracer = tracer
@@ -129,7 +123,6 @@ class Turns(TurnQueue):
         self._slots = RunSlots(max_running, refuse_when_full=refuse_when_full)
         self._interactions = interactions
         self._checkpoints = checkpoints
-        self.workflows = workflows
         pending.listen(self)
         log.listen(self)
 
@@ -219,13 +212,26 @@ class Turns(TurnQueue):
 
     # Driving
 
-    def _launch(self, active: ActiveTurn, results: dict[str, Resolution] | None) -> None:
-        """Drive the turn in a task of its own: its first run, or a resume with `results`."""
+    def _launch(
+        self,
+        active: ActiveTurn,
+        results: dict[str, Resolution] | None,
+        *,
+        taken_over: bool = False,
+    ) -> None:
+        """Drive the turn in a task of its own: its first run, a resume with `results`, or
+        the run of a turn `taken_over` from a process that died while it ran."""
         active.task = self._tasks.spawn(
-            self._advance(active, results), name=f"turn-{active.turn_id}"
+            self._advance(active, results, taken_over=taken_over), name=f"turn-{active.turn_id}"
         )
 
-    async def _advance(self, active: ActiveTurn, results: dict[str, Resolution] | None) -> None:
+    async def _advance(
+        self,
+        active: ActiveTurn,
+        results: dict[str, Resolution] | None,
+        *,
+        taken_over: bool = False,
+    ) -> None:
         rec = active.rec
         io = TurnChannel(
             active,
@@ -252,7 +258,7 @@ class Turns(TurnQueue):
                     await self._log.commit(rec.session_id, rec.turn_id, waiting, fence=rec.epoch)
                 async with self._slots.held():
                     async with asyncio.timeout_at(deadline) as scope:
-                        outcome = await self._step(active, io, results)
+                        outcome = await self._step(active, io, results, taken_over)
                     await self._settle(active, outcome)
             except TimeoutError:
                 if not scope.expired():
@@ -296,69 +302,33 @@ class Turns(TurnQueue):
         )
 
     async def _step(
-        self, active: ActiveTurn, io: TurnChannel, results: dict[str, Resolution] | None
-    ) -> Completed | Parked | str:
-        """One run of the turn: a server command, the agent's first run, or a resume."""
-        rec, session = active.rec, active.session
-        if active.turn.command:
-            name, arg = parse_command(active.turn.text)
-            if name == "run" and self.workflows is not None:
-                log.info("workflow_advanced", resumed=results is not None)
-                workspace = self._open_workspace(session)
-                return await self.workflows.advance(active, io, workspace, arg, results)
-            log.info("command_started", command=name)
-            context = CommandContext(
-                store=self._store,
-                session_id=session.id,
-                model=session.model,
-                io=io,
-                agent=self._agent,
-            )
-            return await run_command(name, arg, context)
-        workspace = self._open_workspace(session)
+        self,
+        active: ActiveTurn,
+        io: TurnChannel,
+        results: dict[str, Resolution] | None,
+        taken_over: bool,
+    ) -> Outcome:
+        """One run of the turn, by the runner that claims it (runners.py)."""
+        runner = self._runners.of(active.turn)
+        if taken_over:
+            return await runner.take_over(active, io)
         if results is None:
-            if not active.aside:
-                # What the files were before the agent ran, for a rewind or a fork.
-                await self._checkpoints.take_start(active)
-            log.info("turn_started")
-            return await self._agent.start(
-                io=io,
-                model=session.model,
-                workspace=workspace,
-                history=await self._store.get_history(rec.session_id),
-                prompt=active.prompt,
-                policy=active.policy(first=True),
-            )
-        log.info("turn_resumed")
-        assert rec.history is not None
-        return await self._agent.resume(
-            io=io,
-            model=session.model,
-            workspace=workspace,
-            history=rec.history,
-            results=results,
-            policy=active.policy(first=False),
-        )
+            return await runner.start(active, io)
+        return await runner.resume(active, io, results)
 
-    def resume_run(self, active: ActiveTurn) -> None:
-        """Go on with a workflow run taken over from a process that died while it ran: at
-        the step it was in, which is retried or fails with SERVER_RESTARTED
-        (workflow_runs.py)."""
-        active.restarted = True
-        log.info("workflow_run_resumed", session_id=active.session_id, turn_id=active.turn_id)
-        self._launch(active, None)
+    async def survives(self, rec: TurnRecord) -> bool:
+        """Whether a turn left running by a process that died can go on (its runner's
+        word); if not, it ends with SERVER_RESTARTED (recovery.py)."""
+        return await self._runners.of(t.Turn.FromString(rec.turn)).survives(rec)
 
-    def _open_workspace(self, session: SessionRecord) -> Path:
-        """The session's folder, opened by its name without following a link: a folder
-        replaced by a link since the session was made is refused, not followed."""
-        try:
-            return Workspace.named(self._workspace_root, session.workspace).root
-        except (OSError, PathRefused):
-            raise BlitzError(
-                Reason.FILE_NOT_FOUND,
-                f"the session's workspace {session.workspace!r} is gone or is not a folder",
-                {"path": session.workspace},
-            ) from None
+    def take_over(self, active: ActiveTurn) -> None:
+        """Go on with a turn taken over from a process that died while it ran, as its
+        runner says (a workflow run: at the step it was in)."""
+        self._launch(active, None, taken_over=True)
+
+    def runner_of(self, active: ActiveTurn) -> TurnRunner:
+        """What carries out the turn (endings.py tells it of the turn's end)."""
+        return self._runners.of(active.turn)
 
     async def _settle(self, active: ActiveTurn, outcome: Completed | Parked | str) -> None:
         """Act on how a run ended: park it, or finish the turn."""

@@ -27,7 +27,6 @@ the limit, and is not retried (the same template fails the same way again).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 import uuid
@@ -36,17 +35,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import structlog
 from google.protobuf.json_format import MessageToDict
 
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.event_log import EventLog
+from blitz.core.runners import OpenWorkspace
 from blitz.core.workflow_state import Frame, RunState, cap, flow_event, parse_run
 from blitz.errors import BlitzError, Reason
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.ports import AgentPort, AnswerResult, Completed, Parked, Resolution, TurnIO
 from blitz.ports.agent import ModelCallUsage, RuleDecision
 from blitz.redact import redact_text
-from blitz.store import FlowWrite, Store
+from blitz.store import FlowWrite, Store, TurnRecord
 from blitz.v1 import turn_pb2 as t
 from blitz.workflows import (
     BudgetExceeded,
@@ -70,6 +71,8 @@ from blitz.workflows.definitions import (
 
 __all__ = ["WorkflowRuns"]
 
+log = structlog.get_logger(__name__)
+
 # A step's output as the run's state keeps it (its `flow_step` carries less: EVENT_OUTPUT).
 _KEPT_OUTPUT = 64 * 1024
 # Rejections of one plan before the run gives up.
@@ -77,6 +80,8 @@ _MAX_REPLANS = 10
 # The model that carries out a command step: scripted, offline, free.
 _SCRIPTED = "demo"
 _ACCEPT, _REJECT = "accept", "reject"
+# The slash command whose turns are workflow runs.
+_COMMAND = "/run"
 
 
 class _Again(Exception):
@@ -136,7 +141,8 @@ def _new_run() -> str:
 
 
 class WorkflowRuns:
-    """Carries out `/run` turns (see the module doc)."""
+    """Carries out `/run` turns (see the module doc): the turn driver's runner of workflow
+    runs (`runners.TurnRunner`), asked before the slash commands' runner."""
 
     def __init__(
         self,
@@ -146,6 +152,7 @@ class WorkflowRuns:
         agent: AgentPort,
         workspace_root: Path,
         workflows_dir: Path | None,
+        open_workspace: OpenWorkspace,
         template_budget: TemplateBudget | None = None,
     ) -> None:
         self._store = store
@@ -153,7 +160,43 @@ class WorkflowRuns:
         self._agent = agent
         self._workspace_root = workspace_root
         self._dir = workflows_dir
+        self._open_workspace = open_workspace
         self.template_budget = template_budget or TemplateBudget()
+
+    # The turn driver's runner (runners.TurnRunner)
+
+    def claims(self, turn: t.Turn) -> bool:
+        return turn.command and turn.text.strip().partition(" ")[0].lower() == _COMMAND
+
+    async def start(self, active: ActiveTurn, io: TurnIO) -> Completed | Parked | str:
+        return await self._advance(active, io, None, restarted=False)
+
+    async def resume(
+        self, active: ActiveTurn, io: TurnIO, results: dict[str, Resolution]
+    ) -> Completed | Parked | str:
+        return await self._advance(active, io, results, restarted=False)
+
+    async def survives(self, rec: TurnRecord) -> bool:
+        """A run whose state is stored goes on at the step it was in."""
+        return await self._store.get_workflow_run(rec.session_id, rec.turn_id) is not None
+
+    async def take_over(self, active: ActiveTurn, io: TurnIO) -> Completed | Parked | str:
+        """At the step it was in, which is retried or fails with SERVER_RESTARTED."""
+        log.info("workflow_run_resumed", session_id=active.session_id, turn_id=active.turn_id)
+        return await self._advance(active, io, None, restarted=True)
+
+    async def _advance(
+        self,
+        active: ActiveTurn,
+        io: TurnIO,
+        results: dict[str, Resolution] | None,
+        *,
+        restarted: bool,
+    ) -> Completed | Parked | str:
+        log.info("workflow_advanced", resumed=results is not None)
+        workspace = self._open_workspace(active.session)
+        arg = active.turn.text.strip().partition(" ")[2].strip()
+        return await self.advance(active, io, workspace, arg, results, restarted=restarted)
 
     async def file_of(self, workspace: str, name: str) -> str:
         """The file that defines the workflow `name` for `workspace` now, as errors name it
@@ -196,6 +239,8 @@ class WorkflowRuns:
         workspace: Path,
         arg: str,
         results: dict[str, Resolution] | None,
+        *,
+        restarted: bool = False,
     ) -> Completed | Parked | str:
         """One run of the turn: from the start, from where it stopped, or on with `results`."""
         stored = await self._store.get_workflow_run(active.session_id, active.turn_id)
@@ -209,14 +254,15 @@ class WorkflowRuns:
             seen = set(state.seen)
             results = {k: v for k, v in results.items() if k not in seen}
         run = _Run(self, active, io, workspace, state)
-        run.restarted = active.restarted
-        active.restarted = False
+        run.restarted = restarted
         run.apply_limits()
         return await run.frame(state.root, results)
 
-    async def ended(self, active: ActiveTurn, error: BlitzError) -> None:
+    async def ended(self, active: ActiveTurn, error: BlitzError | None) -> None:
         """A run ends while parked (cancelled, timed out, its session closed): its waiting
         steps are `cancelled`, innermost first. A step that was running said so itself."""
+        if error is None:
+            return
         sid, tid = active.session_id, active.turn_id
         stored = await self._store.get_workflow_run(sid, tid)
         if stored is None:
@@ -473,8 +519,11 @@ class _Run:
         except asyncio.CancelledError:
             frame.waiting = False  # said here: the run's end has nothing more to say of it
             why = self._active.cancel_reason or self._stopped_why()
-            with contextlib.suppress(Exception):
+            try:
                 await self._flow(frame, step, "cancelled", error=why)
+            except Exception:
+                # The cancel goes on regardless: the run's end says what it can.
+                log.warning("workflow_step_cancel_unrecorded", step=step.id, exc_info=True)
             raise
         finally:
             self._active.step = None

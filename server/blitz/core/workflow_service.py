@@ -10,13 +10,14 @@ the operator's --workflows-dir (`blitz.workflows.catalog`), off the event loop.
 from __future__ import annotations
 
 import shlex
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from google.protobuf import struct_pb2
 
 from blitz.core import validation as check
-from blitz.core.service import SessionCore
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.ports import CallContext
@@ -25,7 +26,14 @@ from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workflow_pb2 as f
 from blitz.workflows import Found, Workflow, resolve, workflows_of
 
-__all__ = ["WorkflowCore", "run_text"]
+if TYPE_CHECKING:
+    from blitz.core.service import FindSession
+    from blitz.core.workflow_runs import WorkflowRuns
+
+__all__ = ["RunTurn", "WorkflowCore", "run_text"]
+
+# How a run is started: RunTurn (`SessionCore.run_turn`), with the caller's context.
+RunTurn = Callable[[s.RunTurnRequest, CallContext], AsyncIterator[t.TurnEvent]]
 
 # Turn fields that are the run's own: RunWorkflow refuses them set.
 _RUN_OWNED = ("text", "prompt", "command", "plan", "aside", "accepted", "image_ids", "context")
@@ -71,14 +79,30 @@ def _text(value: str | int | bool) -> str:
 class WorkflowCore:
     """Every WorkflowService call; sessions are looked up (and owned) as in SessionCore."""
 
-    def __init__(self, *, sessions: SessionCore) -> None:
-        self._sessions = sessions
-        self._dir = sessions.workflows_dir
+    def __init__(
+        self,
+        *,
+        find_session: FindSession,
+        run_turn: RunTurn,
+        runs: WorkflowRuns,
+        workspace_root: Path,
+        workflows_dir: Path | None,
+    ) -> None:
+        """`find_session`: the caller's session (`SessionCore.session_record`);
+        `run_turn`: RunTurn, which runs a workflow as the `/run` command turn; `runs`: what
+        carries out such a turn (`workflow_runs.py`), asked first whether it can start;
+        `workflows_dir`: the operator's folder of workflow files, shared by every
+        principal."""
+        self._find_session = find_session
+        self._run_turn = run_turn
+        self._runs = runs
+        self._workspace_root = Path(workspace_root)
+        self._dir = workflows_dir
 
     async def _found(self, session_id: str, ctx: CallContext) -> dict[str, Found]:
         check.require(session_id, "session_id")
-        session = await self._sessions.session_record(session_id, ctx)
-        root = self._sessions.workspace_root
+        session = await self._find_session(session_id, ctx)
+        root = self._workspace_root
         try:
             return await FILE_CALLS.run(workflows_of, root, session.workspace, self._dir)
         except CallTimedOut:
@@ -124,9 +148,9 @@ class WorkflowCore:
         run = s.RunTurnRequest(
             session_id=req.session_id, turn=turn, turn_id=req.turn_id, busy=req.busy
         )
-        session = await self._sessions.session_record(req.session_id, ctx)
-        await self._sessions.workflow_runs.prepare(session.workspace, req.name, dict(req.params))
-        events = self._sessions.run_turn(run, ctx)
+        session = await self._find_session(req.session_id, ctx)
+        await self._runs.prepare(session.workspace, req.name, dict(req.params))
+        events = self._run_turn(run, ctx)
         async with aclosing(events):  # type: ignore[type-var]
             async for event in events:
                 yield event

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import time
 import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from blitz.core.diffs import session_diff
-from blitz.core.service import SessionCore
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import CallContext
 from blitz.redact import mask_known_bytes
-from blitz.store import FileOriginal, ImageRecord
+from blitz.store import FileOriginal, ImageRecord, Store
 from blitz.v1 import workspace_pb2 as w
+
+if TYPE_CHECKING:
+    from blitz.core.service import FindSession
 
 __all__ = ["IMAGE_MAX_BYTES", "IMAGE_TYPES", "WorkspaceCore"]
 
@@ -48,18 +52,24 @@ class WorkspaceCore:
     def __init__(
         self,
         *,
-        sessions: SessionCore,
+        find_session: FindSession,
+        store: Store,
+        workspace_root: Path,
         image_max_bytes: int = IMAGE_MAX_BYTES,
         read_max_bytes: int = 1024 * 1024,
     ) -> None:
-        self._sessions = sessions
+        """`find_session`: the caller's session (`SessionCore.session_record`);
+        `workspace_root`: the folder the sessions' workspaces are in."""
+        self._find_session = find_session
+        self._store = store
+        self._workspace_root = Path(workspace_root)
         self._image_max = image_max_bytes
         self._read_max = read_max_bytes
 
     async def upload_image(
         self, req: w.UploadImageRequest, ctx: CallContext
     ) -> w.UploadImageResponse:
-        session = await self._sessions.session_record(req.session_id, ctx)
+        session = await self._find_session(req.session_id, ctx)
         magic = IMAGE_TYPES.get(req.media_type)
         if magic is None:
             raise invalid_argument(
@@ -86,14 +96,14 @@ class WorkspaceCore:
             data=req.data,
             create_time=time.time(),
         )
-        await self._sessions.store.add_image(image)
+        await self._store.add_image(image)
         return w.UploadImageResponse(image_id=image.id, size=len(req.data))
 
     async def _workspace(self, session_id: str, ctx: CallContext) -> Workspace:
-        session = await self._sessions.session_record(session_id, ctx)
+        session = await self._find_session(session_id, ctx)
         name = session.workspace
         try:
-            return await FILE_CALLS.run(Workspace.named, self._sessions.workspace_root, name)
+            return await FILE_CALLS.run(Workspace.named, self._workspace_root, name)
         except PathRefused as exc:
             reason = str(exc)
         except FileNotFoundError:
@@ -157,7 +167,7 @@ class WorkspaceCore:
             FileOriginal(
                 o.session_id, o.path, None if o.content is None else mask_known_bytes(o.content)
             )
-            for o in await self._sessions.store.originals(req.session_id)
+            for o in await self._store.originals(req.session_id)
         ]
 
         def current(path: str) -> bytes | None:

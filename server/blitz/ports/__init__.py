@@ -1,8 +1,9 @@
 """The ports: the contracts between the layers, owned by none of them.
 
 `agent` is what the core and an agent say to each other for one turn; `session` and
-`webhooks` are what the transports ask of the core. Adapters implement them;
-`blitz.server` wires them up.
+`webhooks` are what the transports ask of the core, and `services` how the transports are
+handed them (each service's port by the service's name). Adapters implement them;
+`blitz.assembly` wires them up.
 """
 
 from blitz.ports.agent import (
@@ -18,6 +19,7 @@ from blitz.ports.agent import (
     TurnIO,
     TurnPolicy,
 )
+from blitz.ports.services import ServicePorts
 from blitz.ports.session import (
     Authenticate,
     CallContext,
@@ -39,6 +41,7 @@ __all__ = [
     "Parked",
     "Resolution",
     "RuleDecision",
+    "ServicePorts",
     "SessionPort",
     "TurnIO",
     "TurnPolicy",

@@ -115,7 +115,7 @@ class WorkspacePort(Protocol):
 
 
 class WorkflowPort(Protocol):
-    """`blitz.v1.WorkflowService`, transport-free (implemented by `blitz.core.SessionCore`)."""
+    """`blitz.v1.WorkflowService`, transport-free (implemented by `blitz.core.WorkflowCore`)."""
 
     def run_workflow(
         self, req: f.RunWorkflowRequest, ctx: CallContext

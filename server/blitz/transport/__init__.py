@@ -1,11 +1,12 @@
-"""Transports: thin adapters from the wire to the session and workspace ports.
+"""Transports: thin adapters from the wire to the ports of every service.
 
 `grpc` serves `grpc.aio`; `connect` serves Connect and gRPC-Web as ASGI apps, which
 `http` routes and runs under uvicorn behind `rebinding`'s Host and Origin checks; `gate`
 admits calls and drains them at shutdown; `unexpected` turns any other exception than a
 `BlitzError` into INTERNAL for both. None of
-them holds a business rule or knows the core: they build a `CallContext`, call a port and
-map its errors.
+them holds a business rule or knows the core: they are handed each service's port by the
+service's name (`blitz.ports.ServicePorts`), build a `CallContext`, call a port and map
+its errors.
 """
 
 from blitz.transport.connect import build_connect_apps

@@ -27,7 +27,6 @@ No business logic here.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from connectrpc.code import Code
@@ -39,7 +38,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.descriptor_pb2 import MethodOptions
 
 from blitz.errors import BlitzError, Status
-from blitz.ports import Authenticate, CallContext
+from blitz.ports import Authenticate, CallContext, ServicePorts
 from blitz.transport.calls import Calls
 from blitz.transport.connect_errors import Guarded, InfoDetail, ProtocolErrors
 from blitz.transport.error_size import fit_error
@@ -163,7 +162,7 @@ class _ExplainedCodec:
 
 
 def build_connect_apps(
-    ports: Mapping[str, object],
+    ports: ServicePorts,
     gate: CallGate,
     *,
     authenticate: Authenticate | None = None,
@@ -171,8 +170,9 @@ def build_connect_apps(
 ) -> list[MountedApp]:
     """The Connect (and gRPC-Web) ASGI apps of every service, for the HTTP port's router.
 
-    `ports` serve the services by full name (`methods.SERVICES`); `authenticate` checks
-    each call first (None: no token needed).
+    `ports` serve the services by full name, one for each of `methods.SERVICES`
+    (`blitz.ports.ServicePorts`); `authenticate` checks each call first (None: no token
+    needed).
     """
     calls = Calls(ports, gate, _ConnectWire(), authenticate=authenticate)
     options = {

@@ -13,7 +13,7 @@ No business logic here: a rule about sessions or turns belongs to the core.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import grpc
@@ -24,7 +24,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from blitz.errors import BlitzError, Status
-from blitz.ports import Authenticate, CallContext
+from blitz.ports import Authenticate, CallContext, ServicePorts
 from blitz.transport.calls import Calls
 from blitz.transport.error_size import fit_error
 from blitz.transport.gate import MAX_REQUEST_BYTES, CallGate
@@ -124,7 +124,7 @@ class GatedHealthServicer(health.aio.HealthServicer):
 
 
 def build_grpc_server(
-    ports: Mapping[str, object],
+    ports: ServicePorts,
     gate: CallGate,
     health_servicer: health.aio.HealthServicer,
     *,
@@ -134,10 +134,11 @@ def build_grpc_server(
 ) -> grpc.aio.Server:
     """A `grpc.aio` server with Blitz's services, health and reflection; not yet bound.
 
-    `ports` serve the services by full name (`methods.SERVICES`); `authenticate` checks
-    each call first (None: no token needed). `interceptors` (tracing's) run outside
-    Blitz's own, so they see every call whole. `reuse_port`: the port is shared with the
-    other workers of `--workers` (SO_REUSEPORT), never otherwise.
+    `ports` serve the services by full name, one for each of `methods.SERVICES`
+    (`blitz.ports.ServicePorts`); `authenticate` checks each call first (None: no token
+    needed). `interceptors` (tracing's) run outside Blitz's own, so they see every call
+    whole. `reuse_port`: the port is shared with the other workers of `--workers`
+    (SO_REUSEPORT), never otherwise.
     """
     server = grpc.aio.server(
         interceptors=[*interceptors, NotOurs(_abort)],

@@ -18,13 +18,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import structlog
 
 from blitz.config.webhooks import DeclaredWebhook
 from blitz.core import validation as check
-from blitz.core.service import SessionCore
 from blitz.core.webhooks import checks
 from blitz.core.webhooks.declared import declared_records
 from blitz.core.webhooks.dispatcher import Dispatcher
@@ -35,8 +35,12 @@ from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.outbound import AddressPolicy
 from blitz.ports import CallContext
 from blitz.size_limits import ANSWER_BUDGET
-from blitz.store import DeliveryPage, WebhookRecord
+from blitz.store import DeliveryPage, Store, WebhookRecord
 from blitz.v1 import webhooks_pb2 as wh
+
+if TYPE_CHECKING:
+    from blitz.core.event_log import EventLog
+    from blitz.core.service import FindSession
 
 __all__ = ["WebhookCore"]
 
@@ -50,7 +54,10 @@ class WebhookCore:
     def __init__(
         self,
         *,
-        sessions: SessionCore,
+        find_session: FindSession,
+        store: Store,
+        log: EventLog,
+        replica: str,
         policy: AddressPolicy,
         retry: Retries,
         timeout: float = 10.0,
@@ -58,16 +65,19 @@ class WebhookCore:
         public_url: str = "",
         declared: Sequence[DeclaredWebhook] = (),
     ) -> None:
-        """`policy`: which internal addresses deliveries may reach (and over plain http);
-        `sessions`: the session core, whose sessions, event log and replica name these are."""
-        self._sessions = sessions
-        self._store = sessions.store
+        """`find_session`: the caller's session (`SessionCore.session_record`), for a
+        webhook of one session; `log`: the event log, whose batches wake the dispatcher
+        when they put an event in the outbox; `replica`: this process, as the holder of the
+        deliveries it claims; `policy`: which internal addresses deliveries may reach (and
+        over plain http)."""
+        self._find_session = find_session
+        self._store = store
         self._policy = policy
         self._declared = declared_records(declared, now=time.time())  # ValueError
         self._dispatcher = Dispatcher(
-            store=sessions.store,
-            log=sessions.event_log,
-            replica=sessions.replica,
+            store=store,
+            log=log,
+            replica=replica,
             policy=policy,
             timeout=timeout,
             retry=retry,
@@ -115,7 +125,7 @@ class WebhookCore:
         if req.server_wide and not ctx.admin:
             raise checks.server_wide_refused()
         if req.session_id:
-            await self._sessions.session_record(req.session_id, ctx)
+            await self._find_session(req.session_id, ctx)
         await checks.target(req.url, self._policy)
         owned = [w for w in await self._store.list_webhooks(ctx.caller) if not w.declared]
         if len(owned) >= checks.WEBHOOKS_MAX:
@@ -177,7 +187,7 @@ class WebhookCore:
                 rec.labels = dict(req.labels)
             elif path == "session_id":
                 if req.session_id:
-                    await self._sessions.session_record(req.session_id, ctx)
+                    await self._find_session(req.session_id, ctx)
                 rec.session_id = req.session_id
             elif path == "description":
                 checks.check_fields(

@@ -47,7 +47,7 @@ def test_the_server_loads_none_of_the_lazy_modules() -> None:
 
 def test_each_lazy_module_comes_in_when_its_user_runs() -> None:
     loaded = _imported_by(
-        "from blitz.core.rules import command_parts\n"
+        "from blitz.core.requests.rules import command_parts\n"
         "from blitz.forms import values_problem\n"
         "assert command_parts('echo $(id)') is None\n"
         "form = {'type': 'object', 'properties': {'a': {'type': 'string'}}}\n"

@@ -43,19 +43,19 @@ from blitz.agent import (
 from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings, hidden_paths, refused_bind
 from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore, WorkflowCore, WorkspaceCore
-from blitz.core.checkpoints import Checkpoints
-from blitz.core.deadlines import Deadlines
-from blitz.core.event_log import EventLog
-from blitz.core.interactions import Interactions
+from blitz.core.api.service import CHECKPOINT_TURNS, FindSession, replica_name
+from blitz.core.api.workspace_service import IMAGE_MAX_BYTES
+from blitz.core.driver.interactions import Interactions
+from blitz.core.driver.recovery import Recovery
+from blitz.core.driver.runners import AgentRunner, CommandRunner, Runners, open_workspace
+from blitz.core.driver.turns import Turns
+from blitz.core.events.event_log import EventLog
+from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.locks import SessionLocks
-from blitz.core.pending import PendingRequests
-from blitz.core.recovery import Recovery
-from blitz.core.runners import AgentRunner, CommandRunner, Runners, open_workspace
-from blitz.core.service import CHECKPOINT_TURNS, FindSession, replica_name
+from blitz.core.requests.deadlines import Deadlines
+from blitz.core.requests.pending import PendingRequests
 from blitz.core.supervisor import Supervisor
-from blitz.core.turns import Turns
-from blitz.core.workflow_runs import WorkflowRuns
-from blitz.core.workspace_service import IMAGE_MAX_BYTES
+from blitz.core.workflows.workflow_runs import WorkflowRuns
 from blitz.outbound import AddressPolicy, parse_ranges
 from blitz.ports import AgentPort, ServicePorts
 from blitz.redact import add_known_secrets

@@ -77,7 +77,7 @@ _TURNS_PARKED = Gauge(
 _STEPS_WAITING = Gauge(
     "blitz_agent_steps_waiting",
     "Steps of turns' agent work waiting for the calls people wait on, and for their turn"
-    " of the event loop (core/interactions.py): above a few, the server is short of CPU.",
+    " of the event loop (core/driver/interactions.py): above a few, the server is short of CPU.",
     registry=REGISTRY,
 )
 _WATCHERS = Gauge(

@@ -4,7 +4,7 @@ Two steps, both here. `Workspace.resolve` decides: it turns a path the model or 
 wrote into a real path inside the workspace, or refuses it with `PathRefused` (`..`,
 absolute paths outside the root, links that lead out, names too long). The file calls
 (`read`, `entries`, `files`, `current`, `write`, `delete`; `folder` hands the core a
-folder's descriptor for its own walks, core/snapshots.py) then act on that decision without
+folder's descriptor for its own walks, core/files/snapshots.py) then act on that decision without
 trusting it to still hold. Each opens the workspace folder and checks it is the one it was,
 then walks down one component at a time relative to the folder's descriptor with
 O_NOFOLLOW: a link swapped in after the decision ends the walk with a refusal instead of

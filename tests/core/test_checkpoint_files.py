@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from blitz.core import snapshots
-from blitz.core.manifests import FILE, FOLDER, LINK, OTHER, Entry, changed_paths, decode
-from blitz.core.restoring import clear, depth_order, put_back
-from blitz.core.snapshots import take_snapshot
+from blitz.core.files import snapshots
+from blitz.core.files.manifests import FILE, FOLDER, LINK, OTHER, Entry, changed_paths, decode
+from blitz.core.files.restoring import clear, depth_order, put_back
+from blitz.core.files.snapshots import take_snapshot
 
 
 def snapshot(ws: Path, previous: bytes | None = None) -> snapshots.Snapshot:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from blitz.config import Settings
-from blitz.core.event_log import _BACKLOG_HIGH, EventLog, TurnLost
+from blitz.core.events.event_log import _BACKLOG_HIGH, EventLog, TurnLost
 from blitz.errors import BlitzError
 from blitz.size_limits import EVENT_MAX
 from blitz.store import (

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from blitz.core.rules import MAX_GLOBSTARS, command_parts, made_rule, verdict
+from blitz.core.requests.rules import MAX_GLOBSTARS, command_parts, made_rule, verdict
 from blitz.errors import BlitzError
 from blitz.forms import FORM_PATTERN_MAX, form_problem, values_problem
 from blitz.store import RuleRecord

@@ -1,4 +1,4 @@
-"""Agent work gives way to the calls people wait on (core/interactions.py)."""
+"""Agent work gives way to the calls people wait on (core/driver/interactions.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from blitz.core.interactions import Interactions
+from blitz.core.driver.interactions import Interactions
 
 
 def _recorded(gate: Interactions, went: list[object]) -> Callable[[object], Awaitable[None]]:

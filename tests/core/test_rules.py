@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from blitz.core.rules import command_parts, suggested_rule, verdict
+from blitz.core.requests.rules import command_parts, suggested_rule, verdict
 from blitz.store import RuleRecord
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -151,7 +151,7 @@ def test_no_rule_is_suggested_where_none_would_be_safe_or_broader(label):
 )
 def test_plain_words_are_read_as_the_parser_reads_them(command, monkeypatch):
     """Commands of plain words skip bashlex; what they are read as is what it reads."""
-    from blitz.core import rules
+    from blitz.core.requests import rules
 
     rules._parts.cache_clear()
     fast = command_parts(command)

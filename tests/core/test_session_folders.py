@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from blitz.core.session_folders import CopyAbandoned, copy_workspace
+from blitz.core.api.session_folders import CopyAbandoned, copy_workspace
 
 
 class AbandonedAfter(threading.Event):

@@ -13,7 +13,7 @@ from structlog.testing import capture_logs
 from support.in_process import OpenCore
 from support.wire import Wire
 
-from blitz.core.deadlines import Deadlines
+from blitz.core.requests.deadlines import Deadlines
 from blitz.core.supervisor import Supervisor
 from blitz.store import Store, TurnEnd
 from blitz.v1 import session_pb2 as s

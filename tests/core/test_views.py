@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blitz.core.views import PENDING_BUDGET, PENDING_LISTED_MAX, pending_view
+from blitz.core.api.views import PENDING_BUDGET, PENDING_LISTED_MAX, pending_view
 from blitz.v1 import turn_pb2 as t
 
 

@@ -11,7 +11,7 @@ from support.servers import make_settings, parked_turn, serving
 from support.waiting import wait_until
 from support.wire import decide, drive, expect_error, follow_until_finished, until
 
-from blitz.core.approvals import Outcome
+from blitz.core.requests.approvals import Outcome
 from blitz.store import SessionChange, Store, TurnRecord, TurnState, open_store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

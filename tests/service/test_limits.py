@@ -15,7 +15,7 @@ from support.wire import Wire, expect_error, until
 
 from blitz.assembly import open_core
 from blitz.config import Settings
-from blitz.core.service import RULES_MAX
+from blitz.core.api.service import RULES_MAX
 from blitz.store import RuleRecord
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

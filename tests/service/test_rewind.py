@@ -12,7 +12,7 @@ import pytest
 from support.servers import serving
 from support.wire import Wire, decide, drive, expect_error, until
 
-from blitz.core import snapshots
+from blitz.core.files import snapshots
 from blitz.store import open_store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t

@@ -6,10 +6,10 @@ nothing from `blitz.agent` or `blitz.transport`. Its parts are built and wired b
 `blitz.assembly`, each handed what it needs; no service reaches through another.
 """
 
-from blitz.core.service import ServerFacts, SessionCore
+from blitz.core.api.service import ServerFacts, SessionCore
+from blitz.core.api.workspace_service import WorkspaceCore
 from blitz.core.webhooks import Retries, WebhookCore
-from blitz.core.workflow_service import WorkflowCore
-from blitz.core.workspace_service import WorkspaceCore
+from blitz.core.workflows.workflow_service import WorkflowCore
 
 __all__ = [
     "Retries",

@@ -257,8 +257,8 @@ MIGRATIONS: list[str] = [
     );
     """,
     """
-    -- Workflow runs (blitz.core.workflow_runs): a run's state, its current step, attempt and
-    -- finished steps' outputs as JSON, written with each of its flow_step events.
+    -- Workflow runs (blitz.core.workflows.workflow_runs): a run's state, its current step,
+    -- attempt and finished steps' outputs as JSON, written with each of its flow_step events.
     CREATE TABLE workflow_runs (
         session_id TEXT NOT NULL,
         turn_id TEXT NOT NULL,

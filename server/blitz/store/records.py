@@ -325,7 +325,7 @@ class Checkpoint:
     turn_id: str
     # "start" (before the agent ran) or "end" (after it).
     at: str
-    # The manifest, zlib-compressed JSON (its format is blitz.core.manifests'). None: an
+    # The manifest, zlib-compressed JSON (its format is blitz.core.files.manifests'). None: an
     # end the same as its turn's start (the turn made no tool call), stored as a
     # reference, not a copy.
     manifest: bytes | None

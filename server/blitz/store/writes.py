@@ -109,9 +109,10 @@ class SessionUpdate:
 
 @dataclass(frozen=True)
 class FlowWrite:
-    """A workflow run's state (`blitz.core.workflow_runs`), written in the transaction that
-    appends the step's `flow_step` event (`append_events`), and only if the turn is still
-    held at the event's fence: the log and the run's state never disagree on a step."""
+    """A workflow run's state (`blitz.core.workflows.workflow_runs`), written in the
+    transaction that appends the step's `flow_step` event (`append_events`), and only if the
+    turn is still held at the event's fence: the log and the run's state never disagree on a
+    step."""
 
     session_id: str
     turn_id: str

@@ -1,5 +1,5 @@
 """Every check of a WebhookService request; each failure is INVALID_ARGUMENT naming the
-field (as `blitz.core.validation` does for the session calls), or PERMISSION_DENIED for
+field (as `blitz.core.api.validation` does for the session calls), or PERMISSION_DENIED for
 what the caller may not ask at all.
 
 A webhook's URL is checked twice: its form here, when it is given, and its address by
@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from blitz.core import validation as check
+from blitz.core.api import validation as check
 from blitz.core.webhooks.matching import ALL_KINDS
 from blitz.core.webhooks.sending import refusal, target_problem
 from blitz.errors import BlitzError, Reason, invalid_argument

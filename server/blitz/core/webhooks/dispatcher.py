@@ -45,7 +45,7 @@ from dataclasses import replace
 import structlog
 
 from blitz import metrics
-from blitz.core.event_log import EventLog
+from blitz.core.events.event_log import EventLog
 from blitz.core.supervisor import Supervisor, raise_if_cancelled
 from blitz.core.webhooks.matching import expander, new_delivery_id
 from blitz.core.webhooks.payloads import PING, ping_body

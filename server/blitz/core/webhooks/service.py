@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import structlog
 
 from blitz.config.webhooks import DeclaredWebhook
-from blitz.core import validation as check
+from blitz.core.api import validation as check
 from blitz.core.webhooks import checks
 from blitz.core.webhooks.declared import declared_records
 from blitz.core.webhooks.dispatcher import Dispatcher
@@ -39,8 +39,8 @@ from blitz.store import DeliveryPage, Store, WebhookRecord
 from blitz.v1 import webhooks_pb2 as wh
 
 if TYPE_CHECKING:
-    from blitz.core.event_log import EventLog
-    from blitz.core.service import FindSession
+    from blitz.core.api.service import FindSession
+    from blitz.core.events.event_log import EventLog
 
 __all__ = ["WebhookCore"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from google.protobuf.duration_pb2 import Duration
 
-from blitz.core.views import timestamp
+from blitz.core.api.views import timestamp
 from blitz.store import AttemptRecord, DeliveryRecord, DeliveryState, WebhookRecord
 from blitz.v1 import webhooks_pb2 as wh
 

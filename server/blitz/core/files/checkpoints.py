@@ -6,7 +6,7 @@ the store keeps both, each written with the turn's events (`CheckpointWrite`; th
 with the turn's end): a manifest, and the content it names
 that the session had not stored yet, by hash. A turn that made no tool call has an end
 that is its start, stored as a reference. What the agent changed in a turn is the
-difference of the two (core/manifests.py): whatever changed the files meanwhile, its file
+difference of the two (core/files/manifests.py): whatever changed the files meanwhile, its file
 tools or its commands (or anyone else writing to the folder during the turn).
 
 Rewinding or forking to a turn (`since`, then `put_back`) puts each path the later turns
@@ -35,12 +35,12 @@ from pathlib import Path
 
 import structlog
 
-from blitz.core import snapshots
-from blitz.core.active_turn import ActiveTurn
-from blitz.core.event_log import EventLog
-from blitz.core.manifests import FILE, Entry, decode, restoration
-from blitz.core.restoring import clear, depth_order, put_back
-from blitz.core.snapshots import Snapshot, take_snapshot
+from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.events.event_log import EventLog
+from blitz.core.files import snapshots
+from blitz.core.files.manifests import FILE, Entry, decode, restoration
+from blitz.core.files.restoring import clear, depth_order, put_back
+from blitz.core.files.snapshots import Snapshot, take_snapshot
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused
 from blitz.store import (

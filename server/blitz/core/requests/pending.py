@@ -27,12 +27,12 @@ import structlog
 from google.protobuf import json_format
 
 from blitz import metrics
-from blitz.core.active_turn import ActiveTurn
-from blitz.core.approvals import Outcome, outcome_from_json
-from blitz.core.deadlines import Deadlines
-from blitz.core.event_log import EventLog
+from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.events.event_log import EventLog
 from blitz.core.locks import SessionLocks
-from blitz.core.rules import Verdict, suggested_rule, verdict
+from blitz.core.requests.approvals import Outcome, outcome_from_json
+from blitz.core.requests.deadlines import Deadlines
+from blitz.core.requests.rules import Verdict, suggested_rule, verdict
 from blitz.ports import AnswerResult, Parked, Resolution, RuleDecision
 from blitz.redact import MASK, redact_event
 from blitz.store import (

@@ -20,10 +20,10 @@ from contextvars import ContextVar
 from dataclasses import asdict
 
 from blitz import metrics
-from blitz.core.active_turn import ActiveTurn
-from blitz.core.event_log import EventLog
-from blitz.core.interactions import Interactions
-from blitz.core.pending import PendingRequests
+from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.driver.interactions import Interactions
+from blitz.core.events.event_log import EventLog
+from blitz.core.requests.pending import PendingRequests
 from blitz.errors import BlitzError, Reason
 from blitz.ports import AnswerResult, ModelCallUsage, RuleDecision
 from blitz.store import FileOriginal, LedgerRow, Store, TurnWrite

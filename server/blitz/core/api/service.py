@@ -31,24 +31,24 @@ from pathlib import Path
 from types import TracebackType
 
 from blitz import metrics
-from blitz.core import validation as check
-from blitz.core.checkpoints import Checkpoints
-from blitz.core.decisions import RULES_MAX, DecisionCalls
-from blitz.core.event_log import EventLog
-from blitz.core.interactions import Interactions
-from blitz.core.leases import Leases
+from blitz.core.api import validation as check
+from blitz.core.api.pages import fill_page
+from blitz.core.api.sessions import SessionCalls
+from blitz.core.api.views import ledger_entry, session_usage, turn_summary, turn_usage
+from blitz.core.driver.interactions import Interactions
+from blitz.core.driver.leases import Leases
+from blitz.core.driver.prompt import turn_images, turn_prompt
+from blitz.core.driver.queue import interrupted_by
+from blitz.core.driver.recovery import Recovery
+from blitz.core.driver.slash_commands import advertised
+from blitz.core.driver.turns import FORKABLE_TURNS, Turns, new_turn_id
+from blitz.core.events.event_log import EventLog
+from blitz.core.files.checkpoints import Checkpoints
+from blitz.core.files.rewind import RewindCalls
 from blitz.core.locks import SessionLocks
-from blitz.core.pages import fill_page
-from blitz.core.pending import PendingRequests
-from blitz.core.plans import no_plan, open_plan, rejection
-from blitz.core.prompt import turn_images, turn_prompt
-from blitz.core.queue import interrupted_by
-from blitz.core.recovery import Recovery
-from blitz.core.rewind import RewindCalls
-from blitz.core.sessions import SessionCalls
-from blitz.core.slash_commands import advertised
-from blitz.core.turns import FORKABLE_TURNS, Turns, new_turn_id
-from blitz.core.views import ledger_entry, session_usage, turn_summary, turn_usage
+from blitz.core.requests.decisions import RULES_MAX, DecisionCalls
+from blitz.core.requests.pending import PendingRequests
+from blitz.core.requests.plans import no_plan, open_plan, rejection
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
 from blitz.size_limits import ANSWER_BUDGET, EVENT_MAX

@@ -26,9 +26,9 @@ from typing import Protocol
 
 import structlog
 
-from blitz.core.active_turn import ActiveTurn
-from blitz.core.checkpoints import Checkpoints
-from blitz.core.slash_commands import CommandContext, parse_command, run_command
+from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.driver.slash_commands import CommandContext, parse_command, run_command
+from blitz.core.files.checkpoints import Checkpoints
 from blitz.errors import BlitzError, Reason
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, Completed, Parked, Resolution, TurnIO

@@ -3,7 +3,7 @@ accepted plan or a rejected one's feedback before it, and the turn's images."""
 
 from __future__ import annotations
 
-from blitz.core.plans import read_plan
+from blitz.core.requests.plans import read_plan
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.html_text import html_to_text
 from blitz.ports import ImageInput

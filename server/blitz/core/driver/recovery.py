@@ -28,9 +28,9 @@ import time
 
 import structlog
 
-from blitz.core.event_log import EventLog
-from blitz.core.pending import PendingRequests
-from blitz.core.turns import Turns
+from blitz.core.driver.turns import Turns
+from blitz.core.events.event_log import EventLog
+from blitz.core.requests.pending import PendingRequests
 from blitz.errors import BlitzError, Reason
 from blitz.store import Store, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableSequence, Sequence
 from typing import TypeVar
 
-from blitz.core.validation import page_token
+from blitz.core.api.validation import page_token
 from blitz.size_limits import ANSWER_BUDGET
 from blitz.store import SessionRecord, TurnRecord
 from blitz.v1 import session_pb2 as s

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from blitz.core.diffs import session_diff
+from blitz.core.files.diffs import session_diff
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
@@ -24,7 +24,7 @@ from blitz.store import FileOriginal, ImageRecord, Store
 from blitz.v1 import workspace_pb2 as w
 
 if TYPE_CHECKING:
-    from blitz.core.service import FindSession
+    from blitz.core.api.service import FindSession
 
 __all__ = ["IMAGE_MAX_BYTES", "IMAGE_TYPES", "WorkspaceCore"]
 

@@ -24,9 +24,9 @@ import time
 
 import structlog
 
-from blitz.core.recovery import Recovery
+from blitz.core.driver.recovery import Recovery
+from blitz.core.driver.turns import Turns
 from blitz.core.supervisor import Supervisor, raise_if_cancelled
-from blitz.core.turns import Turns
 from blitz.store import Store, TurnState
 
 __all__ = ["Leases"]

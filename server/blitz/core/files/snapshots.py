@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from blitz import _nofollow as nofollow
-from blitz.core.manifests import FILE, FOLDER, LINK, OTHER, Entry, Manifest, decode, encode
+from blitz.core.files.manifests import FILE, FOLDER, LINK, OTHER, Entry, Manifest, decode, encode
 from blitz.paths import PathRefused, Workspace
 
 __all__ = ["ENTRIES_MAX", "FILE_MAX", "NEW_BYTES_MAX", "Snapshot", "take_snapshot"]

@@ -39,20 +39,20 @@ from typing import TYPE_CHECKING
 import structlog
 
 from blitz import metrics
-from blitz.core.active_turn import ActiveTurn, LiveTurns
-from blitz.core.checkpoints import Checkpoints
-from blitz.core.endings import FORKABLE_TURNS, interrupted
-from blitz.core.event_log import EventLog, TurnLost
-from blitz.core.interactions import Interactions
+from blitz.core.api.views import session_usage
+from blitz.core.driver.active_turn import ActiveTurn, LiveTurns
+from blitz.core.driver.endings import FORKABLE_TURNS, interrupted
+from blitz.core.driver.interactions import Interactions
+from blitz.core.driver.queue import TurnQueue
+from blitz.core.driver.runners import Outcome, Runners, TurnRunner
+from blitz.core.driver.slots import RunSlots
+from blitz.core.driver.turn_io import TurnChannel
+from blitz.core.events.event_log import EventLog, TurnLost
+from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.locks import SessionLocks
-from blitz.core.pending import Answered, PendingRequests
-from blitz.core.plans import proposal, proposed_event
-from blitz.core.queue import TurnQueue
-from blitz.core.runners import Outcome, Runners, TurnRunner
-from blitz.core.slots import RunSlots
+from blitz.core.requests.pending import Answered, PendingRequests
+from blitz.core.requests.plans import proposal, proposed_event
 from blitz.core.supervisor import Supervisor
-from blitz.core.turn_io import TurnChannel
-from blitz.core.views import session_usage
 from blitz.errors import BlitzError, Reason, internal_error
 from blitz.ports import Completed, ImageInput, Parked, Resolution
 from blitz.store import (

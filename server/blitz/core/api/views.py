@@ -17,7 +17,7 @@ from itertools import islice
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from blitz.core.plans import read_plan
+from blitz.core.requests.plans import read_plan
 from blitz.size_limits import fit
 from blitz.store import (
     LedgerRow,

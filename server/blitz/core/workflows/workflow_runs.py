@@ -38,10 +38,10 @@ from typing import Any
 import structlog
 from google.protobuf.json_format import MessageToDict
 
-from blitz.core.active_turn import ActiveTurn
-from blitz.core.event_log import EventLog
-from blitz.core.runners import OpenWorkspace
-from blitz.core.workflow_state import Frame, RunState, cap, flow_event, parse_run
+from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.driver.runners import OpenWorkspace
+from blitz.core.events.event_log import EventLog
+from blitz.core.workflows.workflow_state import Frame, RunState, cap, flow_event, parse_run
 from blitz.errors import BlitzError, Reason
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.ports import AgentPort, AnswerResult, Completed, Parked, Resolution, TurnIO

@@ -6,7 +6,7 @@ unless the content was not kept: too large, or past a snapshot's budget), a symb
 (its target, as text: a link is never followed) or anything else (a fifo, a socket, a
 device, a file with other hard links, which may be a file outside the workspace), which is
 recorded so that a change to it shows, and is never restored. `.git` folders are not in
-it (core/snapshots.py). A manifest that stopped at a bound is `partial`: a path it did not
+it (core/files/snapshots.py). A manifest that stopped at a bound is `partial`: a path it did not
 reach is neither present nor absent in it, only unknown.
 
 What the agent changed in a turn is the difference of its start's manifest and its end's

@@ -65,10 +65,10 @@ from typing import Protocol
 import structlog
 
 from blitz import metrics
-from blitz.core.following import DEFAULT_POLL, Following
-from blitz.core.log_queue import Queued, queued_cost
-from blitz.core.replays import PAGE_EVENTS, ReplayTurns, replay
-from blitz.core.subscriptions import STALLED, Subscription
+from blitz.core.events.following import DEFAULT_POLL, Following
+from blitz.core.events.log_queue import Queued, queued_cost
+from blitz.core.events.replays import PAGE_EVENTS, ReplayTurns, replay
+from blitz.core.events.subscriptions import STALLED, Subscription
 from blitz.core.supervisor import raise_if_cancelled
 from blitz.errors import BlitzError, Reason
 from blitz.redact import redact_event

@@ -21,7 +21,7 @@ from pathlib import Path
 from google.protobuf import json_format
 from google.protobuf.duration_pb2 import Duration
 
-from blitz.core.slash_commands import parse_command
+from blitz.core.driver.slash_commands import parse_command
 from blitz.errors import BlitzError, invalid_argument
 from blitz.forms import values_problem
 from blitz.paths import too_long

@@ -16,13 +16,13 @@ import uuid
 
 from google.protobuf import json_format
 
-from blitz.core import validation as check
-from blitz.core.approvals import Outcome, rule_label
-from blitz.core.interactions import Interactions
-from blitz.core.pending import PendingRequests
-from blitz.core.rules import made_rule
-from blitz.core.turns import Turns, interrupted
-from blitz.core.views import rule_view
+from blitz.core.api import validation as check
+from blitz.core.api.views import rule_view
+from blitz.core.driver.interactions import Interactions
+from blitz.core.driver.turns import Turns, interrupted
+from blitz.core.requests.approvals import Outcome, rule_label
+from blitz.core.requests.pending import PendingRequests
+from blitz.core.requests.rules import made_rule
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import CallContext
 from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store

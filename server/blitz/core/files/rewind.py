@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import time
 
-from blitz.core import validation as check
-from blitz.core.checkpoints import Checkpoints, Restored
-from blitz.core.endings import FORKABLE_TURNS
-from blitz.core.event_log import EventLog
+from blitz.core.api import validation as check
+from blitz.core.driver.endings import FORKABLE_TURNS
+from blitz.core.events.event_log import EventLog
+from blitz.core.files.checkpoints import Checkpoints, Restored
 from blitz.core.locks import SessionLocks
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import CallContext

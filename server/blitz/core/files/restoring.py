@@ -1,6 +1,6 @@
 """Putting workspace paths back as a checkpoint has them: the blocking half of a rewind.
 
-A restoration is a plan (core/manifests.py's `restoration`): each path with the entry it
+A restoration is a plan (core/files/manifests.py's `restoration`): each path with the entry it
 must become, or None for a path that must not exist. It runs in two passes, each through
 the same path gate as the file tools (`blitz.paths.Workspace`: folder by folder from the
 workspace's descriptor, never through a link, refusing `..` and names too long):
@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from blitz import _nofollow as nofollow
-from blitz.core.manifests import FILE, FOLDER, LINK, Entry
+from blitz.core.files.manifests import FILE, FOLDER, LINK, Entry
 from blitz.paths import PathRefused, Workspace, too_long
 
 __all__ = ["clear", "depth_order", "put_back"]

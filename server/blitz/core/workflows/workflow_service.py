@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from google.protobuf import struct_pb2
 
-from blitz.core import validation as check
+from blitz.core.api import validation as check
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.ports import CallContext
@@ -27,8 +27,8 @@ from blitz.v1 import workflow_pb2 as f
 from blitz.workflows import Found, Workflow, resolve, workflows_of
 
 if TYPE_CHECKING:
-    from blitz.core.service import FindSession
-    from blitz.core.workflow_runs import WorkflowRuns
+    from blitz.core.api.service import FindSession
+    from blitz.core.workflows.workflow_runs import WorkflowRuns
 
 __all__ = ["RunTurn", "WorkflowCore", "run_text"]
 

@@ -108,8 +108,11 @@ class SqliteConnection:
                 await self._checkpoints
             self._checkpoints = None
         if self._checkpointing is not None:  # still on its thread: let it end
-            with contextlib.suppress(Exception):
+            try:
                 await self._checkpointing
+            except Exception:
+                # The connection closes regardless, and its close checkpoints what is left.
+                log.warning("sqlite_checkpoint_failed_at_close", exc_info=True)
             self._checkpointing = None
         if self._checkpoint_db is not None:
             self._checkpoint_db.close()

@@ -4,12 +4,12 @@
 pending requests, the turn driver, recovery), keeps this process's leases on a shared
 store, and serves every call: the session lifecycle is `sessions.py`'s, the answers to
 requests `decisions.py`'s, RewindSession `rewind.py`'s (with the turns' checkpoints,
-`checkpoints.py`), and here are the turns (RunTurn, AcceptPlan, RejectPlan, ListTurns,
-Cancel, Steer), Watch, GetUsage and GetServerInfo. Each call checks its request
-(`validation.py`), finds the caller's session, acts through the turn driver, the pending
-requests and the store, and answers with the views of `views.py`. Streams read the event
-log. It never sees a wire; every failure a client should see is a `BlitzError` from the
-catalog in `blitz.errors`.
+`checkpoints.py`), GetServerInfo and ListCommands `server_info.py`'s, and here are the
+turns (RunTurn, AcceptPlan, RejectPlan, ListTurns, Cancel, Steer), Watch and GetUsage.
+Each call checks its request (`validation.py`), finds the caller's session, acts through
+the turn driver, the pending requests and the store, and answers with the views of
+`views.py`. Streams read the event log. It never sees a wire; every failure a client
+should see is a `BlitzError` from the catalog in `blitz.errors`.
 
 No answer may outgrow a stock gRPC client (4 MiB): a page of ListSessions ends early once
 its views fill `ANSWER_BUDGET` (its token then leads on from there), GetUsage lists the
@@ -19,20 +19,19 @@ ListRules stays small too.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, ExitStack, aclosing
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 
 from blitz import metrics
 from blitz.core.api import validation as check
 from blitz.core.api.pages import fill_page
+from blitz.core.api.server_info import PROTOCOL_REVISION, ServerFacts, ServerInfoCalls
 from blitz.core.api.sessions import SessionCalls
 from blitz.core.api.views import ledger_entry, session_usage, turn_summary, turn_usage
 from blitz.core.driver.interactions import Interactions
@@ -40,7 +39,6 @@ from blitz.core.driver.leases import Leases
 from blitz.core.driver.prompt import turn_images, turn_prompt
 from blitz.core.driver.queue import interrupted_by
 from blitz.core.driver.recovery import Recovery
-from blitz.core.driver.slash_commands import advertised
 from blitz.core.driver.turns import FORKABLE_TURNS, Turns, new_turn_id
 from blitz.core.events.event_log import EventLog
 from blitz.core.files.checkpoints import Checkpoints
@@ -51,7 +49,7 @@ from blitz.core.requests.pending import PendingRequests
 from blitz.core.requests.plans import no_plan, open_plan, rejection
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
-from blitz.size_limits import ANSWER_BUDGET, EVENT_MAX
+from blitz.size_limits import ANSWER_BUDGET
 from blitz.store import SessionChange, SessionRecord, Store, TurnPage, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -65,16 +63,6 @@ __all__ = [
     "SessionCore",
     "replica_name",
 ]
-
-try:
-    _SERVER_VERSION = importlib.metadata.version("blitz-server")
-except importlib.metadata.PackageNotFoundError:  # running from a checkout, not installed
-    _SERVER_VERSION = "unknown"
-
-
-# The revision of blitz.v1 this server speaks (ServerInfo.protocol_revision): 1 was the
-# first release; docs/protocol.md ("The server") lists what each later one added.
-PROTOCOL_REVISION = 3
 
 # One more turn than a session can be rewound or forked at keeps its checkpoints: the
 # files at a server command's turn are those at the end of the turn before.
@@ -91,22 +79,12 @@ def replica_name() -> str:
     return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
 
 
-@dataclass(frozen=True)
-class ServerFacts:
-    """What GetServerInfo says that only the assembled server knows (server.py)."""
-
-    models: tuple[str, ...] = ("demo",)
-    limits: Mapping[str, int] = field(default_factory=dict)
-    features: tuple[str, ...] = ()
-    # What confines the agent's commands (`box`, `landlock`, `unconfined`); "" unknown.
-    command_isolation: str = ""
-
-
-class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
+class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls):
     """Every SessionService call, taking and returning protobuf messages: the session
     lifecycle (`SessionCalls`, sessions.py), the answers to requests (`DecisionCalls`,
-    decisions.py), RewindSession (`RewindCalls`, rewind.py), and here the turns, their
-    streams and usage.
+    decisions.py), RewindSession (`RewindCalls`, rewind.py), GetServerInfo and
+    ListCommands (`ServerInfoCalls`, server_info.py), and here the turns, their streams and
+    usage.
 
     Its parts (the event log, the locks, the turn driver and the rest) are built and
     handed over by `blitz.assembly`, which also opens the event log before this and
@@ -188,36 +166,6 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls):
             watchers=self._log.watchers,
             agent_steps_waiting=self._interactions.waiting,
         )
-
-    def add_feature(self, feature: str) -> None:
-        """Say `feature` in GetServerInfo from now on (tokens, once they are required)."""
-        if feature not in self._facts.features:
-            self._facts = replace(self._facts, features=(*self._facts.features, feature))
-
-    async def get_server_info(self, req: s.GetServerInfoRequest, ctx: CallContext) -> s.ServerInfo:
-        """What this server is and speaks; the same for every caller."""
-        facts = self._facts
-        features = {*facts.features, *(("replicas",) if self._store.shared else ())}
-        return s.ServerInfo(
-            protocol="blitz.v1",
-            protocol_revision=PROTOCOL_REVISION,
-            server_version=_SERVER_VERSION,
-            default_model=self._default_model,
-            models=facts.models,
-            limits={**check.CLIENT_LIMITS, "event_bytes": EVENT_MAX, **facts.limits},
-            features=sorted(features),
-            command_isolation=facts.command_isolation,
-            commands=advertised(),
-        )
-
-    async def list_commands(
-        self, req: s.ListCommandsRequest, ctx: CallContext
-    ) -> s.ListCommandsResponse:
-        """The server's commands; with a session, that session's (the same, for now: no
-        command is a session's own yet), after checking the caller may see it."""
-        if req.session_id:
-            await self.session_record(req.session_id, ctx)
-        return s.ListCommandsResponse(commands=advertised())
 
     # Turns
 

@@ -6,7 +6,7 @@ When the agent stops on requests that need a person, the turn parks (`pending.py
 and announces them) and the task ends: no coroutine waits for the answer. Once every
 request is resolved, the driver hears of it (`answered`, with everything it needs) and
 resumes the turn from what is stored, in whichever process received the last answer,
-after a restart included.
+after a restart included: parking and waking are `parking.py`'s, which `Turns` inherits.
 
 Every turn ends with exactly one `finished` event, whatever happened: an answer, an
 error, a cancel, a deadline, a shutdown; how is the other half of the driver,
@@ -43,14 +43,14 @@ from blitz.core.api.views import session_usage
 from blitz.core.driver.active_turn import ActiveTurn, LiveTurns
 from blitz.core.driver.endings import FORKABLE_TURNS, interrupted
 from blitz.core.driver.interactions import Interactions
-from blitz.core.driver.queue import TurnQueue
+from blitz.core.driver.parking import TurnParking, timed_out
 from blitz.core.driver.runners import Outcome, Runners, TurnRunner
 from blitz.core.driver.slots import RunSlots
 from blitz.core.driver.turn_io import TurnChannel
 from blitz.core.events.event_log import EventLog, TurnLost
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.locks import SessionLocks
-from blitz.core.requests.pending import Answered, PendingRequests
+from blitz.core.requests.pending import PendingRequests
 from blitz.core.requests.plans import proposal, proposed_event
 from blitz.core.supervisor import Supervisor
 from blitz.errors import BlitzError, Reason, internal_error
@@ -58,12 +58,10 @@ from blitz.ports import Completed, ImageInput, Parked, Resolution
 from blitz.store import (
     SessionChange,
     SessionRecord,
-    SessionUpdate,
     Store,
     TurnRecord,
     TurnStart,
     TurnState,
-    TurnUpdate,
 )
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -79,7 +77,7 @@ log = structlog.get_logger(__name__)
 _State = t.SessionStateChange.State
 
 
-class Turns(TurnQueue):
+class Turns(TurnParking):
     """Every unfinished turn of this process, and the tasks that drive them."""
 
     def __init__(
@@ -265,7 +263,7 @@ class Turns(TurnQueue):
                     log.exception("turn_failed")
                     await self.finish(active, error=internal_error())
                 else:
-                    await self.finish(active, error=_timed_out(rec))
+                    await self.finish(active, error=timed_out(rec))
             except TurnLost:
                 self._lose(active)
             except BlitzError as exc:
@@ -357,90 +355,12 @@ class Turns(TurnQueue):
                 await self._log.commit(sid, tid, proposed, fence=active.rec.epoch)
             await self.finish(active, output=outcome.output)
 
-    async def _park(self, active: ActiveTurn, parked: Parked) -> None:
-        """Park the turn on its requests, or go on at once if rules approved them all."""
-        rec = active.rec
-        sid, tid = rec.session_id, rec.turn_id
-        async with self._locks(sid):
-            rec.history = parked.history
-            # What parks it, written with its requests (pending.py) as its holder's last
-            # write (a parked turn has no holder): the turn parked, and its session, with
-            # the `session_state` that tells everyone.
-            turn = TurnUpdate.of(rec, TurnState.PARKED)
-            change = SessionChange(
-                update_time=time.time(), state=s.SESSION_STATE_PARKED, expect_turn_id=tid
-            )
-            state = t.SessionStateChange(state=_State.STATE_PARKED, turn_id=tid)
-            parking = (t.TurnEvent(session_state=state), (turn, SessionUpdate(sid, tid, change)))
-            settled, requests = await self._pending.park(active, parked, parking=parking)
-            still_open = sum(1 for request in requests if request.resolution is None)
-            if not still_open:
-                if not await self._store.update_turn(rec):
-                    raise TurnLost(sid, tid)
-                self._launch(active, settled)
-                return
-            rec.state = TurnState.PARKED
-            log.info("turn_parked", turn_id=tid, requests=still_open)
-            answered = await self._pending.arm(rec, requests)
-            # A parked turn is data: it is in the store, and nothing of it stays here.
-            self._live.park(active)
-            if answered is not None:
-                # Answered elsewhere while it parked: the answerer found it still running
-                # and left it, so it is resumed here.
-                await self.answered(sid, tid, answered)
-
-    # What the pending requests report (`TurnListener`)
-
-    async def answered(self, session_id: str, turn_id: str, answered: Answered) -> None:
-        """Resume a parked turn whose requests are all resolved, with their results; or end
-        it, when one was denied with `interrupt`. Called with the lock held."""
-        session = await self._store.get_session(session_id)
-        if session is None or session.turn_id != turn_id:
-            return
-        held = self._live.held(session_id, turn_id)
-        if held is not None and held.cancel_reason is not None:
-            return  # being cancelled: the cancel ends it
-        active = await self.take(session, turn_id, TurnState.PARKED)
-        if active is None:
-            return  # another process resumed it, or it ended
-        if answered.interrupted:
-            # Ended rather than resumed; in a task, since ending takes the lock held here.
-            self._tasks.spawn(
-                self._finish(active, output="", error=interrupted()),
-                name=f"finish-{turn_id}",
-            )
-            return
-        # The session is marked running with the `session_state` that says so.
-        change = SessionChange(
-            update_time=time.time(), state=s.SESSION_STATE_RUNNING, expect_turn_id=turn_id
-        )
-        running = (SessionUpdate(session_id, turn_id, change),)
-        self.announce(
-            session_id, _State.STATE_RUNNING, turn_id, fence=active.rec.epoch, writes=running
-        )
-        self._launch(active, answered.results)
-
-    async def expired(self, session_id: str, turn_id: str) -> None:
-        """End a parked turn whose deadline passed."""
-        session = await self._store.get_session(session_id)
-        active = await self.take(session, turn_id, TurnState.PARKED) if session else None
-        if active is not None:
-            await self.finish(active, error=_timed_out(active.rec))
-
 
 def _aside_cannot_wait() -> BlitzError:
     return BlitzError(
         Reason.INVALID_ARGUMENT,
         "an aside turn cannot wait for an approval or an answer",
         {"field": "turn.aside"},
-    )
-
-
-def _timed_out(rec: TurnRecord) -> BlitzError:
-    return BlitzError(
-        Reason.TURN_TIMEOUT,
-        "the turn passed its deadline",
-        {"deadline": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(rec.deadline or 0))},
     )
 
 

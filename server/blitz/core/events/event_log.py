@@ -14,12 +14,9 @@ passes the same steps in the same order, written once in `_write`:
    the backlog small, when producers outrun the disk), never across a committed event,
    and never past `MERGE_MAX` characters (`log_queue.py`);
 2. stamp: session, turn and time;
-3. redact and cap: secrets masked in whatever kind of event it is
-   (`blitz.redact.redact_event`), so no kind can reach a client or the disk unmasked; then
-   the event cut to `EVENT_MAX` bytes (`blitz.size_limits.fit`: the longest strings keep
-   their start and say how much was cut), so no event can be too large for any client.
-   Masking runs on at most four times that, cut first the same way, so a huge event
-   costs the loop no more than a large one;
+3. redact and cap: secrets masked in whatever kind of event it is, then the event cut to
+   `EVENT_MAX` bytes, so no kind can reach a client or the disk unmasked and no event is
+   too large for any client (`stamping.py`);
 4. persist: the store numbers the events with their session's next seqs and writes the
    batch, with its records, in one transaction; the events and records of a turn given
    with its epoch (`fence`) are stored only if the turn is still held at that epoch, and
@@ -35,11 +32,11 @@ session from the store and then follows it live, skipping by seq what it has yie
 the hand-over has no gap and no duplicate.
 
 Where processes share the store, a session's events may be written by any of them. A live
-reader gets this process's events pushed, and learns of the others' from the store's
-announcements or a slow poll (`following.py`); it reads from the store whatever it has
-been told of and not received, gaps included, so what it yields stays contiguous
-(`subscriptions.py`). The announcements also name turns someone asked to cancel or
-steer: the listener hears of those (`asked`).
+reader gets this process's events pushed (`live_readers.py`), and learns of the others'
+from the store's announcements or a slow poll (`following.py`); it reads from the store
+whatever it has been told of and not received, gaps included, so what it yields stays
+contiguous (`subscriptions.py`). The announcements also name turns someone asked to
+cancel or steer: the listener hears of those (`asked`).
 
 Memory is bounded twice, in bytes. The backlog waiting for the writer: past a high mark
 (128 KiB, low so that a streaming turn waits for the writer instead of racing it),
@@ -49,9 +46,9 @@ it is sent holds half its buffer, so that a turn streams at the pace of its read
 each live reader's buffer (`Subscription`): one that stopped taking and falls that far
 behind is told so (SLOW_CONSUMER) instead of being dropped silently.
 
-(A little over the house's 450 lines: the pipeline's five steps and the writer that
-drains its queue read best as one piece. What is queued, and how it merges, is
-`log_queue.py`'s.)
+What is queued, and how it merges, is `log_queue.py`'s; how each event is stamped, masked
+and cut, `stamping.py`'s; who is pushed each batch, `live_readers.py`'s. The order of the
+five steps, and the writer that drains the queue, stay here, as one piece.
 """
 
 from __future__ import annotations
@@ -66,22 +63,20 @@ import structlog
 
 from blitz import metrics
 from blitz.core.events.following import DEFAULT_POLL, Following
+from blitz.core.events.live_readers import DEFAULT_BUFFER, LiveReaders
 from blitz.core.events.log_queue import Queued, queued_cost
-from blitz.core.events.replays import PAGE_EVENTS, ReplayTurns, replay
+from blitz.core.events.replays import ReplayTurns, replay
+from blitz.core.events.stamping import stamped
 from blitz.core.events.subscriptions import STALLED, Subscription
 from blitz.core.supervisor import raise_if_cancelled
 from blitz.errors import BlitzError, Reason
-from blitz.redact import redact_event
-from blitz.size_limits import EVENT_MAX, fit
 from blitz.store import OUTBOX_KINDS, Store, TurnWrite
-from blitz.v1.turn_pb2 import Notice, TurnEvent
+from blitz.v1.turn_pb2 import TurnEvent
 
 __all__ = ["EventLog", "LogListener", "TurnLost"]
 
 log = structlog.get_logger(__name__)
 
-# Bytes of events a live reader may lag behind before it is told to resume from the store.
-DEFAULT_BUFFER = 256 * 1024
 # Bytes of queued events past which `pace` makes producers wait, and below which it lets
 # them go again.
 _BACKLOG_HIGH = 128 * 2**10
@@ -89,8 +84,6 @@ _BACKLOG_LOW = 32 * 2**10
 # Seconds the writer waits, at most, before it writes events no one waits for (streamed
 # ones): a turn's stream and its next commit are then one transaction, not several.
 _LINGER = 0.005
-# What a cut string says of why (step 3).
-_CUT_WHY = f"an event holds at most {EVENT_MAX // (1024 * 1024)} MiB"
 
 
 class TurnLost(Exception):
@@ -124,15 +117,15 @@ class EventLog:
         polls of other processes' appends (a shared store); `stalled`: seconds without
         taking after which a reader is not waited for (`pace`)."""
         self._store = store
-        self._buffer = buffer
-        self._stalled = stalled
         self._listener: LogListener | None = None
+        # Each session's live readers here, what step 5 pushes each batch to.
+        self._readers = LiveReaders(store, buffer=buffer, stalled=stalled)
         # Other processes' appends, where they share the store.
         self._following = (
             Following(
                 store,
-                followed=lambda: list(self._subscribers),
-                hint=self._hint,
+                followed=self._readers.sessions,
+                hint=self._readers.hint,
                 asked=self._asked,
                 poll=poll,
             )
@@ -154,7 +147,6 @@ class EventLog:
         # Set once what is queued is waited for: a commit, a `written`, a backlog past its
         # high mark, the close. Until then the writer lingers (`_LINGER`).
         self._due = asyncio.Event()
-        self._subscribers: dict[str, set[Subscription]] = {}
         self._writer: asyncio.Task[None] | None = None
         self._closing = False
         self._outbox_written: Callable[[], None] | None = None
@@ -185,9 +177,7 @@ class EventLog:
                 await self._writer
             finally:
                 self._writer = None
-        for subs in list(self._subscribers.values()):
-            for sub in list(subs):
-                sub.end()
+        self._readers.end_all()
 
     # Appending
 
@@ -258,11 +248,8 @@ class EventLog:
         taken its events, or stopped taking: see `Subscription.room`)."""
         if not self._caught_up.is_set():
             await self._caught_up.wait()
-        # Per stream event: a plain look at each reader, an await only for one behind.
-        readers = self._subscribers.get(session_id)
-        if readers:
-            for reader in [r for r in readers if r.behind()]:
-                await reader.room()
+        for reader in self._readers.behind(session_id):
+            await reader.room()
 
     def _enqueue(self, item: Queued) -> None:
         # 1. merge, into the session's last queued event when it may take it: other
@@ -326,19 +313,10 @@ class EventLog:
         events: list[TurnEvent] = []
         kinds: list[str] = []
         for item in kept:
-            event = item.event
+            # 2. stamp, 3. redact and cap
+            event = stamped(item, now_ns)
             if event is None:
                 continue
-            if item.texts is not None:
-                event.text.text = "".join(item.texts)
-            # 2. stamp
-            event.session_id = item.session_id
-            event.turn_id = item.turn_id
-            event.time.FromNanoseconds(now_ns)
-            # 3. redact and cap
-            fit(event, 4 * EVENT_MAX, why=_CUT_WHY)
-            redact_event(event)
-            _cap(event)
             events.append(event)
             kinds.append(event.WhichOneof("kind") or "")
         # 4. persist: the store sets each event's seq, and leaves out a lost turn's
@@ -351,17 +329,7 @@ class EventLog:
         if lost:
             self._fenced_out(kept, lost)
         # 5. fan out
-        by_session: dict[str, tuple[list[TurnEvent], list[int]]] = {}
-        for event in events:
-            if event.seq and event.session_id in self._subscribers:
-                listed, sizes = by_session.setdefault(event.session_id, ([], [0, 0]))
-                listed.append(event)
-                size = event.ByteSize()
-                sizes[0] += size
-                sizes[1] = max(sizes[1], size)
-        for sid, (session_events, sizes) in by_session.items():
-            for sub in list(self._subscribers.get(sid, ())):
-                sub.push(session_events, sizes[0], sizes[1])
+        self._readers.push(events)
         for item in kept:
             if item.done is not None and not item.done.done():
                 item.done.set_result(None)
@@ -378,49 +346,24 @@ class EventLog:
                 if not item.done.done():
                     item.done.set_exception(TurnLost(item.session_id, item.turn_id))
 
-    def _hint(self, session_id: str, seq: int) -> None:
-        """Another process appended the session's events up to `seq`."""
-        for sub in self._subscribers.get(session_id, ()):
-            sub.hint(seq)
-
     def _asked(self, session_id: str, turn_id: str) -> None:
         """Another process asked something of the turn."""
         if self._listener is not None:
             self._listener.asked(session_id, turn_id)
-
-    async def _read_range(self, session_id: str, after_seq: int, upto: int) -> list[TurnEvent]:
-        """The session's stored events after `after_seq` up to `upto`, a page at most."""
-        limit = min(upto - after_seq, PAGE_EVENTS)
-        rows = await self._store.read_events(session_id, after_seq=after_seq, limit=limit)
-        return [TurnEvent.FromString(row.data) for row in rows if row.seq <= upto]
 
     # Reading
 
     @property
     def watchers(self) -> int:
         """Live subscriptions open now."""
-        return sum(len(subs) for subs in self._subscribers.values())
+        return self._readers.count
 
     def subscribe(self, session_id: str) -> Subscription:
         """Live events of the session from now on (see `read` for replay first)."""
-        sub = Subscription(
-            session_id,
-            self._buffer,
-            read_range=self._read_range,
-            on_close=self._unsubscribe,
-            stalled=self._stalled,
-        )
-        self._subscribers.setdefault(session_id, set()).add(sub)
+        sub = self._readers.subscribe(session_id)
         if self._closing:
             sub.end()
         return sub
-
-    def _unsubscribe(self, sub: Subscription) -> None:
-        subs = self._subscribers.get(sub.session_id)
-        if subs is not None:
-            subs.discard(sub)
-            if not subs:
-                del self._subscribers[sub.session_id]
 
     async def read(
         self, session_id: str, *, after_seq: int, follow: bool
@@ -452,18 +395,3 @@ class EventLog:
 async def _durable(done: asyncio.Future[None], event: TurnEvent) -> TurnEvent:
     await done
     return event
-
-
-def _cap(event: TurnEvent) -> None:
-    """Step 3's cut: the event within EVENT_MAX, each cut saying what was left out.
-
-    An event that cutting strings and lists cannot shrink enough (one of nothing but map
-    keys) is replaced by an error notice of its kind and size.
-    """
-    if fit(event, EVENT_MAX, why=_CUT_WHY) and event.ByteSize() > EVENT_MAX:
-        kind = event.WhichOneof("kind") or "event"
-        size = event.ByteSize()
-        log.warning("event_too_large", kind=kind, size=size)
-        event.notice.CopyFrom(
-            Notice(text=f"a {kind} event of {size:,} bytes was too large to keep", error=True)
-        )

@@ -11,6 +11,9 @@ the session's lock, with all it needs of them (`Answered`): a resolution travels
 and the driver never asks back. A parked turn's deadlines — its own, and its requests'
 expiries — wait in one `Deadlines` for all parked turns. Nothing here drives a turn. How
 long each request waited for its ending is observed here too (`blitz.metrics`).
+
+Beside it: what the driver is told (`answered.py`), how a rule decides a request as it is
+asked (`by_rule.py`), and what a request's event says of it (`request_events.py`).
 """
 
 from __future__ import annotations
@@ -18,23 +21,22 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
-from typing import Protocol
 
 import structlog
 from google.protobuf import json_format
 
-from blitz import metrics
 from blitz.core.driver.active_turn import ActiveTurn
 from blitz.core.events.event_log import EventLog
 from blitz.core.locks import SessionLocks
+from blitz.core.requests.answered import Answered, TurnListener
 from blitz.core.requests.approvals import Outcome, outcome_from_json
+from blitz.core.requests.by_rule import announce_rule, offer, shown, verdict_on
 from blitz.core.requests.deadlines import Deadlines
-from blitz.core.requests.rules import Verdict, suggested_rule, verdict
+from blitz.core.requests.request_events import observe_wait, of_step, request_id_of, stamp_expiry
 from blitz.ports import AnswerResult, Parked, Resolution, RuleDecision
-from blitz.redact import MASK, redact_event
+from blitz.redact import redact_event
 from blitz.store import (
     PendingRecord,
     PendingWrite,
@@ -45,7 +47,6 @@ from blitz.store import (
     TurnState,
     TurnWrite,
 )
-from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["Answered", "PendingRequests", "TurnListener"]
@@ -55,48 +56,6 @@ log = structlog.get_logger(__name__)
 # How many of a session's last events `settle` reads to find the resolutions a parked turn
 # already announced: its requests and their answers are the session's last events.
 _SETTLE_SCAN = 1000
-
-
-@dataclass(frozen=True)
-class Answered:
-    """A parked turn none of whose requests is open any more: all the driver needs of
-    them. `results` is what the agent is told of each (by request id; a withdrawn one is
-    left out); `interrupted`, whether one was denied with `interrupt` (the turn is to end
-    instead of resuming)."""
-
-    results: dict[str, Resolution]
-    interrupted: bool
-
-    @classmethod
-    def of(cls, requests: Sequence[PendingRecord]) -> Answered | None:
-        """What the turn's requests (all of them, resolved or not) say; None while one is
-        open."""
-        results: dict[str, Resolution] = {}
-        interrupted = False
-        for p in requests:
-            if p.resolution is None:
-                return None
-            outcome = outcome_from_json(p.request_id, p.resolution)
-            interrupted = interrupted or outcome.interrupts
-            if outcome.result is not None:
-                results[p.request_id] = outcome.result
-        return cls(results, interrupted)
-
-
-class TurnListener(Protocol):
-    """What the turn driver hears from here: the one way resolutions travel."""
-
-    async def answered(self, session_id: str, turn_id: str, answered: Answered) -> None:
-        """None of the parked turn's requests is open any more (its deadlines are
-        disarmed): resume it with `answered`, or end it.
-
-        Called with the session's lock held.
-        """
-        ...
-
-    async def expired(self, session_id: str, turn_id: str) -> None:
-        """The parked turn's deadline passed: end it."""
-        ...
 
 
 class PendingRequests:
@@ -139,32 +98,14 @@ class PendingRequests:
         self, active: ActiveTurn, approval: t.ApprovalRequest
     ) -> RuleDecision | None:
         """What the rules say of the action (as clients would see it); if anything, say so."""
-        shown = redact_event(t.TurnEvent(approval_request=approval)).approval_request
-        found = _verdict(await self.rules_of(active.session), shown)
+        seen = redact_event(t.TurnEvent(approval_request=approval)).approval_request
+        found = verdict_on(await self.rules_of(active.session), seen)
         if found is None:
             return None
         # Asked while the turn runs: in a workflow, of the step running now.
         asked = t.TurnEvent(step=active.step) if active.step is not None else t.TurnEvent()
-        await self._announce_rule(active, approval.request_id, found, asked)
-        return RuleDecision(found.allowed, _shown(found.rule))
-
-    async def _announce_rule(
-        self, active: ActiveTurn, request_id: str, found: Verdict, request: t.TurnEvent
-    ) -> Outcome:
-        rule = found.rule
-        decision = t.DECISION_ALWAYS if rule.scope == s.RULE_SCOPE_ALWAYS else t.DECISION_SESSION
-        if not found.allowed:
-            decision = t.DECISION_DENY
-        reason = "" if found.allowed else f"denied by the rule {_shown(rule)!r}"
-        outcome = Outcome.approval(request_id, decision, reason=reason, via="rule", rule_id=rule.id)
-        sid, tid, fence = active.session_id, active.turn_id, active.rec.epoch
-        verb = "Approved" if found.allowed else "Denied"
-        notice = t.Notice(text=f"{verb} by rule {_shown(rule)!r}.")
-        self._log.emit(sid, tid, _of_step(t.TurnEvent(notice=notice), request), fence=fence)
-        resolved = _of_step(t.TurnEvent(resolution=outcome.event), request)
-        await self._log.commit(sid, tid, resolved, fence=fence)
-        metrics.request_resolved("approval", "rule", 0.0)  # never announced: it waited for nothing
-        return outcome
+        await announce_rule(self._log, active, approval.request_id, found, asked)
+        return RuleDecision(found.allowed, shown(found.rule))
 
     # Parking
 
@@ -198,8 +139,8 @@ class PendingRequests:
             # is what GetSession shows (as stored in the log: numbered).
             redact_event(event)
             if expires is not None:
-                _stamp_expiry(event, expires)
-            request_id = _request_id(event)
+                stamp_expiry(event, expires)
+            request_id = request_id_of(event)
             record = PendingRecord(
                 session_id=sid,
                 request_id=request_id,
@@ -209,10 +150,10 @@ class PendingRequests:
             )
             found = None
             if event.HasField("approval_request"):
-                found = _verdict(rules, event.approval_request)
-                _offer(event.approval_request)
+                found = verdict_on(rules, event.approval_request)
+                offer(event.approval_request)
             if found is not None:
-                outcome = await self._announce_rule(active, request_id, found, event)
+                outcome = await announce_rule(self._log, active, request_id, found, event)
                 assert outcome.result is not None
                 record.resolution = outcome.to_json()
                 settled[request_id] = outcome.result
@@ -250,7 +191,7 @@ class PendingRequests:
         expires = time.time() + wait if wait else None
         event = redact_event(t.TurnEvent(question=question))
         if expires is not None:
-            _stamp_expiry(event, expires)
+            stamp_expiry(event, expires)
         record = PendingRecord(
             session_id=sid,
             request_id=question.request_id,
@@ -384,9 +325,9 @@ class PendingRequests:
                 await self._store.add_rule(rule)
             if notice:
                 self._log.emit(sid, tid, t.TurnEvent(notice=t.Notice(text=notice)))
-            resolved = _of_step(t.TurnEvent(resolution=outcome.event), pending.event)
+            resolved = of_step(t.TurnEvent(resolution=outcome.event), pending.event)
             await self._log.commit(sid, tid, resolved)
-            _observe_wait(pending, outcome.event.via)
+            observe_wait(pending, outcome.event.via)
             await self._hand_over(sid, tid)
             return True
 
@@ -406,9 +347,9 @@ class PendingRequests:
         for p in await self._store.list_pending(session_id, turn_id=turn_id):
             outcome = Outcome.withdrawn(p.request_id)
             if await self._store.resolve_pending(session_id, p.request_id, outcome.to_json()):
-                event = _of_step(t.TurnEvent(resolution=outcome.event), p.event)
+                event = of_step(t.TurnEvent(resolution=outcome.event), p.event)
                 await self._log.commit(session_id, turn_id, event, fence=fence)
-                _observe_wait(p, outcome.event.via)
+                observe_wait(p, outcome.event.via)
 
     async def settle(self, session_id: str, turn_id: str) -> None:
         """Complete the answers a dead process stored for a parked turn.
@@ -437,7 +378,7 @@ class PendingRequests:
                 if p.request_id not in announced:
                     assert p.resolution is not None
                     outcome = outcome_from_json(p.request_id, p.resolution)
-                    event = _of_step(t.TurnEvent(resolution=outcome.event), p.event)
+                    event = of_step(t.TurnEvent(resolution=outcome.event), p.event)
                     await self._log.commit(sid, tid, event)
             answered = Answered.of(rows)
             if answered is not None:
@@ -445,72 +386,5 @@ class PendingRequests:
                 await self.listener.answered(sid, tid, answered)
 
 
-def _verdict(rules: list[RuleRecord], approval: t.ApprovalRequest) -> Verdict | None:
-    """What the rules say of a request as clients see it. One whose label holds a masked
-    secret may be denied by a rule, never allowed: no rule can tell it from the same action
-    with another secret."""
-    found = verdict(rules, approval)
-    if found is not None and found.allowed and MASK in approval.scope_label:
-        return None
-    return found
-
-
-def _offer(approval: t.ApprovalRequest) -> None:
-    """Say on a request which decisions Decide takes for it, and the rule a client may
-    offer beside the exact one."""
-    if MASK in approval.scope_label:
-        approval.available_decisions[:] = [t.DECISION_ONCE, t.DECISION_DENY]
-        return
-    approval.available_decisions[:] = [
-        t.DECISION_ONCE, t.DECISION_SESSION, t.DECISION_ALWAYS, t.DECISION_DENY
-    ]  # fmt: skip
-    suggestion = suggested_rule(approval)
-    if suggestion is not None:
-        approval.suggested_rule.CopyFrom(suggestion)
-
-
-def _shown(rule: RuleRecord) -> str:
-    """A rule as the model and clients are told of it."""
-    if rule.match_kind == t.RULE_MATCH_COMMAND_PREFIX:
-        return f"{rule.scope_label.partition(': ')[0]}: {rule.pattern} …"
-    if rule.match_kind == t.RULE_MATCH_PATH_GLOB:
-        return f"{rule.scope_label.partition(': ')[0]}: {rule.pattern}"
-    return rule.scope_label
-
-
-def _observe_wait(pending: PendingRecord, via: str) -> None:
-    """How long the request waited, from the time its announced event carries."""
-    event = t.TurnEvent.FromString(pending.event)
-    if not event.HasField("time"):
-        return  # never announced: its process died first
-    kind = "approval" if event.HasField("approval_request") else "question"
-    metrics.request_resolved(kind, via, time.time() - event.time.ToNanoseconds() / 1e9)
-
-
-def _stamp_expiry(event: t.TurnEvent, expires: float) -> None:
-    """Say on the request when the approval timeout ends it, and how, so that a client can
-    count down ("auto-deny in 4:59")."""
-    if event.HasField("question"):
-        event.question.expire_time.FromNanoseconds(round(expires * 1e9))
-        event.question.on_expire = t.EXPIRY_ACTION_UNANSWERED
-    else:
-        event.approval_request.expire_time.FromNanoseconds(round(expires * 1e9))
-        event.approval_request.on_expire = t.EXPIRY_ACTION_DENY
-
-
-def _request_id(event: t.TurnEvent) -> str:
-    if event.HasField("approval_request"):
-        return event.approval_request.request_id
-    return event.question.request_id
-
-
 def _key(session_id: str, turn_id: str) -> str:
     return f"{session_id}/{turn_id}"
-
-
-def _of_step(event: t.TurnEvent, request: t.TurnEvent | bytes) -> t.TurnEvent:
-    """`event` (a request's resolution) in the workflow step its request was of, if any."""
-    asked = t.TurnEvent.FromString(request) if isinstance(request, bytes) else request
-    if asked.HasField("step"):
-        event.step.CopyFrom(asked.step)
-    return event

@@ -1,7 +1,9 @@
 """Approvals and questions: parking a turn on its requests, deciding and answering them.
 
-`pending.py` stores and announces a turn's requests and resumes it once all are resolved;
-`decisions.py` is Decide and Answer; `rules.py` and `approvals.py` what a rule covers and
+`pending.py` stores and announces a turn's requests and resumes it once all are resolved
+(`answered.py`: what the driver is told then; `by_rule.py`: a request decided by a rule
+as it is asked; `request_events.py`: what a request's event says); `decisions.py` is
+Decide and Answer; `rules.py` and `approvals.py` what a rule covers and
 how a request ended; `plans.py` a plan-mode turn's proposal; `deadlines.py` the timers of
 parked turns.
 

@@ -18,6 +18,7 @@ from blitz.workflows import (
     resolve,
 )
 from blitz.workflows.catalog import Found
+from blitz.workflows.definitions import Retry
 
 GOOD = """\
 workflow: fix
@@ -111,6 +112,26 @@ def test_a_bad_file_names_the_field_and_the_line(change, field, line, words) -> 
     error = refused(GOOD.replace(old, new, 1))
     assert (error.metadata["field"], error.metadata.get("line")) == (field, line)
     assert words in error.message
+
+
+def test_a_retry_waits_its_backoff_doubled_up_to_its_max_interval() -> None:
+    retry = Retry(max_attempts=8, backoff=10, max_interval=60)
+    assert [retry.wait(n) for n in range(1, 6)] == [10, 20, 40, 60, 60]
+
+
+def test_a_retrys_max_interval_is_five_minutes_unless_given() -> None:
+    """The default cap; a `backoff` above it is waited as given, without doubling."""
+    assert Retry(max_attempts=20, backoff=1).wait(19) == 300
+    assert Retry(max_attempts=3, backoff="10m").wait(2) == 600  # type: ignore[arg-type]
+
+
+def test_a_max_interval_shorter_than_the_backoff_is_refused() -> None:
+    text = GOOD.replace(
+        "plan: true\n", "plan: true\n    retry: {backoff: 1m, max_interval: 30s}\n", 1
+    )
+    error = refused(text)
+    assert error.metadata["field"] == "steps[0].retry"
+    assert "`max_interval` is shorter than `backoff`" in error.message
 
 
 def test_malformed_yaml_names_its_line() -> None:

@@ -3,12 +3,14 @@ from another client.
 
 The run's state is stored with each flow_step, so the restarted server goes on at the step
 that was running (retried when its `retry` allows SERVER_RESTARTED, failed with that reason
-otherwise) and never runs a finished step again.
+otherwise) and never runs a finished step again. A retry's wait is stored too (when the
+next attempt is due), so a server killed during it waits only what is left of it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from support.replicas import Replica
@@ -117,6 +119,85 @@ async def test_a_run_killed_mid_step_without_a_retry_fails_with_server_restarted
     error = events[-1].finished.error
     assert (error.reason, error.metadata["step"]) == ("SERVER_RESTARTED", "long")
     assert flows(events, waiting=False)[-1] == ("long", "failed")
+
+
+PATIENT = """\
+workflow: patient
+steps:
+  - id: flaky
+    type: command
+    run: "date +%s.%N >> tries.log; test -f once || {{ touch once; exit 1; }}"
+    retry: {{max_attempts: 2, backoff: {backoff}s, on: [STEP_FAILED]}}
+"""
+
+
+async def _kill_while_retrying(tmp_path, backoff: float, down: float):
+    """A server killed -9 just after its run's step failed and began its retry's wait of
+    `backoff`, and restarted `down` seconds later; the run's events after the restart, the
+    times each attempt ran (wall clock) and the time of the restart."""
+    data, logs, shared = tmp_path / "data", tmp_path / "logs", tmp_path / "shared"
+    logs.mkdir()
+    write_workflow(shared, "patient", PATIENT.format(backoff=backoff))
+    server = Replica("solo", database=str(data / "blitz.db"), data_dir=data, logs=logs)
+    flags = (f"--workflows-dir={shared}",)
+    server.start(*flags)
+    try:
+        wire = open_wire("grpc", server)  # type: ignore[arg-type]  # it has both addresses
+        session = await wire.create_session()
+        request = f.RunWorkflowRequest(session_id=session.id, name="patient")
+        stream = wire.stream("RunWorkflow", request)
+        approve = _approve(wire, session.id)
+        async for event in stream:
+            if event.HasField("approval_request"):
+                await approve(event)
+            if event.flow_step.status == "retrying":
+                break  # stored with the time its next attempt is due: the wait has begun
+        await stream.aclose()
+        await wire.close()
+        server.kill()
+        await asyncio.sleep(down)
+        restarted = time.time()
+        server.start(*flags)
+        wire = open_wire("connect", server)  # type: ignore[arg-type]
+        try:
+            events = await follow_until_finished(wire, session.id, 0, _approve(wire, session.id))
+        finally:
+            await wire.close()
+    finally:
+        server.close()
+    log = data / "workspaces" / session.workspace / "tries.log"
+    tries = [float(line) for line in log.read_text().split()]
+    return events, tries, restarted
+
+
+async def test_a_run_killed_during_a_retry_wait_waits_only_what_is_left(tmp_path):
+    """Killed 3 s into a 12 s wait, the restarted server retries when the wait was due, not
+    12 s after it started again (nor at once, nor failed for SERVER_RESTARTED). The wait is
+    long beside a restart on a loaded machine, so the two outcomes stay seconds apart."""
+    events, tries, restarted = await _kill_while_retrying(tmp_path, backoff=12, down=3)
+    assert events[-1].finished.error.reason == "", events[-1].finished
+    assert flows(events, waiting=False) == [
+        ("flaky", "started"),
+        ("flaky", "retrying"),
+        ("flaky", "succeeded"),
+    ]
+    first, second = tries
+    assert second - first >= 12  # the whole wait, from before the kill
+    assert second - restarted < 12  # and not a wait started over at the restart
+
+
+async def test_a_run_restarted_after_its_retry_was_due_retries_at_once(tmp_path):
+    """Down for longer than the wait, the restarted server retries at once: well within the
+    10 s that a wait started over would take, however slow the restart."""
+    events, tries, restarted = await _kill_while_retrying(tmp_path, backoff=10, down=11)
+    assert events[-1].finished.error.reason == "", events[-1].finished
+    assert flows(events, waiting=False)[-1] == ("flaky", "succeeded")
+    assert [s for s in flows(events, waiting=False) if s[1] == "retrying"] == [
+        ("flaky", "retrying")
+    ]
+    first, second = tries
+    assert second - first >= 11
+    assert second - restarted < 10
 
 
 @pytest.mark.engines("sqlite", "postgres")

@@ -108,12 +108,25 @@ class Limits(_Model):
 
 
 class Retry(_Model):
-    """How often a failed step is tried again, how long between tries, and for which
-    error reasons (empty: any reason; `SERVER_RESTARTED` covers a crash mid-step)."""
+    """How often a failed step is tried again, how long between tries (`backoff`, doubled
+    each time, at most `max_interval`), and for which error reasons (empty: any reason;
+    `SERVER_RESTARTED` covers a crash mid-step)."""
 
     max_attempts: int = Field(default=1, ge=1, le=20)
     backoff: Duration = 0.0
+    max_interval: Duration = 300.0
     on: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _interval_holds_backoff(self) -> Retry:
+        if "max_interval" in self.model_fields_set and self.max_interval < self.backoff:
+            raise ValueError("`max_interval` is shorter than `backoff`")
+        return self
+
+    def wait(self, retry: int) -> float:
+        """Seconds before the `retry`th retry (1 for the first): `backoff` doubled each
+        time, capped at `max_interval` (a `backoff` above the default cap is its own)."""
+        return min(self.backoff * 2.0 ** (retry - 1), max(self.max_interval, self.backoff))
 
 
 class Until(_Model):

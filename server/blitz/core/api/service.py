@@ -30,10 +30,12 @@ from types import TracebackType
 
 from blitz import metrics
 from blitz.core.api import validation as check
+from blitz.core.api.decisions import RULES_MAX, DecisionCalls
 from blitz.core.api.pages import fill_page
+from blitz.core.api.rewind import RewindCalls
 from blitz.core.api.server_info import PROTOCOL_REVISION, ServerFacts, ServerInfoCalls
 from blitz.core.api.sessions import SessionCalls
-from blitz.core.api.views import ledger_entry, session_usage, turn_summary, turn_usage
+from blitz.core.api.views import ledger_entry, turn_summary
 from blitz.core.driver.interactions import Interactions
 from blitz.core.driver.leases import Leases
 from blitz.core.driver.prompt import turn_images, turn_prompt
@@ -42,11 +44,10 @@ from blitz.core.driver.recovery import Recovery
 from blitz.core.driver.turns import FORKABLE_TURNS, Turns, new_turn_id
 from blitz.core.events.event_log import EventLog
 from blitz.core.files.checkpoints import Checkpoints
-from blitz.core.files.rewind import RewindCalls
 from blitz.core.locks import SessionLocks
-from blitz.core.requests.decisions import RULES_MAX, DecisionCalls
 from blitz.core.requests.pending import PendingRequests
 from blitz.core.requests.plans import no_plan, open_plan, rejection
+from blitz.core.usage import session_usage, turn_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
 from blitz.size_limits import ANSWER_BUDGET

@@ -19,13 +19,14 @@ import structlog
 
 from blitz.core.api import validation as check
 from blitz.core.api.pages import fill_page
+from blitz.core.api.rewind import forkable_turn, unrestored_notice
 from blitz.core.api.session_folders import copy_workspace, is_own_folder, remove_workspace
-from blitz.core.api.views import session_usage, session_view
+from blitz.core.api.views import session_view
 from blitz.core.driver.turns import Turns
 from blitz.core.events.event_log import EventLog
 from blitz.core.files.checkpoints import Checkpoints
-from blitz.core.files.rewind import forkable_turn, unrestored_notice
 from blitz.core.locks import SessionLocks
+from blitz.core.usage import session_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace

@@ -1,7 +1,7 @@
-"""What clients see of stored records: the protobuf views of sessions, rules and usage.
+"""What clients see of stored records: the protobuf views of sessions, rules and the ledger.
 
 Pure functions from records to messages; nothing here reads the store or decides
-anything. `session_usage` is the one exception that reads: the summed ledger, as `Usage`.
+anything. A session's summed usage is `blitz.core.usage`.
 
 A session's view embeds its open requests, and ListSessions embeds a page of views, so a
 view is bounded (`pending_view`): at most `PENDING_LISTED_MAX` requests, within
@@ -24,10 +24,8 @@ from blitz.store import (
     PendingRecord,
     RuleRecord,
     SessionRecord,
-    Store,
     TurnRecord,
     TurnState,
-    UsageTotals,
 )
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -38,12 +36,9 @@ __all__ = [
     "ledger_entry",
     "pending_view",
     "rule_view",
-    "session_usage",
     "session_view",
     "timestamp",
     "turn_summary",
-    "turn_usage",
-    "usage_view",
 ]
 
 
@@ -122,28 +117,6 @@ def rule_view(rule: RuleRecord) -> s.Rule:
     )
 
 
-def usage_view(totals: UsageTotals) -> t.Usage:
-    """A session's summed ledger as the protocol's `Usage`."""
-    return t.Usage(
-        calls=totals.calls,
-        input=totals.input,
-        cached=totals.cached,
-        cache_write=totals.cache_write,
-        output=totals.output,
-        cost_usd=totals.cost_usd,
-        priced=totals.priced,
-        search_queries=totals.search_queries,
-        search_cost_usd=totals.search_cost_usd,
-        last_prompt=totals.last_prompt,
-        tokens_unknown=totals.tokens_unknown,
-    )
-
-
-async def session_usage(store: Store, session_id: str) -> t.Usage:
-    """The session's cumulative usage, summed by the store."""
-    return usage_view(await store.usage_totals(session_id))
-
-
 def ledger_entry(row: LedgerRow) -> s.LedgerEntry:
     return s.LedgerEntry(
         turn_id=row.turn_id,
@@ -167,24 +140,6 @@ _TURN_STATES = {
     TurnState.QUEUED: s.TURN_STATE_QUEUED,
     TurnState.FINISHED: s.TURN_STATE_FINISHED,
 }
-
-
-def turn_usage(rows: Iterable[LedgerRow]) -> dict[str, t.Usage]:
-    """The ledger summed per turn, as `Usage` (last_prompt: the turn's last call's)."""
-    totals: dict[str, UsageTotals] = {}
-    for row in rows:
-        sums = totals.setdefault(row.turn_id, UsageTotals())
-        sums.calls += 1
-        sums.input += row.input
-        sums.cached += row.cached
-        sums.cache_write += row.cache_write
-        sums.output += row.output
-        sums.cost_usd += row.cost_usd
-        sums.priced = sums.priced and row.priced
-        sums.search_queries += row.search_queries
-        sums.search_cost_usd += row.search_cost_usd
-        sums.last_prompt = row.input  # input counts the cached and cache-write tokens
-    return {turn_id: usage_view(sums) for turn_id, sums in totals.items()}
 
 
 def turn_summary(

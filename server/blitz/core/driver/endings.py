@@ -24,14 +24,14 @@ from collections.abc import Callable, Sequence
 import structlog
 
 from blitz import metrics
-from blitz.core.api.views import session_usage
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.holds import TurnHolds
 from blitz.core.driver.runners import TurnRunner
 from blitz.core.events.event_log import EventLog, TurnLost
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.locks import SessionLocks
 from blitz.core.requests.pending import PendingRequests
+from blitz.core.usage import session_usage
 from blitz.errors import BlitzError, Reason
 from blitz.store import (
     CheckpointWrite,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import structlog
 
-from blitz.core.driver.active_turn import ActiveTurn, LiveTurns
+from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.supervisor import Supervisor
 from blitz.errors import BlitzError, Reason
 from blitz.store import SessionRecord, Store, TurnControl, TurnState

@@ -17,7 +17,7 @@ import time
 
 import structlog
 
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.endings import interrupted
 from blitz.core.driver.queue import TurnQueue
 from blitz.core.events.event_log import TurnLost

@@ -24,10 +24,10 @@ from datetime import timedelta
 
 import structlog
 
-from blitz.core.api.views import session_usage
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.endings import TurnEndings
 from blitz.core.driver.prompt import turn_images, turn_prompt
+from blitz.core.usage import session_usage
 from blitz.errors import BlitzError, Reason
 from blitz.store import SessionChange, SessionRecord, TurnEnd, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s

@@ -26,7 +26,7 @@ from typing import Protocol
 
 import structlog
 
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.slash_commands import CommandContext, parse_command, run_command
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.errors import BlitzError, Reason

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from blitz.core.api.views import session_usage
+from blitz.core.usage import session_usage
 from blitz.errors import invalid_argument
 from blitz.ports import AgentPort, TurnIO
 from blitz.store import SessionChange, Store

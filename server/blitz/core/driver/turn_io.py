@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from dataclasses import asdict
 
 from blitz import metrics
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.interactions import Interactions
 from blitz.core.events.event_log import EventLog
 from blitz.core.requests.pending import PendingRequests

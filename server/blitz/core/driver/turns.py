@@ -39,8 +39,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from blitz import metrics
-from blitz.core.api.views import session_usage
-from blitz.core.driver.active_turn import ActiveTurn, LiveTurns
+from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.driver.endings import FORKABLE_TURNS, interrupted
 from blitz.core.driver.interactions import Interactions
 from blitz.core.driver.parking import TurnParking, timed_out
@@ -53,6 +52,7 @@ from blitz.core.locks import SessionLocks
 from blitz.core.requests.pending import PendingRequests
 from blitz.core.requests.plans import proposal, proposed_event
 from blitz.core.supervisor import Supervisor
+from blitz.core.usage import session_usage
 from blitz.errors import BlitzError, Reason, internal_error
 from blitz.ports import Completed, ImageInput, Parked, Resolution
 from blitz.store import (

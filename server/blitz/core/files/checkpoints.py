@@ -35,7 +35,7 @@ from pathlib import Path
 
 import structlog
 
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.events.event_log import EventLog
 from blitz.core.files import snapshots
 from blitz.core.files.manifests import FILE, Entry, decode, restoration

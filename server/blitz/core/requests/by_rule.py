@@ -13,7 +13,7 @@ requests is `pending.py`'s.
 from __future__ import annotations
 
 from blitz import metrics
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.events.event_log import EventLog
 from blitz.core.requests.approvals import Outcome
 from blitz.core.requests.request_events import of_step

@@ -27,7 +27,7 @@ from functools import partial
 import structlog
 from google.protobuf import json_format
 
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.events.event_log import EventLog
 from blitz.core.locks import SessionLocks
 from blitz.core.requests.answered import Answered, TurnListener

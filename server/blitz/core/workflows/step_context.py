@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.events.event_log import EventLog
 from blitz.core.workflows.workflow_state import Frame, RunState, StepStatus, flow_event
 from blitz.errors import BlitzError, Reason

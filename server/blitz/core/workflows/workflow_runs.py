@@ -36,7 +36,7 @@ from typing import Any
 
 import structlog
 
-from blitz.core.driver.active_turn import ActiveTurn
+from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.runners import OpenWorkspace
 from blitz.core.events.event_log import EventLog
 from blitz.core.workflows.step_context import StepContext, new_run

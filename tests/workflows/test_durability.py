@@ -48,6 +48,22 @@ def _approve(wire, session_id):
     return on_request
 
 
+async def _restarted_run(server: Replica, flags, session_id: str, kind: str, *, approving=True):
+    """Start the killed server again and follow the run to its end, from the first event
+    (approving what it asks, unless not `approving`); the session's events, then the
+    server closed."""
+    try:
+        server.start(*flags)
+        wire = open_wire(kind, server)  # type: ignore[arg-type]  # it has both addresses
+        try:
+            approve = _approve(wire, session_id) if approving else None
+            return await follow_until_finished(wire, session_id, 0, approve)
+        finally:
+            await wire.close()
+    finally:
+        server.close()
+
+
 async def _start_and_kill(tmp_path, text: str):
     """A server with the workflow, its run started and killed -9 while `long` runs."""
     data, logs, shared = tmp_path / "data", tmp_path / "logs", tmp_path / "shared"
@@ -78,15 +94,7 @@ async def _start_and_kill(tmp_path, text: str):
 
 async def test_a_run_killed_mid_step_resumes_at_that_step_after_restart(tmp_path):
     server, flags, session, data = await _start_and_kill(tmp_path, CRASHY)
-    try:
-        server.start(*flags)
-        wire = open_wire("connect", server)  # type: ignore[arg-type]
-        try:
-            events = await follow_until_finished(wire, session.id, 0, _approve(wire, session.id))
-        finally:
-            await wire.close()
-    finally:
-        server.close()
+    events = await _restarted_run(server, flags, session.id, "connect")
     finished = events[-1].finished
     assert finished.error.reason == "", finished
     # `once` ran once, before the kill; `long` was retried for SERVER_RESTARTED.
@@ -107,15 +115,7 @@ async def test_a_run_killed_mid_step_without_a_retry_fails_with_server_restarted
         "    retry: {max_attempts: 2, on: [SERVER_RESTARTED]}\n", ""
     )
     server, flags, session, _ = await _start_and_kill(tmp_path, strict)
-    try:
-        server.start(*flags)
-        wire = open_wire("grpc", server)  # type: ignore[arg-type]
-        try:
-            events = await follow_until_finished(wire, session.id, 0)
-        finally:
-            await wire.close()
-    finally:
-        server.close()
+    events = await _restarted_run(server, flags, session.id, "grpc", approving=False)
     error = events[-1].finished.error
     assert (error.reason, error.metadata["step"]) == ("SERVER_RESTARTED", "long")
     assert flows(events, waiting=False)[-1] == ("long", "failed")
@@ -155,16 +155,12 @@ async def _kill_while_retrying(tmp_path, backoff: float, down: float):
         await stream.aclose()
         await wire.close()
         server.kill()
-        await asyncio.sleep(down)
-        restarted = time.time()
-        server.start(*flags)
-        wire = open_wire("connect", server)  # type: ignore[arg-type]
-        try:
-            events = await follow_until_finished(wire, session.id, 0, _approve(wire, session.id))
-        finally:
-            await wire.close()
-    finally:
+    except BaseException:
         server.close()
+        raise
+    await asyncio.sleep(down)
+    restarted = time.time()
+    events = await _restarted_run(server, flags, session.id, "connect")
     log = data / "workspaces" / session.workspace / "tries.log"
     tries = [float(line) for line in log.read_text().split()]
     return events, tries, restarted

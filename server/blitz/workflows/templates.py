@@ -18,9 +18,9 @@ after its seconds frees its thread.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from jinja2 import TemplateError, nodes
 from jinja2.sandbox import SecurityError
@@ -43,6 +43,7 @@ __all__ = [
 
 _NAMES = ("params", "steps")
 _STEP_FIELDS = ("output", "status")
+_T = TypeVar("_T")
 # Renderings at once: each is CPU work under the GIL, so more would only take turns. A
 # call waits for a thread at most this long, beyond the rendering's own seconds.
 _THREADS = 2
@@ -220,10 +221,7 @@ async def render_off_loop(
     budget: TemplateBudget = DEFAULT_BUDGET,
 ) -> str:
     """`render` on a template thread, so that the event loop never waits on it."""
-    try:
-        return await _RENDERS.run(render, source, params, steps, budget=budget)
-    except CallTimedOut:
-        raise _busy(budget) from None
+    return await _off_loop(render, source, params, steps, budget)
 
 
 async def condition_off_loop(
@@ -234,8 +232,18 @@ async def condition_off_loop(
     budget: TemplateBudget = DEFAULT_BUDGET,
 ) -> bool:
     """`condition` on a template thread."""
+    return await _off_loop(condition, expression, params, steps, budget)
+
+
+async def _off_loop(
+    call: Callable[..., _T],
+    text: str,
+    params: Mapping[str, Any],
+    steps: Mapping[str, Mapping[str, str]],
+    budget: TemplateBudget,
+) -> _T:
     try:
-        return await _RENDERS.run(condition, expression, params, steps, budget=budget)
+        return await _RENDERS.run(call, text, params, steps, budget=budget)
     except CallTimedOut:
         raise _busy(budget) from None
 

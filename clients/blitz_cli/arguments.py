@@ -117,6 +117,12 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="each model call's tokens under a turn (/usage shows them any time)",
     )
     chat_parser.add_argument("--model", default="", help="model of a new session")
+    chat_parser.add_argument(
+        "--agent",
+        metavar="NAME",
+        default="",
+        help="agent of a new session: blitz (built in) or an ACP agent the server declares",
+    )
     chat_parser.add_argument("--title", default="", help="title of a new session")
     chat_parser.add_argument("--plan", action="store_true", help="plan mode for every turn")
     chat_parser.add_argument(
@@ -207,6 +213,12 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     run.add_argument("--session", metavar="ID", help="run in this session (default: a new one)")
     run.add_argument("--model", default="", help="model of a new session")
+    run.add_argument(
+        "--agent",
+        metavar="NAME",
+        default="",
+        help="agent of a new session: blitz (built in) or an ACP agent the server declares",
+    )
     run.add_argument("--json", action="store_true", help="every event as a JSON line")
     decisions = run.add_mutually_exclusive_group()
     decisions.add_argument(

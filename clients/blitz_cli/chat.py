@@ -30,7 +30,7 @@ from blitz_cli.chat_commands import CLIENT_COMMANDS, ChatCommands
 from blitz_cli.chat_requests import RequestAnswers
 from blitz_cli.chat_state import ChatOptions, Leave
 from blitz_cli.completion import complete_commands
-from blitz_cli.lines import error_line
+from blitz_cli.lines import accepted_line, error_line
 from blitz_cli.picker import pick_session
 from blitz_cli.prompts import ask_plan
 from blitz_cli.render import Renderer
@@ -217,9 +217,13 @@ def chat(
             elif options.session_id:
                 state.session = client.session(options.session_id)
             else:
-                state.session = client.create_session(model=options.model, title=options.title)
+                state.session = client.create_session(
+                    model=options.model, title=options.title, agent=options.agent
+                )
         except BlitzError as exc:
             console.print(error_line(exc.reason, exc.message))
+            if hint := accepted_line(exc.metadata):
+                console.print(hint)
             return 1
         state.renderer.session(state.session)
         complete_commands(client, state.session.id, CLIENT_COMMANDS)
@@ -253,6 +257,7 @@ def chat_command(
     options = ChatOptions(
         session_id=args.session or "",
         model=args.model,
+        agent=args.agent,
         title=args.title,
         plan=args.plan,
         read_only=args.read_only,

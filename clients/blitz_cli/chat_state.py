@@ -29,6 +29,7 @@ class ChatOptions:
 
     session_id: str = ""
     model: str = ""
+    agent: str = ""
     title: str = ""
     plan: bool = False
     read_only: str = ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -19,10 +20,13 @@ from rich.markup import escape
 from blitz.v1 import session_pb2, turn_pb2
 
 __all__ = [
+    "accepted_line",
+    "acp_agent",
     "decision_word",
     "error_line",
     "expiry_line",
     "flow_line",
+    "model_words",
     "one_line",
     "state_word",
     "struct_dict",
@@ -41,6 +45,29 @@ def decision_word(decision: int) -> str:
 def state_word(session: session_pb2.Session) -> str:
     """ "idle", "running", "parked" or "closed"."""
     return session_pb2.SessionState.Name(session.state).removeprefix("SESSION_STATE_").lower()
+
+
+def acp_agent(session: session_pb2.Session) -> str:
+    """The name of the ACP agent that serves the session (docs/agents.md); "" for the
+    built-in agent, "blitz" (and for a session of a server older than agents)."""
+    return "" if session.agent in ("", "blitz") else session.agent
+
+
+def model_words(session: session_pb2.Session) -> str:
+    """ "model demo", or "agent NAME" for a session an ACP agent serves: its model is the
+    one its operator configured (`Session.model` reads "acp:NAME")."""
+    agent = acp_agent(session)
+    return f"agent {escape(agent)}" if agent else f"model {escape(session.model)}"
+
+
+def accepted_line(metadata: Mapping[str, str]) -> str:
+    """What an INVALID_ARGUMENT's field takes, when the server listed it (metadata
+    `accepted`, comma-separated): "agent takes: blitz, claude"; "" when it did not."""
+    field, accepted = metadata.get("field", ""), metadata.get("accepted", "")
+    if not field or not accepted:
+        return ""
+    names = ", ".join(name.strip() for name in accepted.split(",") if name.strip())
+    return f"[dim]{escape(field)} takes: {escape(names)}[/]"
 
 
 def error_line(reason: str, message: str) -> str:

@@ -29,6 +29,7 @@ from blitz_cli.lines import (
     error_line,
     expiry_line,
     flow_line,
+    model_words,
     state_word,
     suggested_rule_line,
     usage_line,
@@ -301,6 +302,6 @@ class Renderer:
         """A session's header line."""
         title = f" · {escape(session.title)}" if session.title else ""
         self.console.print(
-            f"[bold]blitz chat[/] · session {session.id}{title} · model {escape(session.model)}"
+            f"[bold]blitz chat[/] · session {session.id}{title} · {model_words(session)}"
             f" · {state_word(session)}"
         )

@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from blitz.v1 import session_pb2, turn_pb2
-from blitz_cli.lines import error_line, flow_line, state_word
+from blitz_cli.lines import accepted_line, acp_agent, error_line, flow_line, model_words, state_word
 from blitz_cli.prompts import parse_answers
 from blitz_cli.render import Renderer
 from blitz_cli.tables import listing_console
@@ -36,7 +36,10 @@ def _json(message: Message) -> str:
 
 
 def _fail(exc: BlitzError) -> int:
-    Console(stderr=True, highlight=False).print(error_line(exc.reason, exc.message))
+    err = Console(stderr=True, highlight=False)
+    err.print(error_line(exc.reason, exc.message))
+    if hint := accepted_line(exc.metadata):
+        err.print(hint)
     return 1
 
 
@@ -57,12 +60,17 @@ def sessions_command(
                     for session in found:
                         print(_json(session))
                     return 0
-                table = Table("id", "title", "model", "state", "tokens", "updated")
+                # An agent column only where some session has an ACP agent.
+                agents = any(acp_agent(session) for session in found)
+                columns = ["id", "title", *(["agent"] if agents else []), "model"]
+                table = Table(*columns, "state", "tokens", "updated")
                 table.columns[0].no_wrap = True
                 for session in found:
+                    agent = [escape(session.agent or "blitz")] if agents else []
                     table.add_row(
                         session.id,
                         escape(session.title),
+                        *agent,
                         escape(session.model),
                         state_word(session),
                         str(session.usage.input + session.usage.output),
@@ -91,8 +99,7 @@ def sessions_command(
         return 0
     console.print(f"[bold]{session.id}[/] {escape(session.title)}")
     console.print(
-        f"  model {escape(session.model)} · {state_word(session)}"
-        f" · workspace {escape(session.workspace)}"
+        f"  {model_words(session)} · {state_word(session)} · workspace {escape(session.workspace)}"
     )
     console.print(
         f"  {session.usage.calls} model calls · {session.usage.input} in ·"
@@ -348,7 +355,9 @@ def run_command(
     turn_id = ""
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
-            session_id = args.session or client.create_session(model=args.model).id
+            session_id = (
+                args.session or client.create_session(model=args.model, agent=args.agent).id
+            )
             if not args.json:
                 err.print(f"[dim]session {session_id}[/]")
             if args.workflow:

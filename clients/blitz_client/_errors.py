@@ -87,6 +87,13 @@ RETRY: Mapping[str, str] = {
     "SHUTTING_DOWN": "resume",
     "INTERNAL": "no",
     "STEP_FAILED": "no",
+    "AGENT_UNAVAILABLE": "retry",
+    "AGENT_CRASHED": "retry",
+    "AGENT_TIMEOUT": "retry",
+    "AGENT_PROTOCOL_ERROR": "no",
+    "AGENT_ERROR": "retry",
+    "MAX_TOKENS": "no",
+    "REFUSED": "no",
 }
 
 

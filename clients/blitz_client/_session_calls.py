@@ -38,10 +38,19 @@ class SessionCalls(Calls):
         model: str = "",
         labels: Mapping[str, str] | None = None,
         approval_timeout: float | timedelta | None = None,
+        agent: str = "",
     ) -> session_pb2.Session:
-        """A new session. Empty `model`/`workspace`: the server's default / a new folder."""
+        """A new session. Empty `model`/`workspace`: the server's default / a new folder.
+
+        `agent`: the agent that serves its turns, one of `server_info().agents` ("blitz",
+        the built-in one, or a declared ACP agent, docs/agents.md); empty: the server's
+        default. An ACP agent takes no `model` (its operator configured one)."""
         request = session_pb2.CreateSessionRequest(
-            title=title, workspace=workspace, model=model, labels=dict(labels or {})
+            title=title,
+            workspace=workspace,
+            model=model,
+            labels=dict(labels or {}),
+            agent=agent,
         )
         if approval_timeout is not None:
             request.approval_timeout.CopyFrom(duration(approval_timeout))

@@ -88,6 +88,7 @@ class Blitz(BlockingWebhookCalls):
         model: str = "",
         labels: Mapping[str, str] | None = None,
         approval_timeout: float | timedelta | None = None,
+        agent: str = "",
     ) -> session_pb2.Session:
         """A new session; see `AsyncBlitz.create_session`."""
         return self._runner.run(
@@ -97,6 +98,7 @@ class Blitz(BlockingWebhookCalls):
                 model=model,
                 labels=labels,
                 approval_timeout=approval_timeout,
+                agent=agent,
             )
         )
 

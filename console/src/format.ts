@@ -2,6 +2,7 @@
 
 import {
   ActionKind,
+  type AgentInfo,
   Decision,
   type FlowStep,
   type Resolution,
@@ -11,6 +12,9 @@ import {
   type Usage,
 } from "blitz-client";
 import type { UsageSum } from "./log.js";
+
+/** The built-in agent's name (ServerInfo.agents' first); any other is an ACP agent's. */
+export const BUILTIN_AGENT = "blitz";
 
 export const ACTION_KINDS: Record<number, string> = {
   [ActionKind.COMMAND]: "COMMAND",
@@ -35,6 +39,17 @@ const DECISION_WORDS: Record<number, string> = {
 
 export function stateWord(session: Session): string {
   return STATES[session.state] ?? "unknown";
+}
+
+/** The ACP agent that serves the session (docs/agents.md); "" for the built-in agent. */
+export function acpAgent(session: Session | undefined): string {
+  const agent = session?.agent ?? "";
+  return agent === BUILTIN_AGENT ? "" : agent;
+}
+
+/** An agent as a person reads it: its display name, else its name. */
+export function agentLabel(agents: readonly AgentInfo[], name: string): string {
+  return agents.find((a) => a.name === name)?.displayName || name;
 }
 
 /** Who resolved a request, as a person reads it. */

@@ -18,7 +18,8 @@ export interface ItemContext {
   planId: string;
   /** The request the page focuses (the newest open one). */
   focusId: string;
-  onFork: (turnId: string) => void;
+  /** Forks at a turn; undefined where the session cannot be forked (an ACP agent's). */
+  onFork: ((turnId: string) => void) | undefined;
   onAcceptPlan: (planId: string, text: string) => Promise<void>;
   onRejectPlan: (planId: string, feedback: string) => Promise<void>;
 }
@@ -170,9 +171,11 @@ function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
             <span class="usage" data-testid="turn-usage">
               {turnUsageLine(f.before, f.after)}
             </span>
-            <button type="button" class="link" onClick={() => ctx.onFork(item.turnId)} title="A new session from this turn">
-              fork here
-            </button>
+            {ctx.onFork && (
+              <button type="button" class="link" onClick={() => ctx.onFork?.(item.turnId)} title="A new session from this turn">
+                fork here
+              </button>
+            )}
           </div>
         </div>
       );

@@ -5,7 +5,7 @@
 import { BlitzError, newTurnId, type ServerInfo, type Session, type StreamStatus, type TurnEvent } from "blitz-client";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { blitz, describe } from "./api.js";
-import { labelsText, parseLabels, sessionUsageLine, stateWord } from "./format.js";
+import { acpAgent, agentLabel, labelsText, parseLabels, sessionUsageLine, stateWord } from "./format.js";
 import { type ItemContext, LogItem } from "./items.js";
 import { EMPTY, foldAll, lastFinishedTurn, type Log, openRequests } from "./log.js";
 import { Files, WorkspaceDiff } from "./workspace.js";
@@ -88,12 +88,14 @@ export function SessionView({ id, tab, info, onOpen, onGone, onChanged }: Props)
   const open = openRequests(log);
   const newest = open[open.length - 1];
   const focusId = newest === undefined ? "" : newest.kind === "approval" ? newest.request.requestId : newest.question.requestId;
+  // A session an ACP agent serves is not forked: the agent's memory is its own.
+  const acp = acpAgent(session);
   const ctx: ItemContext = useMemo(
     () => ({
       sessionId: id,
       planId: log.planId,
       focusId,
-      onFork: (turnId) => void fork(turnId),
+      onFork: acp ? undefined : (turnId) => void fork(turnId),
       onAcceptPlan: async (planId, text) => {
         await startTurn((signal) => blitz.sessions.acceptPlan({ sessionId: id, planId, text, turnId: newTurnId() }, { signal }));
       },
@@ -101,7 +103,7 @@ export function SessionView({ id, tab, info, onOpen, onGone, onChanged }: Props)
         await blitz.sessions.rejectPlan({ sessionId: id, planId, feedback });
       },
     }),
-    [id, log.planId, focusId],
+    [id, log.planId, focusId, acp],
   );
 
   // Follow the log's end while the reader is there.
@@ -132,8 +134,9 @@ export function SessionView({ id, tab, info, onOpen, onGone, onChanged }: Props)
         phase={phase}
         log={log}
         live={ended ? (ended === "closed" ? "closed" : ended) : live}
+        agent={acp && agentLabel(info.agents, acp)}
         onFork={() => fork(lastFinishedTurn(log))}
-        canFork={!!lastFinishedTurn(log)}
+        canFork={!!lastFinishedTurn(log) && !acp}
         onChanged={() => {
           void refresh();
           onChanged();
@@ -208,6 +211,8 @@ function SessionHeader(props: {
   phase: string;
   log: Log;
   live: string;
+  /** The ACP agent serving the session, as shown; "" for the built-in agent. */
+  agent: string;
   canFork: boolean;
   onFork: () => void;
   onChanged: () => void;
@@ -268,7 +273,13 @@ function SessionHeader(props: {
         </div>
       )}
       <div class="meta">
-        <span>{session?.model}</span>
+        {props.agent ? (
+          <span class="agent" data-testid="session-agent" title={session?.model}>
+            agent {props.agent}
+          </span>
+        ) : (
+          <span>{session?.model}</span>
+        )}
         {session && Object.keys(session.labels).length > 0 && <span class="labels">{labelsText(session.labels)}</span>}
         <span class="usage" data-testid="session-usage">
           {sessionUsageLine(log.usage)}
@@ -285,7 +296,7 @@ function SessionHeader(props: {
         >
           rename
         </button>
-        <button type="button" disabled={!props.canFork} onClick={props.onFork} title="A new session from the last finished turn">
+        <button type="button" disabled={!props.canFork} onClick={props.onFork} title={props.agent ? "A session an ACP agent serves cannot be forked" : "A new session from the last finished turn"}>
           fork
         </button>
         <button type="button" disabled={phase === "closed"} onClick={() => act(() => blitz.sessions.closeSession({ sessionId: id }))}>

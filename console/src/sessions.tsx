@@ -150,14 +150,18 @@ function NewSession({ info, onMade }: { info: ServerInfo; onMade: (session: Sess
   const [title, setTitle] = useState("");
   const [labels, setLabels] = useState("");
   const [model, setModel] = useState(info.defaultModel);
+  // The agents a session may be served by, the built-in one first; an ACP agent's model
+  // is its operator's, so the model field goes while one is chosen (docs/agents.md).
+  const [agent, setAgent] = useState(info.agents[0]?.name ?? "");
   const [error, setError] = useState("");
   const models = info.models.filter((m) => !m.endsWith(":*"));
+  const acp = info.agents.find((a) => a.name === agent)?.kind === "acp";
   async function make(event: Event) {
     event.preventDefault();
     const parsed = parseLabels(labels);
     if (parsed === undefined) return setError("Labels are key=value, separated by commas.");
     try {
-      onMade(await blitz.sessions.createSession({ title: title.trim(), labels: parsed, model }));
+      onMade(await blitz.sessions.createSession({ title: title.trim(), labels: parsed, agent, model: acp ? "" : model }));
     } catch (thrown) {
       setError(describe(thrown));
     }
@@ -166,20 +170,34 @@ function NewSession({ info, onMade }: { info: ServerInfo; onMade: (session: Sess
     <form class="new-session" onSubmit={make} aria-label="New session">
       <input value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="title (optional)" aria-label="Title" />
       <input value={labels} onInput={(e) => setLabels(e.currentTarget.value)} placeholder="labels: key=value, …" aria-label="Labels" />
-      <label>
-        model{" "}
-        {models.length > 1 ? (
-          <select value={model} onChange={(e) => setModel(e.currentTarget.value)} aria-label="Model">
-            {models.map((m) => (
-              <option key={m} value={m}>
-                {m}
+      {info.agents.length > 1 && (
+        <label>
+          agent{" "}
+          <select value={agent} onChange={(e) => setAgent(e.currentTarget.value)} aria-label="Agent">
+            {info.agents.map((a) => (
+              <option key={a.name} value={a.name}>
+                {a.displayName || a.name}
               </option>
             ))}
           </select>
-        ) : (
-          <input value={model} onInput={(e) => setModel(e.currentTarget.value)} aria-label="Model" />
-        )}
-      </label>
+        </label>
+      )}
+      {!acp && (
+        <label>
+          model{" "}
+          {models.length > 1 ? (
+            <select value={model} onChange={(e) => setModel(e.currentTarget.value)} aria-label="Model">
+              {models.map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
+            </select>
+          ) : (
+            <input value={model} onInput={(e) => setModel(e.currentTarget.value)} aria-label="Model" />
+          )}
+        </label>
+      )}
       <button type="submit">create</button>
       {error && (
         <div class="error-line" role="alert">

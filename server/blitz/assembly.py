@@ -20,13 +20,14 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
 
 import structlog
 
+from blitz.acp import AcpRunner, AgentProcesses, TerminalLimits
 from blitz.agent import (
     Agent,
     BoxSpec,
@@ -42,6 +43,7 @@ from blitz.agent import (
 )
 from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings, hidden_paths, refused_bind
+from blitz.config.agents import BUILTIN_AGENT
 from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore, WorkflowCore, WorkspaceCore
 from blitz.core.api.service import CHECKPOINT_TURNS, FindSession, replica_name
 from blitz.core.api.workspace_service import IMAGE_MAX_BYTES
@@ -68,6 +70,7 @@ from blitz.transport.methods import (
     WORKFLOW_SERVICE,
     WORKSPACE_SERVICE,
 )
+from blitz.v1 import session_pb2 as s
 
 __all__ = ["Core", "open_core"]
 
@@ -119,11 +122,14 @@ async def open_core(settings: Settings, *, tracing: Tracing | None = None) -> As
         authenticator = await authentication(settings, store)
         _check_confinement(settings, sandbox, authenticator)
         features = ("tls",) if settings.tls_cert else ()
+        processes = await stack.enter_async_context(_agent_processes(settings, sandbox))
         facts = ServerFacts(
             models=tuple(available_models(access)),
             limits={"request_bytes": MAX_REQUEST_BYTES, "image_bytes": IMAGE_MAX_BYTES},
             features=(*features, "tokens") if authenticator.required else features,
             command_isolation=sandbox.isolation.value,
+            agents=partial(_agents, processes),
+            default_agent=settings.default_agent,
         )
         agent = await stack.enter_async_context(
             Agent(
@@ -141,7 +147,13 @@ async def open_core(settings: Settings, *, tracing: Tracing | None = None) -> As
             )
         )
         sessions, ports = await _services(
-            stack, settings, store=store, agent=agent, facts=facts, tracing=tracing
+            stack,
+            settings,
+            store=store,
+            agent=agent,
+            processes=processes,
+            facts=facts,
+            tracing=tracing,
         )
         authenticator.on_required = partial(_tokens_now_required, settings, sandbox, sessions)
         yield Core(
@@ -158,6 +170,7 @@ async def _services(
     *,
     store: Store,
     agent: AgentPort,
+    processes: AgentProcesses,
     facts: ServerFacts,
     tracing: Tracing | None,
 ) -> tuple[SessionCore, ServicePorts]:
@@ -196,6 +209,12 @@ async def _services(
     runners = Runners(
         (
             runs,
+            AcpRunner(
+                store=store,
+                processes=processes,
+                checkpoints=checkpoints,
+                open_workspace=opener,
+            ),
             CommandRunner(store=store, agent=agent),
             AgentRunner(store=store, agent=agent, checkpoints=checkpoints, open_workspace=opener),
         )
@@ -255,6 +274,37 @@ async def _services(
             workflows_dir=workflows_dir,
         ),
     }
+
+
+def _agent_processes(settings: Settings, sandbox: CommandSandbox) -> AgentProcesses:
+    """The ACP agents' processes (docs/agents.md); ServeRefused when the default agent is
+    none of those declared, or an agent's binds would show it the server's own files."""
+    names = {BUILTIN_AGENT, *(a.name for a in settings.agents)}
+    if settings.default_agent not in names:
+        raise ServeRefused(
+            f"--default-agent {settings.default_agent!r} is neither {BUILTIN_AGENT!r} nor a"
+            " declared agent"
+        )
+    for declared in settings.agents:
+        if why := refused_bind(replace(settings, command_binds=declared.binds)):
+            raise ServeRefused(f"agent {declared.name!r}: binds: {why}")
+    return AgentProcesses(
+        agents={a.name: a for a in settings.agents},
+        data_dir=settings.data_dir,
+        sandbox=sandbox,
+        terminals=TerminalLimits(
+            sandbox=sandbox, time_limit=settings.command_timeout, output_cap=settings.output_cap
+        ),
+        max_processes=settings.max_agent_processes,
+    )
+
+
+def _agents(processes: AgentProcesses) -> list[s.AgentInfo]:
+    """ServerInfo.agents: the built-in agent, then each declared one."""
+    found = [s.AgentInfo(name=BUILTIN_AGENT, display_name="Blitz", kind="builtin")]
+    for agent in processes.describe():
+        found.append(s.AgentInfo(kind="acp", **agent))
+    return found
 
 
 def _webhooks(

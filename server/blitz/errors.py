@@ -71,6 +71,18 @@ class Reason(enum.Enum):
     # A workflow step failed (a command's exit status, an until check that never passed,
     # an approval not given); `metadata.step` names it.
     STEP_FAILED = ("STEP_FAILED", Status.FAILED_PRECONDITION)
+    # An ACP agent (docs/agents.md, table F): it could not be started or could not take
+    # its session back; its process ended mid-turn; it did not answer in time; it broke
+    # the protocol; it answered the prompt with an error.
+    AGENT_UNAVAILABLE = ("AGENT_UNAVAILABLE", Status.UNAVAILABLE)
+    AGENT_CRASHED = ("AGENT_CRASHED", Status.UNAVAILABLE)
+    AGENT_TIMEOUT = ("AGENT_TIMEOUT", Status.DEADLINE_EXCEEDED)
+    AGENT_PROTOCOL_ERROR = ("AGENT_PROTOCOL_ERROR", Status.INTERNAL)
+    AGENT_ERROR = ("AGENT_ERROR", Status.UNAVAILABLE)
+    # The model's output limit ended the answer.
+    MAX_TOKENS = ("MAX_TOKENS", Status.RESOURCE_EXHAUSTED)
+    # The agent refused to go on with the prompt.
+    REFUSED = ("REFUSED", Status.FAILED_PRECONDITION)
 
     def __init__(self, wire: str, status: Status) -> None:
         self.wire = wire

@@ -134,3 +134,54 @@ async def test_the_workspace_shows_its_files_and_the_sessions_diff(server, conso
     await page.shot("diff")
     assert page.page.url.endswith(f"#/s/{session_id}/diff")
     await page.check_clean()
+
+
+async def test_the_agent_picker_makes_a_session_of_a_declared_agent(serve, console, tmp_path):
+    """With an ACP agent declared the new-session form offers a choice of agent; choosing
+    it hides the model (its operator's) and the session's header names it. Its process
+    starts only at a first turn, which this test never sends (tests/acp runs agents)."""
+    stub = tmp_path / "stub-agent"
+    stub.write_text("#!/bin/sh\nexit 1\n")
+    stub.chmod(0o755)
+    config = tmp_path / "blitz.toml"
+    config.write_text(f'[agents.stub]\ndisplay_name = "Stub Agent"\ncommand = "{stub}"\n')
+    server = await serve(f"--config={config}")
+    page = await console(server)
+    await page.page.get_by_role("button", name="new session").click()
+    form = page.page.get_by_role("form", name="New session")
+    picker = form.get_by_label("Agent")
+    await expect(picker.locator("option")).to_have_text(["Blitz", "Stub Agent"])
+    await expect(form.get_by_label("Model")).to_be_visible()
+    await picker.select_option(label="Stub Agent")
+    await expect(form.get_by_label("Model")).to_have_count(0)
+    await form.get_by_label("Title").fill("by the stub")
+    await page.shot("new-session-agent")
+    await form.get_by_role("button", name="create").click()
+    await page.page.wait_for_url("**/#/s/*")
+    await page.live()
+    await expect(page.page.get_by_test_id("session-agent")).to_have_text("agent Stub Agent")
+    await expect(page.page.get_by_role("button", name="fork", exact=True)).to_be_disabled()
+    await page.shot("acp-session")
+    session_id = page.page.url.rsplit("/", 1)[1]
+    async with AsyncBlitz(server.grpc_target) as blitz:
+        made = await blitz.session(session_id)
+    assert (made.agent, made.model) == ("stub", "acp:stub")
+
+    # The built-in agent, chosen back, has its model again.
+    await page.page.get_by_role("button", name="new session").click()
+    await form.get_by_label("Agent").select_option(label="Blitz")
+    await expect(form.get_by_label("Model")).to_be_visible()
+    await page.check_clean()
+
+
+async def test_one_agent_is_no_choice(server, console):
+    page = await console(server)
+    await page.page.get_by_role("button", name="new session").click()
+    form = page.page.get_by_role("form", name="New session")
+    await expect(form.get_by_label("Title")).to_be_visible()
+    await expect(form.get_by_label("Agent")).to_have_count(0)
+    await form.get_by_role("button", name="create").click()
+    await page.page.wait_for_url("**/#/s/*")
+    await page.live()
+    await expect(page.page.get_by_test_id("session-agent")).to_have_count(0)
+    await page.check_clean()

@@ -48,6 +48,13 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   SHUTTING_DOWN: "resume",
   INTERNAL: "no",
   STEP_FAILED: "no",
+  AGENT_UNAVAILABLE: "retry",
+  AGENT_CRASHED: "retry",
+  AGENT_TIMEOUT: "retry",
+  AGENT_PROTOCOL_ERROR: "no",
+  AGENT_ERROR: "retry",
+  MAX_TOKENS: "no",
+  REFUSED: "no",
 });
 
 /** Reasons after which a stream is picked up again with Watch from its last seq. */

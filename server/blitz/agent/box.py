@@ -88,10 +88,18 @@ class BoxSpec:
     gid: int = field(default_factory=os.getgid)
 
     def argv(
-        self, command: Sequence[str], *, workspace: Path, network: bool, writable: bool
+        self,
+        command: Sequence[str],
+        *,
+        workspace: Path,
+        network: bool,
+        writable: bool,
+        also_writable: Sequence[Path] = (),
     ) -> list[str]:
         """The argv that runs `command` in the box, in `workspace`. `network`: keep the
-        host's network; `writable`: let it write `.git` and `.blitz`."""
+        host's network; `writable`: let it write `.git` and `.blitz`; `also_writable`:
+        folders bound writable at their own path besides the workspace (an ACP agent's
+        home)."""
         tool = bwrap_path()
         if tool is None:  # pragma: no cover - isolation() chose the box only with one
             raise FileNotFoundError("bwrap")
@@ -138,6 +146,8 @@ class BoxSpec:
             ws,
             ws,
         ]
+        for folder in also_writable:
+            args += ["--bind", str(folder), str(folder)]
         if not writable:
             for name in PROTECTED:
                 inside = workspace / name

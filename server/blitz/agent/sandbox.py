@@ -148,16 +148,25 @@ class CommandSandbox:
         env: dict[str, str],
         network: bool = False,
         writable: bool = False,
+        also_writable: tuple[Path, ...] = (),
     ) -> Launch:
         """How to run `command` with /bin/sh in `workspace`, confined. `network`: its
-        network was approved; `writable`: it may write `.git` and `.blitz`."""
+        network was approved; `writable`: it may write `.git` and `.blitz`;
+        `also_writable`: folders it may write besides the workspace (an agent's home)."""
         shell = ["/bin/sh", "-c", command]
         marker = tmp = None
         if self.isolation is Isolation.BOX:
-            confined = self.box.argv(shell, workspace=workspace, network=network, writable=writable)
+            confined = self.box.argv(
+                shell,
+                workspace=workspace,
+                network=network,
+                writable=writable,
+                also_writable=also_writable,
+            )
         elif self.isolation is Isolation.LANDLOCK:
             marker = uuid.uuid4().hex
             spec = _landlock_spec(workspace, network=network, writable=writable, box=self.box)
+            spec["write"] = [*spec["write"], *map(str, also_writable)]  # type: ignore[misc]
             tmp = Path(str(spec["tmp"]))
             env = {**env, "TMPDIR": str(tmp)}
             confined = [sys.executable, "-I", str(_LANDLOCKED), json.dumps(spec), "--", *shell]

@@ -47,7 +47,7 @@ _READ_SIZE = 65536
 _DRAIN_S = 0.2
 # How often a running command is checked for its exit.
 _POLL_S = 0.02
-# How long a command's leavings may take to be gone once it has ended (`_clean_up`).
+# How long a command's leavings may take to be gone once it has ended (`clean_up`).
 _GONE_S = 2.0
 
 
@@ -94,7 +94,7 @@ async def run_shell(
             launch.argv, cwd=cwd, env=launch.env, preexec_fn=launch.preexec_fn
         )
     except BaseException:
-        await asyncio.to_thread(_clean_up, launch)
+        await asyncio.to_thread(clean_up, launch)
         raise
     kept = bytearray()
     truncated = False
@@ -273,11 +273,11 @@ async def _reaped(proc: _Command, pumping: asyncio.Task[None], launch: Launch) -
     """Until the killed shell is reaped, what carries its marker killed, its cgroup and
     temporary folder removed, and its output task ended."""
     await proc.wait()
-    await asyncio.to_thread(_clean_up, launch, proc.pid)
+    await asyncio.to_thread(clean_up, launch, proc.pid)
     await _settled(pumping)
 
 
-def _clean_up(launch: Launch, group: int | None = None) -> None:
+def clean_up(launch: Launch, group: int | None = None) -> None:
     """What a command leaves once its shell is gone: marked processes, its cgroup, its
     private temporary folder. Blocking: run on a thread.
 

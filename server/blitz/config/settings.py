@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from blitz.config.agents import DeclaredAgent
 from blitz.config.webhooks import DeclaredWebhook
 
 __all__ = ["LogFormat", "LogLevel", "Settings"]
@@ -132,6 +133,12 @@ class Settings:
     webhook_workers: int = 32
     # Webhooks declared in the configuration file (`[[webhooks]]`).
     webhooks: tuple[DeclaredWebhook, ...] = ()
+    # ACP agents declared in the configuration file (`[agents.NAME]`, docs/agents.md), the
+    # agent a session gets when CreateSession names none ("blitz": the built-in one), and
+    # the live agent processes one server process keeps at most.
+    agents: tuple[DeclaredAgent, ...] = ()
+    default_agent: str = "blitz"
+    max_agent_processes: int = 16
     # The TOML file these settings were read from (`--config`, `BLITZ_CONFIG`); empty:
     # none. Not a setting of the table: it is where settings come from. Kept because it
     # can hold every secret the server has, and no command may see it (config/hidden.py).

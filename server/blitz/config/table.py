@@ -443,6 +443,31 @@ SETTINGS: tuple[SettingSpec, ...] = (
         structured=True,
     ),
     _spec(
+        "agents",
+        values.declared_agents,
+        "ACP agents sessions may be served by (Claude Code, Codex, Gemini CLI…):"
+        " `[agents.NAME]` tables in the file with command, args, env, network, binds,"
+        " home_files, modes… (docs/agents.md); a JSON object of the same in the flag or"
+        " variable",
+        "JSON",
+        secret=True,
+        structured=True,
+    ),
+    _spec(
+        "default_agent",
+        values.nonempty,
+        "the agent a session gets when CreateSession names none: `blitz` (the built-in"
+        " agent) or a declared agent's name",
+        "NAME",
+    ),
+    _spec(
+        "max_agent_processes",
+        values.positive_int,
+        "live ACP agent processes this server process keeps at once (one per session in"
+        " use; idle ones are stopped first past it)",
+        "N",
+    ),
+    _spec(
         "mcp_config",
         values.stripped,
         'JSON file of MCP servers (`{"mcpServers": {NAME: {"command": …, "args": […]} or'

@@ -11,6 +11,8 @@ import ipaddress
 import json
 import re
 
+from blitz.config.agents import DeclaredAgent
+from blitz.config.agents import declared_agents as _agents
 from blitz.config.webhooks import DeclaredWebhook
 from blitz.config.webhooks import declared_webhooks as _declared
 
@@ -19,6 +21,7 @@ __all__ = [
     "bool_",
     "bytes_",
     "bytes_or_none",
+    "declared_agents",
     "declared_webhooks",
     "host_patterns",
     "int_",
@@ -187,6 +190,17 @@ def declared_webhooks(text: str) -> tuple[DeclaredWebhook, ...]:
     except ValueError:
         raise ValueError("must be a JSON list of webhooks") from None
     return _declared(value)
+
+
+def declared_agents(text: str) -> tuple[DeclaredAgent, ...]:
+    """Agents declared as JSON text: an object of objects, as the file's `[agents.NAME]`."""
+    if not text.strip():
+        return ()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ValueError("must be a JSON object of agents") from None
+    return _agents(value)
 
 
 def nonempty(text: str) -> str:

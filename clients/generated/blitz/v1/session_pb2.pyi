@@ -91,7 +91,7 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ServerInfo(_message.Message):
-    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features", "command_isolation", "commands")
+    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features", "command_isolation", "commands", "agents", "default_agent")
     class LimitsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -108,6 +108,8 @@ class ServerInfo(_message.Message):
     FEATURES_FIELD_NUMBER: _ClassVar[int]
     COMMAND_ISOLATION_FIELD_NUMBER: _ClassVar[int]
     COMMANDS_FIELD_NUMBER: _ClassVar[int]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_AGENT_FIELD_NUMBER: _ClassVar[int]
     protocol: str
     protocol_revision: int
     server_version: str
@@ -117,7 +119,21 @@ class ServerInfo(_message.Message):
     features: _containers.RepeatedScalarFieldContainer[str]
     command_isolation: str
     commands: _containers.RepeatedCompositeFieldContainer[SlashCommand]
-    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ..., commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ...) -> None: ...
+    agents: _containers.RepeatedCompositeFieldContainer[AgentInfo]
+    default_agent: str
+    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ..., commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ..., agents: _Optional[_Iterable[_Union[AgentInfo, _Mapping]]] = ..., default_agent: _Optional[str] = ...) -> None: ...
+
+class AgentInfo(_message.Message):
+    __slots__ = ("name", "display_name", "kind", "version")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    display_name: str
+    kind: str
+    version: str
+    def __init__(self, name: _Optional[str] = ..., display_name: _Optional[str] = ..., kind: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class SlashCommand(_message.Message):
     __slots__ = ("name", "description", "arguments")
@@ -142,7 +158,7 @@ class ListCommandsResponse(_message.Message):
     def __init__(self, commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id", "mode", "queued_turn_ids", "owner")
+    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id", "mode", "queued_turn_ids", "owner", "agent")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -167,6 +183,7 @@ class Session(_message.Message):
     MODE_FIELD_NUMBER: _ClassVar[int]
     QUEUED_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
     id: str
     title: str
     workspace: str
@@ -184,10 +201,11 @@ class Session(_message.Message):
     mode: _turn_pb2.SessionMode
     queued_turn_ids: _containers.RepeatedScalarFieldContainer[str]
     owner: str
-    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., plan_id: _Optional[str] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ...) -> None: ...
+    agent: str
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., plan_id: _Optional[str] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., agent: _Optional[str] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("title", "workspace", "model", "labels", "approval_timeout", "mode")
+    __slots__ = ("title", "workspace", "model", "labels", "approval_timeout", "mode", "agent")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -201,13 +219,15 @@ class CreateSessionRequest(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
     title: str
     workspace: str
     model: str
     labels: _containers.ScalarMap[str, str]
     approval_timeout: _duration_pb2.Duration
     mode: _turn_pb2.SessionMode
-    def __init__(self, title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ...) -> None: ...
+    agent: str
+    def __init__(self, title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ..., agent: _Optional[str] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ("session_id",)

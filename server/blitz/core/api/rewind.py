@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 
+from blitz.config.agents import acp_agent_of
 from blitz.core.api import validation as check
 from blitz.core.driver.endings import FORKABLE_TURNS
 from blitz.core.events.event_log import EventLog
@@ -29,7 +30,7 @@ from blitz.store import SessionChange, SessionRecord, Store, TurnRecord, TurnSta
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["RewindCalls", "forkable_turn", "unrestored_notice"]
+__all__ = ["RewindCalls", "forkable_turn", "refuse_acp", "unrestored_notice"]
 
 # A notice names at most this many paths.
 _NAMED = 20
@@ -56,6 +57,7 @@ class RewindCalls:
         check.require(req.to_turn_id, "to_turn_id")
         async with self._locks(req.session_id):
             session = await self.session_record(req.session_id, ctx)
+            refuse_acp(session, "rewound")
             await self._refuse_busy(session)
             turn, history = await forkable_turn(
                 self._store, session.id, req.to_turn_id, field="to_turn_id", verb="rewound to"
@@ -167,3 +169,15 @@ def _shown(path: str) -> str:
     """A path as text a message may carry: a name that is not UTF-8 shows its bytes as
     replacement characters."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def refuse_acp(session: SessionRecord, done: str) -> None:
+    """An ACP agent's memory is its own: a session it serves is not forked or rewound."""
+    agent = acp_agent_of(session.model)
+    if agent:
+        raise invalid_argument(
+            "session_id",
+            f"a session served by the agent {agent!r} cannot be {done}: the agent's memory"
+            " can be neither copied nor taken back",
+            agent=agent,
+        )

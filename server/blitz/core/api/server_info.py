@@ -11,7 +11,7 @@ that a caller listing a session's commands may see it.
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from blitz.core.api import validation as check
@@ -31,7 +31,11 @@ except importlib.metadata.PackageNotFoundError:  # running from a checkout, not 
 
 # The revision of blitz.v1 this server speaks (ServerInfo.protocol_revision): 1 was the
 # first release; docs/protocol.md ("The server") lists what each later one added.
-PROTOCOL_REVISION = 3
+PROTOCOL_REVISION = 4
+
+
+def _builtin_only() -> Sequence[s.AgentInfo]:
+    return (s.AgentInfo(name="blitz", display_name="Blitz", kind="builtin"),)
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,10 @@ class ServerFacts:
     features: tuple[str, ...] = ()
     # What confines the agent's commands (`box`, `landlock`, `unconfined`); "" unknown.
     command_isolation: str = ""
+    # The agents CreateSession.agent accepts, the built-in one first (their versions
+    # change as ACP agents start, hence a call), and the one a session gets by default.
+    agents: Callable[[], Sequence[s.AgentInfo]] = _builtin_only
+    default_agent: str = "blitz"
 
 
 class ServerInfoCalls:
@@ -74,6 +82,8 @@ class ServerInfoCalls:
             features=sorted(features),
             command_isolation=facts.command_isolation,
             commands=advertised(),
+            agents=facts.agents(),
+            default_agent=facts.default_agent,
         )
 
     async def list_commands(

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import structlog
 
+from blitz.config.agents import ACP_MODEL_PREFIX, BUILTIN_AGENT, acp_agent_of
 from blitz.core.api import validation as check
 from blitz.core.api.pages import fill_page
-from blitz.core.api.rewind import forkable_turn, unrestored_notice
+from blitz.core.api.rewind import forkable_turn, refuse_acp, unrestored_notice
+from blitz.core.api.server_info import ServerFacts
 from blitz.core.api.session_folders import copy_workspace, is_own_folder, remove_workspace
 from blitz.core.api.views import session_view
 from blitz.core.driver.turns import Turns
@@ -58,6 +60,7 @@ class SessionCalls:
     _checkpoints: Checkpoints
     _workspace_root: Path
     _default_model: str
+    _facts: ServerFacts
     # Whether sessions and turns may ask for the bypass mode (--allow-bypass-mode).
     _bypass_allowed: bool
 
@@ -101,8 +104,7 @@ class SessionCalls:
 
     async def create_session(self, req: s.CreateSessionRequest, ctx: CallContext) -> s.Session:
         approval_timeout = check.session_settings(req, bypass_allowed=self._bypass_allowed)
-        model = req.model or self._default_model
-        self._agent.validate_model(model)
+        model = self._model_of(req)
         session_id = "s_" + uuid.uuid4().hex
         workspace = await self._workspace_folder(req.workspace, session_id, ctx)
         try:
@@ -135,6 +137,29 @@ class SessionCalls:
         )
         await self._store.create_session(rec)
         return await self._view(rec)
+
+    def _model_of(self, req: s.CreateSessionRequest) -> str:
+        """The new session's model: its agent's ("acp:NAME") or the built-in agent's."""
+        facts = self._facts
+        agent = req.agent or facts.default_agent
+        names = [info.name for info in facts.agents()]
+        if agent not in names:
+            raise invalid_argument(
+                "agent", f"no agent {agent[:64]!r} on this server", accepted=",".join(names)
+            )
+        if agent == BUILTIN_AGENT:
+            model = req.model or self._default_model
+            if acp_agent_of(model):
+                raise invalid_argument("model", "name an ACP agent with `agent`, not `model`")
+            self._agent.validate_model(model)
+            return model
+        if req.model:
+            raise invalid_argument(
+                "model",
+                f"the agent {agent!r} uses the model its operator configured: leave model empty",
+                agent=agent,
+            )
+        return ACP_MODEL_PREFIX + agent
 
     async def get_session(self, req: s.GetSessionRequest, ctx: CallContext) -> s.Session:
         check.require(req.session_id, "session_id")
@@ -238,6 +263,7 @@ class SessionCalls:
         the files as they were at that turn (where checkpoints allow: notices say)."""
         check.check_fork(req)
         source = await self.session_record(req.session_id, ctx)
+        refuse_acp(source, "forked")
         turn, history = await forkable_turn(
             self._store, source.id, req.turn_id, field="turn_id", verb="forked at"
         )

@@ -17,6 +17,7 @@ from itertools import islice
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from blitz.config.agents import BUILTIN_AGENT, acp_agent_of
 from blitz.core.requests.plans import read_plan
 from blitz.size_limits import fit
 from blitz.store import (
@@ -80,6 +81,7 @@ def session_view(
         mode=rec.mode,  # type: ignore[arg-type]
         queued_turn_ids=queued,
         owner=rec.owner,
+        agent=acp_agent_of(rec.model) or BUILTIN_AGENT,
     )
     if rec.approval_timeout is not None:
         session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))

@@ -69,8 +69,9 @@ def open_workspace(root: Path, session: SessionRecord) -> Path:
 class TurnRunner(Protocol):
     """What carries out one kind of turn."""
 
-    def claims(self, turn: t.Turn) -> bool:
-        """Whether this runner carries out the turn (asked in order; the first wins)."""
+    def claims(self, turn: t.Turn, session: SessionRecord) -> bool:
+        """Whether this runner carries out the turn of `session` (asked in order; the
+        first wins)."""
         ...
 
     async def start(self, active: ActiveTurn, io: TurnIO) -> Outcome:
@@ -105,10 +106,10 @@ class Runners:
             raise ValueError("a turn driver needs at least one runner")
         self._runners = tuple(runners)
 
-    def of(self, turn: t.Turn) -> TurnRunner:
-        """The runner of `turn`: the first that claims it."""
+    def of(self, turn: t.Turn, session: SessionRecord) -> TurnRunner:
+        """The runner of `turn` of `session`: the first that claims it."""
         for runner in self._runners:
-            if runner.claims(turn):
+            if runner.claims(turn, session):
                 return runner
         raise LookupError("no runner claims the turn")  # the assembly's last claims all
 
@@ -135,7 +136,7 @@ class CommandRunner(_Ends):
         self._store = store
         self._agent = agent
 
-    def claims(self, turn: t.Turn) -> bool:
+    def claims(self, turn: t.Turn, session: SessionRecord) -> bool:
         return turn.command
 
     async def start(self, active: ActiveTurn, io: TurnIO) -> Outcome:
@@ -173,7 +174,7 @@ class AgentRunner(_Ends):
         self._checkpoints = checkpoints
         self._open_workspace = open_workspace
 
-    def claims(self, turn: t.Turn) -> bool:
+    def claims(self, turn: t.Turn, session: SessionRecord) -> bool:
         return True
 
     async def start(self, active: ActiveTurn, io: TurnIO) -> Outcome:

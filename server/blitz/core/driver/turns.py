@@ -307,7 +307,7 @@ class Turns(TurnParking):
         taken_over: bool,
     ) -> Outcome:
         """One run of the turn, by the runner that claims it (runners.py)."""
-        runner = self._runners.of(active.turn)
+        runner = self._runners.of(active.turn, active.session)
         if taken_over:
             return await runner.take_over(active, io)
         if results is None:
@@ -317,7 +317,10 @@ class Turns(TurnParking):
     async def survives(self, rec: TurnRecord) -> bool:
         """Whether a turn left running by a process that died can go on (its runner's
         word); if not, it ends with SERVER_RESTARTED (recovery.py)."""
-        return await self._runners.of(t.Turn.FromString(rec.turn)).survives(rec)
+        session = await self._store.get_session(rec.session_id)
+        if session is None:
+            return False
+        return await self._runners.of(t.Turn.FromString(rec.turn), session).survives(rec)
 
     def take_over(self, active: ActiveTurn) -> None:
         """Go on with a turn taken over from a process that died while it ran, as its
@@ -326,7 +329,7 @@ class Turns(TurnParking):
 
     def runner_of(self, active: ActiveTurn) -> TurnRunner:
         """What carries out the turn (endings.py tells it of the turn's end)."""
-        return self._runners.of(active.turn)
+        return self._runners.of(active.turn, active.session)
 
     async def _settle(self, active: ActiveTurn, outcome: Completed | Parked | str) -> None:
         """Act on how a run ended: park it, or finish the turn."""

@@ -45,7 +45,7 @@ from blitz.core.workflows.workflow_state import Frame, RunState, StepStatus, flo
 from blitz.errors import BlitzError
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.ports import AgentPort, Completed, Parked, Resolution, TurnIO
-from blitz.store import FlowWrite, Store, TurnRecord
+from blitz.store import FlowWrite, SessionRecord, Store, TurnRecord
 from blitz.v1 import turn_pb2 as t
 from blitz.workflows import TemplateBudget, Workflow, bind_params, resolve, workflows_of
 from blitz.workflows.catalog import file_of
@@ -93,7 +93,7 @@ class WorkflowRuns:
 
     # The turn driver's runner (runners.TurnRunner)
 
-    def claims(self, turn: t.Turn) -> bool:
+    def claims(self, turn: t.Turn, session: SessionRecord) -> bool:
         return turn.command and turn.text.strip().partition(" ")[0].lower() == _COMMAND
 
     async def start(self, active: ActiveTurn, io: TurnIO) -> Completed | Parked | str:

@@ -1,0 +1,17 @@
+"""Any ACP agent behind a session: Blitz as the Agent Client Protocol's client.
+
+An operator declares agents (`[agents.NAME]`, blitz.config.agents); a session created
+with `agent = NAME` has its turns carried out by `AcpRunner` (runner.py) on the runner
+seam: one agent process per live session (`AgentProcesses`, processes.py; `AgentProcess`,
+process.py), spoken to over its stdio through Blitz's bounded transport (transport.py),
+what it says mapped to the contract's events by the tables of docs/agents.md
+(mapping.py), its permission requests parked as Blitz's approvals, its file access and
+terminals Blitz's own (terminals.py). The core knows none of this: the assembly puts the
+runner before the built-in agent's.
+"""
+
+from blitz.acp.processes import AgentProcesses
+from blitz.acp.runner import AcpRunner
+from blitz.acp.terminals import TerminalLimits
+
+__all__ = ["AcpRunner", "AgentProcesses", "TerminalLimits"]

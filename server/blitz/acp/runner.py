@@ -1,0 +1,618 @@
+"""The turns of a session served by an ACP agent: one more runner on the runner seam.
+
+`AcpRunner` claims every turn of a session whose agent is a declared ACP agent (its
+`model` reads `acp:NAME`), but the server's own `/help`, `/usage` and `/tasks`. A turn:
+the session's live process (or a new one, its ACP session loaded where the agent can),
+the mode set where the `modes` table maps it, `session/prompt`, and then the inbox
+consumed until the prompt answers (docs/agents.md, "A turn"): updates mapped to events
+(`mapping.TurnMapper`), each request decided by the turn's mode, its read-only flag and
+the stored rules, or — when a person must decide — the turn **parks** on an
+`ApprovalRequest` while the agent's request stays open in the live process. `resume`
+answers it with the agent's option (table D) and goes on consuming; after a restart (no
+live process holds the request) it loads the agent's session and tells it what was
+decided, or ends `AGENT_UNAVAILABLE` where the agent cannot load. `ended` cancels a
+prompt still running (B11) and answers what is open `cancelled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+
+from blitz.acp.mapping import TurnMapper, approval_of, finish_error, option_for
+from blitz.acp.process import AgentProcess, Ask, Output, PromptEnd, Update
+from blitz.acp.processes import AgentProcesses
+from blitz.acp.state import AcpState
+from blitz.agent.diffs import unified_diff
+from blitz.config.agents import DeclaredAgent
+from blitz.core.active_turn import ActiveTurn
+from blitz.core.driver.runners import OpenWorkspace, Outcome
+from blitz.core.driver.slash_commands import parse_command
+from blitz.core.files.checkpoints import Checkpoints
+from blitz.errors import BlitzError, Reason, invalid_argument
+from blitz.paths import PathRefused, Workspace
+from blitz.ports import (
+    ApprovalResult,
+    Completed,
+    ModelCallUsage,
+    Parked,
+    Resolution,
+    TurnIO,
+    TurnPolicy,
+)
+from blitz.store import SessionRecord, Store, TurnRecord
+from blitz.v1 import turn_pb2 as t
+
+__all__ = ["ACP_MODEL_PREFIX", "AcpRunner", "agent_of"]
+
+log = structlog.get_logger(__name__)
+
+# A session served by an ACP agent has the model "acp:NAME".
+ACP_MODEL_PREFIX = "acp:"
+# The server's commands an ACP session keeps; any other `/name` goes to the agent (U10).
+_SERVER_COMMANDS = frozenset({"help", "usage", "tasks"})
+_MUTATING = frozenset(
+    {t.ACTION_KIND_WRITE, t.ACTION_KIND_DELETE, t.ACTION_KIND_COMMAND, t.ACTION_KIND_MCP}
+)
+# Permission kinds that change nothing: asked, never refused, in read-only and plan modes.
+_LOOKING = frozenset({"read", "search", "think"})
+_MODE_NAMES: dict[int, str] = {
+    t.SESSION_MODE_ASK: "ask",
+    t.SESSION_MODE_ACCEPT_EDITS: "accept_edits",
+    t.SESSION_MODE_READ_ONLY: "read_only",
+    t.SESSION_MODE_PLAN: "plan",
+    t.SESSION_MODE_BYPASS: "bypass",
+}
+_POLL_S = 1.0
+_CANCEL_WAIT_S = 10.0
+
+
+def agent_of(session: SessionRecord) -> str:
+    """The ACP agent's name of a session served by one, else ""."""
+    return (
+        session.model.removeprefix(ACP_MODEL_PREFIX)
+        if session.model.startswith(ACP_MODEL_PREFIX)
+        else ""
+    )
+
+
+class AcpRunner:
+    """Carries out the turns of sessions served by ACP agents."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        processes: AgentProcesses,
+        checkpoints: Checkpoints,
+        open_workspace: OpenWorkspace,
+    ) -> None:
+        self._store = store
+        self._processes = processes
+        self._checkpoints = checkpoints
+        self._open_workspace = open_workspace
+
+    def claims(self, turn: t.Turn, session: SessionRecord) -> bool:
+        if not agent_of(session):
+            return False
+        return not (turn.command and parse_command(turn.text)[0] in _SERVER_COMMANDS)
+
+    def _spec(self, session: SessionRecord) -> DeclaredAgent:
+        name = agent_of(session)
+        spec = self._processes.agents.get(name)
+        if spec is None:
+            raise BlitzError(
+                Reason.AGENT_UNAVAILABLE,
+                f"the session's agent {name!r} is no longer declared on this server",
+                {"agent": name},
+            )
+        return spec
+
+    # The runner seam
+
+    async def start(self, active: ActiveTurn, io: TurnIO) -> Outcome:
+        if active.aside:
+            raise invalid_argument(
+                "turn.aside", "an ACP agent has no side conversation: send a turn instead"
+            )
+        session = active.session
+        spec = self._spec(session)
+        workspace = self._open_workspace(session)
+        await self._checkpoints.take_start(active)
+        state = AcpState.load(await self._store.get_history(session.id), spec.name)
+        process = self._processes.live(session.id)
+        notes: list[str] = []
+        if process is None or process.acp_session_id != state.acp_session_id:
+            process, loaded = await self._processes.start(
+                spec, session.id, workspace, state.acp_session_id
+            )
+            if state.acp_session_id and not loaded:
+                notes.append(
+                    "The agent could not take its earlier conversation back (it does not"
+                    " load sessions): it starts this turn without its memory."
+                )
+        state.acp_session_id = process.acp_session_id
+        state.load_session = process.load_session
+        for note in notes:
+            io.emit(t.TurnEvent(notice=t.Notice(text=note)))
+        process.busy = True
+        process.mapper = TurnMapper(workspace)
+        await self._set_mode(process, spec, active, io)
+        text = active.prompt
+        if active.turn.accepted and not text:
+            text = "Carry out the plan you proposed."
+        process.prompt([{"type": "text", "text": text}])
+        log.info("acp_turn_started", agent=spec.name)
+        return await self._consume(active, io, process, state)
+
+    async def resume(
+        self, active: ActiveTurn, io: TurnIO, results: dict[str, Resolution]
+    ) -> Outcome:
+        session = active.session
+        spec = self._spec(session)
+        state = AcpState.load(active.rec.history, spec.name)
+        process = self._processes.live(session.id)
+        # `results` holds every resolution of the turn so far: the parked ones are new.
+        if process is not None and any(r in process.parked for r in results):
+            for request_id in [r for r in process.parked if r in results]:
+                ask = process.parked.pop(request_id)
+                state.parked.pop(request_id, None)
+                resolution = results[request_id]
+                allowed = isinstance(resolution, ApprovalResult) and resolution.approved
+                await self._answer(active, io, process, ask, allowed, resolution)
+            return await self._consume(active, io, process, state)
+        waited = {r: results[r] for r in state.parked if r in results}
+        return await self._after_restart(active, io, spec, state, waited)
+
+    async def survives(self, rec: TurnRecord) -> bool:
+        return False  # the prompt in flight died with the process that held it
+
+    async def take_over(self, active: ActiveTurn, io: TurnIO) -> Outcome:
+        raise AssertionError("an ACP turn that was running is never taken over")
+
+    async def ended(self, active: ActiveTurn, error: BlitzError | None) -> None:
+        process = self._processes.live(active.session_id)
+        if process is None:
+            return
+        if process.prompting:
+            if not await process.cancel(wait=_CANCEL_WAIT_S):
+                log.warning("acp_cancel_unanswered", agent=process.spec.name)
+                await self._processes.drop(active.session_id)
+                return
+        process.withdraw()
+        process.drain()
+        await process.release_terminals()
+        process.busy = False
+        process.mapper = None
+        process.approved_paths.clear()
+        process.approved_commands.clear()
+
+    # After a restart (docs/agents.md, "Restarts and replicas")
+
+    async def _after_restart(
+        self,
+        active: ActiveTurn,
+        io: TurnIO,
+        spec: DeclaredAgent,
+        state: AcpState,
+        results: Mapping[str, Resolution],
+    ) -> Outcome:
+        if not state.load_session or not state.acp_session_id:
+            raise BlitzError(
+                Reason.AGENT_UNAVAILABLE,
+                f"the agent {spec.name!r} was stopped while this turn waited, and it cannot"
+                " take its session back (it does not offer session/load): the turn ends here",
+                {"agent": spec.name},
+            )
+        workspace = self._open_workspace(active.session)
+        process, loaded = await self._processes.start(
+            spec, active.session_id, workspace, state.acp_session_id
+        )
+        if not loaded:
+            await self._processes.drop(active.session_id)
+            raise BlitzError(
+                Reason.AGENT_UNAVAILABLE,
+                f"the agent {spec.name!r} could not load its session after a restart",
+                {"agent": spec.name},
+            )
+        process.busy = True
+        process.mapper = TurnMapper(workspace)
+        lines = []
+        for request_id, resolution in results.items():
+            waited = state.parked.pop(request_id, {})
+            title = waited.get("title") or "act"
+            if isinstance(resolution, ApprovalResult) and resolution.approved:
+                lines.append(
+                    f"Blitz restarted while your request to {title} waited. The user approved"
+                    " it: do it now, then go on."
+                )
+                state.grants.append({"kind": waited.get("kind", ""), "title": title})
+            else:
+                reason = getattr(resolution, "reason", "") or "no reason given"
+                lines.append(
+                    f"Blitz restarted while your request to {title} waited. The user denied"
+                    f" it: {reason}. Go on without it."
+                )
+        io.emit(
+            t.TurnEvent(
+                notice=t.Notice(
+                    text="The server restarted while the agent waited: its session was loaded"
+                    " and it was told what was decided."
+                )
+            )
+        )
+        process.prompt([{"type": "text", "text": "\n".join(lines) or "Go on."}])
+        return await self._consume(active, io, process, state)
+
+    # The consumer
+
+    async def _consume(
+        self, active: ActiveTurn, io: TurnIO, process: AgentProcess, state: AcpState
+    ) -> Outcome:
+        mapper = process.mapper
+        assert mapper is not None
+        policy = active.policy(first=False)
+        while True:
+            item = await self._next(process)
+            if isinstance(item, Update):
+                for event in mapper.events_of(item.update):
+                    io.emit(event)
+            elif isinstance(item, Output):
+                call = mapper.terminal_call(item.terminal_id)
+                for event in mapper.terminal_output(call, item.text):
+                    io.emit(event)
+            elif isinstance(item, Ask):
+                parked = await self._decide(active, io, process, state, policy, item)
+                if parked is not None:
+                    return parked
+            else:
+                return await self._finish(active, io, process, state, item)
+            await io.pace()
+
+    async def _next(self, process: AgentProcess) -> Any:
+        """The next item of the inbox; a fault when the agent is silent past its deadline
+        while Blitz owes it nothing (F4)."""
+        while True:
+            try:
+                return await asyncio.wait_for(process.inbox.get(), _POLL_S)
+            except TimeoutError:
+                pass
+            if process.owed or any(
+                term.exit_status() is None for term in process.terminals.values()
+            ):
+                continue
+            if process.silent_for() > process.spec.silence_timeout:
+                await self._processes.drop(process.session_id)
+                raise BlitzError(
+                    Reason.AGENT_TIMEOUT,
+                    f"the agent {process.spec.name!r} sent nothing for"
+                    f" {process.spec.silence_timeout:g} s" + process.stderr_note(),
+                )
+
+    async def _finish(
+        self,
+        active: ActiveTurn,
+        io: TurnIO,
+        process: AgentProcess,
+        state: AcpState,
+        end: PromptEnd,
+    ) -> Outcome:
+        mapper = process.mapper
+        assert mapper is not None
+        cancelled = False
+        if end.error is not None:
+            for event in mapper.close(cancelled=False):
+                io.emit(event)
+            raise await self._fault(io, process, end.error)
+        response = end.response or {}
+        stop = str(response.get("stopReason", ""))
+        cancelled = stop == "cancelled"
+        for event in mapper.close(cancelled=cancelled):
+            io.emit(event)
+        await self._record_usage(io, process, state, response.get("usage"))
+        if mapper.commands is not None:
+            state.commands = mapper.commands
+        if mapper.title and not active.session.title:
+            io.emit(
+                t.TurnEvent(notice=t.Notice(text=f"The agent titled the session: {mapper.title}"))
+            )
+        if active.plan and mapper.tasks:
+            active.todo = t.Tasks(items=mapper.tasks)
+        error = finish_error(stop, asked_cancel=active.cancel_reason)
+        if error is not None:
+            raise error
+        return Completed(output=mapper.output, history=state.dump())
+
+    async def _fault(self, io: TurnIO, process: AgentProcess, error: BaseException) -> BlitzError:
+        """What a failed prompt means (table F, S7), the agent's stderr in a notice."""
+        from acp import RequestError
+
+        if isinstance(error, RequestError):
+            message = process.spec.name + " answered the prompt with an error: " + str(error)
+            return BlitzError(Reason.AGENT_ERROR, message[:600])
+        await process.exited(1.0)
+        fault = process.fault(error)
+        tail = process.stderr_tail()
+        io.emit(
+            t.TurnEvent(
+                notice=t.Notice(
+                    text=f"The agent {process.spec.name!r} failed ({fault.reason.wire})"
+                    + (":\n" + "\n".join(tail) if tail else ""),
+                    error=True,
+                )
+            )
+        )
+        await self._processes.drop(process.session_id)
+        return BlitzError(fault.reason, fault.message.split("; its stderr")[0], fault.metadata)
+
+    async def _record_usage(
+        self, io: TurnIO, process: AgentProcess, state: AcpState, usage: Any
+    ) -> None:
+        """One ledger entry per prompt (U13): the counts where the agent gave them."""
+        mapper = process.mapper
+        assert mapper is not None
+        cost = 0.0
+        if mapper.cost_usd is not None:
+            cost = max(mapper.cost_usd - state.cost_seen, 0.0)
+            state.cost_seen = mapper.cost_usd
+        model = ACP_MODEL_PREFIX + process.spec.name
+        if isinstance(usage, Mapping):
+            entry = ModelCallUsage(
+                model=model,
+                input=int(usage.get("inputTokens") or 0),
+                cached=int(usage.get("cachedReadTokens") or 0),
+                cache_write=int(usage.get("cachedWriteTokens") or 0),
+                output=int(usage.get("outputTokens") or 0),
+                cost_usd=cost,
+                priced=mapper.cost_usd is not None and not mapper.cost_unpriced,
+            )
+        else:
+            entry = ModelCallUsage(
+                model=model,
+                cost_usd=cost,
+                priced=mapper.cost_usd is not None and not mapper.cost_unpriced,
+                tokens_unknown=True,
+            )
+        await io.record_model_call(entry)
+
+    async def _set_mode(
+        self, process: AgentProcess, spec: DeclaredAgent, active: ActiveTurn, io: TurnIO
+    ) -> None:
+        """B12: the agent's mode for the turn's Blitz mode, where the table maps it."""
+        name = "plan" if active.plan else _MODE_NAMES.get(active.mode, "ask")
+        wanted = spec.modes.get(name)
+        current = (process.modes or {}).get("currentModeId")
+        if not wanted or wanted == current:
+            return
+        try:
+            await process.set_mode(wanted)
+        except Exception as exc:
+            io.emit(
+                t.TurnEvent(
+                    notice=t.Notice(text=f"The agent did not take its mode {wanted!r}: {exc}")
+                )
+            )
+            return
+        process.modes = {**(process.modes or {}), "currentModeId": wanted}
+
+    # Requests (A1, A3, A4)
+
+    async def _decide(
+        self,
+        active: ActiveTurn,
+        io: TurnIO,
+        process: AgentProcess,
+        state: AcpState,
+        policy: TurnPolicy,
+        ask: Ask,
+    ) -> Parked | None:
+        """Answer the ask at once where the mode, the turn or a rule decides; else park."""
+        mapper = process.mapper
+        assert mapper is not None
+        approval, kind_name = self._approval(process, ask)
+        if ask.kind == "permission":
+            call_id = approval.request_id
+            call = ask.params["toolCall"]
+            for event in mapper.final_call(call_id, call):
+                io.emit(event)
+            if self._granted(state, approval):
+                await self._answer(active, io, process, ask, True, None)
+                return None
+        elif ask.kind == "write" and self._covered_write(process, approval):
+            await self._answer(active, io, process, ask, True, None)
+            return None
+        elif ask.kind == "terminal" and self._covered_command(process, approval):
+            await self._answer(active, io, process, ask, True, None)
+            return None
+        verdict = await self._verdict(io, policy, approval, kind_name)
+        if verdict is not None:
+            await self._answer(active, io, process, ask, verdict, None)
+            return None
+        # A person decides: the turn parks with the agent's request open.
+        request_id = self._request_id(process, approval.request_id)
+        approval.request_id = request_id
+        ask.request_id = request_id
+        process.parked[request_id] = ask
+        state.parked[request_id] = {
+            "kind": kind_name,
+            "title": approval.detail[:200],
+        }
+        return Parked(history=state.dump(), requests=[t.TurnEvent(approval_request=approval)])
+
+    def _approval(self, process: AgentProcess, ask: Ask) -> tuple[t.ApprovalRequest, str]:
+        mapper = process.mapper
+        assert mapper is not None
+        task = mapper.current_task()
+        if ask.kind == "permission":
+            call = dict(ask.params["toolCall"])
+            known = mapper.call(str(call.get("toolCallId", "")))
+            if known is not None:
+                merged = {
+                    "kind": known.kind,
+                    "title": known.title,
+                    "rawInput": known.raw_input,
+                    "content": known.content,
+                    "locations": known.locations,
+                }
+                call = {**{k: v for k, v in merged.items() if v}, **call}
+            approval = approval_of(
+                call,
+                request_id=str(call.get("toolCallId") or "permission"),
+                workspace=process.workspace,
+                task_id=task,
+            )
+            return approval, str(call.get("kind") or "")
+        if ask.kind == "write":
+            path = str(ask.params["path"])
+            workspace = Workspace(process.workspace, resolved=True)
+            try:
+                rel, old = workspace.current(path)
+            except (PathRefused, OSError):
+                rel, old = path, None
+            ask.params["rel"], ask.params["old"] = rel, old
+            old_text = old.decode("utf-8", errors="replace") if old is not None else None
+            diff = unified_diff(old_text, str(ask.params["content"]), rel)
+            approval = t.ApprovalRequest(
+                request_id="write-" + uuid.uuid4().hex[:10],
+                tool="write_text_file",
+                kind=t.ACTION_KIND_WRITE,
+                detail=rel,
+                diff=diff,
+                scope_label=f"write: {rel}",
+                task_id=task,
+            )
+            return approval, "edit"
+        line = str(ask.params["command"])
+        if ask.params.get("args"):
+            from blitz.acp.terminals import command_line
+
+            line = command_line(line, ask.params["args"])
+        ask.params["line"] = line
+        approval = t.ApprovalRequest(
+            request_id="terminal-" + uuid.uuid4().hex[:10],
+            tool="terminal",
+            kind=t.ACTION_KIND_COMMAND,
+            detail=line,
+            scope_label=f"command: {line}",
+            task_id=task,
+        )
+        return approval, "execute"
+
+    @staticmethod
+    def _request_id(process: AgentProcess, base: str) -> str:
+        if base not in process.parked:
+            return base
+        n = 2
+        while f"{base}#{n}" in process.parked:
+            n += 1
+        return f"{base}#{n}"
+
+    async def _verdict(
+        self, io: TurnIO, policy: TurnPolicy, approval: t.ApprovalRequest, kind_name: str
+    ) -> bool | None:
+        """True or False where the turn, its mode or a rule decides; None: a person."""
+        mutating = approval.kind in _MUTATING and kind_name not in _LOOKING
+        if kind_name == "switch_mode" and policy.plan:
+            return False  # the agent asking to leave plan mode: its plan is proposed
+        if policy.plan and mutating:
+            self._notice(io, f"Refused in plan mode: {approval.detail}")
+            return False
+        if policy.read_only and mutating:
+            self._notice(io, f"Refused ({policy.read_only}): {approval.detail}")
+            return False
+        if approval.kind in policy.approved_kinds:
+            self._notice(io, f"Approved by the session's mode ({policy.mode}): {approval.detail}")
+            return True
+        decided = await io.rule_decides(approval)
+        if decided is not None:
+            return decided.allowed
+        return None
+
+    @staticmethod
+    def _notice(io: TurnIO, text: str) -> None:
+        io.emit(t.TurnEvent(notice=t.Notice(text=text)))
+
+    def _granted(self, state: AcpState, approval: t.ApprovalRequest) -> bool:
+        """A one-use grant a restart left for this request (docs/agents.md)."""
+        for grant in state.grants:
+            if grant.get("title") == approval.detail[:200]:
+                state.grants.remove(grant)
+                return True
+        return False
+
+    def _covered_write(self, process: AgentProcess, approval: t.ApprovalRequest) -> bool:
+        """An approved permission of this turn that names the path covers its write."""
+        return approval.detail in process.approved_paths
+
+    def _covered_command(self, process: AgentProcess, approval: t.ApprovalRequest) -> bool:
+        """An approved permission of this turn for the same command line, used once."""
+        if approval.detail in process.approved_commands:
+            process.approved_commands.remove(approval.detail)
+            return True
+        return False
+
+    async def _answer(
+        self,
+        active: ActiveTurn,
+        io: TurnIO,
+        process: AgentProcess,
+        ask: Ask,
+        allowed: bool,
+        resolution: Resolution | None,
+    ) -> None:
+        """Answer the agent's request: the option (A1), or the write or terminal done."""
+        if ask.future.done():
+            return
+        if ask.kind == "permission":
+            if allowed:
+                approval, _ = self._approval(process, ask)
+                if approval.kind == t.ACTION_KIND_COMMAND:
+                    process.approved_commands.append(approval.detail)
+                elif approval.kind in (t.ACTION_KIND_WRITE, t.ACTION_KIND_DELETE):
+                    process.approved_paths.update(approval.detail.split(", "))
+            ask.future.set_result({"outcome": option_for(ask.params["options"], allow=allowed)})
+            return
+        from acp import RequestError
+
+        if not allowed:
+            reason = getattr(resolution, "reason", "") or "the user denied it"
+            ask.future.set_exception(RequestError(-32000, f"denied: {reason}"))
+            return
+        if ask.kind == "write":
+            await self._write(io, process, ask)
+            return
+        cwd = process.workspace
+        if ask.params.get("cwd"):
+            try:
+                cwd = Workspace(process.workspace, resolved=True).resolve(str(ask.params["cwd"]))
+            except PathRefused as exc:
+                ask.future.set_exception(RequestError.invalid_params({"cwd": str(exc)}))
+                return
+        terminal = process.start_terminal(ask.params, cwd)
+        ask.future.set_result(terminal.id)
+
+    async def _write(self, io: TurnIO, process: AgentProcess, ask: Ask) -> None:
+        from acp import RequestError
+
+        rel, old = ask.params.get("rel"), ask.params.get("old")
+        if rel is None:
+            self._approval(process, ask)
+            rel, old = ask.params["rel"], ask.params["old"]
+        workspace = Workspace(process.workspace, resolved=True)
+        try:
+            rel = workspace.locate(str(ask.params["path"]))
+            await io.before_file_change(rel, old)
+            await asyncio.to_thread(workspace.write, rel, str(ask.params["content"]).encode())
+        except (PathRefused, OSError) as exc:
+            ask.future.set_exception(
+                RequestError.invalid_params({"path": rel, "details": str(exc)})
+            )
+            return
+        kind = t.FileChanged.KIND_CREATED if old is None else t.FileChanged.KIND_MODIFIED
+        call = process.mapper.edit_call() if process.mapper is not None else ""
+        io.emit(t.TurnEvent(file_changed=t.FileChanged(path=rel, kind=kind, tool_call_id=call)))
+        ask.future.set_result(None)

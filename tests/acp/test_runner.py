@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from support.acp_script import read_record
-from support.wire import expect_error, until
+from support.wire import expect_error, follow_until_finished, until
 
 from blitz.config import Settings
 from blitz.v1 import session_pb2 as s
@@ -615,13 +615,7 @@ async def test_b4_a_parked_turn_survives_a_restart_through_session_load(
         await stream.aclose()
     async with in_process(acp_settings) as wire:
         await wire.decide(session.id, asked, "once")
-        watch = wire.stream("Watch", s.WatchRequest(session_id=session.id, follow=True))
-        events = []
-        async for event in watch:
-            events.append(event)
-            if event.HasField("finished"):
-                break
-        await watch.aclose()
+        events = await follow_until_finished(wire, session.id)
     assert finished(events).output == "deployed after the restart"
     loads = received(path, "session/load")
     assert loads and loads[0]["sessionId"] == received(path, "session/new")[0].get(
@@ -658,13 +652,7 @@ async def test_b4_without_session_load_a_parked_turn_ends_agent_unavailable(
         await stream.aclose()
     async with in_process(acp_settings) as wire:
         await wire.decide(session.id, asked, "once")
-        watch = wire.stream("Watch", s.WatchRequest(session_id=session.id, follow=True))
-        events = []
-        async for event in watch:
-            events.append(event)
-            if event.HasField("finished"):
-                break
-        await watch.aclose()
+        events = await follow_until_finished(wire, session.id)
     assert finished(events).error.reason == "AGENT_UNAVAILABLE"
 
 

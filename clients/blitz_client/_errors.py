@@ -94,6 +94,11 @@ RETRY: Mapping[str, str] = {
     "AGENT_ERROR": "retry",
     "MAX_TOKENS": "no",
     "REFUSED": "no",
+    "REPOSITORY_UNAVAILABLE": "retry",
+    "REPOSITORY_TOO_LARGE": "no",
+    "PUSH_REJECTED": "no",
+    "PUSH_DENIED": "no",
+    "NO_CHANGES": "no",
 }
 
 

@@ -48,6 +48,7 @@ from blitz.core import Retries, ServerFacts, SessionCore, WebhookCore, WorkflowC
 from blitz.core.api.service import CHECKPOINT_TURNS, FindSession, replica_name
 from blitz.core.api.workspace_service import IMAGE_MAX_BYTES
 from blitz.core.driver.interactions import Interactions
+from blitz.core.driver.push import PushRunner
 from blitz.core.driver.recovery import Recovery
 from blitz.core.driver.runners import AgentRunner, CommandRunner, Runners, open_workspace
 from blitz.core.driver.turns import Turns
@@ -61,6 +62,7 @@ from blitz.core.workflows.workflow_runs import WorkflowRuns
 from blitz.outbound import AddressPolicy, parse_ranges
 from blitz.ports import AgentPort, ServicePorts
 from blitz.redact import add_known_secrets
+from blitz.repos import Credential, RepoSettings, Repositories
 from blitz.store import Store, open_store
 from blitz.tracing import Tracing
 from blitz.transport import MAX_REQUEST_BYTES
@@ -130,6 +132,7 @@ async def open_core(settings: Settings, *, tracing: Tracing | None = None) -> As
             command_isolation=sandbox.isolation.value,
             agents=partial(_agents, processes),
             default_agent=settings.default_agent,
+            repositories=bool(settings.repo_allow),
         )
         agent = await stack.enter_async_context(
             Agent(
@@ -193,8 +196,13 @@ async def _services(
         approval_timeout=_timedelta_or_none(settings.approval_timeout),
     )
     interactions = Interactions()
+    repos = _repositories(settings)
     checkpoints = Checkpoints(
-        store=store, log=event_log, workspace_root=root, keep_turns=CHECKPOINT_TURNS
+        store=store,
+        log=event_log,
+        workspace_root=root,
+        keep_turns=CHECKPOINT_TURNS,
+        repos=repos,
     )
     opener = partial(open_workspace, root)
     runs = WorkflowRuns(
@@ -208,6 +216,7 @@ async def _services(
     # What carries out each kind of turn, asked in order: the first that claims it runs it.
     runners = Runners(
         (
+            PushRunner(repos=repos, open_workspace=opener),
             runs,
             AcpRunner(
                 store=store,
@@ -251,6 +260,7 @@ async def _services(
             drain_timeout=settings.drain_timeout,
             facts=facts,
             allow_bypass_mode=settings.allow_bypass_mode,
+            repos=repos,
         )
     )
     find_session = sessions.session_record
@@ -263,7 +273,11 @@ async def _services(
     return sessions, {
         SESSION_SERVICE.full_name: sessions,
         WORKSPACE_SERVICE.full_name: WorkspaceCore(
-            find_session=find_session, store=store, workspace_root=root
+            find_session=find_session,
+            store=store,
+            workspace_root=root,
+            repos=repos,
+            start_turn=sessions.start_turn,
         ),
         WEBHOOK_SERVICE.full_name: webhooks,
         WORKFLOW_SERVICE.full_name: WorkflowCore(
@@ -296,6 +310,32 @@ def _agent_processes(settings: Settings, sandbox: CommandSandbox) -> AgentProces
             sandbox=sandbox, time_limit=settings.command_timeout, output_cap=settings.output_cap
         ),
         max_processes=settings.max_agent_processes,
+    )
+
+
+def _repositories(settings: Settings) -> Repositories:
+    """Sessions from a repository: the sources allowed, the credentials git is given,
+    Blitz's own git data for each under `--repo-dir` (docs/repositories.md). There
+    even when no source is allowed: a session made before still diffs and pushes."""
+    add_known_secrets([c.password for c in settings.repo_credentials])
+    return Repositories(
+        RepoSettings(
+            data_dir=settings.repo_dir.resolve(),
+            allow=settings.repo_allow,
+            max_size=settings.repo_max_size,
+            timeout=settings.repo_timeout,
+            credentials=tuple(
+                Credential(
+                    url_prefix=c.url,
+                    username=c.username,
+                    password=c.password,
+                    principals=c.principals,
+                )
+                for c in settings.repo_credentials
+            ),
+            push_default_branch=settings.repo_push_default_branch,
+            author=settings.repo_author,
+        )
     )
 
 

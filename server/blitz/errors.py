@@ -83,6 +83,16 @@ class Reason(enum.Enum):
     MAX_TOKENS = ("MAX_TOKENS", Status.RESOURCE_EXHAUSTED)
     # The agent refused to go on with the prompt.
     REFUSED = ("REFUSED", Status.FAILED_PRECONDITION)
+    # A session's repository (docs/repositories.md): its source could not be reached,
+    # read or authenticated to, or did not answer in time; its clone would pass
+    # --repo-max-size; the origin refused a push (the branch exists and has moved, say);
+    # there is nothing to bundle or push (the workspace is as it started).
+    REPOSITORY_UNAVAILABLE = ("REPOSITORY_UNAVAILABLE", Status.UNAVAILABLE)
+    REPOSITORY_TOO_LARGE = ("REPOSITORY_TOO_LARGE", Status.RESOURCE_EXHAUSTED)
+    PUSH_REJECTED = ("PUSH_REJECTED", Status.FAILED_PRECONDITION)
+    # A person (or a rule) denied a push's approval: nothing was pushed.
+    PUSH_DENIED = ("PUSH_DENIED", Status.FAILED_PRECONDITION)
+    NO_CHANGES = ("NO_CHANGES", Status.FAILED_PRECONDITION)
 
     def __init__(self, wire: str, status: Status) -> None:
         self.wire = wire

@@ -138,6 +138,7 @@ def calls(a: Alice) -> dict[str, Any]:
         "ListFiles": w.ListFilesRequest(session_id=sid),
         "ReadFile": w.ReadFileRequest(session_id=sid, path="notes.txt"),
         "GetDiff": w.GetDiffRequest(session_id=sid),
+        "ExportChanges": w.ExportChangesRequest(session_id=sid),
         "ListTurns": s.ListTurnsRequest(session_id=sid),
         "GetTurn": s.GetTurnRequest(session_id=sid, turn_id="t_any"),
         "RewindSession": s.RewindSessionRequest(session_id=sid, to_turn_id="t_any", files=True),

@@ -55,6 +55,11 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   AGENT_ERROR: "retry",
   MAX_TOKENS: "no",
   REFUSED: "no",
+  REPOSITORY_UNAVAILABLE: "retry",
+  REPOSITORY_TOO_LARGE: "no",
+  PUSH_REJECTED: "no",
+  PUSH_DENIED: "no",
+  NO_CHANGES: "no",
 });
 
 /** Reasons after which a stream is picked up again with Watch from its last seq. */

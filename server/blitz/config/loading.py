@@ -74,6 +74,7 @@ def resolve(
     values["workspace_root"] = Path(
         values.get("workspace_root", data_dir / "workspaces")
     ).expanduser()
+    values["repo_dir"] = Path(values.get("repo_dir", data_dir / "repos")).expanduser()
     if bool(values.get("tls_cert")) != bool(values.get("tls_key")):
         raise SettingsError("--tls-cert and --tls-key: give both, or neither")
     settings = Settings(**values, config_file=os.path.abspath(path) if path else "")

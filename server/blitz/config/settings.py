@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from blitz.config.agents import DeclaredAgent
+from blitz.config.repos import DeclaredCredential
 from blitz.config.webhooks import DeclaredWebhook
 
 __all__ = ["LogFormat", "LogLevel", "Settings"]
@@ -139,6 +140,18 @@ class Settings:
     agents: tuple[DeclaredAgent, ...] = ()
     default_agent: str = "blitz"
     max_agent_processes: int = 16
+    # Sessions from a repository (docs/repositories.md): the URL patterns a source must
+    # match (none: no session may start from one), where Blitz keeps its own git data for
+    # each, the most its clone may take on disk,
+    # the seconds a clone or a push may take, whether a push may target the origin's
+    # default branch, the credentials git is given, and the author of Blitz's commits.
+    repo_allow: tuple[str, ...] = ()
+    repo_dir: Path = Path("data/repos")
+    repo_max_size: int = 1024 * 1024 * 1024
+    repo_timeout: float = 600.0
+    repo_push_default_branch: bool = False
+    repo_credentials: tuple[DeclaredCredential, ...] = ()
+    repo_author: str = "Blitz <blitz@localhost>"
     # The TOML file these settings were read from (`--config`, `BLITZ_CONFIG`); empty:
     # none. Not a setting of the table: it is where settings come from. Kept because it
     # can hold every secret the server has, and no command may see it (config/hidden.py).

@@ -468,6 +468,61 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "N",
     ),
     _spec(
+        "repo_allow",
+        values.repo_patterns,
+        "git URLs a session may be cloned from (comma-separated patterns: `*` within one"
+        " path segment, a final `/**` for anything below; e.g. `https://git.example.com/"
+        "acme/*,file:///srv/repos/*`; none: no session starts from a repository)",
+        "PATTERNS",
+        repeatable=True,
+    ),
+    _spec(
+        "repo_dir",
+        values.nonempty,
+        "folder of Blitz's own git data for each session from a repository (replicas share"
+        " it, as they share the workspace root)",
+        "DIR",
+        default_text="<data-dir>/repos",
+        hidden_from_commands=True,
+    ),
+    _spec(
+        "repo_max_size",
+        values.bytes_,
+        "most a session's clone may take on disk, its git data and checked-out files together"
+        " (accepts `512MiB`); past it the clone stops and CreateSession fails",
+        "BYTES",
+    ),
+    _spec(
+        "repo_timeout",
+        values.positive_seconds,
+        "seconds a clone or a push may take before it is stopped",
+        "SECONDS",
+    ),
+    _spec(
+        "repo_push_default_branch",
+        values.bool_,
+        "let a push target the origin's default branch (never, by default: a push makes a"
+        " new branch for review)",
+        "BOOL",
+    ),
+    _spec(
+        "repo_credentials",
+        values.declared_credentials,
+        "credentials git is given for sources under a URL prefix, for the clone and the push"
+        " only: `[repo_credentials.NAME]` tables in the file with url, username, password"
+        " (`${VAR}` from the environment), principals (docs/repositories.md); a JSON object of"
+        " the same in the flag or variable",
+        "JSON",
+        secret=True,
+        structured=True,
+    ),
+    _spec(
+        "repo_author",
+        values.nonempty,
+        "author and committer of the commits Blitz makes of a session's changes",
+        "'NAME <EMAIL>'",
+    ),
+    _spec(
         "mcp_config",
         values.stripped,
         'JSON file of MCP servers (`{"mcpServers": {NAME: {"command": …, "args": […]} or'

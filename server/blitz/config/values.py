@@ -13,6 +13,8 @@ import re
 
 from blitz.config.agents import DeclaredAgent
 from blitz.config.agents import declared_agents as _agents
+from blitz.config.repos import DeclaredCredential, repo_patterns
+from blitz.config.repos import declared_credentials as _credentials
 from blitz.config.webhooks import DeclaredWebhook
 from blitz.config.webhooks import declared_webhooks as _declared
 
@@ -22,6 +24,7 @@ __all__ = [
     "bytes_",
     "bytes_or_none",
     "declared_agents",
+    "declared_credentials",
     "declared_webhooks",
     "host_patterns",
     "int_",
@@ -33,6 +36,7 @@ __all__ = [
     "port",
     "positive_int",
     "positive_seconds",
+    "repo_patterns",
     "seconds",
     "stripped",
     "url",
@@ -201,6 +205,18 @@ def declared_agents(text: str) -> tuple[DeclaredAgent, ...]:
     except ValueError:
         raise ValueError("must be a JSON object of agents") from None
     return _agents(value)
+
+
+def declared_credentials(text: str) -> tuple[DeclaredCredential, ...]:
+    """Repository credentials as JSON text: an object of objects, as the file's
+    `[repo_credentials.NAME]`."""
+    if not text.strip():
+        return ()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ValueError("must be a JSON object of repository credentials") from None
+    return _credentials(value)
 
 
 def nonempty(text: str) -> str:

@@ -87,6 +87,9 @@ class SessionRecord:
     plan: bytes | None = None
     # How its turns' actions are approved (a blitz.v1.SessionMode value).
     mode: int = 1
+    # The repository its workspace was cloned from (a serialized blitz.v1.Repository);
+    # None: a plain folder. Set as it is made, never changed.
+    repository: bytes | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -98,6 +98,7 @@ def session_params(rec: SessionRecord) -> Row:
         rec.tasks,
         rec.plan,
         rec.mode,
+        rec.repository,
     )
 
 

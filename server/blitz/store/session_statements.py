@@ -20,7 +20,7 @@ _SESSION_HEAD = (
     "id, owner, title, workspace, model, labels, state, create_time, update_time, turn_id,"
     " approval_timeout"
 )
-_SESSION_TAIL = "tasks, plan, mode"
+_SESSION_TAIL = "tasks, plan, mode, repository"
 
 # SessionChange's fields, by column.
 _CHANGEABLE = (
@@ -55,7 +55,7 @@ class SessionStatements:
 
         self.create_session = sql(
             f"INSERT INTO sessions ({_SESSION_HEAD}, {_SESSION_TAIL})"
-            f" VALUES (?, ?, ?, ?, ?, {dialect.json}, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f" VALUES (?, ?, ?, ?, ?, {dialect.json}, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
         self.get_session = sql(f"{sessions} WHERE id = ?")
         self._session_pages = Shapes(lambda *shape: sql(_session_page(sessions, dialect, *shape)))

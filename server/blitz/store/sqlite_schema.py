@@ -274,4 +274,9 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (session_id, turn_id)
     );
     """,
+    """
+    -- The repository a session's workspace was cloned from (a serialized
+    -- blitz.v1.Repository); NULL: a plain folder.
+    ALTER TABLE sessions ADD COLUMN repository BLOB;
+    """,
 ]

@@ -91,7 +91,7 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ServerInfo(_message.Message):
-    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features", "command_isolation", "commands", "agents", "default_agent")
+    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features", "command_isolation", "commands", "agents", "default_agent", "repositories")
     class LimitsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -110,6 +110,7 @@ class ServerInfo(_message.Message):
     COMMANDS_FIELD_NUMBER: _ClassVar[int]
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_AGENT_FIELD_NUMBER: _ClassVar[int]
+    REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     protocol: str
     protocol_revision: int
     server_version: str
@@ -121,7 +122,8 @@ class ServerInfo(_message.Message):
     commands: _containers.RepeatedCompositeFieldContainer[SlashCommand]
     agents: _containers.RepeatedCompositeFieldContainer[AgentInfo]
     default_agent: str
-    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ..., commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ..., agents: _Optional[_Iterable[_Union[AgentInfo, _Mapping]]] = ..., default_agent: _Optional[str] = ...) -> None: ...
+    repositories: bool
+    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ..., commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ..., agents: _Optional[_Iterable[_Union[AgentInfo, _Mapping]]] = ..., default_agent: _Optional[str] = ..., repositories: _Optional[bool] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
     __slots__ = ("name", "display_name", "kind", "version")
@@ -158,7 +160,7 @@ class ListCommandsResponse(_message.Message):
     def __init__(self, commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id", "mode", "queued_turn_ids", "owner", "agent")
+    __slots__ = ("id", "title", "workspace", "model", "labels", "state", "create_time", "update_time", "turn_id", "last_seq", "usage", "pending", "approval_timeout", "plan_id", "mode", "queued_turn_ids", "owner", "agent", "repository")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -184,6 +186,7 @@ class Session(_message.Message):
     QUEUED_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
     id: str
     title: str
     workspace: str
@@ -202,10 +205,41 @@ class Session(_message.Message):
     queued_turn_ids: _containers.RepeatedScalarFieldContainer[str]
     owner: str
     agent: str
-    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., plan_id: _Optional[str] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., agent: _Optional[str] = ...) -> None: ...
+    repository: Repository
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[SessionState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_id: _Optional[str] = ..., last_seq: _Optional[int] = ..., usage: _Optional[_Union[_turn_pb2.Usage, _Mapping]] = ..., pending: _Optional[_Iterable[_Union[_turn_pb2.TurnEvent, _Mapping]]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., plan_id: _Optional[str] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., agent: _Optional[str] = ..., repository: _Optional[_Union[Repository, _Mapping]] = ...) -> None: ...
+
+class RepositorySource(_message.Message):
+    __slots__ = ("url", "ref", "depth", "submodules")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    REF_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    SUBMODULES_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    ref: str
+    depth: int
+    submodules: bool
+    def __init__(self, url: _Optional[str] = ..., ref: _Optional[str] = ..., depth: _Optional[int] = ..., submodules: _Optional[bool] = ...) -> None: ...
+
+class Repository(_message.Message):
+    __slots__ = ("url", "ref", "commit", "branch", "default_branch", "depth", "submodules")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    REF_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_BRANCH_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    SUBMODULES_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    ref: str
+    commit: str
+    branch: str
+    default_branch: str
+    depth: int
+    submodules: bool
+    def __init__(self, url: _Optional[str] = ..., ref: _Optional[str] = ..., commit: _Optional[str] = ..., branch: _Optional[str] = ..., default_branch: _Optional[str] = ..., depth: _Optional[int] = ..., submodules: _Optional[bool] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("title", "workspace", "model", "labels", "approval_timeout", "mode", "agent")
+    __slots__ = ("title", "workspace", "model", "labels", "approval_timeout", "mode", "agent", "source")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -220,6 +254,7 @@ class CreateSessionRequest(_message.Message):
     APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     title: str
     workspace: str
     model: str
@@ -227,7 +262,8 @@ class CreateSessionRequest(_message.Message):
     approval_timeout: _duration_pb2.Duration
     mode: _turn_pb2.SessionMode
     agent: str
-    def __init__(self, title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ..., agent: _Optional[str] = ...) -> None: ...
+    source: RepositorySource
+    def __init__(self, title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., approval_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., mode: _Optional[_Union[_turn_pb2.SessionMode, str]] = ..., agent: _Optional[str] = ..., source: _Optional[_Union[RepositorySource, _Mapping]] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ("session_id",)

@@ -48,6 +48,7 @@ class ActionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ACTION_KIND_DELETE: _ClassVar[ActionKind]
     ACTION_KIND_NETWORK: _ClassVar[ActionKind]
     ACTION_KIND_MCP: _ClassVar[ActionKind]
+    ACTION_KIND_PUSH: _ClassVar[ActionKind]
 
 class Decision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -78,6 +79,7 @@ ACTION_KIND_WRITE: ActionKind
 ACTION_KIND_DELETE: ActionKind
 ACTION_KIND_NETWORK: ActionKind
 ACTION_KIND_MCP: ActionKind
+ACTION_KIND_PUSH: ActionKind
 DECISION_UNSPECIFIED: Decision
 DECISION_DENY: Decision
 DECISION_ONCE: Decision

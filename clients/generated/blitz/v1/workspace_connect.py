@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .workspace_pb2 import GetDiffRequest, GetDiffResponse, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, UploadImageRequest, UploadImageResponse
+from .workspace_pb2 import ExportChangesRequest, ExportChangesResponse, GetDiffRequest, GetDiffResponse, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, UploadImageRequest, UploadImageResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -58,8 +58,17 @@ class WorkspaceService(Protocol):
 
     async def get_diff(self, request: GetDiffRequest, ctx: RequestContext[GetDiffRequest, GetDiffResponse], /) -> GetDiffResponse:
         """
-        A unified diff of the files the agent's file tools changed in this session: each as
-        it was before the session first changed it, against it as it is now.
+        What changed. A session from a repository: git's diff of its starting commit against
+        the workspace as it is now, whatever changed it (renames found), or of one turn's
+        changes. Another session: the files the agent's file tools changed, each as it was
+        before the session first changed it, against it as it is now.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def export_changes(self, request: ExportChangesRequest, ctx: RequestContext[ExportChangesRequest, ExportChangesResponse], /) -> ExportChangesResponse:
+        """
+        A session from a repository's changes, handed back: a patch series, a diff, a
+        bundle, or a push of a new branch to the origin (after its own approval).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -120,6 +129,17 @@ class WorkspaceServiceASGIApplication(ConnectASGIApplication[WorkspaceService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_diff,
+                ),
+                "/blitz.v1.WorkspaceService/ExportChanges": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ExportChanges",
+                        service_name="blitz.v1.WorkspaceService",
+                        input=ExportChangesRequest,
+                        output=ExportChangesResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.export_changes,
                 ),
             },
             interceptors=interceptors,
@@ -236,8 +256,10 @@ class WorkspaceServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> GetDiffResponse:
         """
-        A unified diff of the files the agent's file tools changed in this session: each as
-        it was before the session first changed it, against it as it is now.
+        What changed. A session from a repository: git's diff of its starting commit against
+        the workspace as it is now, whatever changed it (renames found), or of one turn's
+        changes. Another session: the files the agent's file tools changed, each as it was
+        before the session first changed it, against it as it is now.
         """
         return await self.execute_unary(
             request=request,
@@ -246,6 +268,30 @@ class WorkspaceServiceClient(ConnectClient):
                 service_name="blitz.v1.WorkspaceService",
                 input=GetDiffRequest,
                 output=GetDiffResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def export_changes(
+        self,
+        request: ExportChangesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ExportChangesResponse:
+        """
+        A session from a repository's changes, handed back: a patch series, a diff, a
+        bundle, or a push of a new branch to the origin (after its own approval).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ExportChanges",
+                service_name="blitz.v1.WorkspaceService",
+                input=ExportChangesRequest,
+                output=ExportChangesResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),
@@ -274,8 +320,17 @@ class WorkspaceServiceSync(Protocol):
 
     def get_diff(self, request: GetDiffRequest, ctx: RequestContext[GetDiffRequest, GetDiffResponse], /) -> GetDiffResponse:
         """
-        A unified diff of the files the agent's file tools changed in this session: each as
-        it was before the session first changed it, against it as it is now.
+        What changed. A session from a repository: git's diff of its starting commit against
+        the workspace as it is now, whatever changed it (renames found), or of one turn's
+        changes. Another session: the files the agent's file tools changed, each as it was
+        before the session first changed it, against it as it is now.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def export_changes(self, request: ExportChangesRequest, ctx: RequestContext[ExportChangesRequest, ExportChangesResponse], /) -> ExportChangesResponse:
+        """
+        A session from a repository's changes, handed back: a patch series, a diff, a
+        bundle, or a push of a new branch to the origin (after its own approval).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -334,6 +389,17 @@ class WorkspaceServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_diff,
+                ),
+                "/blitz.v1.WorkspaceService/ExportChanges": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ExportChanges",
+                        service_name="blitz.v1.WorkspaceService",
+                        input=ExportChangesRequest,
+                        output=ExportChangesResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.export_changes,
                 ),
             },
             interceptors=interceptors,
@@ -450,8 +516,10 @@ class WorkspaceServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> GetDiffResponse:
         """
-        A unified diff of the files the agent's file tools changed in this session: each as
-        it was before the session first changed it, against it as it is now.
+        What changed. A session from a repository: git's diff of its starting commit against
+        the workspace as it is now, whatever changed it (renames found), or of one turn's
+        changes. Another session: the files the agent's file tools changed, each as it was
+        before the session first changed it, against it as it is now.
         """
         return self.execute_unary(
             request=request,
@@ -460,6 +528,30 @@ class WorkspaceServiceClientSync(ConnectClientSync):
                 service_name="blitz.v1.WorkspaceService",
                 input=GetDiffRequest,
                 output=GetDiffResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def export_changes(
+        self,
+        request: ExportChangesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ExportChangesResponse:
+        """
+        A session from a repository's changes, handed back: a patch series, a diff, a
+        bundle, or a push of a new branch to the origin (after its own approval).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ExportChanges",
+                service_name="blitz.v1.WorkspaceService",
+                input=ExportChangesRequest,
+                output=ExportChangesResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

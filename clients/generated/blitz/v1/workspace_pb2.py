@@ -24,13 +24,15 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x62litz/v1/workspace.proto\x12\x08\x62litz.v1\"J\n\x12UploadImageRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x12\n\nmedia_type\x18\x03 \x01(\t\"5\n\x13UploadImageResponse\x12\x10\n\x08image_id\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"4\n\x10ListFilesRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\":\n\tFileEntry\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tdirectory\x18\x02 \x01(\x08\x12\x0c\n\x04size\x18\x03 \x01(\x03\"9\n\x11ListFilesResponse\x12$\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x13.blitz.v1.FileEntry\"3\n\x0fReadFileRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"D\n\x10ReadFileResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x0c\n\x04size\x18\x03 \x01(\x03\"$\n\x0eGetDiffRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"A\n\x0fGetDiffResponse\x12\x0c\n\x04\x64iff\x18\x01 \x01(\t\x12\r\n\x05paths\x18\x02 \x03(\t\x12\x11\n\ttruncated\x18\x03 \x01(\x08\x32\xa7\x02\n\x10WorkspaceService\x12J\n\x0bUploadImage\x12\x1c.blitz.v1.UploadImageRequest\x1a\x1d.blitz.v1.UploadImageResponse\x12\x44\n\tListFiles\x12\x1a.blitz.v1.ListFilesRequest\x1a\x1b.blitz.v1.ListFilesResponse\x12\x41\n\x08ReadFile\x12\x19.blitz.v1.ReadFileRequest\x1a\x1a.blitz.v1.ReadFileResponse\x12>\n\x07GetDiff\x12\x18.blitz.v1.GetDiffRequest\x1a\x19.blitz.v1.GetDiffResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x62litz/v1/workspace.proto\x12\x08\x62litz.v1\"J\n\x12UploadImageRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x12\n\nmedia_type\x18\x03 \x01(\t\"5\n\x13UploadImageResponse\x12\x10\n\x08image_id\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"4\n\x10ListFilesRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\":\n\tFileEntry\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tdirectory\x18\x02 \x01(\x08\x12\x0c\n\x04size\x18\x03 \x01(\x03\"9\n\x11ListFilesResponse\x12$\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x13.blitz.v1.FileEntry\"3\n\x0fReadFileRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\"D\n\x10ReadFileResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x0c\n\x04size\x18\x03 \x01(\x03\"5\n\x0eGetDiffRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\t\"O\n\x0fGetDiffResponse\x12\x0c\n\x04\x64iff\x18\x01 \x01(\t\x12\r\n\x05paths\x18\x02 \x03(\t\x12\x11\n\ttruncated\x18\x03 \x01(\x08\x12\x0c\n\x04\x62\x61se\x18\x04 \x01(\t\"\x83\x01\n\x14\x45xportChangesRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12&\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x16.blitz.v1.ExportFormat\x12\x0e\n\x06\x62ranch\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x0e\n\x06squash\x18\x05 \x01(\x08\"\x88\x01\n\x15\x45xportChangesResponse\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x11\n\tfile_name\x18\x02 \x01(\t\x12\x0f\n\x07\x63ommits\x18\x03 \x03(\t\x12\x0c\n\x04\x62\x61se\x18\x04 \x01(\t\x12\x0f\n\x07turn_id\x18\x05 \x01(\t\x12\x0e\n\x06\x62ranch\x18\x06 \x01(\t\x12\x0e\n\x06remote\x18\x07 \x01(\t*\x90\x01\n\x0c\x45xportFormat\x12\x1d\n\x19\x45XPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x17\n\x13\x45XPORT_FORMAT_PATCH\x10\x01\x12\x16\n\x12\x45XPORT_FORMAT_DIFF\x10\x02\x12\x18\n\x14\x45XPORT_FORMAT_BUNDLE\x10\x03\x12\x16\n\x12\x45XPORT_FORMAT_PUSH\x10\x04\x32\xf9\x02\n\x10WorkspaceService\x12J\n\x0bUploadImage\x12\x1c.blitz.v1.UploadImageRequest\x1a\x1d.blitz.v1.UploadImageResponse\x12\x44\n\tListFiles\x12\x1a.blitz.v1.ListFilesRequest\x1a\x1b.blitz.v1.ListFilesResponse\x12\x41\n\x08ReadFile\x12\x19.blitz.v1.ReadFileRequest\x1a\x1a.blitz.v1.ReadFileResponse\x12>\n\x07GetDiff\x12\x18.blitz.v1.GetDiffRequest\x1a\x19.blitz.v1.GetDiffResponse\x12P\n\rExportChanges\x12\x1e.blitz.v1.ExportChangesRequest\x1a\x1f.blitz.v1.ExportChangesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'blitz.v1.workspace_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_EXPORTFORMAT']._serialized_start=875
+  _globals['_EXPORTFORMAT']._serialized_end=1019
   _globals['_UPLOADIMAGEREQUEST']._serialized_start=38
   _globals['_UPLOADIMAGEREQUEST']._serialized_end=112
   _globals['_UPLOADIMAGERESPONSE']._serialized_start=114
@@ -46,9 +48,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_READFILERESPONSE']._serialized_start=395
   _globals['_READFILERESPONSE']._serialized_end=463
   _globals['_GETDIFFREQUEST']._serialized_start=465
-  _globals['_GETDIFFREQUEST']._serialized_end=501
-  _globals['_GETDIFFRESPONSE']._serialized_start=503
-  _globals['_GETDIFFRESPONSE']._serialized_end=568
-  _globals['_WORKSPACESERVICE']._serialized_start=571
-  _globals['_WORKSPACESERVICE']._serialized_end=866
+  _globals['_GETDIFFREQUEST']._serialized_end=518
+  _globals['_GETDIFFRESPONSE']._serialized_start=520
+  _globals['_GETDIFFRESPONSE']._serialized_end=599
+  _globals['_EXPORTCHANGESREQUEST']._serialized_start=602
+  _globals['_EXPORTCHANGESREQUEST']._serialized_end=733
+  _globals['_EXPORTCHANGESRESPONSE']._serialized_start=736
+  _globals['_EXPORTCHANGESRESPONSE']._serialized_end=872
+  _globals['_WORKSPACESERVICE']._serialized_start=1022
+  _globals['_WORKSPACESERVICE']._serialized_end=1399
 # @@protoc_insertion_point(module_scope)

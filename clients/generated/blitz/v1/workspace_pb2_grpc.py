@@ -54,6 +54,11 @@ class WorkspaceServiceStub:
                 request_serializer=blitz_dot_v1_dot_workspace__pb2.GetDiffRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_workspace__pb2.GetDiffResponse.FromString,
                 _registered_method=True)
+        self.ExportChanges = channel.unary_unary(
+                '/blitz.v1.WorkspaceService/ExportChanges',
+                request_serializer=blitz_dot_v1_dot_workspace__pb2.ExportChangesRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_workspace__pb2.ExportChangesResponse.FromString,
+                _registered_method=True)
 
 
 class WorkspaceServiceServicer:
@@ -81,8 +86,18 @@ class WorkspaceServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetDiff(self, request, context):
-        """A unified diff of the files the agent's file tools changed in this session: each as
-        it was before the session first changed it, against it as it is now.
+        """What changed. A session from a repository: git's diff of its starting commit against
+        the workspace as it is now, whatever changed it (renames found), or of one turn's
+        changes. Another session: the files the agent's file tools changed, each as it was
+        before the session first changed it, against it as it is now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportChanges(self, request, context):
+        """A session from a repository's changes, handed back: a patch series, a diff, a
+        bundle, or a push of a new branch to the origin (after its own approval).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -110,6 +125,11 @@ def add_WorkspaceServiceServicer_to_server(servicer, server):
                     servicer.GetDiff,
                     request_deserializer=blitz_dot_v1_dot_workspace__pb2.GetDiffRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_workspace__pb2.GetDiffResponse.SerializeToString,
+            ),
+            'ExportChanges': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportChanges,
+                    request_deserializer=blitz_dot_v1_dot_workspace__pb2.ExportChangesRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_workspace__pb2.ExportChangesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -220,6 +240,33 @@ class WorkspaceService:
             '/blitz.v1.WorkspaceService/GetDiff',
             blitz_dot_v1_dot_workspace__pb2.GetDiffRequest.SerializeToString,
             blitz_dot_v1_dot_workspace__pb2.GetDiffResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportChanges(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/blitz.v1.WorkspaceService/ExportChanges',
+            blitz_dot_v1_dot_workspace__pb2.ExportChangesRequest.SerializeToString,
+            blitz_dot_v1_dot_workspace__pb2.ExportChangesResponse.FromString,
             options,
             channel_credentials,
             insecure,

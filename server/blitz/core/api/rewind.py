@@ -26,6 +26,7 @@ from blitz.core.files.checkpoints import Checkpoints, Restored
 from blitz.core.locks import SessionLocks
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import CallContext
+from blitz.repos import Repositories
 from blitz.store import SessionChange, SessionRecord, Store, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -43,6 +44,7 @@ class RewindCalls:
     _log: EventLog
     _locks: SessionLocks
     _checkpoints: Checkpoints
+    _repos: Repositories | None
 
     async def session_record(self, session_id: str, ctx: CallContext) -> SessionRecord:
         raise NotImplementedError  # pragma: no cover - sessions.SessionCalls'
@@ -89,6 +91,10 @@ class RewindCalls:
                     notices.append(unrestored_notice(restored))
                 if since.partial:
                     notices.append(_PARTIAL)
+                if session.repository and self._repos is not None:
+                    # Its commits go back to the turn's too: an export or a push after
+                    # this holds no dropped turn's commit.
+                    await self._repos.rewind(session.id, to_turn=turn.turn_id)
             for text in notices:
                 notice = t.TurnEvent(notice=t.Notice(text=text))
                 await self._log.commit(session.id, "", notice)

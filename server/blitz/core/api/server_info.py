@@ -31,7 +31,7 @@ except importlib.metadata.PackageNotFoundError:  # running from a checkout, not 
 
 # The revision of blitz.v1 this server speaks (ServerInfo.protocol_revision): 1 was the
 # first release; docs/protocol.md ("The server") lists what each later one added.
-PROTOCOL_REVISION = 4
+PROTOCOL_REVISION = 5
 
 
 def _builtin_only() -> Sequence[s.AgentInfo]:
@@ -51,6 +51,8 @@ class ServerFacts:
     # change as ACP agents start, hence a call), and the one a session gets by default.
     agents: Callable[[], Sequence[s.AgentInfo]] = _builtin_only
     default_agent: str = "blitz"
+    # Sessions may start from a repository (--repo-allow names some sources).
+    repositories: bool = False
 
 
 class ServerInfoCalls:
@@ -84,6 +86,7 @@ class ServerInfoCalls:
             commands=advertised(),
             agents=facts.agents(),
             default_agent=facts.default_agent,
+            repositories=facts.repositories,
         )
 
     async def list_commands(

@@ -50,6 +50,7 @@ from blitz.core.requests.plans import no_plan, open_plan, rejection
 from blitz.core.usage import session_usage, turn_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
+from blitz.repos import Repositories
 from blitz.size_limits import ANSWER_BUDGET
 from blitz.store import SessionChange, SessionRecord, Store, TurnPage, TurnRecord, TurnState
 from blitz.v1 import session_pb2 as s
@@ -112,6 +113,7 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls):
         drain_timeout: float = 10.0,
         facts: ServerFacts | None = None,
         allow_bypass_mode: bool = False,
+        repos: Repositories | None = None,
     ) -> None:
         """`turns`: the turn driver, over the same `log`, `locks`, `pending` requests,
         `interactions` and `checkpoints`; `recovery` settles what a dead process left of
@@ -130,6 +132,7 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls):
         self._default_model = default_model
         self._facts = facts or ServerFacts()
         self._bypass_allowed = allow_bypass_mode
+        self._repos = repos
         self._drain_timeout = drain_timeout
         self._leases = AsyncExitStack()
         self._uncount = lambda: None
@@ -269,6 +272,15 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls):
                         yield event
                         if event.HasField("finished"):
                             return
+
+    async def start_turn(self, req: s.RunTurnRequest, ctx: CallContext) -> str:
+        """Start a turn and leave it running, for the caller to follow (ExportChanges'
+        push): its id. SESSION_BUSY while the session has a turn."""
+        check.require(req.session_id, "session_id")
+        check.check_turn(req, bypass_allowed=self._bypass_allowed)
+        with self._interactions.under_way():
+            rec, _, _ = await self._admit(req, ctx, plan_id="")
+        return rec.turn_id
 
     async def _admit(
         self, req: s.RunTurnRequest, ctx: CallContext, *, plan_id: str

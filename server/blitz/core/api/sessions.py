@@ -20,6 +20,7 @@ import structlog
 from blitz.config.agents import ACP_MODEL_PREFIX, BUILTIN_AGENT, acp_agent_of
 from blitz.core.api import validation as check
 from blitz.core.api.pages import fill_page
+from blitz.core.api.repository_sessions import clone_into, ready_notice, source_of
 from blitz.core.api.rewind import forkable_turn, refuse_acp, unrestored_notice
 from blitz.core.api.server_info import ServerFacts
 from blitz.core.api.session_folders import copy_workspace, is_own_folder, remove_workspace
@@ -28,11 +29,13 @@ from blitz.core.driver.turns import Turns
 from blitz.core.events.event_log import EventLog
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.locks import SessionLocks
+from blitz.core.repository import repo_error
 from blitz.core.usage import session_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, CallContext
+from blitz.repos import RepoError, Repositories
 from blitz.store import (
     SessionChange,
     SessionQuery,
@@ -63,6 +66,8 @@ class SessionCalls:
     _facts: ServerFacts
     # Whether sessions and turns may ask for the bypass mode (--allow-bypass-mode).
     _bypass_allowed: bool
+    # Sessions from a repository (None: the server allows none).
+    _repos: Repositories | None
 
     async def session_record(self, session_id: str, ctx: CallContext) -> SessionRecord:
         """The caller's session, or SESSION_NOT_FOUND (for the workspace service too)."""
@@ -105,12 +110,15 @@ class SessionCalls:
     async def create_session(self, req: s.CreateSessionRequest, ctx: CallContext) -> s.Session:
         approval_timeout = check.session_settings(req, bypass_allowed=self._bypass_allowed)
         model = self._model_of(req)
+        source = source_of(req, self._repos)
         session_id = "s_" + uuid.uuid4().hex
         workspace = await self._workspace_folder(req.workspace, session_id, ctx)
         try:
             # Made folder by folder, none through a link: a link another session left
             # cannot widen this one's workspace to wherever it leads.
-            await FILE_CALLS.run(Workspace.named, self._workspace_root, workspace, create=True)
+            folder = await FILE_CALLS.run(
+                Workspace.named, self._workspace_root, workspace, create=True
+            )
         except PathRefused as exc:
             raise invalid_argument("workspace", str(exc)) from None
         except NotADirectoryError:
@@ -121,6 +129,18 @@ class SessionCalls:
             raise BlitzError(
                 Reason.INTERNAL, "the workspace's folder could not be made in time"
             ) from None
+        repository = notice = None
+        if source is not None:
+            assert self._repos is not None  # source_of refuses a source without them
+            try:
+                repository, cloned = await clone_into(
+                    self._repos, session_id, source, folder.root, principal=ctx.caller
+                )
+            except BaseException:
+                await self._drop_folder(session_id, workspace)
+                raise
+            notice = ready_notice(repository, cloned)
+            log.info("session_cloned", session_id=session_id, url=source.url, commit=cloned.commit)
         now = time.time()
         rec = SessionRecord(
             id=session_id,
@@ -134,9 +154,24 @@ class SessionCalls:
             update_time=now,
             approval_timeout=approval_timeout,
             mode=req.mode or t.SESSION_MODE_ASK,
+            repository=repository.SerializeToString() if repository is not None else None,
         )
         await self._store.create_session(rec)
+        if notice is not None:
+            # Said in the session's log, for whoever opens it: ready, and at which commit.
+            await self._log.commit(session_id, "", t.TurnEvent(notice=t.Notice(text=notice)))
+            rec = await self.session_record(session_id, ctx)
         return await self._view(rec)
+
+    async def _drop_folder(self, session_id: str, workspace: str) -> None:
+        """Remove the folder and git data of a session that was never made."""
+        if self._repos is not None:
+            await self._repos.remove(session_id)
+        if is_own_folder(workspace, session_id):
+            try:
+                await FILE_CALLS.run(remove_workspace, self._workspace_root, workspace)
+            except (OSError, PathRefused, CallTimedOut) as exc:
+                log.warning("workspace_not_removed", session_id=session_id, error=str(exc))
 
     def _model_of(self, req: s.CreateSessionRequest) -> str:
         """The new session's model: its agent's ("acp:NAME") or the built-in agent's."""
@@ -248,6 +283,8 @@ class SessionCalls:
                 )
             await self._store.delete_session(rec.id)
         removed = False
+        if self._repos is not None and rec.repository:
+            await self._repos.remove(rec.id)
         if is_own_folder(rec.workspace, rec.id):
             try:
                 removed = await FILE_CALLS.run(
@@ -296,7 +333,16 @@ class SessionCalls:
             update_time=now,
             approval_timeout=source.approval_timeout,
             mode=source.mode,
+            repository=source.repository,
         )
+        if source.repository and self._repos is not None:
+            try:
+                # The fork's own git data: the same origin and start, its commits up to
+                # the turn it is forked at.
+                await self._repos.fork(source.id, fork_id, at_turn=turn.turn_id)
+            except RepoError as exc:
+                await self._drop_folder(fork_id, fork_id)
+                raise repo_error(exc) from None
         await self._store.create_session(rec)
         if history:
             await self._store.set_history(fork_id, history)

@@ -83,6 +83,8 @@ def session_view(
         owner=rec.owner,
         agent=acp_agent_of(rec.model) or BUILTIN_AGENT,
     )
+    if rec.repository:
+        session.repository.ParseFromString(rec.repository)
     if rec.approval_timeout is not None:
         session.approval_timeout.FromTimedelta(timedelta(seconds=rec.approval_timeout))
     plan = read_plan(rec.plan)

@@ -1,30 +1,45 @@
-"""WorkspaceService, transport-free: image uploads for turns and read-only workspace views.
+"""WorkspaceService, transport-free: image uploads for turns, read-only workspace views, and
+a session from a repository's changes handed back.
 
 Reads go through the same path gate as the agent's tools (`blitz.paths`), so a
 client sees exactly what the agent may see, and nothing outside it: the session's folder is
 opened by its name without following a link, and so is every path in it. File calls run
 off the event loop on the bounded workers of `blitz.offload`. Nothing here writes to a
 workspace.
+
+A session from a repository has git's diffs and exports (`blitz.repos`, on Blitz's own
+git data for the session, never the workspace's `.git`); a push is a turn of its own
+(`/push`, core/driver/push.py), which ExportChanges starts once the commit is made.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from blitz.core.files.diffs import session_diff
+from blitz.core.files.checkpoints import END, START
+from blitz.core.files.diffs import SessionDiff, session_diff, turn_diff, turn_hashes
+from blitz.core.files.manifests import decode
+from blitz.core.repository import repo_error, repository_of
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.offload import FILE_CALLS, CallTimedOut
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import CallContext
-from blitz.redact import mask_known_bytes
-from blitz.store import FileOriginal, ImageRecord, Store
+from blitz.redact import mask_known, mask_known_bytes
+from blitz.repos import RepoError, Repositories, SourceRefused
+from blitz.store import FileOriginal, ImageRecord, SessionRecord, Store, TurnState
+from blitz.v1 import session_pb2 as s
+from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workspace_pb2 as w
 
 if TYPE_CHECKING:
     from blitz.core.api.service import FindSession
+
+# Starts a turn in the caller's session (SessionCore.start_turn): the push's.
+StartTurn = Callable[[s.RunTurnRequest, CallContext], Awaitable[str]]
 
 __all__ = ["IMAGE_MAX_BYTES", "IMAGE_TYPES", "WorkspaceCore"]
 
@@ -44,6 +59,13 @@ _LIST_LIMIT = 1000
 _DIFF_MAX = 512 * 1024
 _DIFF_PATHS_MAX = 5000
 _DIFF_READ_MAX = 8 * 1024 * 1024
+# ExportChanges: a commit message's characters, and the formats made here (PUSH is a turn).
+_MESSAGE_MAX = 64 * 1024
+_FORMATS = {
+    w.EXPORT_FORMAT_PATCH: "patch",
+    w.EXPORT_FORMAT_DIFF: "diff",
+    w.EXPORT_FORMAT_BUNDLE: "bundle",
+}
 
 
 class WorkspaceCore:
@@ -57,14 +79,19 @@ class WorkspaceCore:
         workspace_root: Path,
         image_max_bytes: int = IMAGE_MAX_BYTES,
         read_max_bytes: int = 1024 * 1024,
+        repos: Repositories | None = None,
+        start_turn: StartTurn | None = None,
     ) -> None:
         """`find_session`: the caller's session (`SessionCore.session_record`);
-        `workspace_root`: the folder the sessions' workspaces are in."""
+        `workspace_root`: the folder the sessions' workspaces are in; `repos`: sessions
+        from a repository's git data; `start_turn`: how a push's turn is started."""
         self._find_session = find_session
         self._store = store
         self._workspace_root = Path(workspace_root)
         self._image_max = image_max_bytes
         self._read_max = read_max_bytes
+        self._repos = repos
+        self._start_turn = start_turn
 
     async def upload_image(
         self, req: w.UploadImageRequest, ctx: CallContext
@@ -159,15 +186,78 @@ class WorkspaceCore:
         )
 
     async def get_diff(self, req: w.GetDiffRequest, ctx: CallContext) -> w.GetDiffResponse:
-        """What the agent's file tools changed in the session: each file from before the
-        session's first change of it to now (docs/protocol.md, "Diffs"). Secrets the server
-        knows are masked on both sides, as in ReadFile."""
-        workspace = await self._workspace(req.session_id, ctx)
+        """What changed (docs/protocol.md, "Diffs"): a session from a repository, git's
+        diff of its starting commit (or of one turn's commit) against the workspace; a turn
+        of another session, its checkpoints'; else what its agent's file tools changed,
+        each file from before the session's first change of it to now. Secrets the
+        server knows are masked on both sides, as in ReadFile."""
+        session = await self._find_session(req.session_id, ctx)
+        if req.turn_id:
+            await self._finished_turn(session, req.turn_id)
+        if session.repository and self._repos is not None:
+            folder = await self._workspace(req.session_id, ctx)
+            try:
+                got = await self._repos.diff(
+                    session.id, folder.root, turn_id=req.turn_id, limit=_DIFF_MAX
+                )
+            except RepoError as exc:
+                raise repo_error(exc) from None
+            paths = got.paths[:_DIFF_PATHS_MAX]
+            return w.GetDiffResponse(
+                diff=mask_known(got.diff),
+                paths=paths,
+                truncated=got.truncated or len(paths) < len(got.paths),
+                base=got.base,
+            )
+        if req.turn_id:
+            diff = await self._turn_diff(session, req.turn_id)
+        else:
+            diff = await self._file_tools_diff(req.session_id, ctx)
+        paths = diff.paths[:_DIFF_PATHS_MAX]
+        return w.GetDiffResponse(
+            diff=diff.diff, paths=paths, truncated=diff.truncated or len(paths) < len(diff.paths)
+        )
+
+    async def _finished_turn(self, session: SessionRecord, turn_id: str) -> None:
+        """TURN_NOT_FOUND unless the turn is the session's; INVALID_ARGUMENT unless it
+        has finished (its end is what a turn's diff compares)."""
+        turn = await self._store.get_turn(session.id, turn_id)
+        if turn is None:
+            raise BlitzError(
+                Reason.TURN_NOT_FOUND, f"no turn {turn_id!r} in this session", {"turn_id": turn_id}
+            )
+        if turn.state != TurnState.FINISHED:
+            raise invalid_argument(
+                "turn_id", "the turn has not finished: its diff is not known yet"
+            )
+
+    async def _turn_diff(self, session: SessionRecord, turn_id: str) -> SessionDiff:
+        """A turn's changes, from its start and end checkpoints."""
+        cps = {c.at: c for c in await self._store.get_checkpoints(session.id, turn_id)}
+        start, end = cps.get(START), cps.get(END)
+        if start is None or start.manifest is None or end is None:
+            raise invalid_argument(
+                "turn_id",
+                "no checkpoint of this turn's files is kept (a server command, an aside, or"
+                " a turn older than the checkpoints kept): its changes are not known",
+            )
+        if end.manifest is None:  # its end is its start: it changed nothing
+            return SessionDiff(diff="", paths=[], truncated=False)
+        before, after = decode(start.manifest), decode(end.manifest)
+        blobs = await self._store.checkpoint_blobs(session.id, turn_hashes(before, after))
+        masked = {h: mask_known_bytes(b) for h, b in blobs.items()}
+        try:
+            return await FILE_CALLS.run(turn_diff, before, after, masked, limit=_DIFF_MAX)
+        except CallTimedOut:
+            raise _too_slow() from None
+
+    async def _file_tools_diff(self, session_id: str, ctx: CallContext) -> SessionDiff:
+        workspace = await self._workspace(session_id, ctx)
         originals = [
             FileOriginal(
                 o.session_id, o.path, None if o.content is None else mask_known_bytes(o.content)
             )
-            for o in await self._store.originals(req.session_id)
+            for o in await self._store.originals(session_id)
         ]
 
         def current(path: str) -> bytes | None:
@@ -178,12 +268,79 @@ class WorkspaceCore:
             return mask_known_bytes(got.data)
 
         try:
-            diff = await FILE_CALLS.run(session_diff, originals, current, limit=_DIFF_MAX)
+            return await FILE_CALLS.run(session_diff, originals, current, limit=_DIFF_MAX)
         except CallTimedOut:
             raise _too_slow() from None
-        paths = diff.paths[:_DIFF_PATHS_MAX]
-        return w.GetDiffResponse(
-            diff=diff.diff, paths=paths, truncated=diff.truncated or len(paths) < len(diff.paths)
+
+    async def export_changes(
+        self, req: w.ExportChangesRequest, ctx: CallContext
+    ) -> w.ExportChangesResponse:
+        """A session from a repository's changes as a patch series, a diff or a bundle;
+        or, for a push, the commit made and the `/push` turn started that asks for its
+        approval and then pushes it (docs/repositories.md)."""
+        session = await self._find_session(req.session_id, ctx)
+        repository = repository_of(session)
+        if repository is None or self._repos is None:
+            raise invalid_argument(
+                "session_id",
+                "this session did not start from a repository: it has nothing"
+                " to export in git's terms (GetDiff shows its changes)",
+            )
+        if len(req.message) > _MESSAGE_MAX:
+            raise invalid_argument(
+                "message", "the commit message is too long", limit=str(_MESSAGE_MAX)
+            )
+        folder = await self._workspace(req.session_id, ctx)
+        fmt = req.format or w.EXPORT_FORMAT_PATCH
+        try:
+            if fmt == w.EXPORT_FORMAT_PUSH:
+                return await self._push(session, req, folder.root, ctx)
+            if fmt not in _FORMATS:
+                raise invalid_argument(
+                    "format", f"no export format {fmt}", accepted="PATCH,DIFF,BUNDLE,PUSH"
+                )
+            got = await self._repos.export(
+                session.id,
+                folder.root,
+                format=_FORMATS[fmt],
+                message=req.message,
+                squash=req.squash,
+                branch=req.branch,
+            )
+        except SourceRefused as exc:
+            raise invalid_argument("branch", str(exc)) from None
+        except RepoError as exc:
+            raise repo_error(exc, branch=req.branch) from None
+        data = got.data if fmt == w.EXPORT_FORMAT_BUNDLE else mask_known_bytes(got.data)
+        return w.ExportChangesResponse(
+            data=data,
+            file_name=got.file_name,
+            commits=got.commits,
+            base=got.base,
+            branch=req.branch if fmt == w.EXPORT_FORMAT_BUNDLE else "",
+        )
+
+    async def _push(
+        self, session: SessionRecord, req: w.ExportChangesRequest, folder: Path, ctx: CallContext
+    ) -> w.ExportChangesResponse:
+        assert self._repos is not None and self._start_turn is not None
+        if session.turn_id:
+            raise BlitzError(
+                Reason.SESSION_BUSY,
+                "a turn is running in this session: push once it has ended",
+                {"turn_id": session.turn_id},
+            )
+        plan = await self._repos.prepare_push(
+            session.id, folder, branch=req.branch, message=req.message, squash=req.squash
+        )
+        turn = t.Turn(text=f"/push {plan.branch} @{plan.commit}", command=True)
+        turn_id = await self._start_turn(s.RunTurnRequest(session_id=session.id, turn=turn), ctx)
+        return w.ExportChangesResponse(
+            commits=list(plan.commits),
+            base=plan.base,
+            turn_id=turn_id,
+            branch=plan.branch,
+            remote=plan.remote,
         )
 
 

@@ -28,9 +28,15 @@ COMMANDS: dict[str, str] = {
     "clear": "forget the conversation so far (the event log is kept)",
     "model": "show the session's model, or switch it: /model provider:name",
     "run": "run a workflow (docs/workflows.md): /run NAME key=value …",
+    "push": "push a session from a repository's changes as a new branch, once approved"
+    " (a commit message on the lines below: one commit)",
 }
 # How each command's arguments are written, for those that take any.
-_ARGUMENTS: dict[str, str] = {"model": "[provider:name]", "run": "NAME [key=value …]"}
+_ARGUMENTS: dict[str, str] = {
+    "model": "[provider:name]",
+    "run": "NAME [key=value …]",
+    "push": "[BRANCH]",
+}
 
 
 def advertised() -> list[s.SlashCommand]:
@@ -43,7 +49,7 @@ def advertised() -> list[s.SlashCommand]:
 
 def parse_command(text: str) -> tuple[str, str]:
     """`/name args` into (name, args); INVALID_ARGUMENT on `turn.text` when unknown."""
-    head, _, rest = text.strip().partition(" ")
+    head, _, rest = text.strip().replace("\n", " ", 1).partition(" ")
     name = head.removeprefix("/").lower()
     if not head.startswith("/") or name not in COMMANDS:
         known = ", ".join("/" + c for c in COMMANDS)

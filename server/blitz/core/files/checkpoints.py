@@ -42,7 +42,8 @@ from blitz.core.files.manifests import FILE, Entry, decode, restoration
 from blitz.core.files.restoring import clear, depth_order, put_back
 from blitz.core.files.snapshots import Snapshot, take_snapshot
 from blitz.offload import FILE_CALLS, CallTimedOut
-from blitz.paths import PathRefused
+from blitz.paths import PathRefused, Workspace
+from blitz.repos import Repositories
 from blitz.store import (
     Checkpoint,
     CheckpointWrite,
@@ -94,13 +95,21 @@ class Checkpoints:
     """The session's checkpoints, through the store and the session's folder."""
 
     def __init__(
-        self, *, store: Store, log: EventLog, workspace_root: Path, keep_turns: int
+        self,
+        *,
+        store: Store,
+        log: EventLog,
+        workspace_root: Path,
+        keep_turns: int,
+        repos: Repositories | None = None,
     ) -> None:
-        """`keep_turns`: how many of a session's latest checkpointed turns keep theirs."""
+        """`keep_turns`: how many of a session's latest checkpointed turns keep theirs;
+        `repos`: where a session from a repository commits each turn's changes."""
         self._store = store
         self._log = log
         self._root = workspace_root
         self._keep = keep_turns
+        self._repos = repos
 
     # Taking them
 
@@ -126,7 +135,11 @@ class Checkpoints:
         """The turn's end checkpoint, once the agent has ended, for its end to write with
         its `finished` (TurnEnd); first, now and then, a prune. None for a turn with no
         start checkpoint: its changes cannot be told."""
-        if active.aside or active.turn.command:
+        if active.aside:
+            return None
+        # Every main turn, a command's too: a fork or a rewind finds its place by it.
+        await self._commit_turn(active)
+        if active.turn.command:
             return None
         sid, tid = active.session_id, active.turn_id
         start = {c.at: c for c in await self._store.get_checkpoints(sid, tid)}.get(START)
@@ -141,6 +154,31 @@ class Checkpoints:
         if snap is None:
             return None
         return CheckpointWrite(Checkpoint(sid, tid, END, snap.manifest, time.time()), snap.blobs)
+
+    async def _commit_turn(self, active: ActiveTurn) -> None:
+        """A session from a repository: the turn's changes as a commit of Blitz's own
+        (blitz.repos), whatever made them, for per-turn diffs and the exported series
+        (none when nothing changed, but the turn is logged in its place all the same)."""
+        if self._repos is None or not active.session.repository:
+            return
+        title = (active.turn.text or "").strip().splitlines()
+        message = (title[0][:72] if title else "") or "A turn with no text"
+        try:
+            folder = await FILE_CALLS.run(Workspace.named, self._root, active.session.workspace)
+            await self._repos.snapshot(
+                active.session_id,
+                folder.root,
+                turn_id=active.turn_id,
+                message=f"{message}\n\nBlitz-Session: {active.session_id}\n"
+                f"Blitz-Turn: {active.turn_id}\n",
+            )
+        except Exception as exc:  # never fails the turn: its diff is then the next one's
+            log.warning("turn_not_committed", error=str(exc))
+            await self._notice(
+                active,
+                "This turn's changes could not be committed to the session's repository"
+                " data: they will show in the next turn's diff.",
+            )
 
     async def _snapshot(self, active: ActiveTurn, previous: bytes | None) -> Snapshot | None:
         """A snapshot of the turn's workspace, its limits said on the turn once; None,

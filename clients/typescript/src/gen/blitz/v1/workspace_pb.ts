@@ -4,15 +4,15 @@
 // @generated from file blitz/v1/workspace.proto (package blitz.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file blitz/v1/workspace.proto.
  */
 export const file_blitz_v1_workspace: GenFile = /*@__PURE__*/
-  fileDesc("ChhibGl0ei92MS93b3Jrc3BhY2UucHJvdG8SCGJsaXR6LnYxIkoKElVwbG9hZEltYWdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBGRhdGEYAiABKAwSEgoKbWVkaWFfdHlwZRgDIAEoCSI1ChNVcGxvYWRJbWFnZVJlc3BvbnNlEhAKCGltYWdlX2lkGAEgASgJEgwKBHNpemUYAiABKAMiNAoQTGlzdEZpbGVzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHBhdGgYAiABKAkiOgoJRmlsZUVudHJ5EgwKBHBhdGgYASABKAkSEQoJZGlyZWN0b3J5GAIgASgIEgwKBHNpemUYAyABKAMiOQoRTGlzdEZpbGVzUmVzcG9uc2USJAoHZW50cmllcxgBIAMoCzITLmJsaXR6LnYxLkZpbGVFbnRyeSIzCg9SZWFkRmlsZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgRwYXRoGAIgASgJIkQKEFJlYWRGaWxlUmVzcG9uc2USDwoHY29udGVudBgBIAEoDBIRCgl0cnVuY2F0ZWQYAiABKAgSDAoEc2l6ZRgDIAEoAyIkCg5HZXREaWZmUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIkEKD0dldERpZmZSZXNwb25zZRIMCgRkaWZmGAEgASgJEg0KBXBhdGhzGAIgAygJEhEKCXRydW5jYXRlZBgDIAEoCDKnAgoQV29ya3NwYWNlU2VydmljZRJKCgtVcGxvYWRJbWFnZRIcLmJsaXR6LnYxLlVwbG9hZEltYWdlUmVxdWVzdBodLmJsaXR6LnYxLlVwbG9hZEltYWdlUmVzcG9uc2USRAoJTGlzdEZpbGVzEhouYmxpdHoudjEuTGlzdEZpbGVzUmVxdWVzdBobLmJsaXR6LnYxLkxpc3RGaWxlc1Jlc3BvbnNlEkEKCFJlYWRGaWxlEhkuYmxpdHoudjEuUmVhZEZpbGVSZXF1ZXN0GhouYmxpdHoudjEuUmVhZEZpbGVSZXNwb25zZRI+CgdHZXREaWZmEhguYmxpdHoudjEuR2V0RGlmZlJlcXVlc3QaGS5ibGl0ei52MS5HZXREaWZmUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChhibGl0ei92MS93b3Jrc3BhY2UucHJvdG8SCGJsaXR6LnYxIkoKElVwbG9hZEltYWdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBGRhdGEYAiABKAwSEgoKbWVkaWFfdHlwZRgDIAEoCSI1ChNVcGxvYWRJbWFnZVJlc3BvbnNlEhAKCGltYWdlX2lkGAEgASgJEgwKBHNpemUYAiABKAMiNAoQTGlzdEZpbGVzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHBhdGgYAiABKAkiOgoJRmlsZUVudHJ5EgwKBHBhdGgYASABKAkSEQoJZGlyZWN0b3J5GAIgASgIEgwKBHNpemUYAyABKAMiOQoRTGlzdEZpbGVzUmVzcG9uc2USJAoHZW50cmllcxgBIAMoCzITLmJsaXR6LnYxLkZpbGVFbnRyeSIzCg9SZWFkRmlsZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgRwYXRoGAIgASgJIkQKEFJlYWRGaWxlUmVzcG9uc2USDwoHY29udGVudBgBIAEoDBIRCgl0cnVuY2F0ZWQYAiABKAgSDAoEc2l6ZRgDIAEoAyI1Cg5HZXREaWZmUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB3R1cm5faWQYAiABKAkiTwoPR2V0RGlmZlJlc3BvbnNlEgwKBGRpZmYYASABKAkSDQoFcGF0aHMYAiADKAkSEQoJdHJ1bmNhdGVkGAMgASgIEgwKBGJhc2UYBCABKAkigwEKFEV4cG9ydENoYW5nZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJgoGZm9ybWF0GAIgASgOMhYuYmxpdHoudjEuRXhwb3J0Rm9ybWF0Eg4KBmJyYW5jaBgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEg4KBnNxdWFzaBgFIAEoCCKIAQoVRXhwb3J0Q2hhbmdlc1Jlc3BvbnNlEgwKBGRhdGEYASABKAwSEQoJZmlsZV9uYW1lGAIgASgJEg8KB2NvbW1pdHMYAyADKAkSDAoEYmFzZRgEIAEoCRIPCgd0dXJuX2lkGAUgASgJEg4KBmJyYW5jaBgGIAEoCRIOCgZyZW1vdGUYByABKAkqkAEKDEV4cG9ydEZvcm1hdBIdChlFWFBPUlRfRk9STUFUX1VOU1BFQ0lGSUVEEAASFwoTRVhQT1JUX0ZPUk1BVF9QQVRDSBABEhYKEkVYUE9SVF9GT1JNQVRfRElGRhACEhgKFEVYUE9SVF9GT1JNQVRfQlVORExFEAMSFgoSRVhQT1JUX0ZPUk1BVF9QVVNIEAQy+QIKEFdvcmtzcGFjZVNlcnZpY2USSgoLVXBsb2FkSW1hZ2USHC5ibGl0ei52MS5VcGxvYWRJbWFnZVJlcXVlc3QaHS5ibGl0ei52MS5VcGxvYWRJbWFnZVJlc3BvbnNlEkQKCUxpc3RGaWxlcxIaLmJsaXR6LnYxLkxpc3RGaWxlc1JlcXVlc3QaGy5ibGl0ei52MS5MaXN0RmlsZXNSZXNwb25zZRJBCghSZWFkRmlsZRIZLmJsaXR6LnYxLlJlYWRGaWxlUmVxdWVzdBoaLmJsaXR6LnYxLlJlYWRGaWxlUmVzcG9uc2USPgoHR2V0RGlmZhIYLmJsaXR6LnYxLkdldERpZmZSZXF1ZXN0GhkuYmxpdHoudjEuR2V0RGlmZlJlc3BvbnNlElAKDUV4cG9ydENoYW5nZXMSHi5ibGl0ei52MS5FeHBvcnRDaGFuZ2VzUmVxdWVzdBofLmJsaXR6LnYxLkV4cG9ydENoYW5nZXNSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message blitz.v1.UploadImageRequest
@@ -194,6 +194,14 @@ export type GetDiffRequest = Message<"blitz.v1.GetDiffRequest"> & {
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
+
+  /**
+   * One turn's changes only: the workspace at its end against its start (a session from
+   * a repository: the turn's commit against the one before it). Empty: the session's.
+   *
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
 };
 
 /**
@@ -228,6 +236,14 @@ export type GetDiffResponse = Message<"blitz.v1.GetDiffResponse"> & {
    * @generated from field: bool truncated = 3;
    */
   truncated: boolean;
+
+  /**
+   * A session from a repository: the commit compared with (the starting commit, or the
+   * one before the turn's).
+   *
+   * @generated from field: string base = 4;
+   */
+  base: string;
 };
 
 /**
@@ -236,6 +252,160 @@ export type GetDiffResponse = Message<"blitz.v1.GetDiffResponse"> & {
  */
 export const GetDiffResponseSchema: GenMessage<GetDiffResponse> = /*@__PURE__*/
   messageDesc(file_blitz_v1_workspace, 8);
+
+/**
+ * @generated from message blitz.v1.ExportChangesRequest
+ */
+export type ExportChangesRequest = Message<"blitz.v1.ExportChangesRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: blitz.v1.ExportFormat format = 2;
+   */
+  format: ExportFormat;
+
+  /**
+   * BUNDLE and PUSH: the branch; empty: "blitz/" and the session id's first 12 digits.
+   * A push never targets the origin's default branch unless the operator allows it.
+   *
+   * @generated from field: string branch = 3;
+   */
+  branch: string;
+
+  /**
+   * One commit with this message instead of one per turn (squash); with squash and no
+   * message, a message naming the session.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+
+  /**
+   * @generated from field: bool squash = 5;
+   */
+  squash: boolean;
+};
+
+/**
+ * Describes the message blitz.v1.ExportChangesRequest.
+ * Use `create(ExportChangesRequestSchema)` to create a new message.
+ */
+export const ExportChangesRequestSchema: GenMessage<ExportChangesRequest> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_workspace, 9);
+
+/**
+ * @generated from message blitz.v1.ExportChangesResponse
+ */
+export type ExportChangesResponse = Message<"blitz.v1.ExportChangesResponse"> & {
+  /**
+   * PATCH, DIFF and BUNDLE: the file (empty when nothing changed).
+   *
+   * @generated from field: bytes data = 1;
+   */
+  data: Uint8Array;
+
+  /**
+   * A name to save it under ("s_….patch").
+   *
+   * @generated from field: string file_name = 2;
+   */
+  fileName: string;
+
+  /**
+   * PATCH, BUNDLE and PUSH: the commits, oldest first.
+   *
+   * @generated from field: repeated string commits = 3;
+   */
+  commits: string[];
+
+  /**
+   * The starting commit they apply to.
+   *
+   * @generated from field: string base = 4;
+   */
+  base: string;
+
+  /**
+   * PUSH: the command turn that asks for the push's approval, then pushes; follow it
+   * (Watch, or RunTurn with this id): its `finished.output` names the branch and commit,
+   * and an error in `finished` says why it did not land.
+   *
+   * @generated from field: string turn_id = 5;
+   */
+  turnId: string;
+
+  /**
+   * BUNDLE and PUSH: the branch.
+   *
+   * @generated from field: string branch = 6;
+   */
+  branch: string;
+
+  /**
+   * PUSH: where to (the origin's URL).
+   *
+   * @generated from field: string remote = 7;
+   */
+  remote: string;
+};
+
+/**
+ * Describes the message blitz.v1.ExportChangesResponse.
+ * Use `create(ExportChangesResponseSchema)` to create a new message.
+ */
+export const ExportChangesResponseSchema: GenMessage<ExportChangesResponse> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_workspace, 10);
+
+/**
+ * ExportFormat: how ExportChanges hands the changes back.
+ *
+ * @generated from enum blitz.v1.ExportFormat
+ */
+export enum ExportFormat {
+  /**
+   * PATCH.
+   *
+   * @generated from enum value: EXPORT_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A `git format-patch` series (one commit per turn that changed files), for `git am`.
+   *
+   * @generated from enum value: EXPORT_FORMAT_PATCH = 1;
+   */
+  PATCH = 1,
+
+  /**
+   * One unified diff of the starting commit against the workspace, for `git apply`.
+   *
+   * @generated from enum value: EXPORT_FORMAT_DIFF = 2;
+   */
+  DIFF = 2,
+
+  /**
+   * A `git bundle` of a branch holding the commits, the starting commit its prerequisite.
+   *
+   * @generated from enum value: EXPORT_FORMAT_BUNDLE = 3;
+   */
+  BUNDLE = 3,
+
+  /**
+   * A new branch pushed to the origin, once a person approves it (ActionKind PUSH).
+   *
+   * @generated from enum value: EXPORT_FORMAT_PUSH = 4;
+   */
+  PUSH = 4,
+}
+
+/**
+ * Describes the enum blitz.v1.ExportFormat.
+ */
+export const ExportFormatSchema: GenEnum<ExportFormat> = /*@__PURE__*/
+  enumDesc(file_blitz_v1_workspace, 0);
 
 /**
  * @generated from service blitz.v1.WorkspaceService
@@ -272,8 +442,10 @@ export const WorkspaceService: GenService<{
     output: typeof ReadFileResponseSchema;
   },
   /**
-   * A unified diff of the files the agent's file tools changed in this session: each as
-   * it was before the session first changed it, against it as it is now.
+   * What changed. A session from a repository: git's diff of its starting commit against
+   * the workspace as it is now, whatever changed it (renames found), or of one turn's
+   * changes. Another session: the files the agent's file tools changed, each as it was
+   * before the session first changed it, against it as it is now.
    *
    * @generated from rpc blitz.v1.WorkspaceService.GetDiff
    */
@@ -281,6 +453,17 @@ export const WorkspaceService: GenService<{
     methodKind: "unary";
     input: typeof GetDiffRequestSchema;
     output: typeof GetDiffResponseSchema;
+  },
+  /**
+   * A session from a repository's changes, handed back: a patch series, a diff, a
+   * bundle, or a push of a new branch to the origin (after its own approval).
+   *
+   * @generated from rpc blitz.v1.WorkspaceService.ExportChanges
+   */
+  exportChanges: {
+    methodKind: "unary";
+    input: typeof ExportChangesRequestSchema;
+    output: typeof ExportChangesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_blitz_v1_workspace, 0);

@@ -11,11 +11,14 @@ import { SessionList } from "./sessions.js";
 interface Route {
   sessionId: string;
   tab: Tab;
+  /** The diff view's turn (`#/s/ID/diff/TURN`): "" for the whole session's. */
+  turnId: string;
 }
 
 function readRoute(): Route {
-  const match = /^#\/s\/([^/]+)(?:\/(files|diff))?$/.exec(location.hash);
-  return match ? { sessionId: decodeURIComponent(match[1]), tab: (match[2] as Tab) ?? "log" } : { sessionId: "", tab: "log" };
+  const match = /^#\/s\/([^/]+)(?:\/(files|diff)(?:\/([^/]+))?)?$/.exec(location.hash);
+  if (!match || (match[3] && match[2] !== "diff")) return { sessionId: "", tab: "log", turnId: "" };
+  return { sessionId: decodeURIComponent(match[1]), tab: (match[2] as Tab) ?? "log", turnId: match[3] ? decodeURIComponent(match[3]) : "" };
 }
 
 export function App() {
@@ -145,6 +148,7 @@ function Console({ info, signedIn, onSignOut }: { info: ServerInfo; signedIn: bo
                 key={route.sessionId}
                 id={route.sessionId}
                 tab={route.tab}
+                turnId={route.turnId}
                 info={info}
                 onOpen={open}
                 onGone={() => {

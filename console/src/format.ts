@@ -6,6 +6,7 @@ import {
   Decision,
   type FlowStep,
   type Resolution,
+  type Repository,
   type Rewound,
   type Session,
   SessionState,
@@ -16,13 +17,22 @@ import type { UsageSum } from "./log.js";
 /** The built-in agent's name (ServerInfo.agents' first); any other is an ACP agent's. */
 export const BUILTIN_AGENT = "blitz";
 
+/** Every kind of approval by its name, as `blitz chat` prints it (the compiler checks
+ * that a new kind of the stubs is named here). */
 export const ACTION_KINDS: Record<number, string> = {
   [ActionKind.COMMAND]: "COMMAND",
   [ActionKind.WRITE]: "WRITE",
   [ActionKind.DELETE]: "DELETE",
   [ActionKind.NETWORK]: "NETWORK",
   [ActionKind.MCP]: "MCP",
-};
+  [ActionKind.PUSH]: "PUSH",
+} satisfies Record<Exclude<ActionKind, ActionKind.UNSPECIFIED>, string>;
+
+/** What waits for someone, for a notification: "A push waits for approval", … */
+export function waitingWhat(kind: ActionKind | undefined): string {
+  if (kind === undefined) return "A question waits";
+  return kind === ActionKind.PUSH ? "A push waits for approval" : "An approval waits";
+}
 
 export const STATES: Record<number, string> = {
   [SessionState.IDLE]: "idle",
@@ -170,4 +180,24 @@ export function parseLabels(text: string): Record<string, string> | undefined {
     labels[trimmed.slice(0, eq).trim()] = trimmed.slice(eq + 1).trim();
   }
   return labels;
+}
+
+/** A commit id as shown: its first 12 digits (as the server's push request names it). */
+export function shortCommit(commit: string): string {
+  return commit.slice(0, 12);
+}
+
+/** Where a session came from: "https://host/repo.git @ 1a2b3c4d5e6f" (the ref asked for,
+ * when one was, before the @). */
+export function repositoryLine(repository: Repository): string {
+  const ref = repository.ref ? ` ${repository.ref}` : "";
+  return `${repository.url}${ref} @ ${shortCommit(repository.commit)}`;
+}
+
+/** A unified diff split into what git prints before its first file (a `--stat`, a
+ * commit's header) and the diff itself, so each is drawn as what it is. */
+export function splitDiff(text: string): { head: string; diff: string } {
+  const at = text.search(/^(?:diff --git |--- )/m);
+  if (at < 0) return { head: text, diff: "" };
+  return { head: text.slice(0, at).trimEnd(), diff: text.slice(at) };
 }

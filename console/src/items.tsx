@@ -5,7 +5,7 @@ import { ActionKind, type ApprovalRequest, BlitzError, Decision, type Question }
 import { Component, type ComponentChildren } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { blitz, describe } from "./api.js";
-import { ACTION_KINDS, argsLine, expiryLine, flowLine, resolutionLine, rewoundLine, turnUsageLine, words } from "./format.js";
+import { ACTION_KINDS, argsLine, expiryLine, flowLine, resolutionLine, rewoundLine, splitDiff, turnUsageLine, words } from "./format.js";
 import type { Item } from "./log.js";
 import { diffAsHtml, markdownHtml } from "./safe_html.js";
 
@@ -20,6 +20,8 @@ export interface ItemContext {
   focusId: string;
   /** Forks at a turn; undefined where the session cannot be forked (an ACP agent's). */
   onFork: ((turnId: string) => void) | undefined;
+  /** The page of one turn's diff (the Diff view, that turn chosen). */
+  diffHref: (turnId: string) => string;
   onAcceptPlan: (planId: string, text: string) => Promise<void>;
   onRejectPlan: (planId: string, feedback: string) => Promise<void>;
 }
@@ -81,8 +83,7 @@ function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
         <div class="item approval resolved" data-seq={item.seq} data-kind="approval">
           <div class="approval-head">
             {author}
-            <span class={`kind kind-${ACTION_KINDS[item.request.kind]?.toLowerCase()}`}>{ACTION_KINDS[item.request.kind] ?? "ACTION"}</span>{" "}
-            <code>{item.request.detail}</code>
+            <KindBadge request={item.request} /> <code>{item.request.detail}</code>
           </div>
           <Resolved resolution={item.resolution} requestId={item.request.requestId} />
         </div>
@@ -161,6 +162,7 @@ function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
               ✗ {f.error.reason} {f.error.message}
             </div>
           )}
+          {f.output && !item.answered && <Markdown source={f.output} class="markdown output" />}
           {f.leftover.length > 0 && <div class="leftover">not delivered: {f.leftover.join("; ")}</div>}
           {item.calls.length > 1 && (
             <div class="calls">
@@ -171,6 +173,11 @@ function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
             <span class="usage" data-testid="turn-usage">
               {turnUsageLine(f.before, f.after)}
             </span>
+            {!item.command && (
+              <a class="link" href={ctx.diffHref(item.turnId)} title="What this turn changed in the workspace">
+                diff
+              </a>
+            )}
             {ctx.onFork && (
               <button type="button" class="link" onClick={() => ctx.onFork?.(item.turnId)} title="A new session from this turn">
                 fork here
@@ -192,6 +199,24 @@ export function Markdown({ source, class: className = "markdown" }: { source: st
 export function Diff({ diff }: { diff: string }) {
   const html = useMemo(() => diffAsHtml(diff), [diff]);
   return <div class="diff" dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+/** An approval's diff: what git prints before the first file (a push's `--stat`) as
+ * text, the rest as a diff. */
+function RequestDiff({ text }: { text: string }) {
+  const { head, diff } = splitDiff(text);
+  return (
+    <>
+      {head && <pre class="diff-head">{head}</pre>}
+      {diff && <Diff diff={diff} />}
+    </>
+  );
+}
+
+/** An approval's kind, as `blitz chat` names it ("COMMAND", "PUSH"…). */
+function KindBadge({ request }: { request: ApprovalRequest }) {
+  const kind = ACTION_KINDS[request.kind] ?? "ACTION";
+  return <span class={`kind kind-${kind.toLowerCase()}`}>{kind}</span>;
 }
 
 function ToolItem({ item, author }: { item: Extract<Item, { kind: "tool" }>; author: ComponentChildren }) {
@@ -271,6 +296,7 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
   const request = item.request;
   const kind = ACTION_KINDS[request.kind] ?? "ACTION";
   const editable = request.kind === ActionKind.COMMAND;
+  const push = request.kind === ActionKind.PUSH;
   // A request whose scope label holds a masked secret takes ONCE and DENY only (an older
   // server lists none: all four).
   const offered = (decision: Decision) =>
@@ -355,16 +381,17 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
       ref={box}
       tabIndex={-1}
       role="group"
-      aria-label={`Approval needed: ${kind} ${request.tool}`}
+      aria-label={push ? "Approval needed: a push to the repository" : `Approval needed: ${kind} ${request.tool}`}
       onKeyDown={onKeyDown}
     >
       <div class="approval-head">
-        <span class={`kind kind-${kind.toLowerCase()}`}>{kind}</span> <span class="tool-name">{request.tool}</span>
+        <KindBadge request={request} />{" "}
+        {push ? <span class="tool-name">push this session's changes to its repository</span> : <span class="tool-name">{request.tool}</span>}
         {request.agent && <span class="author"> {request.agent}</span>}
         {request.taskId && <span class="dim"> · task {request.taskId}</span>}
       </div>
       <pre class="detail">{request.detail}</pre>
-      {request.diff && <Diff diff={request.diff} />}
+      {request.diff && <RequestDiff text={request.diff} />}
       {request.scopeLabel && (
         <div class="scope">
           rule scope: <code>{request.scopeLabel}</code>

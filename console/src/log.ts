@@ -55,7 +55,10 @@ export type Item =
   /** A workflow step: one line per step of a run, its status updated as it goes. */
   | (Base & { kind: "flowStep"; step: FlowStep })
   | (Base & { kind: "rewound"; rewound: Rewound })
-  | (Base & { kind: "finished"; finished: TurnFinished; calls: Usage[] });
+  /** `answered`: the turn showed an answer of its own (text), so `finished.output` only
+   * repeats it; a command's answer is in `finished.output` alone. `command`: the turn was
+   * a server command (`/push`, `/help`…). */
+  | (Base & { kind: "finished"; finished: TurnFinished; calls: Usage[]; answered: boolean; command: boolean });
 
 export type SessionPhase = "idle" | "running" | "parked" | "closed" | "unknown";
 
@@ -300,8 +303,8 @@ function apply(next: Log, event: TurnEvent): void {
       }
       // Whatever was still open in the turn ended with it (its resolutions say how).
       if (next.turnId === base.turnId) next.turnId = "";
-      push({ ...base, kind: "finished", finished: kind.value, calls: next.calls[base.turnId] ?? [] });
-      closeStreaming(next, base.turnId);
+      const { answered, command } = closeStreaming(next, base.turnId);
+      push({ ...base, kind: "finished", finished: kind.value, calls: next.calls[base.turnId] ?? [], answered, command });
       break;
     }
     case "flowStep": {
@@ -343,6 +346,66 @@ export function lastFinishedTurn(log: Log): string {
   return "";
 }
 
+/** A turn that finished, as the diff view offers it. */
+export interface TurnSummary {
+  turnId: string;
+  /** Its place among the session's turns, from 1. */
+  number: number;
+  /** Its prompt's text ("" when none was seen). */
+  text: string;
+  /** A server command (`/push`, `/help`…): its changes are none of the agent's. */
+  command: boolean;
+}
+
+/** The turns that finished, oldest first. */
+export function finishedTurns(log: Log): TurnSummary[] {
+  const prompts = new Map<string, { number: number; text: string; command: boolean }>();
+  for (const item of log.items) {
+    if (item.kind === "prompt" && !prompts.has(item.turnId)) {
+      prompts.set(item.turnId, { number: prompts.size + 1, text: item.turn?.text ?? "", command: !!item.turn?.command });
+    }
+  }
+  const turns: TurnSummary[] = [];
+  for (const item of log.items) {
+    if (item.kind !== "finished") continue;
+    const prompt = prompts.get(item.turnId);
+    turns.push({ turnId: item.turnId, number: prompt?.number ?? turns.length + 1, text: prompt?.text ?? "", command: prompt?.command ?? false });
+  }
+  return turns;
+}
+
+/** The session's pushes (`/push` command turns), oldest first: each as far as it got. */
+export interface PushSummary {
+  turnId: string;
+  /** What the push's approval says ("push 1a2b… to URL as branch B"), once asked. */
+  detail: string;
+  state: "working" | "waiting" | "done" | "failed";
+  /** The turn's output ("Pushed branch …"), or its error. */
+  outcome: string;
+}
+
+export function pushes(log: Log): PushSummary[] {
+  const found = new Map<string, PushSummary>();
+  for (const item of log.items) {
+    if (item.kind === "prompt" && item.turn?.command && /^\/push(?:\s|$)/i.test(item.turn.text)) {
+      found.set(item.turnId, { turnId: item.turnId, detail: "", state: "working", outcome: "" });
+      continue;
+    }
+    const push = found.get(item.turnId);
+    if (!push) continue;
+    if (item.kind === "approval") {
+      push.detail = item.request.detail;
+      if (item.resolution === undefined) push.state = "waiting";
+      else push.state = "working";
+    } else if (item.kind === "finished") {
+      const error = item.finished.error;
+      push.state = error ? "failed" : "done";
+      push.outcome = error ? `${error.reason}: ${error.message}` : item.finished.output;
+    }
+  }
+  return [...found.values()];
+}
+
 function findTool(items: Item[], id: string): number {
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i];
@@ -351,12 +414,17 @@ function findTool(items: Item[], id: string): number {
   return -1;
 }
 
-function closeStreaming(log: Log, turnId: string): void {
+/** Ends whatever of the turn still streams; whether the turn showed an answer (text that
+ * is not a thought), and whether it was a server command. */
+function closeStreaming(log: Log, turnId: string): { answered: boolean; command: boolean } {
   // Only the newest items can still stream: look back until the turn's prompt.
+  let answered = false;
   for (let i = log.items.length - 1; i >= 0; i--) {
     const item = log.items[i];
     if (item.turnId !== turnId) continue;
-    if (item.kind === "prompt") break;
+    if (item.kind === "prompt") return { answered, command: !!item.turn?.command };
+    if (item.kind === "text" && !item.thought) answered = true;
     if (item.kind === "text" && item.streaming) log.items[i] = { ...item, streaming: false };
   }
+  return { answered, command: false };
 }

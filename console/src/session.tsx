@@ -5,9 +5,9 @@
 import { BlitzError, newTurnId, type ServerInfo, type Session, type StreamStatus, type TurnEvent } from "blitz-client";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { blitz, describe } from "./api.js";
-import { acpAgent, agentLabel, labelsText, parseLabels, sessionUsageLine, stateWord } from "./format.js";
+import { acpAgent, agentLabel, labelsText, parseLabels, repositoryLine, sessionUsageLine, stateWord } from "./format.js";
 import { type ItemContext, LogItem } from "./items.js";
-import { EMPTY, foldAll, lastFinishedTurn, type Log, openRequests } from "./log.js";
+import { EMPTY, finishedTurns, foldAll, lastFinishedTurn, type Log, openRequests, pushes } from "./log.js";
 import { Files, WorkspaceDiff } from "./workspace.js";
 
 export type Tab = "log" | "files" | "diff";
@@ -15,6 +15,8 @@ export type Tab = "log" | "files" | "diff";
 interface Props {
   id: string;
   tab: Tab;
+  /** The diff view's turn ("" for the whole session's). */
+  turnId: string;
   info: ServerInfo;
   onOpen: (id: string, tab?: Tab) => void;
   onGone: () => void;
@@ -59,7 +61,7 @@ function useSessionLog(id: string): { log: Log; status: StreamStatus | undefined
   return { log, status, ended };
 }
 
-export function SessionView({ id, tab, info, onOpen, onGone, onChanged }: Props) {
+export function SessionView({ id, tab, turnId, info, onOpen, onGone, onChanged }: Props) {
   const [session, setSession] = useState<Session>();
   const [error, setError] = useState("");
   const { log, status, ended } = useSessionLog(id);
@@ -87,7 +89,9 @@ export function SessionView({ id, tab, info, onOpen, onGone, onChanged }: Props)
 
   const open = openRequests(log);
   const newest = open[open.length - 1];
-  const focusId = newest === undefined ? "" : newest.kind === "approval" ? newest.request.requestId : newest.question.requestId;
+  // The newest request takes the focus while the log is shown (and again when it is shown
+  // once more: a push asked for from the diff view waits in the log).
+  const focusId = newest === undefined || tab !== "log" ? "" : newest.kind === "approval" ? newest.request.requestId : newest.question.requestId;
   // A session an ACP agent serves is not forked: the agent's memory is its own.
   const acp = acpAgent(session);
   const ctx: ItemContext = useMemo(
@@ -96,6 +100,7 @@ export function SessionView({ id, tab, info, onOpen, onGone, onChanged }: Props)
       planId: log.planId,
       focusId,
       onFork: acp ? undefined : (turnId) => void fork(turnId),
+      diffHref: (turnId) => `#/s/${id}/diff/${encodeURIComponent(turnId)}`,
       onAcceptPlan: async (planId, text) => {
         await startTurn((signal) => blitz.sessions.acceptPlan({ sessionId: id, planId, text, turnId: newTurnId() }, { signal }));
       },
@@ -121,6 +126,8 @@ export function SessionView({ id, tab, info, onOpen, onGone, onChanged }: Props)
     }
   }
 
+  const turns = useMemo(() => finishedTurns(log), [log.items]);
+  const sessionPushes = useMemo(() => pushes(log), [log.items]);
   const phase = log.phase !== "unknown" ? log.phase : session ? stateWord(session) : "unknown";
   const running = phase === "running" || phase === "parked";
   const closed = phase === "closed";
@@ -160,7 +167,17 @@ export function SessionView({ id, tab, info, onOpen, onGone, onChanged }: Props)
         </div>
       )}
       {tab === "files" && <Files sessionId={id} />}
-      {tab === "diff" && <WorkspaceDiff sessionId={id} />}
+      {tab === "diff" && (
+        <WorkspaceDiff
+          sessionId={id}
+          turnId={turnId}
+          repository={session?.repository}
+          turns={turns}
+          pushes={sessionPushes}
+          closed={closed}
+          onPushing={() => onOpen(id, "log")}
+        />
+      )}
       <div class={tab === "log" ? "log-view" : "hidden"}>
         {log.tasks.length > 0 && <TaskList tasks={log.tasks} />}
         <div
@@ -279,6 +296,16 @@ function SessionHeader(props: {
           </span>
         ) : (
           <span>{session?.model}</span>
+        )}
+        {session?.repository && (
+          <span
+            class="repository"
+            data-testid="session-repository"
+            title={`cloned from ${session.repository.url}\ncommit ${session.repository.commit}${session.repository.branch ? `\nbranch ${session.repository.branch}` : ""}`}
+          >
+            from <code>{repositoryLine(session.repository)}</code>
+            {session.repository.branch && <span class="dim"> on {session.repository.branch}</span>}
+          </span>
         )}
         {session && Object.keys(session.labels).length > 0 && <span class="labels">{labelsText(session.labels)}</span>}
         <span class="usage" data-testid="session-usage">

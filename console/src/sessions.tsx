@@ -2,10 +2,10 @@
 // that a session waiting for someone shows a badge (and, if the person allowed it, a
 // browser notification) while they look at another.
 
-import { type ServerInfo, type Session, SessionState } from "blitz-client";
+import { BlitzError, type ServerInfo, type Session, SessionState } from "blitz-client";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { blitz, describe } from "./api.js";
-import { labelsText, parseLabels, stateWord } from "./format.js";
+import { labelsText, parseLabels, stateWord, waitingWhat } from "./format.js";
 
 const PAGE_SIZE = 20;
 const POLL_MS = 2000;
@@ -61,7 +61,7 @@ export function SessionList({ info, openId, onOpen, generation, onChanged }: Pro
         if (!id || seen.current.has(id)) continue;
         seen.current.add(id);
         if (first.current || session.id === openId) continue;
-        notify(session, event.kind.case === "question" ? "A question waits" : "An approval waits");
+        notify(session, waitingWhat(event.kind.case === "approvalRequest" ? event.kind.value.kind : undefined));
       }
     }
     first.current = false;
@@ -146,6 +146,15 @@ export function SessionList({ info, openId, onOpen, generation, onChanged }: Pro
   );
 }
 
+/** Which field of the form a refusal names: ErrorInfo's `field` (INVALID_ARGUMENT), or
+ * the source's `url` (a repository that cannot be reached or is too large). */
+function fieldOf(error: BlitzError): "url" | "ref" | "" {
+  const field = error.metadata.field ?? "";
+  if (field === "source.url" || field === "source" || (!field && error.metadata.url)) return "url";
+  if (field === "source.ref") return "ref";
+  return "";
+}
+
 function NewSession({ info, onMade }: { info: ServerInfo; onMade: (session: Session) => void }) {
   const [title, setTitle] = useState("");
   const [labels, setLabels] = useState("");
@@ -153,21 +162,37 @@ function NewSession({ info, onMade }: { info: ServerInfo; onMade: (session: Sess
   // The agents a session may be served by, the built-in one first; an ACP agent's model
   // is its operator's, so the model field goes while one is chosen (docs/agents.md).
   const [agent, setAgent] = useState(info.agents[0]?.name ?? "");
+  // A repository to clone into the new workspace (only where the operator allows some).
+  const [url, setUrl] = useState("");
+  const [ref, setRef] = useState("");
+  const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
+  const [fieldError, setFieldError] = useState<{ field: "url" | "ref"; text: string }>();
   const models = info.models.filter((m) => !m.endsWith(":*"));
   const acp = info.agents.find((a) => a.name === agent)?.kind === "acp";
+  const source = info.repositories && url.trim() ? { url: url.trim(), ref: ref.trim() } : undefined;
   async function make(event: Event) {
     event.preventDefault();
+    if (busy) return;
+    setError("");
+    setFieldError(undefined);
     const parsed = parseLabels(labels);
     if (parsed === undefined) return setError("Labels are key=value, separated by commas.");
+    setBusy(true);
     try {
-      onMade(await blitz.sessions.createSession({ title: title.trim(), labels: parsed, agent, model: acp ? "" : model }));
+      // With a source the server clones it before it answers: seconds, for a large one.
+      onMade(await blitz.sessions.createSession({ title: title.trim(), labels: parsed, agent, model: acp ? "" : model, source }));
     } catch (thrown) {
-      setError(describe(thrown));
+      const e = BlitzError.from(thrown);
+      const field = source ? fieldOf(e) : "";
+      if (field) setFieldError({ field, text: describe(e) });
+      else setError(describe(e));
+      setBusy(false);
     }
   }
+  const errorOf = (field: "url" | "ref") => (fieldError?.field === field ? fieldError.text : "");
   return (
-    <form class="new-session" onSubmit={make} aria-label="New session">
+    <form class="new-session" onSubmit={make} aria-label="New session" aria-busy={busy}>
       <input value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="title (optional)" aria-label="Title" />
       <input value={labels} onInput={(e) => setLabels(e.currentTarget.value)} placeholder="labels: key=value, …" aria-label="Labels" />
       {info.agents.length > 1 && (
@@ -198,7 +223,50 @@ function NewSession({ info, onMade }: { info: ServerInfo; onMade: (session: Sess
           )}
         </label>
       )}
-      <button type="submit">create</button>
+      {info.repositories && (
+        <fieldset class="repository-source">
+          <legend>from a repository (optional)</legend>
+          <input
+            value={url}
+            onInput={(e) => (setUrl(e.currentTarget.value), setFieldError(undefined))}
+            placeholder="git URL: https://…, file:///… (empty: an empty folder)"
+            aria-label="Repository URL"
+            aria-invalid={!!errorOf("url")}
+            aria-describedby={errorOf("url") ? "new-session-url-error" : undefined}
+            autoComplete="off"
+            spellcheck={false}
+          />
+          {errorOf("url") && (
+            <div class="error-line field-error" id="new-session-url-error" role="alert">
+              {errorOf("url")}
+            </div>
+          )}
+          <input
+            value={ref}
+            onInput={(e) => (setRef(e.currentTarget.value), setFieldError(undefined))}
+            placeholder="ref: a branch, tag or commit (empty: the default branch)"
+            aria-label="Ref"
+            aria-invalid={!!errorOf("ref")}
+            aria-describedby={errorOf("ref") ? "new-session-ref-error" : undefined}
+            autoComplete="off"
+            spellcheck={false}
+            disabled={!url.trim()}
+          />
+          {errorOf("ref") && (
+            <div class="error-line field-error" id="new-session-ref-error" role="alert">
+              {errorOf("ref")}
+            </div>
+          )}
+        </fieldset>
+      )}
+      <button type="submit" disabled={busy}>
+        {busy ? (source ? "cloning…" : "creating…") : "create"}
+      </button>
+      {busy && source && (
+        <div class="note" role="status" data-testid="cloning">
+          Cloning {source.url}… the session opens once its workspace is ready.
+        </div>
+      )}
       {error && (
         <div class="error-line" role="alert">
           {error}

@@ -1,8 +1,9 @@
 """The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage`, `run`,
-`approve`, `deny`, `answer`, `rules`, `diff`, `files` and `webhooks`.
+`approve`, `deny`, `answer`, `rules`, `diff`, `patch`, `push`, `files` and `webhooks`.
 
 `add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
-its handler (`client_handler`, from `chat`, `control`, `scriptable` or `webhooks`). Flag
+its handler (`client_handler`, from `chat`, `control`, `scriptable`, `repos` or
+`webhooks`). Flag
 values are checked here, so that a bad one is a usage error (exit 2), never a traceback.
 A handler's module is imported when its command runs: the terminal interface (its
 rendering, Markdown's parser) is no part of `blitz serve`'s start, nor of another
@@ -73,9 +74,30 @@ def _bounded(limit: int) -> Callable[[str], int]:
     return parse
 
 
+def _repository_flags(parser: argparse.ArgumentParser) -> None:
+    """A new session cloned from a repository: `--repo URL[@REF]`, `--depth`, `--submodules`."""
+    parser.add_argument(
+        "--repo",
+        metavar="URL[@REF]",
+        default="",
+        help="a new session cloned from this git repository (one the server allows), at"
+        " REF: a branch, tag or commit (default: its default branch)",
+    )
+    parser.add_argument(
+        "--depth",
+        type=_bounded(2**31 - 1),
+        default=0,
+        metavar="N",
+        help="with --repo: only the latest N commits of history",
+    )
+    parser.add_argument(
+        "--submodules", action="store_true", help="with --repo: clone its submodules too"
+    )
+
+
 def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the client commands (chat, sessions, watch, usage, run, approve, deny, answer,
-    rules, diff, files and webhooks) to the `blitz` command's subparsers."""
+    rules, diff, patch, push, files and webhooks) to the `blitz` command's subparsers."""
 
     def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
         parser.add_argument(
@@ -124,6 +146,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="agent of a new session: blitz (built in) or an ACP agent the server declares",
     )
     chat_parser.add_argument("--title", default="", help="title of a new session")
+    _repository_flags(chat_parser)
     chat_parser.add_argument("--plan", action="store_true", help="plan mode for every turn")
     chat_parser.add_argument(
         "--read-only", metavar="REASON", default="", help="refuse every change, giving REASON"
@@ -219,6 +242,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         default="",
         help="agent of a new session: blitz (built in) or an ACP agent the server declares",
     )
+    _repository_flags(run)
     run.add_argument("--json", action="store_true", help="every event as a JSON line")
     decisions = run.add_mutually_exclusive_group()
     decisions.add_argument(
@@ -306,11 +330,88 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         server_flags(action, default=argparse.SUPPRESS)
     rules.set_defaults(client_handler=_Handler("control", "rules_command"))
 
-    diff = commands.add_parser("diff", help="what the agent's file tools changed in a session")
+    diff = commands.add_parser(
+        "diff",
+        help="what changed in a session, as a unified diff",
+        description="What changed in a session: one cloned from a repository, git's diff of"
+        " its starting commit against its workspace now; another, what the agent's file"
+        " tools changed. Printed as it is when piped (for `git apply`), coloured on a"
+        " terminal.",
+    )
     server_flags(diff)
     diff.add_argument("session_id", metavar="SESSION")
+    diff.add_argument(
+        "--turn", metavar="TURN", default="", help="only this finished turn's (its id or number)"
+    )
     diff.add_argument("--json", action="store_true", help="the GetDiffResponse as JSON")
     diff.set_defaults(client_handler=_Handler("control", "diff_command"))
+
+    patch = commands.add_parser(
+        "patch",
+        help="a session's changes to its repository as patches, a diff or a bundle",
+        description="Hand back the changes of a session cloned from a repository: a `git"
+        " format-patch` series (one commit per turn that changed files; `git am` applies"
+        " it), one diff (`git apply`), or a `git bundle` of a branch (`git fetch` from it)."
+        " Written to FILE, or to stdout (a bundle only when piped); the number of commits"
+        " and the commit they apply to go to stderr.",
+    )
+    server_flags(patch)
+    patch.add_argument("session_id", metavar="SESSION")
+    patch.add_argument(
+        "--format",
+        choices=["patch", "diff", "bundle"],
+        default="patch",
+        help="patch: one commit per turn, for `git am` (the default); diff: for `git apply`;"
+        " bundle: a branch to `git fetch`",
+    )
+    patch.add_argument("-o", "--output", metavar="FILE", default="", help="write it here")
+    patch.add_argument(
+        "--squash", action="store_true", help="one commit for all the changes, not one per turn"
+    )
+    patch.add_argument(
+        "-m", "--message", metavar="MSG", default="", help="the one commit's message (squashes)"
+    )
+    patch.add_argument(
+        "--branch",
+        metavar="B",
+        default="",
+        help="the bundle's branch (default: blitz/ and the session id)",
+    )
+    patch.set_defaults(client_handler=_Handler("repos", "patch_command"))
+
+    push = commands.add_parser(
+        "push",
+        help="push a session's changes to its repository as a new branch, once approved",
+        description="Commit the changes of a session cloned from a repository and push"
+        " them to its origin as a new branch. The push waits for a person's approval"
+        " (`blitz approve SESSION REQUEST`, printed here, or any client of the session);"
+        " this command follows it until it lands. Exit code 0 when pushed, 1 when the"
+        " push failed (PUSH_REJECTED: the branch exists and has moved; NO_CHANGES), 3 when"
+        " it was denied (PUSH_DENIED).",
+    )
+    server_flags(push)
+    push.add_argument("session_id", metavar="SESSION")
+    push.add_argument(
+        "--branch",
+        metavar="B",
+        default="",
+        help="the new branch (default: blitz/ and the session id's first 12 digits)",
+    )
+    push.add_argument(
+        "-m",
+        "--message",
+        metavar="MSG",
+        default="",
+        help="one commit with this message (default: one per turn, as Blitz made them)",
+    )
+    push.add_argument(
+        "--no-wait",
+        dest="wait",
+        action="store_false",
+        help="leave once the push waits for approval (exit 0); `blitz watch` shows the rest",
+    )
+    push.add_argument("--json", action="store_true", help="the reply and the turn's events as JSON")
+    push.set_defaults(client_handler=_Handler("repos", "push_command"))
 
     files = commands.add_parser("files", help="a folder of a session's workspace")
     server_flags(files)

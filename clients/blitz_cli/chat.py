@@ -34,6 +34,7 @@ from blitz_cli.lines import accepted_line, error_line
 from blitz_cli.picker import pick_session
 from blitz_cli.prompts import ask_plan
 from blitz_cli.render import Renderer
+from blitz_cli.repos import cloned_line, source_of
 from blitz_client import Blitz, BlitzError, Stream, TurnOptions
 
 __all__ = ["CLIENT_COMMANDS", "ChatOptions", "chat", "chat_command"]
@@ -217,15 +218,22 @@ def chat(
             elif options.session_id:
                 state.session = client.session(options.session_id)
             else:
+                if options.source is not None:
+                    console.print(f"[dim]cloning {escape(options.source.url)}…[/]")
                 state.session = client.create_session(
-                    model=options.model, title=options.title, agent=options.agent
+                    model=options.model,
+                    title=options.title,
+                    agent=options.agent,
+                    source=options.source,
                 )
         except BlitzError as exc:
-            console.print(error_line(exc.reason, exc.message))
+            console.print(error_line(exc.reason, exc.message, exc.metadata.get("field", "")))
             if hint := accepted_line(exc.metadata):
                 console.print(hint)
             return 1
         state.renderer.session(state.session)
+        if options.source is not None and (cloned := cloned_line(state.session)):
+            console.print(cloned)
         complete_commands(client, state.session.id, CLIENT_COMMANDS)
         if info is not None:
             state.renderer.server(info)
@@ -253,7 +261,8 @@ def _server_info(client: Blitz) -> session_pb2.ServerInfo | None:
 def chat_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz chat [--session ID]`: a terminal conversation with one session."""
+    """`blitz chat [--session ID | --repo URL[@REF]]`: a terminal conversation with one
+    session."""
     options = ChatOptions(
         session_id=args.session or "",
         model=args.model,
@@ -263,5 +272,6 @@ def chat_command(
         read_only=args.read_only,
         per_call_usage=args.per_call_usage,
         pick=args.pick,
+        source=source_of(args),
     )
     return chat(options, server=server, token=token, ca_file=ca_file)

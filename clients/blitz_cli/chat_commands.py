@@ -16,6 +16,7 @@ from blitz.v1 import turn_pb2
 from blitz_cli.chat_state import ChatState
 from blitz_cli.lines import error_line
 from blitz_cli.picker import pick_session
+from blitz_cli.turn_numbers import turn_id_of
 from blitz_client import BlitzError
 
 __all__ = ["CLIENT_COMMANDS", "ChatCommands"]
@@ -31,7 +32,7 @@ CLIENT_COMMANDS = {
     "/steer TEXT": "a message for the running turn's next model call",
     "/aside TEXT": "a side question, answered beside the running turn",
     "/image PATH": "attach an image (PNG, JPEG, GIF, WebP) to the next prompt",
-    "/diff": "what the agent's file tools changed in the session",
+    "/diff [TURN]": "what changed in the session, or in one turn (its id or number)",
     "/files [PATH]": "the workspace's files (a folder of it)",
     "/sessions": "pick another session to attach to",
     "/quit": "leave (Ctrl-D too); a parked turn stays parked",
@@ -71,7 +72,7 @@ class ChatCommands(ChatState):
             elif word == "/image" and rest:
                 self.image(rest)
             elif word == "/diff":
-                self.diff()
+                self.diff(rest)
             elif word == "/files":
                 self.files(rest)
             elif word == "/sessions":
@@ -123,13 +124,11 @@ class ChatCommands(ChatState):
         if len(words) != 1:
             self.console.print("[red]/rewind TURN [--files]: a turn id or number[/]")
             return
-        turn_id = words[0]
-        if turn_id.isdecimal():
-            turns = [t.turn_id for t in self.client.list_turns(self.session.id)]
-            if not 1 <= int(turn_id) <= len(turns):
-                self.console.print(f"[red]there are {len(turns)} turns[/]")
-                return
-            turn_id = turns[int(turn_id) - 1]
+        try:
+            turn_id = turn_id_of(self.client, self.session.id, words[0])
+        except ValueError as exc:
+            self.console.print(f"[red]{escape(str(exc))}[/]")
+            return
         response = self.client.rewind(self.session.id, turn_id, files=files)
         self.session = response.session
         restored = f" · {len(response.rewound.restored_paths)} files restored" if files else ""
@@ -148,8 +147,15 @@ class ChatCommands(ChatState):
             f"[dim]  ↳ image {uploaded.image_id} ({uploaded.size} B) goes with the next prompt[/]"
         )
 
-    def diff(self) -> None:
-        response = self.client.diff(self.session.id)
+    def diff(self, turn: str) -> None:
+        turn_id = ""
+        if turn:
+            try:
+                turn_id = turn_id_of(self.client, self.session.id, turn)
+            except ValueError as exc:
+                self.console.print(f"[red]{escape(str(exc))}[/]")
+                return
+        response = self.client.diff(self.session.id, turn_id=turn_id)
         if not response.diff:
             self.console.print("[dim]no changes[/]")
             return

@@ -35,6 +35,8 @@ class ChatOptions:
     read_only: str = ""
     per_call_usage: bool = False
     pick: bool = False
+    # A repository a new session is cloned from (`--repo`).
+    source: session_pb2.RepositorySource | None = None
 
 
 @dataclass

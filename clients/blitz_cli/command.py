@@ -3,10 +3,10 @@
 blitz-client owns the `blitz` script (two distributions cannot both install it). `main()`
 parses the command line and runs the chosen subcommand's handler. The client commands,
 `chat`, `sessions`, `watch`, `usage`, `run`, `approve`, `deny`, `answer`, `rules`, `diff`,
-`files` and `webhooks` (`arguments.py`), are always there. Other distributions add theirs
-through the `blitz.commands` entry-point group: each entry point is a function given the
-subparsers, which adds its commands, each with a `handler(args, parser)` default returning
-the exit code. blitz-server's is
+`patch`, `push`, `files` and `webhooks` (`arguments.py`), are always there. Other
+distributions add theirs through the `blitz.commands` entry-point group: each entry point
+is a function given the subparsers, which adds its commands, each with a
+`handler(args, parser)` default returning the exit code. blitz-server's is
 `blitz.cli:add_commands` (`serve`, `config`, `token`), so `blitz serve` works wherever the
 server is installed. Without it, each of those words prints one line saying so, exit 2.
 
@@ -17,8 +17,8 @@ imports grpc: a plugin (the server's `blitz/__init__.py`) may need to set its en
 before grpc loads.
 
 Exit codes: 0 done, 1 failed to run (a port in use, a failed call or turn), 2 bad usage
-or settings, 3 (`blitz run`) an action was refused or a question left unanswered, 130
-interrupted before serving.
+or settings, 3 (`blitz run`, `blitz push`) an action was refused or a question left
+unanswered, 130 interrupted before serving.
 """
 
 from __future__ import annotations

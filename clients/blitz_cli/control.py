@@ -24,6 +24,7 @@ from rich.table import Table
 from blitz.v1 import session_pb2, turn_pb2
 from blitz_cli.lines import error_line
 from blitz_cli.tables import listing_console
+from blitz_cli.turn_numbers import turn_id_of
 from blitz_client import Blitz, BlitzError
 
 __all__ = [
@@ -36,7 +37,9 @@ __all__ = [
 
 
 def _fail(exc: BlitzError) -> int:
-    Console(stderr=True, highlight=False).print(error_line(exc.reason, exc.message))
+    Console(stderr=True, highlight=False).print(
+        error_line(exc.reason, exc.message, exc.metadata.get("field", ""))
+    )
     return 1
 
 
@@ -187,18 +190,26 @@ def rules_command(
 def diff_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz diff SESSION`: what the agent's file tools changed, as a unified diff."""
+    """`blitz diff SESSION [--turn TURN]`: what changed in the session (or in one turn),
+    as a unified diff."""
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
-            response = client.diff(args.session_id)
+            turn_id = turn_id_of(client, args.session_id, args.turn) if args.turn else ""
+            response = client.diff(args.session_id, turn_id=turn_id)
     except BlitzError as exc:
         return _fail(exc)
     if args.json:
         print(_json(response))
-    elif listing_console().is_terminal:
+        return 0
+    if listing_console().is_terminal:
         Console(highlight=False).print(Syntax(response.diff, "diff", background_color="default"))
     else:
         print(response.diff, end="")  # as it is, for `| git apply` or `| less`
+    if response.truncated:
+        Console(stderr=True, highlight=False).print(
+            f"[yellow]the diff was cut at the server's limit; {len(response.paths)} files"
+            " changed[/]"
+        )
     return 0
 
 

@@ -70,8 +70,11 @@ def accepted_line(metadata: Mapping[str, str]) -> str:
     return f"[dim]{escape(field)} takes: {escape(names)}[/]"
 
 
-def error_line(reason: str, message: str) -> str:
-    """A failure as rich markup: the reason in red, then the message (escaped)."""
+def error_line(reason: str, message: str, field: str = "") -> str:
+    """A failure as rich markup: the reason in red, then the message (escaped), after the
+    request's field it names (INVALID_ARGUMENT's metadata `field`) unless it says it."""
+    if field and field not in message:
+        message = f"{field}: {message}"
     return f"[bold red]✗ {reason}[/] {escape(message)}"
 
 

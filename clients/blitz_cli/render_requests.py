@@ -31,7 +31,9 @@ __all__ = ["print_approval", "print_question", "print_resolution"]
 
 def print_approval(console: Console, request: turn_pb2.ApprovalRequest) -> None:
     """The request: what would happen, its diff coloured, what a rule would cover."""
-    kind = turn_pb2.ActionKind.Name(request.kind).removeprefix("ACTION_KIND_")
+    kind = _kind_word(request.kind)
+    # A push's tool is "push": the kind says it already.
+    tool = f" ({request.tool})" if request.tool and request.tool.upper() != kind else ""
     body: list[RenderableType] = [Text(request.detail, style="bold")]
     if request.diff:
         body.append(Syntax(request.diff, "diff", background_color="default"))
@@ -48,12 +50,20 @@ def print_approval(console: Console, request: turn_pb2.ApprovalRequest) -> None:
     console.print(
         Panel(
             Group(*body),
-            title=f"approve {kind} ({request.tool})",
+            title=f"approve {kind}{tool}",
             title_align="left",
             border_style="yellow",
             expand=False,
         )
     )
+
+
+def _kind_word(kind: int) -> str:
+    """ "COMMAND", "WRITE", "PUSH", …; "ACTION 9" for a kind newer than these stubs."""
+    try:
+        return turn_pb2.ActionKind.Name(kind).removeprefix("ACTION_KIND_")  # type: ignore[arg-type]
+    except ValueError:
+        return f"ACTION {kind}"
 
 
 def print_question(console: Console, question: turn_pb2.Question) -> None:

@@ -25,6 +25,7 @@ from blitz.v1 import session_pb2, turn_pb2
 from blitz_cli.lines import accepted_line, acp_agent, error_line, flow_line, model_words, state_word
 from blitz_cli.prompts import parse_answers
 from blitz_cli.render import Renderer
+from blitz_cli.repos import cloned_line, source_of
 from blitz_cli.tables import listing_console
 from blitz_client import Blitz, BlitzError, TurnOptions
 
@@ -37,7 +38,7 @@ def _json(message: Message) -> str:
 
 def _fail(exc: BlitzError) -> int:
     err = Console(stderr=True, highlight=False)
-    err.print(error_line(exc.reason, exc.message))
+    err.print(error_line(exc.reason, exc.message, exc.metadata.get("field", "")))
     if hint := accepted_line(exc.metadata):
         err.print(hint)
     return 1
@@ -348,6 +349,7 @@ def run_command(
     if params and not args.workflow:
         err.print("[red]-p goes with --workflow[/]")
         return 2
+    source = source_of(args)
     problem = None
     refused = False
     chosen: set[str] = set()  # the requests --deny denied: the caller's own choice
@@ -355,11 +357,14 @@ def run_command(
     turn_id = ""
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
-            session_id = (
-                args.session or client.create_session(model=args.model, agent=args.agent).id
-            )
+            session_id, cloned = args.session, ""
+            if not session_id:
+                session = client.create_session(model=args.model, agent=args.agent, source=source)
+                session_id, cloned = session.id, cloned_line(session)
             if not args.json:
                 err.print(f"[dim]session {session_id}[/]")
+                if cloned:
+                    err.print(cloned, soft_wrap=True)
             if args.workflow:
                 options.pop("command", None)
                 options.pop("plan", None)

@@ -17,8 +17,10 @@ on to the next when its server is gone or leaving.
                 print(event.finished.output)
 
 Besides sessions, turns and their approvals, the clients upload images for a turn's
-`image_ids` (`upload_image`), show the session's workspace (`list_files`, `read_file`),
-and manage webhooks (`create_webhook`, `webhooks`, `test_webhook`, `deliveries`, ...).
+`image_ids` (`upload_image`), show the session's workspace (`list_files`, `read_file`,
+`diff`), hand a session cloned from a repository (`create_session(source="URL@REF")`)
+back as a patch series, a bundle or a pushed branch (`export_changes`), and manage
+webhooks (`create_webhook`, `webhooks`, `test_webhook`, `deliveries`, ...).
 Events are `blitz.v1.turn_pb2.TurnEvent` messages. A dropped stream is resumed from the
 last `seq` seen, without duplicates; every failed call is a `BlitzError` (an argument
 the client cannot encode, such as an unknown decision word, is a `ValueError`).
@@ -27,7 +29,13 @@ the client cannot encode, such as an unknown decision word, is a `ValueError`).
 from blitz.v1.turn_pb2 import TurnEvent
 from blitz_client._async import DEFAULT_URL, AsyncBlitz
 from blitz_client._errors import RETRY, BlitzError
-from blitz_client._requests import ContextLike, DecisionLike, TurnOptions
+from blitz_client._requests import (
+    ContextLike,
+    DecisionLike,
+    SourceLike,
+    TurnOptions,
+    repository_source,
+)
 from blitz_client._sync import Blitz, Stream
 
 __all__ = [
@@ -38,7 +46,9 @@ __all__ = [
     "BlitzError",
     "ContextLike",
     "DecisionLike",
+    "SourceLike",
     "Stream",
     "TurnEvent",
     "TurnOptions",
+    "repository_source",
 ]

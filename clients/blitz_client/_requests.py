@@ -12,15 +12,19 @@ from typing import Any, TypedDict, Unpack
 
 from google.protobuf import duration_pb2
 
-from blitz.v1 import session_pb2, turn_pb2
+from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
 
 __all__ = [
     "ContextLike",
     "DecisionLike",
+    "SourceLike",
     "TurnOptions",
     "build_turn",
     "decision_value",
     "duration",
+    "export_format_value",
+    "repository_source",
+    "source_value",
     "state_value",
 ]
 
@@ -93,6 +97,60 @@ def mode_value(mode: str | int) -> int:
             )
         return int(turn_pb2.SessionMode.Value(name))
     return int(mode)
+
+
+SourceLike = session_pb2.RepositorySource | str
+"""A repository to clone a session from: the message, or "URL" / "URL@REF" (`repository_source`)."""
+
+
+def repository_source(
+    text: str, *, depth: int = 0, submodules: bool = False
+) -> session_pb2.RepositorySource:
+    """The RepositorySource of "URL" or "URL@REF": the ref is what follows the last `@`
+    after the URL's host, so `file:///srv/a.git@main` is `file:///srv/a.git` at `main`,
+    and the `@` of `https://user@host/a.git` is no ref's (the server refuses a URL with a
+    user in it). ValueError for an empty URL or ref, or a negative depth."""
+    text = text.strip()
+    scheme = text.find("://")
+    if scheme >= 0:
+        path = text.find("/", scheme + 3)
+        start = len(text) if path < 0 else path
+    else:  # a local path, or scp's `host:path` (which the server refuses)
+        start = text.find(":") + 1
+    at = text.rfind("@", start)
+    url, ref = (text[:at], text[at + 1 :]) if at >= 0 else (text, "")
+    if not url:
+        raise ValueError(f"no repository URL in {text!r}")
+    if at >= 0 and not ref:
+        raise ValueError(f"{text!r} ends with @: give a branch, tag or commit after it")
+    if depth < 0:
+        raise ValueError(f"depth must not be negative; got {depth}")
+    return session_pb2.RepositorySource(url=url, ref=ref, depth=depth, submodules=submodules)
+
+
+def source_value(source: SourceLike) -> session_pb2.RepositorySource:
+    """A RepositorySource from the message or "URL[@REF]"."""
+    if isinstance(source, str):
+        return repository_source(source)
+    return source
+
+
+_FORMATS = {
+    "patch": workspace_pb2.EXPORT_FORMAT_PATCH,
+    "diff": workspace_pb2.EXPORT_FORMAT_DIFF,
+    "bundle": workspace_pb2.EXPORT_FORMAT_BUNDLE,
+    "push": workspace_pb2.EXPORT_FORMAT_PUSH,
+}
+
+
+def export_format_value(fmt: str | int) -> int:
+    """The `ExportFormat` value of "patch"/"diff"/"bundle"/"push" (any case) or an enum."""
+    if isinstance(fmt, str):
+        word = fmt.lower().removeprefix("export_format_")
+        if word not in _FORMATS:
+            raise ValueError(f"format must be one of {', '.join(_FORMATS)}; got {fmt!r}")
+        return _FORMATS[word]
+    return int(fmt)
 
 
 def duration(value: float | timedelta) -> duration_pb2.Duration:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from blitz.v1 import session_pb2
 from blitz_client._calls import Calls
-from blitz_client._requests import duration, mode_value, state_value
+from blitz_client._requests import SourceLike, duration, mode_value, source_value, state_value
 
 __all__ = ["SessionCalls"]
 
@@ -39,12 +39,19 @@ class SessionCalls(Calls):
         labels: Mapping[str, str] | None = None,
         approval_timeout: float | timedelta | None = None,
         agent: str = "",
+        source: SourceLike | None = None,
     ) -> session_pb2.Session:
         """A new session. Empty `model`/`workspace`: the server's default / a new folder.
 
         `agent`: the agent that serves its turns, one of `server_info().agents` ("blitz",
         the built-in one, or a declared ACP agent, docs/agents.md); empty: the server's
-        default. An ACP agent takes no `model` (its operator configured one)."""
+        default. An ACP agent takes no `model` (its operator configured one).
+
+        `source`: a repository the server clones into the new session's workspace before
+        answering (no `workspace` then): a `RepositorySource`, or "URL" / "URL@REF" (a
+        branch, tag or commit; see `repository_source`). The session's `repository` says
+        at which `commit` it starts. A source the operator does not allow is
+        INVALID_ARGUMENT on `source.url` (`server_info().repositories`: whether any is)."""
         request = session_pb2.CreateSessionRequest(
             title=title,
             workspace=workspace,
@@ -52,6 +59,8 @@ class SessionCalls(Calls):
             labels=dict(labels or {}),
             agent=agent,
         )
+        if source is not None:
+            request.source.CopyFrom(source_value(source))
         if approval_timeout is not None:
             request.approval_timeout.CopyFrom(duration(approval_timeout))
         result: session_pb2.Session = await self._unary("CreateSession", request)

@@ -21,7 +21,7 @@ from typing import Any, Literal, Self, Unpack
 from blitz.v1 import session_pb2, turn_pb2, workflow_pb2, workspace_pb2
 from blitz_client._async import DEFAULT_URL, AsyncBlitz
 from blitz_client._blocking import Loop, Stream
-from blitz_client._requests import DecisionLike, TurnOptions
+from blitz_client._requests import DecisionLike, SourceLike, TurnOptions
 from blitz_client._sync_webhook_calls import BlockingWebhookCalls
 
 __all__ = ["Blitz", "Stream"]
@@ -89,8 +89,10 @@ class Blitz(BlockingWebhookCalls):
         labels: Mapping[str, str] | None = None,
         approval_timeout: float | timedelta | None = None,
         agent: str = "",
+        source: SourceLike | None = None,
     ) -> session_pb2.Session:
-        """A new session; see `AsyncBlitz.create_session`."""
+        """A new session (cloned from `source`, a repository); see
+        `AsyncBlitz.create_session`."""
         return self._runner.run(
             self._client.create_session(
                 title=title,
@@ -99,6 +101,7 @@ class Blitz(BlockingWebhookCalls):
                 labels=labels,
                 approval_timeout=approval_timeout,
                 agent=agent,
+                source=source,
             )
         )
 
@@ -311,6 +314,23 @@ class Blitz(BlockingWebhookCalls):
         """One file of the session's workspace; see `AsyncBlitz.read_file`."""
         return self._runner.run(self._client.read_file(session_id, path))
 
-    def diff(self, session_id: str) -> workspace_pb2.GetDiffResponse:
-        """What the agent's file tools changed in the session; see `AsyncBlitz.diff`."""
-        return self._runner.run(self._client.diff(session_id))
+    def diff(self, session_id: str, *, turn_id: str = "") -> workspace_pb2.GetDiffResponse:
+        """What changed in the session (or in one turn); see `AsyncBlitz.diff`."""
+        return self._runner.run(self._client.diff(session_id, turn_id=turn_id))
+
+    def export_changes(
+        self,
+        session_id: str,
+        format: str | int = "patch",
+        *,
+        branch: str = "",
+        message: str = "",
+        squash: bool = False,
+    ) -> workspace_pb2.ExportChangesResponse:
+        """A session from a repository's changes as a patch series, a diff, a bundle or a
+        push; see `AsyncBlitz.export_changes`."""
+        return self._runner.run(
+            self._client.export_changes(
+                session_id, format, branch=branch, message=message, squash=squash
+            )
+        )

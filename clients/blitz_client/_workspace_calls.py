@@ -1,11 +1,13 @@
-"""WorkspaceService's calls of the asyncio client: an image uploaded for a turn, and the
-session's workspace read (its folders, a file, the diff of what the agent changed).
+"""WorkspaceService's calls of the asyncio client: an image uploaded for a turn, the
+session's workspace read (its folders, a file, the diff of what changed), and a session
+from a repository's changes handed back (a patch series, a diff, a bundle or a push).
 `AsyncBlitz` is made of these and its other calls (`_calls.py`)."""
 
 from __future__ import annotations
 
 from blitz.v1 import workspace_pb2
 from blitz_client._calls import Calls
+from blitz_client._requests import export_format_value
 
 __all__ = ["WorkspaceCalls"]
 
@@ -43,10 +45,42 @@ class WorkspaceCalls(Calls):
         result: workspace_pb2.ReadFileResponse = await self._unary("ReadFile", request)
         return result
 
-    async def diff(self, session_id: str) -> workspace_pb2.GetDiffResponse:
-        """A unified diff of the files the agent's file tools changed in the session, from
-        before its first change of each to now: `diff`, the changed `paths`, and whether
-        the diff was `truncated`. Changes made only by commands are not in it."""
-        request = workspace_pb2.GetDiffRequest(session_id=session_id)
+    async def diff(self, session_id: str, *, turn_id: str = "") -> workspace_pb2.GetDiffResponse:
+        """What changed in the session, as a unified diff: `diff`, the changed `paths`, and
+        whether the diff was `truncated`. A session from a repository: git's diff of its
+        starting commit (`base`) against the workspace now, whatever changed it; another:
+        what the agent's file tools changed, from before each file's first change to now.
+        With `turn_id`: that finished turn's changes only."""
+        request = workspace_pb2.GetDiffRequest(session_id=session_id, turn_id=turn_id)
         result: workspace_pb2.GetDiffResponse = await self._unary("GetDiff", request)
+        return result
+
+    async def export_changes(
+        self,
+        session_id: str,
+        format: str | int = "patch",
+        *,
+        branch: str = "",
+        message: str = "",
+        squash: bool = False,
+    ) -> workspace_pb2.ExportChangesResponse:
+        """A session from a repository's changes, handed back (docs/repositories.md).
+
+        `format`: "patch" (a `git format-patch` series, one commit per turn that changed
+        files, for `git am`), "diff" (one diff for `git apply`), "bundle" (a `git bundle`
+        of `branch`, its `base` the prerequisite) or "push". The first three answer
+        `data` (empty when nothing changed), a `file_name`, the `commits` and their
+        `base`. "push" commits, then starts a turn that asks for the push's approval and
+        then pushes `branch` (empty: "blitz/" and the session's id) to `remote`: it
+        answers at once with that `turn_id`; follow it (`follow_turn`) to its `finished`.
+        `squash`: one commit instead of one per turn, with `message` (empty: a message
+        naming the session)."""
+        request = workspace_pb2.ExportChangesRequest(
+            session_id=session_id,
+            format=export_format_value(format),  # type: ignore[arg-type]  # a valid enum int
+            branch=branch,
+            message=message,
+            squash=squash,
+        )
+        result: workspace_pb2.ExportChangesResponse = await self._unary("ExportChanges", request)
         return result

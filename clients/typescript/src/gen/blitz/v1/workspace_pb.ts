@@ -276,8 +276,8 @@ export type ExportChangesRequest = Message<"blitz.v1.ExportChangesRequest"> & {
   branch: string;
 
   /**
-   * One commit with this message instead of one per turn (squash); with squash and no
-   * message, a message naming the session.
+   * One commit with this message instead of one per turn (a message implies squash);
+   * squash without a message: a message naming the session.
    *
    * @generated from field: string message = 4;
    */

@@ -1,0 +1,24 @@
+"""A turn as a person names it: its id, or its number in the session (1 the first).
+
+`/rewind TURN`, `/diff TURN` and `blitz diff --turn TURN` take either; the number counts
+every turn ListTurns lists, oldest first, server commands and asides among them.
+"""
+
+from __future__ import annotations
+
+from blitz_client import Blitz
+
+__all__ = ["turn_id_of"]
+
+
+def turn_id_of(client: Blitz, session_id: str, turn: str) -> str:
+    """The id of `turn`: itself, or the id of the session's turn of that number.
+    ValueError for a number no turn has."""
+    turn = turn.strip()
+    if not turn.isdecimal():
+        return turn
+    turns = [each.turn_id for each in client.list_turns(session_id)]
+    if not 1 <= int(turn) <= len(turns):
+        many = f"{len(turns)} turn{'s' if len(turns) != 1 else ''}"
+        raise ValueError(f"turn {turn}: the session has {many}")
+    return turns[int(turn) - 1]

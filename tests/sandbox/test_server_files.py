@@ -34,7 +34,15 @@ MARKER = "server-file-secret-81c4"
 # Settings that name a file or folder, by the metavar their flag shows.
 _PATH_METAVARS = {"PATH", "DIR", "PATH_OR_URL", "DIR[,DIR…]"}
 # Those that name a file or folder of the server's own, hidden from commands.
-HIDDEN = {"data_dir", "database", "workspace_root", "tokens_file", "tls_key", "mcp_config"}
+HIDDEN = {
+    "data_dir",
+    "database",
+    "workspace_root",
+    "repo_dir",
+    "tokens_file",
+    "tls_key",
+    "mcp_config",
+}
 # Those that do not, and why.
 SHOWN = {
     "tls_cert": "a certificate chain is public: every client is sent it",

@@ -39,6 +39,7 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
         data_dir=data_dir,
         database=str(data_dir / "blitz.db"),
         workspace_root=data_dir / "workspaces",
+        repo_dir=data_dir / "repos",
         log_format="console",
         drain_timeout=2.0,
         command_timeout=20.0,

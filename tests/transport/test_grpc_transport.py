@@ -199,7 +199,7 @@ async def _reflect(
     ("symbol", "file", "comment"),
     [
         ("blitz.v1.SessionService.Decide", "blitz/v1/session.proto", "Answers an ApprovalRequest"),
-        ("blitz.v1.WorkspaceService.GetDiff", "blitz/v1/workspace.proto", "A unified diff"),
+        ("blitz.v1.WorkspaceService.GetDiff", "blitz/v1/workspace.proto", "What changed"),
         ("blitz.v1.Decision.DECISION_ALWAYS", "blitz/v1/turn.proto", "This action only."),
         ("blitz.v1.DECISION_ALWAYS", "blitz/v1/turn.proto", "This action only."),
         ("blitz.v1.Turn.text", "blitz/v1/turn.proto", "UPPER_SNAKE_CASE"),

@@ -173,7 +173,7 @@ class Checkpoints:
                 f"Blitz-Turn: {active.turn_id}\n",
             )
         except Exception as exc:  # never fails the turn: its diff is then the next one's
-            log.warning("turn_not_committed", error=str(exc))
+            log.warning("turn_not_committed", error=f"{type(exc).__name__}: {exc}")
             await self._notice(
                 active,
                 "This turn's changes could not be committed to the session's repository"

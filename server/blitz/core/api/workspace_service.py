@@ -331,7 +331,11 @@ class WorkspaceCore:
                 {"turn_id": session.turn_id},
             )
         plan = await self._repos.prepare_push(
-            session.id, folder, branch=req.branch, message=req.message, squash=req.squash or bool(req.message)
+            session.id,
+            folder,
+            branch=req.branch,
+            message=req.message,
+            squash=req.squash or bool(req.message),
         )
         turn = t.Turn(text=f"/push {plan.branch} @{plan.commit}", command=True)
         turn_id = await self._start_turn(s.RunTurnRequest(session_id=session.id, turn=turn), ctx)

@@ -53,6 +53,7 @@ from blitz.core.driver.recovery import Recovery
 from blitz.core.driver.runners import AgentRunner, CommandRunner, Runners, open_workspace
 from blitz.core.driver.turns import Turns
 from blitz.core.events.event_log import EventLog
+from blitz.core.events.session_feed import SessionFeed
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.locks import SessionLocks
 from blitz.core.requests.deadlines import Deadlines
@@ -185,6 +186,8 @@ async def _services(
     workflows_dir = Path(settings.workflows_dir) if settings.workflows_dir else None
     replica = replica_name()
     event_log = await stack.enter_async_context(EventLog(store))
+    feed = SessionFeed()
+    event_log.on_changed(feed.changed)
     timers = Supervisor("deadlines")
     stack.push_async_callback(timers.aclose)
     locks = SessionLocks()
@@ -261,6 +264,7 @@ async def _services(
             facts=facts,
             allow_bypass_mode=settings.allow_bypass_mode,
             repos=repos,
+            feed=feed,
         )
     )
     find_session = sessions.session_record

@@ -44,6 +44,8 @@ ALLOWED_HEADERS = (
     "grpc-accept-encoding",
     "x-grpc-web",
     "x-user-agent",
+    # The client's own name for itself (Resolution.client).
+    "blitz-client",
 )
 # What it must read of an answer: gRPC-Web's status (in the headers of a trailers-only
 # answer), and the encodings of compressed messages.

@@ -22,7 +22,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .session_pb2 import AcceptPlanRequest, AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetTurnRequest, GetUsageRequest, ListCommandsRequest, ListCommandsResponse, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RejectPlanRequest, RejectPlanResponse, RevokeRuleRequest, RevokeRuleResponse, RewindSessionRequest, RewindSessionResponse, RunTurnRequest, ServerInfo, Session, SteerRequest, SteerResponse, TurnSummary, UpdateSessionRequest, UsageReport, WatchRequest
+from .session_pb2 import AcceptPlanRequest, AnswerRequest, AnswerResponse, CancelRequest, CancelResponse, CloseSessionRequest, CreateSessionRequest, DecideRequest, DecideResponse, DeleteSessionRequest, DeleteSessionResponse, ForkSessionRequest, GetServerInfoRequest, GetSessionRequest, GetTurnRequest, GetUsageRequest, ListCommandsRequest, ListCommandsResponse, ListRulesRequest, ListRulesResponse, ListSessionsRequest, ListSessionsResponse, ListTurnsRequest, ListTurnsResponse, RejectPlanRequest, RejectPlanResponse, RevokeRuleRequest, RevokeRuleResponse, RewindSessionRequest, RewindSessionResponse, RunTurnRequest, ServerInfo, Session, SessionsUpdate, SteerRequest, SteerResponse, TurnSummary, UpdateSessionRequest, UsageReport, WatchRequest, WatchSessionsRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -73,6 +73,14 @@ class SessionService(Protocol):
     def watch(self, request: WatchRequest, ctx: RequestContext[WatchRequest, TurnEvent], /) -> AsyncIterator[TurnEvent]:
         """
         Replays the session's events after `after_seq`, then, with `follow`, streams live ones.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def watch_sessions(self, request: WatchSessionsRequest, ctx: RequestContext[WatchSessionsRequest, SessionsUpdate], /) -> AsyncIterator[SessionsUpdate]:
+        """
+        The caller's sessions, live: the newest first as they are, then each one as it
+        changes (its state, turn, title, labels, mode, open requests, usage), is made or is
+        deleted, for as long as the client stays (docs/protocol.md, "Watching sessions").
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -268,6 +276,17 @@ class SessionServiceASGIApplication(ConnectASGIApplication[SessionService]):
                         stream_type=StreamType.SERVER_STREAM,
                     ),
                     function=svc.watch,
+                ),
+                "/blitz.v1.SessionService/WatchSessions": Endpoint.server_stream(
+                    method=MethodInfo(
+                        name="WatchSessions",
+                        service_name="blitz.v1.SessionService",
+                        input=WatchSessionsRequest,
+                        output=SessionsUpdate,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=svc.watch_sessions,
                 ),
                 "/blitz.v1.SessionService/Decide": Endpoint.unary(
                     method=MethodInfo(
@@ -627,6 +646,31 @@ class SessionServiceClient(ConnectClient):
                 service_name="blitz.v1.SessionService",
                 input=WatchRequest,
                 output=TurnEvent,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def watch_sessions(
+        self,
+        request: WatchSessionsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AsyncIterator[SessionsUpdate]:
+        """
+        The caller's sessions, live: the newest first as they are, then each one as it
+        changes (its state, turn, title, labels, mode, open requests, usage), is made or is
+        deleted, for as long as the client stays (docs/protocol.md, "Watching sessions").
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="WatchSessions",
+                service_name="blitz.v1.SessionService",
+                input=WatchSessionsRequest,
+                output=SessionsUpdate,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.SERVER_STREAM,
             ),
@@ -1074,6 +1118,14 @@ class SessionServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def watch_sessions(self, request: WatchSessionsRequest, ctx: RequestContext[WatchSessionsRequest, SessionsUpdate], /) -> Iterator[SessionsUpdate]:
+        """
+        The caller's sessions, live: the newest first as they are, then each one as it
+        changes (its state, turn, title, labels, mode, open requests, usage), is made or is
+        deleted, for as long as the client stays (docs/protocol.md, "Watching sessions").
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def decide(self, request: DecideRequest, ctx: RequestContext[DecideRequest, DecideResponse], /) -> DecideResponse:
         """
         Answers an ApprovalRequest. The first answer wins; later ones get ALREADY_RESOLVED.
@@ -1264,6 +1316,17 @@ class SessionServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.SERVER_STREAM,
                     ),
                     function=service.watch,
+                ),
+                "/blitz.v1.SessionService/WatchSessions": EndpointSync.server_stream(
+                    method=MethodInfo(
+                        name="WatchSessions",
+                        service_name="blitz.v1.SessionService",
+                        input=WatchSessionsRequest,
+                        output=SessionsUpdate,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=service.watch_sessions,
                 ),
                 "/blitz.v1.SessionService/Decide": EndpointSync.unary(
                     method=MethodInfo(
@@ -1623,6 +1686,31 @@ class SessionServiceClientSync(ConnectClientSync):
                 service_name="blitz.v1.SessionService",
                 input=WatchRequest,
                 output=TurnEvent,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def watch_sessions(
+        self,
+        request: WatchSessionsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Iterator[SessionsUpdate]:
+        """
+        The caller's sessions, live: the newest first as they are, then each one as it
+        changes (its state, turn, title, labels, mode, open requests, usage), is made or is
+        deleted, for as long as the client stays (docs/protocol.md, "Watching sessions").
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="WatchSessions",
+                service_name="blitz.v1.SessionService",
+                input=WatchSessionsRequest,
+                output=SessionsUpdate,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.SERVER_STREAM,
             ),

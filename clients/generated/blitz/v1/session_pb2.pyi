@@ -326,6 +326,31 @@ class WatchRequest(_message.Message):
     follow: bool
     def __init__(self, session_id: _Optional[str] = ..., after_seq: _Optional[int] = ..., follow: _Optional[bool] = ...) -> None: ...
 
+class WatchSessionsRequest(_message.Message):
+    __slots__ = ("labels", "page_size")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    labels: _containers.ScalarMap[str, str]
+    page_size: int
+    def __init__(self, labels: _Optional[_Mapping[str, str]] = ..., page_size: _Optional[int] = ...) -> None: ...
+
+class SessionsUpdate(_message.Message):
+    __slots__ = ("session", "deleted_id", "synced")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    DELETED_ID_FIELD_NUMBER: _ClassVar[int]
+    SYNCED_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    deleted_id: str
+    synced: bool
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., deleted_id: _Optional[str] = ..., synced: _Optional[bool] = ...) -> None: ...
+
 class DecideRequest(_message.Message):
     __slots__ = ("session_id", "request_id", "decision", "reason", "command", "interrupt", "rule")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]

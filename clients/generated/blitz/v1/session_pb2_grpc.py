@@ -65,6 +65,11 @@ class SessionServiceStub:
                 request_serializer=blitz_dot_v1_dot_session__pb2.WatchRequest.SerializeToString,
                 response_deserializer=blitz_dot_v1_dot_turn__pb2.TurnEvent.FromString,
                 _registered_method=True)
+        self.WatchSessions = channel.unary_stream(
+                '/blitz.v1.SessionService/WatchSessions',
+                request_serializer=blitz_dot_v1_dot_session__pb2.WatchSessionsRequest.SerializeToString,
+                response_deserializer=blitz_dot_v1_dot_session__pb2.SessionsUpdate.FromString,
+                _registered_method=True)
         self.Decide = channel.unary_unary(
                 '/blitz.v1.SessionService/Decide',
                 request_serializer=blitz_dot_v1_dot_session__pb2.DecideRequest.SerializeToString,
@@ -193,6 +198,15 @@ class SessionServiceServicer:
 
     def Watch(self, request, context):
         """Replays the session's events after `after_seq`, then, with `follow`, streams live ones.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchSessions(self, request, context):
+        """The caller's sessions, live: the newest first as they are, then each one as it
+        changes (its state, turn, title, labels, mode, open requests, usage), is made or is
+        deleted, for as long as the client stays (docs/protocol.md, "Watching sessions").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -360,6 +374,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=blitz_dot_v1_dot_session__pb2.WatchRequest.FromString,
                     response_serializer=blitz_dot_v1_dot_turn__pb2.TurnEvent.SerializeToString,
+            ),
+            'WatchSessions': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchSessions,
+                    request_deserializer=blitz_dot_v1_dot_session__pb2.WatchSessionsRequest.FromString,
+                    response_serializer=blitz_dot_v1_dot_session__pb2.SessionsUpdate.SerializeToString,
             ),
             'Decide': grpc.unary_unary_rpc_method_handler(
                     servicer.Decide,
@@ -609,6 +628,33 @@ class SessionService:
             '/blitz.v1.SessionService/Watch',
             blitz_dot_v1_dot_session__pb2.WatchRequest.SerializeToString,
             blitz_dot_v1_dot_turn__pb2.TurnEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/blitz.v1.SessionService/WatchSessions',
+            blitz_dot_v1_dot_session__pb2.WatchSessionsRequest.SerializeToString,
+            blitz_dot_v1_dot_session__pb2.SessionsUpdate.FromString,
             options,
             channel_credentials,
             insecure,

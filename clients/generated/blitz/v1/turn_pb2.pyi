@@ -465,7 +465,7 @@ class Question(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., multi_select: _Optional[bool] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ..., form: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., mcp_server: _Optional[str] = ...) -> None: ...
 
 class Resolution(_message.Message):
-    __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id", "interrupt", "values", "declined")
+    __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id", "interrupt", "values", "declined", "client")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     ANSWERS_FIELD_NUMBER: _ClassVar[int]
@@ -477,6 +477,7 @@ class Resolution(_message.Message):
     INTERRUPT_FIELD_NUMBER: _ClassVar[int]
     VALUES_FIELD_NUMBER: _ClassVar[int]
     DECLINED_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     decision: Decision
     answers: _containers.RepeatedScalarFieldContainer[str]
@@ -488,7 +489,8 @@ class Resolution(_message.Message):
     interrupt: bool
     values: _struct_pb2.Struct
     declined: bool
-    def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ..., interrupt: _Optional[bool] = ..., values: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., declined: _Optional[bool] = ...) -> None: ...
+    client: str
+    def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ..., interrupt: _Optional[bool] = ..., values: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., declined: _Optional[bool] = ..., client: _Optional[str] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced", "search_queries", "search_cost_usd", "tokens_unknown", "model")

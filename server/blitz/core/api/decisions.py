@@ -29,7 +29,10 @@ from blitz.store import PendingRecord, RuleRecord, SessionRecord, Store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["RULES_MAX", "DecisionCalls"]
+__all__ = ["CLIENT_HEADER", "RULES_MAX", "DecisionCalls", "client_of"]
+
+# The request header a client names itself by (Resolution.client).
+CLIENT_HEADER = "blitz-client"
 
 # The most rules that may apply to one session (its own and its caller's ALWAYS rules).
 RULES_MAX = 200
@@ -112,6 +115,7 @@ class DecisionCalls:
             command="" if denies else req.command,
             by=ctx.caller,
             interrupt=req.interrupt,
+            client=client_of(ctx),
         )
         if not await self._pending.resolve(pending, outcome, rule=rule):
             raise _already_resolved(req.request_id)
@@ -136,6 +140,7 @@ class DecisionCalls:
             by=ctx.caller,
             values=json_format.MessageToDict(req.values) if req.HasField("values") else None,
             declined=req.decline,
+            client=client_of(ctx),
         )
         if not await self._pending.resolve(pending, outcome):
             raise _already_resolved(req.request_id)
@@ -158,6 +163,13 @@ class DecisionCalls:
                 {"rule_id": req.rule_id},
             )
         return s.RevokeRuleResponse()
+
+
+def client_of(ctx: CallContext) -> str:
+    """The client a call names itself by (the `blitz-client` header), for the resolution
+    it makes: printable, at most 64 characters; "" when it says nothing."""
+    given = ctx.metadata.get(CLIENT_HEADER, "")
+    return "".join(c for c in given if c.isprintable())[:64]
 
 
 def _already_resolved(request_id: str) -> BlitzError:

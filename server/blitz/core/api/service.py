@@ -34,6 +34,7 @@ from blitz.core.api.decisions import RULES_MAX, DecisionCalls
 from blitz.core.api.pages import fill_page
 from blitz.core.api.rewind import RewindCalls
 from blitz.core.api.server_info import PROTOCOL_REVISION, ServerFacts, ServerInfoCalls
+from blitz.core.api.session_watch import SessionWatchCalls
 from blitz.core.api.sessions import SessionCalls
 from blitz.core.api.views import ledger_entry, turn_summary
 from blitz.core.driver.interactions import Interactions
@@ -43,6 +44,7 @@ from blitz.core.driver.queue import interrupted_by
 from blitz.core.driver.recovery import Recovery
 from blitz.core.driver.turns import FORKABLE_TURNS, Turns, new_turn_id
 from blitz.core.events.event_log import EventLog
+from blitz.core.events.session_feed import SessionFeed
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.locks import SessionLocks
 from blitz.core.requests.pending import PendingRequests
@@ -81,7 +83,7 @@ def replica_name() -> str:
     return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
 
 
-class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls):
+class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, SessionWatchCalls):
     """Every SessionService call, taking and returning protobuf messages: the session
     lifecycle (`SessionCalls`, sessions.py), the answers to requests (`DecisionCalls`,
     decisions.py), RewindSession (`RewindCalls`, rewind.py), GetServerInfo and
@@ -114,6 +116,7 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls):
         facts: ServerFacts | None = None,
         allow_bypass_mode: bool = False,
         repos: Repositories | None = None,
+        feed: SessionFeed | None = None,
     ) -> None:
         """`turns`: the turn driver, over the same `log`, `locks`, `pending` requests,
         `interactions` and `checkpoints`; `recovery` settles what a dead process left of
@@ -133,6 +136,8 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls):
         self._facts = facts or ServerFacts()
         self._bypass_allowed = allow_bypass_mode
         self._repos = repos
+        # The sessions that changed, for WatchSessions (the event log marks them too).
+        self._feed = feed or SessionFeed()
         self._drain_timeout = drain_timeout
         self._leases = AsyncExitStack()
         self._uncount = lambda: None
@@ -330,12 +335,27 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls):
                     prompt="" if req.turn.command else turn_prompt(session.plan, req.turn),
                     images=await turn_images(self._store, session.id, req.turn),
                 )
+                await self._title_from(session, req.turn)
                 if plan_id:
                     decision = t.PlanDecision(plan_id=plan_id, approved=True, decided_by=ctx.caller)
                     await self._log.commit(
                         session.id, rec.turn_id, t.TurnEvent(plan_decision=decision)
                     )
         return rec, session, interrupting
+
+    async def _title_from(self, session: SessionRecord, turn: t.Turn) -> None:
+        """An untitled session is titled from its first prompt's first line (a person
+        names it otherwise, or renames it with UpdateSession)."""
+        if session.title or turn.command or turn.aside:
+            return
+        line = next((ln.strip() for ln in turn.text.splitlines() if ln.strip()), "")
+        if not line:
+            return
+        title = line if len(line) <= _TITLE_FROM_PROMPT else line[: _TITLE_FROM_PROMPT - 1] + "…"
+        await self._store.update_session(
+            session.id, SessionChange(update_time=time.time(), title=title)
+        )
+        self._feed.changed(session.id)
 
     async def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         if req.after_seq < 0:
@@ -406,6 +426,10 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls):
 
 # The strategies that take a turn into a busy session rather than refuse it.
 _QUEUEING = frozenset({s.BUSY_STRATEGY_ENQUEUE, s.BUSY_STRATEGY_INTERRUPT})
+
+
+# How much of its first prompt's first line an untitled session is titled with.
+_TITLE_FROM_PROMPT = 80
 
 
 def _closes(event: t.TurnEvent) -> bool:

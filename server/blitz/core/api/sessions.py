@@ -27,6 +27,7 @@ from blitz.core.api.session_folders import copy_workspace, is_own_folder, remove
 from blitz.core.api.views import session_view
 from blitz.core.driver.turns import Turns
 from blitz.core.events.event_log import EventLog
+from blitz.core.events.session_feed import SessionFeed
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.locks import SessionLocks
 from blitz.core.repository import repo_error
@@ -68,6 +69,8 @@ class SessionCalls:
     _bypass_allowed: bool
     # Sessions from a repository (None: the server allows none).
     _repos: Repositories | None
+    # WatchSessions' marks of the sessions that change without an event.
+    _feed: SessionFeed
 
     async def session_record(self, session_id: str, ctx: CallContext) -> SessionRecord:
         """The caller's session, or SESSION_NOT_FOUND (for the workspace service too)."""
@@ -157,6 +160,7 @@ class SessionCalls:
             repository=repository.SerializeToString() if repository is not None else None,
         )
         await self._store.create_session(rec)
+        self._feed.changed(session_id)
         if notice is not None:
             # Said in the session's log, for whoever opens it: ready, and at which commit.
             await self._log.commit(session_id, "", t.TurnEvent(notice=t.Notice(text=notice)))
@@ -247,6 +251,7 @@ class SessionCalls:
         async with self._locks(req.session_id):
             rec = await self.session_record(req.session_id, ctx)
             await self._store.update_session(rec.id, change)
+            self._feed.changed(rec.id)
             return await self._view(await self.session_record(rec.id, ctx))
 
     async def delete_session(
@@ -282,6 +287,7 @@ class SessionCalls:
                     {"turn_id": busy},
                 )
             await self._store.delete_session(rec.id)
+        self._feed.changed(rec.id)
         removed = False
         if self._repos is not None and rec.repository:
             await self._repos.remove(rec.id)
@@ -344,6 +350,7 @@ class SessionCalls:
                 await self._drop_folder(fork_id, fork_id)
                 raise repo_error(exc) from None
         await self._store.create_session(rec)
+        self._feed.changed(fork_id)
         if history:
             await self._store.set_history(fork_id, history)
         # Said in the fork's log, for whoever opens it: where its files are not all as

@@ -125,7 +125,7 @@ class EventLog:
             Following(
                 store,
                 followed=self._readers.sessions,
-                hint=self._readers.hint,
+                hint=self._hinted,
                 asked=self._asked,
                 poll=poll,
             )
@@ -151,9 +151,20 @@ class EventLog:
         self._closing = False
         self._outbox_written: Callable[[], None] | None = None
         self._replay_turns = ReplayTurns()
+        self._changed: Callable[[str], None] | None = None
 
     def listen(self, listener: LogListener) -> None:
         self._listener = listener
+
+    def on_changed(self, changed: Callable[[str], None] | None) -> None:
+        """Call `changed(session_id)` for each session a stored batch holds events of,
+        here or (announced) in another process sharing the store."""
+        self._changed = changed
+
+    def _hinted(self, session_id: str, seq: int) -> None:
+        self._readers.hint(session_id, seq)
+        if self._changed is not None:
+            self._changed(session_id)
 
     def on_outbox(self, written: Callable[[], None] | None) -> None:
         """Call `written` after each batch that put an event in the webhook outbox."""
@@ -330,6 +341,9 @@ class EventLog:
             self._fenced_out(kept, lost)
         # 5. fan out
         self._readers.push(events)
+        if self._changed is not None:
+            for session_id in {event.session_id for event in events}:
+                self._changed(session_id)
         for item in kept:
             if item.done is not None and not item.done.done():
                 item.done.set_result(None)

@@ -73,6 +73,7 @@ class Outcome:
         via: str = "decide",
         rule_id: str = "",
         interrupt: bool = False,
+        client: str = "",
     ) -> Outcome:
         approved = decision != t.DECISION_DENY
         return cls(
@@ -86,6 +87,7 @@ class Outcome:
                 via=via,
                 rule_id=rule_id,
                 interrupt=interrupt and not approved,
+                client=client,
             ),
         )
 
@@ -104,9 +106,15 @@ class Outcome:
         via: str = "answer",
         values: dict[str, Any] | None = None,
         declined: bool = False,
+        client: str = "",
     ) -> Outcome:
         event = t.Resolution(
-            request_id=request_id, answers=answers, resolved_by=by, via=via, declined=declined
+            request_id=request_id,
+            answers=answers,
+            resolved_by=by,
+            via=via,
+            declined=declined,
+            client=client,
         )
         if values is not None:
             event.values.update(values)

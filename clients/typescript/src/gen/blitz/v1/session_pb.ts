@@ -21,7 +21,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file blitz/v1/session.proto.
  */
 export const file_blitz_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChZibGl0ei92MS9zZXNzaW9uLnByb3RvEghibGl0ei52MSJXChFBY2NlcHRQbGFuUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB3BsYW5faWQYAiABKAkSDAoEdGV4dBgDIAEoCRIPCgd0dXJuX2lkGAQgASgJIkoKEVJlamVjdFBsYW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHcGxhbl9pZBgCIAEoCRIQCghmZWVkYmFjaxgDIAEoCSIUChJSZWplY3RQbGFuUmVzcG9uc2UiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiggMKClNlcnZlckluZm8SEAoIcHJvdG9jb2wYASABKAkSGQoRcHJvdG9jb2xfcmV2aXNpb24YAiABKAUSFgoOc2VydmVyX3ZlcnNpb24YAyABKAkSFQoNZGVmYXVsdF9tb2RlbBgEIAEoCRIOCgZtb2RlbHMYBSADKAkSMAoGbGltaXRzGAYgAygLMiAuYmxpdHoudjEuU2VydmVySW5mby5MaW1pdHNFbnRyeRIQCghmZWF0dXJlcxgHIAMoCRIZChFjb21tYW5kX2lzb2xhdGlvbhgIIAEoCRIoCghjb21tYW5kcxgJIAMoCzIWLmJsaXR6LnYxLlNsYXNoQ29tbWFuZBIjCgZhZ2VudHMYCiADKAsyEy5ibGl0ei52MS5BZ2VudEluZm8SFQoNZGVmYXVsdF9hZ2VudBgLIAEoCRIUCgxyZXBvc2l0b3JpZXMYDCABKAgaLQoLTGltaXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJOCglBZ2VudEluZm8SDAoEbmFtZRgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSDAoEa2luZBgDIAEoCRIPCgd2ZXJzaW9uGAQgASgJIkQKDFNsYXNoQ29tbWFuZBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSIpChNMaXN0Q29tbWFuZHNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiQAoUTGlzdENvbW1hbmRzUmVzcG9uc2USKAoIY29tbWFuZHMYASADKAsyFi5ibGl0ei52MS5TbGFzaENvbW1hbmQi4gQKB1Nlc3Npb24SCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEQoJd29ya3NwYWNlGAMgASgJEg0KBW1vZGVsGAQgASgJEi0KBmxhYmVscxgFIAMoCzIdLmJsaXR6LnYxLlNlc3Npb24uTGFiZWxzRW50cnkSJQoFc3RhdGUYBiABKA4yFi5ibGl0ei52MS5TZXNzaW9uU3RhdGUSLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd0dXJuX2lkGAkgASgJEhAKCGxhc3Rfc2VxGAogASgDEh4KBXVzYWdlGAsgASgLMg8uYmxpdHoudjEuVXNhZ2USJAoHcGVuZGluZxgMIAMoCzITLmJsaXR6LnYxLlR1cm5FdmVudBIzChBhcHByb3ZhbF90aW1lb3V0GA0gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3BsYW5faWQYDiABKAkSIwoEbW9kZRgPIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlEhcKD3F1ZXVlZF90dXJuX2lkcxgQIAMoCRINCgVvd25lchgRIAEoCRINCgVhZ2VudBgSIAEoCRIoCgpyZXBvc2l0b3J5GBMgASgLMhQuYmxpdHoudjEuUmVwb3NpdG9yeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIk8KEFJlcG9zaXRvcnlTb3VyY2USCwoDdXJsGAEgASgJEgsKA3JlZhgCIAEoCRINCgVkZXB0aBgDIAEoBRISCgpzdWJtb2R1bGVzGAQgASgIIoEBCgpSZXBvc2l0b3J5EgsKA3VybBgBIAEoCRILCgNyZWYYAiABKAkSDgoGY29tbWl0GAMgASgJEg4KBmJyYW5jaBgEIAEoCRIWCg5kZWZhdWx0X2JyYW5jaBgFIAEoCRINCgVkZXB0aBgGIAEoBRISCgpzdWJtb2R1bGVzGAcgASgIIscCChRDcmVhdGVTZXNzaW9uUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSDQoFbW9kZWwYAyABKAkSOgoGbGFiZWxzGAQgAygLMiouYmxpdHoudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTGFiZWxzRW50cnkSMwoQYXBwcm92YWxfdGltZW91dBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIjCgRtb2RlGAYgASgOMhUuYmxpdHoudjEuU2Vzc2lvbk1vZGUSDQoFYWdlbnQYByABKAkSKgoGc291cmNlGAggASgLMhouYmxpdHoudjEuUmVwb3NpdG9yeVNvdXJjZRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIicKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkizQEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSJQoFc3RhdGUYAyABKA4yFi5ibGl0ei52MS5TZXNzaW9uU3RhdGUSOQoGbGFiZWxzGAQgAygLMikuYmxpdHoudjEuTGlzdFNlc3Npb25zUmVxdWVzdC5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlQKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEiMKCHNlc3Npb25zGAEgAygLMhEuYmxpdHoudjEuU2Vzc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiKQoTQ2xvc2VTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJInkKDlJ1blR1cm5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSHAoEdHVybhgCIAEoCzIOLmJsaXR6LnYxLlR1cm4SDwoHdHVybl9pZBgDIAEoCRIkCgRidXN5GAQgASgOMhYuYmxpdHoudjEuQnVzeVN0cmF0ZWd5IkUKDFdhdGNoUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoAxIOCgZmb2xsb3cYAyABKAgitAEKDURlY2lkZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEiQKCGRlY2lzaW9uGAMgASgOMhIuYmxpdHoudjEuRGVjaXNpb24SDgoGcmVhc29uGAQgASgJEg8KB2NvbW1hbmQYBSABKAkSEQoJaW50ZXJydXB0GAYgASgIEiEKBHJ1bGUYByABKAsyEy5ibGl0ei52MS5SdWxlTWF0Y2giEAoORGVjaWRlUmVzcG9uc2UiggEKDUFuc3dlclJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJEg8KB2Fuc3dlcnMYAyADKAkSJwoGdmFsdWVzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdkZWNsaW5lGAUgASgIIhAKDkFuc3dlclJlc3BvbnNlIjQKDUNhbmNlbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIiEKDkNhbmNlbFJlc3BvbnNlEg8KB3R1cm5faWQYASABKAkiSgoMU3RlZXJSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEdGV4dBgCIAEoCRIYChBleHBlY3RlZF90dXJuX2lkGAMgASgJIiAKDVN0ZWVyUmVzcG9uc2USDwoHdHVybl9pZBgBIAEoCSIlCg9HZXRVc2FnZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSKGAgoLTGVkZ2VyRW50cnkSDwoHdHVybl9pZBgBIAEoCRINCgVtb2RlbBgCIAEoCRINCgVpbnB1dBgDIAEoAxIOCgZjYWNoZWQYBCABKAMSEwoLY2FjaGVfd3JpdGUYBSABKAMSDgoGb3V0cHV0GAYgASgDEhAKCGNvc3RfdXNkGAcgASgBEg4KBnByaWNlZBgIIAEoCBIWCg5zZWFyY2hfcXVlcmllcxgJIAEoBRIXCg9zZWFyY2hfY29zdF91c2QYCiABKAESKAoEdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdG9rZW5zX3Vua25vd24YDCABKAgiVQoLVXNhZ2VSZXBvcnQSHgoFdG90YWwYASABKAsyDy5ibGl0ei52MS5Vc2FnZRImCgdlbnRyaWVzGAIgAygLMhUuYmxpdHoudjEuTGVkZ2VyRW50cnki+wIKBFJ1bGUSCgoCaWQYASABKAkSIgoFc2NvcGUYAiABKA4yEy5ibGl0ei52MS5SdWxlU2NvcGUSIgoEa2luZBgDIAEoDjIULmJsaXR6LnYxLkFjdGlvbktpbmQSEwoLc2NvcGVfbGFiZWwYBCABKAkSEgoKc2Vzc2lvbl9pZBgFIAEoCRIRCgl3b3Jrc3BhY2UYBiABKAkSDgoGY2FsbGVyGAcgASgJEi8KC2NyZWF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXF1ZXN0X2lkGAkgASgJEiYKBW1hdGNoGAogASgOMhcuYmxpdHoudjEuUnVsZU1hdGNoS2luZBIPCgdwYXR0ZXJuGAsgASgJEiQKBmVmZmVjdBgMIAEoDjIULmJsaXR6LnYxLlJ1bGVFZmZlY3QSLwoLZXhwaXJlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIiYKEExpc3RSdWxlc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIyChFMaXN0UnVsZXNSZXNwb25zZRIdCgVydWxlcxgBIAMoCzIOLmJsaXR6LnYxLlJ1bGUiOAoRUmV2b2tlUnVsZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgdydWxlX2lkGAIgASgJIhQKElJldm9rZVJ1bGVSZXNwb25zZSI1Cg5HZXRUdXJuUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB3R1cm5faWQYAiABKAkiTQoUUmV3aW5kU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRISCgp0b190dXJuX2lkGAIgASgJEg0KBWZpbGVzGAMgASgIIl8KFVJld2luZFNlc3Npb25SZXNwb25zZRIiCgdyZXdvdW5kGAEgASgLMhEuYmxpdHoudjEuUmV3b3VuZBIiCgdzZXNzaW9uGAIgASgLMhEuYmxpdHoudjEuU2Vzc2lvbiJNChBMaXN0VHVybnNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiqQIKC1R1cm5TdW1tYXJ5Eg8KB3R1cm5faWQYASABKAkSHAoEdHVybhgCIAEoCzIOLmJsaXR6LnYxLlR1cm4SIgoFc3RhdGUYAyABKA4yEy5ibGl0ei52MS5UdXJuU3RhdGUSLwoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaF90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIeCgV1c2FnZRgGIAEoCzIPLmJsaXR6LnYxLlVzYWdlEg4KBm91dHB1dBgHIAEoCRIiCgVlcnJvchgIIAEoCzITLmJsaXR6LnYxLkVycm9ySW5mbxIRCglmaXJzdF9zZXEYCSABKAMiUgoRTGlzdFR1cm5zUmVzcG9uc2USJAoFdHVybnMYASADKAsyFS5ibGl0ei52MS5UdXJuU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkirwIKFFVwZGF0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDQoFdGl0bGUYAiABKAkSOgoGbGFiZWxzGAMgAygLMiouYmxpdHoudjEuVXBkYXRlU2Vzc2lvblJlcXVlc3QuTGFiZWxzRW50cnkSMwoQYXBwcm92YWxfdGltZW91dBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIvCgt1cGRhdGVfbWFzaxgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSIwoEbW9kZRgGIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiKgoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIyChVEZWxldGVTZXNzaW9uUmVzcG9uc2USGQoRd29ya3NwYWNlX2RlbGV0ZWQYASABKAgiSAoSRm9ya1Nlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHdHVybl9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCSqUAQoMU2Vzc2lvblN0YXRlEh0KGVNFU1NJT05fU1RBVEVfVU5TUEVDSUZJRUQQABIWChJTRVNTSU9OX1NUQVRFX0lETEUQARIZChVTRVNTSU9OX1NUQVRFX1JVTk5JTkcQAhIYChRTRVNTSU9OX1NUQVRFX1BBUktFRBADEhgKFFNFU1NJT05fU1RBVEVfQ0xPU0VEEAQqfwoMQnVzeVN0cmF0ZWd5Eh0KGUJVU1lfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIYChRCVVNZX1NUUkFURUdZX1JFSkVDVBABEhkKFUJVU1lfU1RSQVRFR1lfRU5RVUVVRRACEhsKF0JVU1lfU1RSQVRFR1lfSU5URVJSVVBUEAMqVgoJUnVsZVNjb3BlEhoKFlJVTEVfU0NPUEVfVU5TUEVDSUZJRUQQABIWChJSVUxFX1NDT1BFX1NFU1NJT04QARIVChFSVUxFX1NDT1BFX0FMV0FZUxACKoYBCglUdXJuU3RhdGUSGgoWVFVSTl9TVEFURV9VTlNQRUNJRklFRBAAEhYKElRVUk5fU1RBVEVfUlVOTklORxABEhUKEVRVUk5fU1RBVEVfUEFSS0VEEAISFwoTVFVSTl9TVEFURV9GSU5JU0hFRBADEhUKEVRVUk5fU1RBVEVfUVVFVUVEEAQyoAwKDlNlc3Npb25TZXJ2aWNlEkIKDUNyZWF0ZVNlc3Npb24SHi5ibGl0ei52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBoRLmJsaXR6LnYxLlNlc3Npb24SPAoKR2V0U2Vzc2lvbhIbLmJsaXR6LnYxLkdldFNlc3Npb25SZXF1ZXN0GhEuYmxpdHoudjEuU2Vzc2lvbhJNCgxMaXN0U2Vzc2lvbnMSHS5ibGl0ei52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0Gh4uYmxpdHoudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USQAoMQ2xvc2VTZXNzaW9uEh0uYmxpdHoudjEuQ2xvc2VTZXNzaW9uUmVxdWVzdBoRLmJsaXR6LnYxLlNlc3Npb24SOgoHUnVuVHVybhIYLmJsaXR6LnYxLlJ1blR1cm5SZXF1ZXN0GhMuYmxpdHoudjEuVHVybkV2ZW50MAESNgoFV2F0Y2gSFi5ibGl0ei52MS5XYXRjaFJlcXVlc3QaEy5ibGl0ei52MS5UdXJuRXZlbnQwARI7CgZEZWNpZGUSFy5ibGl0ei52MS5EZWNpZGVSZXF1ZXN0GhguYmxpdHoudjEuRGVjaWRlUmVzcG9uc2USOwoGQW5zd2VyEhcuYmxpdHoudjEuQW5zd2VyUmVxdWVzdBoYLmJsaXR6LnYxLkFuc3dlclJlc3BvbnNlEjsKBkNhbmNlbBIXLmJsaXR6LnYxLkNhbmNlbFJlcXVlc3QaGC5ibGl0ei52MS5DYW5jZWxSZXNwb25zZRI4CgVTdGVlchIWLmJsaXR6LnYxLlN0ZWVyUmVxdWVzdBoXLmJsaXR6LnYxLlN0ZWVyUmVzcG9uc2USPAoIR2V0VXNhZ2USGS5ibGl0ei52MS5HZXRVc2FnZVJlcXVlc3QaFS5ibGl0ei52MS5Vc2FnZVJlcG9ydBJECglMaXN0UnVsZXMSGi5ibGl0ei52MS5MaXN0UnVsZXNSZXF1ZXN0GhsuYmxpdHoudjEuTGlzdFJ1bGVzUmVzcG9uc2USRwoKUmV2b2tlUnVsZRIbLmJsaXR6LnYxLlJldm9rZVJ1bGVSZXF1ZXN0GhwuYmxpdHoudjEuUmV2b2tlUnVsZVJlc3BvbnNlEkQKCUxpc3RUdXJucxIaLmJsaXR6LnYxLkxpc3RUdXJuc1JlcXVlc3QaGy5ibGl0ei52MS5MaXN0VHVybnNSZXNwb25zZRI6CgdHZXRUdXJuEhguYmxpdHoudjEuR2V0VHVyblJlcXVlc3QaFS5ibGl0ei52MS5UdXJuU3VtbWFyeRJQCg1SZXdpbmRTZXNzaW9uEh4uYmxpdHoudjEuUmV3aW5kU2Vzc2lvblJlcXVlc3QaHy5ibGl0ei52MS5SZXdpbmRTZXNzaW9uUmVzcG9uc2USQgoNVXBkYXRlU2Vzc2lvbhIeLmJsaXR6LnYxLlVwZGF0ZVNlc3Npb25SZXF1ZXN0GhEuYmxpdHoudjEuU2Vzc2lvbhJQCg1EZWxldGVTZXNzaW9uEh4uYmxpdHoudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaHy5ibGl0ei52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USPgoLRm9ya1Nlc3Npb24SHC5ibGl0ei52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaES5ibGl0ei52MS5TZXNzaW9uEkUKDUdldFNlcnZlckluZm8SHi5ibGl0ei52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBoULmJsaXR6LnYxLlNlcnZlckluZm8SQAoKQWNjZXB0UGxhbhIbLmJsaXR6LnYxLkFjY2VwdFBsYW5SZXF1ZXN0GhMuYmxpdHoudjEuVHVybkV2ZW50MAESRwoKUmVqZWN0UGxhbhIbLmJsaXR6LnYxLlJlamVjdFBsYW5SZXF1ZXN0GhwuYmxpdHoudjEuUmVqZWN0UGxhblJlc3BvbnNlEk0KDExpc3RDb21tYW5kcxIdLmJsaXR6LnYxLkxpc3RDb21tYW5kc1JlcXVlc3QaHi5ibGl0ei52MS5MaXN0Q29tbWFuZHNSZXNwb25zZWIGcHJvdG8z", [file_blitz_v1_turn, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChZibGl0ei92MS9zZXNzaW9uLnByb3RvEghibGl0ei52MSJXChFBY2NlcHRQbGFuUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB3BsYW5faWQYAiABKAkSDAoEdGV4dBgDIAEoCRIPCgd0dXJuX2lkGAQgASgJIkoKEVJlamVjdFBsYW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHcGxhbl9pZBgCIAEoCRIQCghmZWVkYmFjaxgDIAEoCSIUChJSZWplY3RQbGFuUmVzcG9uc2UiFgoUR2V0U2VydmVySW5mb1JlcXVlc3QiggMKClNlcnZlckluZm8SEAoIcHJvdG9jb2wYASABKAkSGQoRcHJvdG9jb2xfcmV2aXNpb24YAiABKAUSFgoOc2VydmVyX3ZlcnNpb24YAyABKAkSFQoNZGVmYXVsdF9tb2RlbBgEIAEoCRIOCgZtb2RlbHMYBSADKAkSMAoGbGltaXRzGAYgAygLMiAuYmxpdHoudjEuU2VydmVySW5mby5MaW1pdHNFbnRyeRIQCghmZWF0dXJlcxgHIAMoCRIZChFjb21tYW5kX2lzb2xhdGlvbhgIIAEoCRIoCghjb21tYW5kcxgJIAMoCzIWLmJsaXR6LnYxLlNsYXNoQ29tbWFuZBIjCgZhZ2VudHMYCiADKAsyEy5ibGl0ei52MS5BZ2VudEluZm8SFQoNZGVmYXVsdF9hZ2VudBgLIAEoCRIUCgxyZXBvc2l0b3JpZXMYDCABKAgaLQoLTGltaXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASJOCglBZ2VudEluZm8SDAoEbmFtZRgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSDAoEa2luZBgDIAEoCRIPCgd2ZXJzaW9uGAQgASgJIkQKDFNsYXNoQ29tbWFuZBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSIpChNMaXN0Q29tbWFuZHNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiQAoUTGlzdENvbW1hbmRzUmVzcG9uc2USKAoIY29tbWFuZHMYASADKAsyFi5ibGl0ei52MS5TbGFzaENvbW1hbmQi4gQKB1Nlc3Npb24SCgoCaWQYASABKAkSDQoFdGl0bGUYAiABKAkSEQoJd29ya3NwYWNlGAMgASgJEg0KBW1vZGVsGAQgASgJEi0KBmxhYmVscxgFIAMoCzIdLmJsaXR6LnYxLlNlc3Npb24uTGFiZWxzRW50cnkSJQoFc3RhdGUYBiABKA4yFi5ibGl0ei52MS5TZXNzaW9uU3RhdGUSLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd0dXJuX2lkGAkgASgJEhAKCGxhc3Rfc2VxGAogASgDEh4KBXVzYWdlGAsgASgLMg8uYmxpdHoudjEuVXNhZ2USJAoHcGVuZGluZxgMIAMoCzITLmJsaXR6LnYxLlR1cm5FdmVudBIzChBhcHByb3ZhbF90aW1lb3V0GA0gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB3BsYW5faWQYDiABKAkSIwoEbW9kZRgPIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlEhcKD3F1ZXVlZF90dXJuX2lkcxgQIAMoCRINCgVvd25lchgRIAEoCRINCgVhZ2VudBgSIAEoCRIoCgpyZXBvc2l0b3J5GBMgASgLMhQuYmxpdHoudjEuUmVwb3NpdG9yeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIk8KEFJlcG9zaXRvcnlTb3VyY2USCwoDdXJsGAEgASgJEgsKA3JlZhgCIAEoCRINCgVkZXB0aBgDIAEoBRISCgpzdWJtb2R1bGVzGAQgASgIIoEBCgpSZXBvc2l0b3J5EgsKA3VybBgBIAEoCRILCgNyZWYYAiABKAkSDgoGY29tbWl0GAMgASgJEg4KBmJyYW5jaBgEIAEoCRIWCg5kZWZhdWx0X2JyYW5jaBgFIAEoCRINCgVkZXB0aBgGIAEoBRISCgpzdWJtb2R1bGVzGAcgASgIIscCChRDcmVhdGVTZXNzaW9uUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkSDQoFbW9kZWwYAyABKAkSOgoGbGFiZWxzGAQgAygLMiouYmxpdHoudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QuTGFiZWxzRW50cnkSMwoQYXBwcm92YWxfdGltZW91dBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIjCgRtb2RlGAYgASgOMhUuYmxpdHoudjEuU2Vzc2lvbk1vZGUSDQoFYWdlbnQYByABKAkSKgoGc291cmNlGAggASgLMhouYmxpdHoudjEuUmVwb3NpdG9yeVNvdXJjZRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIicKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkizQEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSJQoFc3RhdGUYAyABKA4yFi5ibGl0ei52MS5TZXNzaW9uU3RhdGUSOQoGbGFiZWxzGAQgAygLMikuYmxpdHoudjEuTGlzdFNlc3Npb25zUmVxdWVzdC5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlQKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEiMKCHNlc3Npb25zGAEgAygLMhEuYmxpdHoudjEuU2Vzc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiKQoTQ2xvc2VTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJInkKDlJ1blR1cm5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSHAoEdHVybhgCIAEoCzIOLmJsaXR6LnYxLlR1cm4SDwoHdHVybl9pZBgDIAEoCRIkCgRidXN5GAQgASgOMhYuYmxpdHoudjEuQnVzeVN0cmF0ZWd5IkUKDFdhdGNoUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoAxIOCgZmb2xsb3cYAyABKAgilAEKFFdhdGNoU2Vzc2lvbnNSZXF1ZXN0EjoKBmxhYmVscxgBIAMoCzIqLmJsaXR6LnYxLldhdGNoU2Vzc2lvbnNSZXF1ZXN0LkxhYmVsc0VudHJ5EhEKCXBhZ2Vfc2l6ZRgCIAEoBRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlgKDlNlc3Npb25zVXBkYXRlEiIKB3Nlc3Npb24YASABKAsyES5ibGl0ei52MS5TZXNzaW9uEhIKCmRlbGV0ZWRfaWQYAiABKAkSDgoGc3luY2VkGAMgASgIIrQBCg1EZWNpZGVSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIkCghkZWNpc2lvbhgDIAEoDjISLmJsaXR6LnYxLkRlY2lzaW9uEg4KBnJlYXNvbhgEIAEoCRIPCgdjb21tYW5kGAUgASgJEhEKCWludGVycnVwdBgGIAEoCBIhCgRydWxlGAcgASgLMhMuYmxpdHoudjEuUnVsZU1hdGNoIhAKDkRlY2lkZVJlc3BvbnNlIoIBCg1BbnN3ZXJSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIPCgdhbnN3ZXJzGAMgAygJEicKBnZhbHVlcxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDwoHZGVjbGluZRgFIAEoCCIQCg5BbnN3ZXJSZXNwb25zZSI0Cg1DYW5jZWxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHdHVybl9pZBgCIAEoCSIhCg5DYW5jZWxSZXNwb25zZRIPCgd0dXJuX2lkGAEgASgJIkoKDFN0ZWVyUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHRleHQYAiABKAkSGAoQZXhwZWN0ZWRfdHVybl9pZBgDIAEoCSIgCg1TdGVlclJlc3BvbnNlEg8KB3R1cm5faWQYASABKAkiJQoPR2V0VXNhZ2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkihgIKC0xlZGdlckVudHJ5Eg8KB3R1cm5faWQYASABKAkSDQoFbW9kZWwYAiABKAkSDQoFaW5wdXQYAyABKAMSDgoGY2FjaGVkGAQgASgDEhMKC2NhY2hlX3dyaXRlGAUgASgDEg4KBm91dHB1dBgGIAEoAxIQCghjb3N0X3VzZBgHIAEoARIOCgZwcmljZWQYCCABKAgSFgoOc2VhcmNoX3F1ZXJpZXMYCSABKAUSFwoPc2VhcmNoX2Nvc3RfdXNkGAogASgBEigKBHRpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDnRva2Vuc191bmtub3duGAwgASgIIlUKC1VzYWdlUmVwb3J0Eh4KBXRvdGFsGAEgASgLMg8uYmxpdHoudjEuVXNhZ2USJgoHZW50cmllcxgCIAMoCzIVLmJsaXR6LnYxLkxlZGdlckVudHJ5IvsCCgRSdWxlEgoKAmlkGAEgASgJEiIKBXNjb3BlGAIgASgOMhMuYmxpdHoudjEuUnVsZVNjb3BlEiIKBGtpbmQYAyABKA4yFC5ibGl0ei52MS5BY3Rpb25LaW5kEhMKC3Njb3BlX2xhYmVsGAQgASgJEhIKCnNlc3Npb25faWQYBSABKAkSEQoJd29ya3NwYWNlGAYgASgJEg4KBmNhbGxlchgHIAEoCRIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmVxdWVzdF9pZBgJIAEoCRImCgVtYXRjaBgKIAEoDjIXLmJsaXR6LnYxLlJ1bGVNYXRjaEtpbmQSDwoHcGF0dGVybhgLIAEoCRIkCgZlZmZlY3QYDCABKA4yFC5ibGl0ei52MS5SdWxlRWZmZWN0Ei8KC2V4cGlyZV90aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCImChBMaXN0UnVsZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiMgoRTGlzdFJ1bGVzUmVzcG9uc2USHQoFcnVsZXMYASADKAsyDi5ibGl0ei52MS5SdWxlIjgKEVJldm9rZVJ1bGVSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDwoHcnVsZV9pZBgCIAEoCSIUChJSZXZva2VSdWxlUmVzcG9uc2UiNQoOR2V0VHVyblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIk0KFFJld2luZFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEgoKdG9fdHVybl9pZBgCIAEoCRINCgVmaWxlcxgDIAEoCCJfChVSZXdpbmRTZXNzaW9uUmVzcG9uc2USIgoHcmV3b3VuZBgBIAEoCzIRLmJsaXR6LnYxLlJld291bmQSIgoHc2Vzc2lvbhgCIAEoCzIRLmJsaXR6LnYxLlNlc3Npb24iTQoQTGlzdFR1cm5zUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIqkCCgtUdXJuU3VtbWFyeRIPCgd0dXJuX2lkGAEgASgJEhwKBHR1cm4YAiABKAsyDi5ibGl0ei52MS5UdXJuEiIKBXN0YXRlGAMgASgOMhMuYmxpdHoudjEuVHVyblN0YXRlEi8KC2NyZWF0ZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoFdXNhZ2UYBiABKAsyDy5ibGl0ei52MS5Vc2FnZRIOCgZvdXRwdXQYByABKAkSIgoFZXJyb3IYCCABKAsyEy5ibGl0ei52MS5FcnJvckluZm8SEQoJZmlyc3Rfc2VxGAkgASgDIlIKEUxpc3RUdXJuc1Jlc3BvbnNlEiQKBXR1cm5zGAEgAygLMhUuYmxpdHoudjEuVHVyblN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIq8CChRVcGRhdGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg0KBXRpdGxlGAIgASgJEjoKBmxhYmVscxgDIAMoCzIqLmJsaXR6LnYxLlVwZGF0ZVNlc3Npb25SZXF1ZXN0LkxhYmVsc0VudHJ5EjMKEGFwcHJvdmFsX3RpbWVvdXQYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLwoLdXBkYXRlX21hc2sYBSABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEiMKBG1vZGUYBiABKA4yFS5ibGl0ei52MS5TZXNzaW9uTW9kZRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIioKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiMgoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEhkKEXdvcmtzcGFjZV9kZWxldGVkGAEgASgIIkgKEkZvcmtTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB3R1cm5faWQYAiABKAkSDQoFdGl0bGUYAyABKAkqlAEKDFNlc3Npb25TdGF0ZRIdChlTRVNTSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSU0VTU0lPTl9TVEFURV9JRExFEAESGQoVU0VTU0lPTl9TVEFURV9SVU5OSU5HEAISGAoUU0VTU0lPTl9TVEFURV9QQVJLRUQQAxIYChRTRVNTSU9OX1NUQVRFX0NMT1NFRBAEKn8KDEJ1c3lTdHJhdGVneRIdChlCVVNZX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASGAoUQlVTWV9TVFJBVEVHWV9SRUpFQ1QQARIZChVCVVNZX1NUUkFURUdZX0VOUVVFVUUQAhIbChdCVVNZX1NUUkFURUdZX0lOVEVSUlVQVBADKlYKCVJ1bGVTY29wZRIaChZSVUxFX1NDT1BFX1VOU1BFQ0lGSUVEEAASFgoSUlVMRV9TQ09QRV9TRVNTSU9OEAESFQoRUlVMRV9TQ09QRV9BTFdBWVMQAiqGAQoJVHVyblN0YXRlEhoKFlRVUk5fU1RBVEVfVU5TUEVDSUZJRUQQABIWChJUVVJOX1NUQVRFX1JVTk5JTkcQARIVChFUVVJOX1NUQVRFX1BBUktFRBACEhcKE1RVUk5fU1RBVEVfRklOSVNIRUQQAxIVChFUVVJOX1NUQVRFX1FVRVVFRBAEMu0MCg5TZXNzaW9uU2VydmljZRJCCg1DcmVhdGVTZXNzaW9uEh4uYmxpdHoudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaES5ibGl0ei52MS5TZXNzaW9uEjwKCkdldFNlc3Npb24SGy5ibGl0ei52MS5HZXRTZXNzaW9uUmVxdWVzdBoRLmJsaXR6LnYxLlNlc3Npb24STQoMTGlzdFNlc3Npb25zEh0uYmxpdHoudjEuTGlzdFNlc3Npb25zUmVxdWVzdBoeLmJsaXR6LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlEkAKDENsb3NlU2Vzc2lvbhIdLmJsaXR6LnYxLkNsb3NlU2Vzc2lvblJlcXVlc3QaES5ibGl0ei52MS5TZXNzaW9uEjoKB1J1blR1cm4SGC5ibGl0ei52MS5SdW5UdXJuUmVxdWVzdBoTLmJsaXR6LnYxLlR1cm5FdmVudDABEjYKBVdhdGNoEhYuYmxpdHoudjEuV2F0Y2hSZXF1ZXN0GhMuYmxpdHoudjEuVHVybkV2ZW50MAESSwoNV2F0Y2hTZXNzaW9ucxIeLmJsaXR6LnYxLldhdGNoU2Vzc2lvbnNSZXF1ZXN0GhguYmxpdHoudjEuU2Vzc2lvbnNVcGRhdGUwARI7CgZEZWNpZGUSFy5ibGl0ei52MS5EZWNpZGVSZXF1ZXN0GhguYmxpdHoudjEuRGVjaWRlUmVzcG9uc2USOwoGQW5zd2VyEhcuYmxpdHoudjEuQW5zd2VyUmVxdWVzdBoYLmJsaXR6LnYxLkFuc3dlclJlc3BvbnNlEjsKBkNhbmNlbBIXLmJsaXR6LnYxLkNhbmNlbFJlcXVlc3QaGC5ibGl0ei52MS5DYW5jZWxSZXNwb25zZRI4CgVTdGVlchIWLmJsaXR6LnYxLlN0ZWVyUmVxdWVzdBoXLmJsaXR6LnYxLlN0ZWVyUmVzcG9uc2USPAoIR2V0VXNhZ2USGS5ibGl0ei52MS5HZXRVc2FnZVJlcXVlc3QaFS5ibGl0ei52MS5Vc2FnZVJlcG9ydBJECglMaXN0UnVsZXMSGi5ibGl0ei52MS5MaXN0UnVsZXNSZXF1ZXN0GhsuYmxpdHoudjEuTGlzdFJ1bGVzUmVzcG9uc2USRwoKUmV2b2tlUnVsZRIbLmJsaXR6LnYxLlJldm9rZVJ1bGVSZXF1ZXN0GhwuYmxpdHoudjEuUmV2b2tlUnVsZVJlc3BvbnNlEkQKCUxpc3RUdXJucxIaLmJsaXR6LnYxLkxpc3RUdXJuc1JlcXVlc3QaGy5ibGl0ei52MS5MaXN0VHVybnNSZXNwb25zZRI6CgdHZXRUdXJuEhguYmxpdHoudjEuR2V0VHVyblJlcXVlc3QaFS5ibGl0ei52MS5UdXJuU3VtbWFyeRJQCg1SZXdpbmRTZXNzaW9uEh4uYmxpdHoudjEuUmV3aW5kU2Vzc2lvblJlcXVlc3QaHy5ibGl0ei52MS5SZXdpbmRTZXNzaW9uUmVzcG9uc2USQgoNVXBkYXRlU2Vzc2lvbhIeLmJsaXR6LnYxLlVwZGF0ZVNlc3Npb25SZXF1ZXN0GhEuYmxpdHoudjEuU2Vzc2lvbhJQCg1EZWxldGVTZXNzaW9uEh4uYmxpdHoudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaHy5ibGl0ei52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USPgoLRm9ya1Nlc3Npb24SHC5ibGl0ei52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaES5ibGl0ei52MS5TZXNzaW9uEkUKDUdldFNlcnZlckluZm8SHi5ibGl0ei52MS5HZXRTZXJ2ZXJJbmZvUmVxdWVzdBoULmJsaXR6LnYxLlNlcnZlckluZm8SQAoKQWNjZXB0UGxhbhIbLmJsaXR6LnYxLkFjY2VwdFBsYW5SZXF1ZXN0GhMuYmxpdHoudjEuVHVybkV2ZW50MAESRwoKUmVqZWN0UGxhbhIbLmJsaXR6LnYxLlJlamVjdFBsYW5SZXF1ZXN0GhwuYmxpdHoudjEuUmVqZWN0UGxhblJlc3BvbnNlEk0KDExpc3RDb21tYW5kcxIdLmJsaXR6LnYxLkxpc3RDb21tYW5kc1JlcXVlc3QaHi5ibGl0ei52MS5MaXN0Q29tbWFuZHNSZXNwb25zZWIGcHJvdG8z", [file_blitz_v1_turn, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message blitz.v1.AcceptPlanRequest
@@ -813,6 +813,67 @@ export const WatchRequestSchema: GenMessage<WatchRequest> = /*@__PURE__*/
   messageDesc(file_blitz_v1_session, 18);
 
 /**
+ * @generated from message blitz.v1.WatchSessionsRequest
+ */
+export type WatchSessionsRequest = Message<"blitz.v1.WatchSessionsRequest"> & {
+  /**
+   * Only sessions carrying all these labels.
+   *
+   * @generated from field: map<string, string> labels = 1;
+   */
+  labels: { [key: string]: string };
+
+  /**
+   * How many of the newest sessions the first snapshot holds (0: 50; at most 500).
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message blitz.v1.WatchSessionsRequest.
+ * Use `create(WatchSessionsRequestSchema)` to create a new message.
+ */
+export const WatchSessionsRequestSchema: GenMessage<WatchSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_session, 19);
+
+/**
+ * SessionsUpdate: one message of WatchSessions.
+ *
+ * @generated from message blitz.v1.SessionsUpdate
+ */
+export type SessionsUpdate = Message<"blitz.v1.SessionsUpdate"> & {
+  /**
+   * A session as it is now: in the first snapshot, or made or changed since.
+   *
+   * @generated from field: blitz.v1.Session session = 1;
+   */
+  session?: Session | undefined;
+
+  /**
+   * The id of a session deleted since.
+   *
+   * @generated from field: string deleted_id = 2;
+   */
+  deletedId: string;
+
+  /**
+   * The first snapshot is complete: what follows are changes, as they happen.
+   *
+   * @generated from field: bool synced = 3;
+   */
+  synced: boolean;
+};
+
+/**
+ * Describes the message blitz.v1.SessionsUpdate.
+ * Use `create(SessionsUpdateSchema)` to create a new message.
+ */
+export const SessionsUpdateSchema: GenMessage<SessionsUpdate> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_session, 20);
+
+/**
  * @generated from message blitz.v1.DecideRequest
  */
 export type DecideRequest = Message<"blitz.v1.DecideRequest"> & {
@@ -869,7 +930,7 @@ export type DecideRequest = Message<"blitz.v1.DecideRequest"> & {
  * Use `create(DecideRequestSchema)` to create a new message.
  */
 export const DecideRequestSchema: GenMessage<DecideRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 19);
+  messageDesc(file_blitz_v1_session, 21);
 
 /**
  * @generated from message blitz.v1.DecideResponse
@@ -882,7 +943,7 @@ export type DecideResponse = Message<"blitz.v1.DecideResponse"> & {
  * Use `create(DecideResponseSchema)` to create a new message.
  */
 export const DecideResponseSchema: GenMessage<DecideResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 20);
+  messageDesc(file_blitz_v1_session, 22);
 
 /**
  * @generated from message blitz.v1.AnswerRequest
@@ -928,7 +989,7 @@ export type AnswerRequest = Message<"blitz.v1.AnswerRequest"> & {
  * Use `create(AnswerRequestSchema)` to create a new message.
  */
 export const AnswerRequestSchema: GenMessage<AnswerRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 21);
+  messageDesc(file_blitz_v1_session, 23);
 
 /**
  * @generated from message blitz.v1.AnswerResponse
@@ -941,7 +1002,7 @@ export type AnswerResponse = Message<"blitz.v1.AnswerResponse"> & {
  * Use `create(AnswerResponseSchema)` to create a new message.
  */
 export const AnswerResponseSchema: GenMessage<AnswerResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 22);
+  messageDesc(file_blitz_v1_session, 24);
 
 /**
  * @generated from message blitz.v1.CancelRequest
@@ -966,7 +1027,7 @@ export type CancelRequest = Message<"blitz.v1.CancelRequest"> & {
  * Use `create(CancelRequestSchema)` to create a new message.
  */
 export const CancelRequestSchema: GenMessage<CancelRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 23);
+  messageDesc(file_blitz_v1_session, 25);
 
 /**
  * @generated from message blitz.v1.CancelResponse
@@ -985,7 +1046,7 @@ export type CancelResponse = Message<"blitz.v1.CancelResponse"> & {
  * Use `create(CancelResponseSchema)` to create a new message.
  */
 export const CancelResponseSchema: GenMessage<CancelResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 24);
+  messageDesc(file_blitz_v1_session, 26);
 
 /**
  * @generated from message blitz.v1.SteerRequest
@@ -1015,7 +1076,7 @@ export type SteerRequest = Message<"blitz.v1.SteerRequest"> & {
  * Use `create(SteerRequestSchema)` to create a new message.
  */
 export const SteerRequestSchema: GenMessage<SteerRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 25);
+  messageDesc(file_blitz_v1_session, 27);
 
 /**
  * @generated from message blitz.v1.SteerResponse
@@ -1034,7 +1095,7 @@ export type SteerResponse = Message<"blitz.v1.SteerResponse"> & {
  * Use `create(SteerResponseSchema)` to create a new message.
  */
 export const SteerResponseSchema: GenMessage<SteerResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 26);
+  messageDesc(file_blitz_v1_session, 28);
 
 /**
  * @generated from message blitz.v1.GetUsageRequest
@@ -1051,7 +1112,7 @@ export type GetUsageRequest = Message<"blitz.v1.GetUsageRequest"> & {
  * Use `create(GetUsageRequestSchema)` to create a new message.
  */
 export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 27);
+  messageDesc(file_blitz_v1_session, 29);
 
 /**
  * One model call.
@@ -1130,7 +1191,7 @@ export type LedgerEntry = Message<"blitz.v1.LedgerEntry"> & {
  * Use `create(LedgerEntrySchema)` to create a new message.
  */
 export const LedgerEntrySchema: GenMessage<LedgerEntry> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 28);
+  messageDesc(file_blitz_v1_session, 30);
 
 /**
  * @generated from message blitz.v1.UsageReport
@@ -1152,7 +1213,7 @@ export type UsageReport = Message<"blitz.v1.UsageReport"> & {
  * Use `create(UsageReportSchema)` to create a new message.
  */
 export const UsageReportSchema: GenMessage<UsageReport> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 29);
+  messageDesc(file_blitz_v1_session, 31);
 
 /**
  * An approval rule: actions whose scope matches `scope_label` are approved without parking.
@@ -1244,7 +1305,7 @@ export type Rule = Message<"blitz.v1.Rule"> & {
  * Use `create(RuleSchema)` to create a new message.
  */
 export const RuleSchema: GenMessage<Rule> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 30);
+  messageDesc(file_blitz_v1_session, 32);
 
 /**
  * @generated from message blitz.v1.ListRulesRequest
@@ -1261,7 +1322,7 @@ export type ListRulesRequest = Message<"blitz.v1.ListRulesRequest"> & {
  * Use `create(ListRulesRequestSchema)` to create a new message.
  */
 export const ListRulesRequestSchema: GenMessage<ListRulesRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 31);
+  messageDesc(file_blitz_v1_session, 33);
 
 /**
  * @generated from message blitz.v1.ListRulesResponse
@@ -1278,7 +1339,7 @@ export type ListRulesResponse = Message<"blitz.v1.ListRulesResponse"> & {
  * Use `create(ListRulesResponseSchema)` to create a new message.
  */
 export const ListRulesResponseSchema: GenMessage<ListRulesResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 32);
+  messageDesc(file_blitz_v1_session, 34);
 
 /**
  * @generated from message blitz.v1.RevokeRuleRequest
@@ -1300,7 +1361,7 @@ export type RevokeRuleRequest = Message<"blitz.v1.RevokeRuleRequest"> & {
  * Use `create(RevokeRuleRequestSchema)` to create a new message.
  */
 export const RevokeRuleRequestSchema: GenMessage<RevokeRuleRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 33);
+  messageDesc(file_blitz_v1_session, 35);
 
 /**
  * @generated from message blitz.v1.RevokeRuleResponse
@@ -1313,7 +1374,7 @@ export type RevokeRuleResponse = Message<"blitz.v1.RevokeRuleResponse"> & {
  * Use `create(RevokeRuleResponseSchema)` to create a new message.
  */
 export const RevokeRuleResponseSchema: GenMessage<RevokeRuleResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 34);
+  messageDesc(file_blitz_v1_session, 36);
 
 /**
  * @generated from message blitz.v1.GetTurnRequest
@@ -1335,7 +1396,7 @@ export type GetTurnRequest = Message<"blitz.v1.GetTurnRequest"> & {
  * Use `create(GetTurnRequestSchema)` to create a new message.
  */
 export const GetTurnRequestSchema: GenMessage<GetTurnRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 35);
+  messageDesc(file_blitz_v1_session, 37);
 
 /**
  * @generated from message blitz.v1.RewindSessionRequest
@@ -1366,7 +1427,7 @@ export type RewindSessionRequest = Message<"blitz.v1.RewindSessionRequest"> & {
  * Use `create(RewindSessionRequestSchema)` to create a new message.
  */
 export const RewindSessionRequestSchema: GenMessage<RewindSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 36);
+  messageDesc(file_blitz_v1_session, 38);
 
 /**
  * @generated from message blitz.v1.RewindSessionResponse
@@ -1392,7 +1453,7 @@ export type RewindSessionResponse = Message<"blitz.v1.RewindSessionResponse"> & 
  * Use `create(RewindSessionResponseSchema)` to create a new message.
  */
 export const RewindSessionResponseSchema: GenMessage<RewindSessionResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 37);
+  messageDesc(file_blitz_v1_session, 39);
 
 /**
  * @generated from message blitz.v1.ListTurnsRequest
@@ -1423,7 +1484,7 @@ export type ListTurnsRequest = Message<"blitz.v1.ListTurnsRequest"> & {
  * Use `create(ListTurnsRequestSchema)` to create a new message.
  */
 export const ListTurnsRequestSchema: GenMessage<ListTurnsRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 38);
+  messageDesc(file_blitz_v1_session, 40);
 
 /**
  * One turn of a session, as ListTurns returns it.
@@ -1493,7 +1554,7 @@ export type TurnSummary = Message<"blitz.v1.TurnSummary"> & {
  * Use `create(TurnSummarySchema)` to create a new message.
  */
 export const TurnSummarySchema: GenMessage<TurnSummary> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 39);
+  messageDesc(file_blitz_v1_session, 41);
 
 /**
  * @generated from message blitz.v1.ListTurnsResponse
@@ -1517,7 +1578,7 @@ export type ListTurnsResponse = Message<"blitz.v1.ListTurnsResponse"> & {
  * Use `create(ListTurnsResponseSchema)` to create a new message.
  */
 export const ListTurnsResponseSchema: GenMessage<ListTurnsResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 40);
+  messageDesc(file_blitz_v1_session, 42);
 
 /**
  * @generated from message blitz.v1.UpdateSessionRequest
@@ -1568,7 +1629,7 @@ export type UpdateSessionRequest = Message<"blitz.v1.UpdateSessionRequest"> & {
  * Use `create(UpdateSessionRequestSchema)` to create a new message.
  */
 export const UpdateSessionRequestSchema: GenMessage<UpdateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 41);
+  messageDesc(file_blitz_v1_session, 43);
 
 /**
  * @generated from message blitz.v1.DeleteSessionRequest
@@ -1585,7 +1646,7 @@ export type DeleteSessionRequest = Message<"blitz.v1.DeleteSessionRequest"> & {
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 42);
+  messageDesc(file_blitz_v1_session, 44);
 
 /**
  * @generated from message blitz.v1.DeleteSessionResponse
@@ -1605,7 +1666,7 @@ export type DeleteSessionResponse = Message<"blitz.v1.DeleteSessionResponse"> & 
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 43);
+  messageDesc(file_blitz_v1_session, 45);
 
 /**
  * @generated from message blitz.v1.ForkSessionRequest
@@ -1637,7 +1698,7 @@ export type ForkSessionRequest = Message<"blitz.v1.ForkSessionRequest"> & {
  * Use `create(ForkSessionRequestSchema)` to create a new message.
  */
 export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_session, 44);
+  messageDesc(file_blitz_v1_session, 46);
 
 /**
  * Where a session stands.
@@ -1870,6 +1931,18 @@ export const SessionService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchRequestSchema;
     output: typeof TurnEventSchema;
+  },
+  /**
+   * The caller's sessions, live: the newest first as they are, then each one as it
+   * changes (its state, turn, title, labels, mode, open requests, usage), is made or is
+   * deleted, for as long as the client stays (docs/protocol.md, "Watching sessions").
+   *
+   * @generated from rpc blitz.v1.SessionService.WatchSessions
+   */
+  watchSessions: {
+    methodKind: "server_streaming";
+    input: typeof WatchSessionsRequestSchema;
+    output: typeof SessionsUpdateSchema;
   },
   /**
    * Answers an ApprovalRequest. The first answer wins; later ones get ALREADY_RESOLVED.

@@ -5,8 +5,13 @@
 import type { ServerInfo } from "blitz-client";
 import { useEffect, useState } from "preact/hooks";
 import { handshake, type SignIn, storeToken } from "./api.js";
+import { KeysDialog, typing } from "./keys.js";
 import { SessionView, type Tab } from "./session.js";
 import { SessionList } from "./sessions.js";
+import { useSessions } from "./store.js";
+
+/** The page's own title (index.html's), behind the count of what waits. */
+const TITLE = document.title || "Blitz console";
 
 interface Route {
   sessionId: string;
@@ -99,13 +104,40 @@ function SignInForm({ error, onToken }: { error: string; onToken: (token: string
 
 function Console({ info, signedIn, onSignOut }: { info: ServerInfo; signedIn: boolean; onSignOut: () => void }) {
   const [route, setRoute] = useState(readRoute());
-  const [generation, setGeneration] = useState(0);
+  const [keys, setKeys] = useState(false);
   const [permission, setPermission] = useState(typeof Notification === "undefined" ? "unsupported" : Notification.permission);
+  const known = useSessions();
   useEffect(() => {
     const onHash = () => setRoute(readRoute());
     window.addEventListener("hashchange", onHash);
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
+  // `?` lists the keys, `/` goes to the search (the log's in a session, else the list's).
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (typing(event) || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (event.key === "?") {
+        event.preventDefault();
+        setKeys(true);
+      } else if (event.key === "/") {
+        const field =
+          document.querySelector<HTMLInputElement>(".main [data-search]:not([disabled])") ??
+          document.querySelector<HTMLInputElement>("[data-search=sessions]");
+        if (field && field.offsetParent !== null) {
+          event.preventDefault();
+          field.focus();
+        }
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+  // The tab says how many requests wait for someone, in every session: "(2) Blitz console".
+  let waiting = 0;
+  for (const session of known.sessions.values()) waiting += session.pending.length;
+  useEffect(() => {
+    document.title = waiting ? `(${waiting}) ${TITLE}` : TITLE;
+  }, [waiting]);
   const open = (id: string, tab: Tab = "log") => {
     location.hash = tab === "log" ? `#/s/${id}` : `#/s/${id}/${tab}`;
   };
@@ -119,25 +151,31 @@ function Console({ info, signedIn, onSignOut }: { info: ServerInfo; signedIn: bo
           {info.serverVersion} · {info.protocol} r{info.protocolRevision} · {info.defaultModel}
         </span>
         <span class="spacer" />
+        <button type="button" class="link" onClick={() => setKeys(true)} aria-keyshortcuts="?" title="Keyboard shortcuts (?)">
+          keys
+        </button>
         {permission === "default" && (
           <button type="button" class="link" onClick={() => Notification.requestPermission().then(setPermission)}>
             notify me
           </button>
         )}
-        {signedIn && (
-          <button type="button" class="link" onClick={onSignOut}>
-            sign out
-          </button>
+        {signedIn ? (
+          <span class="who" data-testid="who">
+            {/* GetServerInfo does not say whose the token is: the page can only say that it holds one. */}
+            <span class="dim">signed in</span>
+            <button type="button" class="link" onClick={onSignOut}>
+              sign out
+            </button>
+          </span>
+        ) : (
+          <span class="who dim" data-testid="who" title="This server takes calls without a token (loopback)">
+            no sign-in needed
+          </span>
         )}
       </header>
+      <KeysDialog open={keys} onClose={() => setKeys(false)} />
       <div class="panes">
-        <SessionList
-          info={info}
-          openId={route.sessionId}
-          onOpen={(id) => open(id)}
-          generation={generation}
-          onChanged={() => setGeneration((g) => g + 1)}
-        />
+        <SessionList info={info} openId={route.sessionId} onOpen={(id) => open(id)} />
         <main class="main">
           {route.sessionId ? (
             <>
@@ -152,10 +190,8 @@ function Console({ info, signedIn, onSignOut }: { info: ServerInfo; signedIn: bo
                 info={info}
                 onOpen={open}
                 onGone={() => {
-                  setGeneration((g) => g + 1);
                   location.hash = "#/";
                 }}
-                onChanged={() => setGeneration((g) => g + 1)}
               />
             </>
           ) : (

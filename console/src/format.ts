@@ -12,6 +12,7 @@ import {
   SessionState,
   type Usage,
 } from "blitz-client";
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { UsageSum } from "./log.js";
 
 /** The built-in agent's name (ServerInfo.agents' first); any other is an ACP agent's. */
@@ -72,6 +73,8 @@ export function byWhom(resolution: Resolution, mine: boolean): string {
 export function resolutionLine(resolution: Resolution, mine: boolean): string {
   const by = byWhom(resolution, mine);
   if (resolution.via === "withdrawn") return "withdrawn: the turn ended first";
+  if (resolution.declined) return `declined ${by}`;
+  if (resolution.values && Object.keys(resolution.values).length > 0) return `answered ${by}: ${valuesLine(resolution.values)}`;
   if (resolution.via === "answer" || resolution.answers.length > 0) {
     const answers = resolution.answers.join(", ") || "no answer";
     return `answered ${by}: ${answers}`;
@@ -87,6 +90,14 @@ export function resolutionLine(resolution: Resolution, mine: boolean): string {
   const how = resolution.via === "rule" ? "by a rule" : DECISION_WORDS[resolution.decision] ?? "";
   const edited = resolution.command ? ` as: ${resolution.command}` : "";
   return `approved ${how} ${resolution.via === "rule" ? "" : by}${edited}`.replace(/\s+/g, " ").trim();
+}
+
+/** A form's values in one line: "name=Ada, seats=4" (several choices joined by +). */
+export function valuesLine(values: JsonObject): string {
+  const shown = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+  return Object.entries(values)
+    .map(([key, value]) => `${key}=${Array.isArray(value) ? value.map(shown).join("+") : shown(value)}`)
+    .join(", ");
 }
 
 /** A workflow step's status, marked as `blitz chat` marks it. */

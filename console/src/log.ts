@@ -41,6 +41,8 @@ export type Item =
       partial: boolean;
       /** Its approval request is open (the request shares the call's id). */
       waiting?: boolean;
+      /** Its turn finished before its result came (cancelled, stopped, failed). */
+      stopped?: boolean;
       output: string;
       result?: { value: JsonObject | undefined; isError: boolean; seconds: number };
     })
@@ -271,10 +273,16 @@ function apply(next: Log, event: TurnEvent): void {
       };
       break;
     }
-    case "planProposed":
+    case "planProposed": {
       next.planId = kind.value.planId;
+      // The plan is the turn's answer: its text, already shown as it streamed, goes into
+      // the plan's card instead of standing twice.
+      const plan = kind.value.plan.trim();
+      const said = next.items.findIndex((item) => item.kind === "text" && !item.thought && item.turnId === base.turnId && item.text.trim() === plan);
+      if (said >= 0) next.items.splice(said, 1);
       push({ ...base, kind: "plan", plan: kind.value });
       break;
+    }
     case "planDecision": {
       const decision = kind.value;
       if (next.planId === decision.planId) next.planId = "";
@@ -290,6 +298,7 @@ function apply(next: Log, event: TurnEvent): void {
       break;
     }
     case "finished": {
+      closeTurn(next, base.turnId);
       const after = kind.value.after;
       if (after) {
         next.usage = {
@@ -423,8 +432,49 @@ function closeStreaming(log: Log, turnId: string): { answered: boolean; command:
     const item = log.items[i];
     if (item.turnId !== turnId) continue;
     if (item.kind === "prompt") return { answered, command: !!item.turn?.command };
-    if (item.kind === "text" && !item.thought) answered = true;
+    if ((item.kind === "text" && !item.thought) || item.kind === "plan") answered = true;
     if (item.kind === "text" && item.streaming) log.items[i] = { ...item, streaming: false };
   }
   return { answered, command: false };
+}
+
+/** Ends the lines of a turn that finished: a tool call without its result was stopped
+ * (the turn was cancelled, or failed, before the tool returned), and none waits any more. */
+function closeTurn(log: Log, turnId: string): void {
+  for (let i = log.items.length - 1; i >= 0; i--) {
+    const item = log.items[i];
+    if (item.turnId !== turnId) continue;
+    if (item.kind === "prompt") return;
+    if (item.kind === "tool" && (!item.result || item.waiting)) log.items[i] = { ...item, waiting: false, stopped: !item.result };
+  }
+}
+
+/** What an item says, for finding it ("" for what holds no words of its own). */
+export function itemText(item: Item): string {
+  switch (item.kind) {
+    case "prompt":
+      return item.turn?.text ?? "";
+    case "text":
+      return item.text;
+    case "tool":
+      return `${item.name} ${JSON.stringify(item.args ?? {})} ${item.output} ${JSON.stringify(item.result?.value ?? {})}`;
+    case "approval":
+      return `${item.request.tool} ${item.request.detail} ${item.request.scopeLabel}`;
+    case "question":
+      return `${item.question.question} ${item.question.options.join(" ")} ${item.resolution?.answers.join(" ") ?? ""}`;
+    case "notice":
+      return item.text;
+    case "plan":
+      return item.plan.plan;
+    case "planDecision":
+      return item.decision.feedback;
+    case "file":
+      return item.path;
+    case "flowStep":
+      return `${item.step.title} ${item.step.id} ${item.step.output} ${item.step.error}`;
+    case "finished":
+      return `${item.finished.output} ${item.finished.error?.message ?? ""} ${item.finished.leftover.join(" ")}`;
+    default:
+      return "";
+  }
 }

@@ -1,61 +1,61 @@
-// The list of sessions: filtered by state and labels, paged, polled every two seconds so
-// that a session waiting for someone shows a badge (and, if the person allowed it, a
-// browser notification) while they look at another.
+// The list of sessions: the store's (store.ts: WatchSessions, or polling on an older
+// server), newest first, filtered here by state, labels and words of the title or
+// labels, 20 a page; a session waiting for someone shows a badge (and, if the person
+// allowed it, a browser notification) while they look at another.
 
 import { BlitzError, type ServerInfo, type Session, SessionState } from "blitz-client";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { blitz, describe } from "./api.js";
 import { labelsText, parseLabels, stateWord, waitingWhat } from "./format.js";
+import { newestFirst, store, useSessions } from "./store.js";
 
 const PAGE_SIZE = 20;
-const POLL_MS = 2000;
 
 interface Props {
   info: ServerInfo;
   openId: string;
   onOpen: (id: string) => void;
-  /** Bumped when a session changed here (made, renamed, closed…): read the list again. */
-  generation: number;
-  onChanged: () => void;
 }
 
-export function SessionList({ info, openId, onOpen, generation, onChanged }: Props) {
+/** Whether a session matches the filters: its state, every label asked for, and each
+ * word of the search in its title, id or labels. */
+export function matches(session: Session, state: SessionState, labels: Record<string, string> | undefined, search: string): boolean {
+  if (state !== SessionState.UNSPECIFIED && session.state !== state) return false;
+  for (const [key, value] of Object.entries(labels ?? {})) if (session.labels[key] !== value) return false;
+  const haystack = `${session.title} ${session.id} ${labelsText(session.labels)}`.toLowerCase();
+  return search
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((word) => haystack.includes(word));
+}
+
+export function SessionList({ info, openId, onOpen }: Props) {
+  const known = useSessions();
   const [state, setState] = useState<SessionState>(SessionState.UNSPECIFIED);
   const [labelFilter, setLabelFilter] = useState("");
-  const [tokens, setTokens] = useState<string[]>([""]); // the page tokens of the pages so far
-  const [page, setPage] = useState<{ sessions: Session[]; next: string }>();
+  const [search, setSearch] = useState("");
+  const [page, setPage] = useState(0);
+  const [loading, setLoading] = useState(false);
   const [error, setError] = useState("");
   const [creating, setCreating] = useState(false);
   const seen = useRef(new Set<string>());
   const first = useRef(true);
   const labels = parseLabels(labelFilter);
-  const token = tokens[tokens.length - 1];
 
+  useEffect(() => store.start(), []);
+  const shown = useMemo(
+    () => newestFirst(known.sessions.values()).filter((session) => matches(session, state, labels, search)),
+    [known.sessions, state, labelFilter, search],
+  );
+  const pages = Math.max(1, Math.ceil(shown.length / PAGE_SIZE));
+  const at = Math.min(page, pages - 1);
+  const listed = shown.slice(at * PAGE_SIZE, (at + 1) * PAGE_SIZE);
+
+  // A notification for each request that arrived since the list last changed, elsewhere.
   useEffect(() => {
-    let stopped = false;
-    let timer = 0;
-    async function poll() {
-      try {
-        const answer = await blitz.sessions.listSessions({ pageSize: PAGE_SIZE, pageToken: token, state, labels: labels ?? {} });
-        if (stopped) return;
-        setPage({ sessions: answer.sessions, next: answer.nextPageToken });
-        setError("");
-        notifyNew(answer.sessions);
-      } catch (thrown) {
-        if (!stopped) setError(describe(thrown));
-      }
-      if (!stopped) timer = window.setTimeout(poll, POLL_MS);
-    }
-    void poll();
-    return () => {
-      stopped = true;
-      window.clearTimeout(timer);
-    };
-  }, [state, labelFilter, token, generation]);
-
-  /** A notification for each request that arrived since the last poll, elsewhere. */
-  function notifyNew(sessions: Session[]) {
-    for (const session of sessions) {
+    if (!known.synced) return;
+    for (const session of known.sessions.values()) {
       for (const event of session.pending) {
         const id = event.kind.case === "approvalRequest" || event.kind.case === "question" ? event.kind.value.requestId : "";
         if (!id || seen.current.has(id)) continue;
@@ -65,8 +65,23 @@ export function SessionList({ info, openId, onOpen, generation, onChanged }: Pro
       }
     }
     first.current = false;
+  }, [known.sessions, known.synced]);
+
+  async function older() {
+    if (at < pages - 1) return setPage(at + 1);
+    setLoading(true);
+    setError("");
+    try {
+      await store.older();
+      setPage(at + 1);
+    } catch (thrown) {
+      setError(describe(thrown));
+    } finally {
+      setLoading(false);
+    }
   }
 
+  const filtering = labelFilter || state || search;
   return (
     <section class="sessions" aria-label="Sessions">
       <div class="sessions-head">
@@ -80,16 +95,25 @@ export function SessionList({ info, openId, onOpen, generation, onChanged }: Pro
           info={info}
           onMade={(session) => {
             setCreating(false);
-            setTokens([""]);
-            onChanged();
+            setPage(0);
+            store.put(session);
             onOpen(session.id);
           }}
         />
       )}
       <div class="filters" role="search">
+        <input
+          type="search"
+          class="search"
+          value={search}
+          onInput={(e) => (setSearch(e.currentTarget.value), setPage(0))}
+          placeholder="search titles and labels ( / )"
+          aria-label="Search sessions"
+          data-search="sessions"
+        />
         <label>
           state{" "}
-          <select value={state} onChange={(e) => (setState(Number(e.currentTarget.value) as SessionState), setTokens([""]))} aria-label="Filter by state">
+          <select value={state} onChange={(e) => (setState(Number(e.currentTarget.value) as SessionState), setPage(0))} aria-label="Filter by state">
             <option value={SessionState.UNSPECIFIED}>any</option>
             <option value={SessionState.IDLE}>idle</option>
             <option value={SessionState.RUNNING}>running</option>
@@ -101,24 +125,24 @@ export function SessionList({ info, openId, onOpen, generation, onChanged }: Pro
           labels{" "}
           <input
             value={labelFilter}
-            onInput={(e) => (setLabelFilter(e.currentTarget.value), setTokens([""]))}
+            onInput={(e) => (setLabelFilter(e.currentTarget.value), setPage(0))}
             placeholder="key=value, …"
             aria-label="Filter by labels"
             aria-invalid={labels === undefined}
           />
         </label>
       </div>
-      {error && (
+      {(error || known.error) && (
         <div class="error-line" role="alert">
-          {error}
+          {error || `${known.error} (reconnecting…)`}
         </div>
       )}
-      <ul class="session-list">
-        {page?.sessions.map((session) => {
+      <ul class="session-list" data-mode={known.mode}>
+        {listed.map((session) => {
           const waiting = session.pending.length;
           return (
             <li key={session.id} class={session.id === openId ? "current" : ""}>
-              <a href={`#/s/${session.id}`} aria-current={session.id === openId ? "page" : undefined} data-session={session.id}>
+              <a href={`#/s/${session.id}`} aria-current={session.id === openId ? "page" : undefined} data-session={session.id} data-state={stateWord(session)}>
                 <span class="session-name">{session.title || session.id}</span>
                 {waiting > 0 && session.id !== openId && (
                   <span class="badge" data-testid="badge" aria-label={`${waiting} waiting for you`}>
@@ -132,13 +156,13 @@ export function SessionList({ info, openId, onOpen, generation, onChanged }: Pro
           );
         })}
       </ul>
-      {page && page.sessions.length === 0 && <p class="empty">No sessions{labelFilter || state ? " match" : " yet"}.</p>}
+      {known.synced && shown.length === 0 && <p class="empty">No sessions{filtering ? " match" : " yet"}.</p>}
       <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={tokens.length < 2} onClick={() => setTokens(tokens.slice(0, -1))}>
+        <button type="button" disabled={at === 0} onClick={() => setPage(at - 1)}>
           ← newer
         </button>
-        <span class="dim">page {tokens.length}</span>
-        <button type="button" disabled={!page?.next} onClick={() => page?.next && setTokens([...tokens, page.next])}>
+        <span class="dim">page {at + 1}</span>
+        <button type="button" disabled={loading || (at >= pages - 1 && !known.more)} onClick={older}>
           older →
         </button>
       </nav>
@@ -155,6 +179,8 @@ function fieldOf(error: BlitzError): "url" | "ref" | "" {
   return "";
 }
 
+const OTHER = "\u0000other";
+
 function NewSession({ info, onMade }: { info: ServerInfo; onMade: (session: Session) => void }) {
   const [title, setTitle] = useState("");
   const [labels, setLabels] = useState("");
@@ -168,7 +194,15 @@ function NewSession({ info, onMade }: { info: ServerInfo; onMade: (session: Sess
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
   const [fieldError, setFieldError] = useState<{ field: "url" | "ref"; text: string }>();
-  const models = info.models.filter((m) => !m.endsWith(":*"));
+  // The models by name, the default first; "PROVIDER:*" is any model of a provider, typed.
+  const named = info.models.filter((m) => !m.endsWith(":*"));
+  const models = [info.defaultModel, ...named.filter((m) => m !== info.defaultModel)].filter(Boolean);
+  const providers = info.models.filter((m) => m.endsWith(":*")).map((m) => m.slice(0, -2));
+  const [other, setOther] = useState(false);
+  function pickModel(value: string) {
+    setOther(value === OTHER);
+    setModel(value === OTHER ? `${providers[0]}:` : value);
+  }
   const acp = info.agents.find((a) => a.name === agent)?.kind === "acp";
   const source = info.repositories && url.trim() ? { url: url.trim(), ref: ref.trim() } : undefined;
   async function make(event: Event) {
@@ -210,18 +244,26 @@ function NewSession({ info, onMade }: { info: ServerInfo; onMade: (session: Sess
       {!acp && (
         <label>
           model{" "}
-          {models.length > 1 ? (
-            <select value={model} onChange={(e) => setModel(e.currentTarget.value)} aria-label="Model">
-              {models.map((m) => (
-                <option key={m} value={m}>
-                  {m}
-                </option>
-              ))}
-            </select>
-          ) : (
-            <input value={model} onInput={(e) => setModel(e.currentTarget.value)} aria-label="Model" />
-          )}
+          <select value={other ? OTHER : model} onChange={(e) => pickModel(e.currentTarget.value)} aria-label="Model">
+            {models.map((m) => (
+              <option key={m} value={m}>
+                {m}
+                {m === info.defaultModel ? " (default)" : ""}
+              </option>
+            ))}
+            {providers.length > 0 && <option value={OTHER}>another model of {providers.join(", ")}…</option>}
+          </select>
         </label>
+      )}
+      {!acp && other && (
+        <input
+          value={model}
+          onInput={(e) => setModel(e.currentTarget.value)}
+          placeholder={`${providers[0]}:name`}
+          aria-label="Model name"
+          autoComplete="off"
+          spellcheck={false}
+        />
       )}
       {info.repositories && (
         <fieldset class="repository-source">

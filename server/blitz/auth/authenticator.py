@@ -105,6 +105,15 @@ class Authenticator:
             raise _refused("the token is unknown or revoked")
         return principal
 
+    async def is_admin(self, name: str) -> bool:
+        """Whether the principal `name` has an admin's token (a live one, from the settings
+        or the store): for what acts as a principal without its token (a Slack user the
+        operator maps to one)."""
+        if any(p.name == name and p.admin for p in self._static.values()):
+            return True
+        stored = await self._store.list_tokens()
+        return any(t.name == name and t.admin and t.revoke_time is None for t in stored)
+
     async def _stored(self, digest: str) -> Principal | None:
         now = time.monotonic()
         seen = self._seen.get(digest)

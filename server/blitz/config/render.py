@@ -8,6 +8,7 @@ that `--config` reads back.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from blitz.config.loading import Resolved
@@ -23,7 +24,7 @@ def _default(spec: SettingSpec) -> str:
     if spec.default_text:
         return spec.default_text
     value = getattr(Settings(), spec.name)
-    if value in ("", (), None):
+    if value in ("", (), None) or value == {}:
         return "none"
     return _text(value)
 
@@ -73,4 +74,6 @@ def _toml(value: object) -> str:
         value = str(value)
     if isinstance(value, tuple):
         value = ",".join(str(part) for part in value)
+    if isinstance(value, Mapping):  # an inline table: TOML's strings are JSON's
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
     return json.dumps(value)

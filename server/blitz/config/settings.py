@@ -6,6 +6,7 @@ arguments; nothing deeper in the code reads the environment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -121,8 +122,15 @@ class Settings:
     metrics_port: int | None = None
     # An OTLP/HTTP collector's base URL to send traces to; empty: no tracing.
     otlp_endpoint: str = ""
-    # Where people reach the HTTP port (behind any proxy); webhook payloads link there.
+    # Where people reach the HTTP port (behind any proxy); webhook payloads link there, and
+    # carry approval links (blitz.core.links) only when it is set.
     public_url: str = ""
+    # Seconds an approval link works at most (its request's own expiry, if sooner).
+    link_ttl: float = 24 * 3600.0
+    # The Slack app whose buttons `POST /slack/actions` takes (empty: none), and which
+    # principal each Slack user id is.
+    slack_signing_secret: str = field(default="", repr=False)
+    slack_users: Mapping[str, str] = field(default_factory=dict)
     # Webhooks: the internal address ranges deliveries may reach (none: public ones only),
     # an attempt's limit, the retry window and first backoff in seconds, the failed
     # attempts in a row that pause a webhook, and the deliveries sent at once.

@@ -169,8 +169,33 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "public_url",
         values.url,
         "where people reach the HTTP port, behind any proxy: webhook payloads link to each"
-        " session in the console there",
+        " session in the console there, and carry signed links that answer an approval or"
+        " a question (none without it)",
         "URL",
+    ),
+    _spec(
+        "link_ttl",
+        values.positive_seconds,
+        "seconds an approval link (or Slack button) of a webhook's message works at most;"
+        " sooner when its request expires sooner (docs/webhooks.md, Approval links)",
+        "SECONDS",
+    ),
+    _spec(
+        "slack_signing_secret",
+        values.stripped,
+        "the Slack app's signing secret: `POST /slack/actions` takes the buttons of `slack`"
+        " webhook messages from that app only (unset: it takes none)",
+        "SECRET",
+        secret=True,
+    ),
+    _spec(
+        "slack_users",
+        values.slack_users,
+        "who each Slack user is here: `slack_users = { U0123ABCD = \"alice\" }` in the file"
+        " (a JSON object in the flag or variable); a button pressed by a user not in it"
+        " decides nothing",
+        "JSON",
+        structured=True,
     ),
     _spec("model", values.nonempty, "default model of new sessions", "MODEL"),
     _spec("max_turns", values.positive_int, "default limit of model calls in one turn", "N"),

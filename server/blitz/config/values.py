@@ -38,6 +38,7 @@ __all__ = [
     "positive_seconds",
     "repo_patterns",
     "seconds",
+    "slack_users",
     "stripped",
     "url",
 ]
@@ -217,6 +218,31 @@ def declared_credentials(text: str) -> tuple[DeclaredCredential, ...]:
     except ValueError:
         raise ValueError("must be a JSON object of repository credentials") from None
     return _credentials(value)
+
+
+# A Slack user id (`U0123ABCD`; `W…` on Enterprise Grid).
+_SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,31}")
+
+
+def slack_users(text: str) -> dict[str, str]:
+    """Slack users mapped to principals, as JSON text: an object of strings, as the file's
+    `slack_users = { U0123ABCD = "alice" }` (empty text: none)."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ValueError(
+            'must be a JSON object of Slack user ids, e.g. {"U0123ABCD": "alice"}'
+        ) from None
+    if not isinstance(value, dict):
+        raise ValueError('must be a table of Slack user ids, e.g. { U0123ABCD = "alice" }')
+    for user, principal in value.items():
+        if not _SLACK_USER.fullmatch(user):
+            raise ValueError(f"{user!r} is not a Slack user id (U0123ABCD)")
+        if not isinstance(principal, str):
+            raise ValueError(f"{user}: the principal must be a string")
+    return dict(value)
 
 
 def nonempty(text: str) -> str:

@@ -2,7 +2,8 @@
 
 `agent` is what the core and an agent say to each other for one turn; `session` and
 `webhooks` are what the transports ask of the core, and `services` how the transports are
-handed them (each service's port by the service's name). Adapters implement them;
+handed them (each service's port by the service's name); `links` is what the HTTP port's
+approval links and Slack's buttons ask of it. Adapters implement them;
 `blitz.assembly` wires them up.
 """
 
@@ -19,6 +20,7 @@ from blitz.ports.agent import (
     TurnIO,
     TurnPolicy,
 )
+from blitz.ports.links import LinkPort, LinkState, LinkView, SlackAnswer, SlackPort
 from blitz.ports.services import ServicePorts
 from blitz.ports.session import (
     Authenticate,
@@ -37,12 +39,17 @@ __all__ = [
     "CallContext",
     "Completed",
     "ImageInput",
+    "LinkPort",
+    "LinkState",
+    "LinkView",
     "ModelCallUsage",
     "Parked",
     "Resolution",
     "RuleDecision",
     "ServicePorts",
     "SessionPort",
+    "SlackAnswer",
+    "SlackPort",
     "TurnIO",
     "TurnPolicy",
     "WebhookPort",

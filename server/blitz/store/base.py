@@ -295,6 +295,14 @@ class Store(WebhookStore, Protocol):
         """Revoke the token with this id, or every token of this name; how many it revoked."""
         ...
 
+    # The server's own keys
+
+    async def server_key(self, name: str, *, new: bytes) -> bytes:
+        """The server's key `name`: the one stored, or, when none is yet, `new` (claimed in
+        one step, so every process sharing the store gets the same key). Deleting its row
+        is how an operator rotates it (the next start makes another)."""
+        ...
+
     async def ping(self) -> None:
         """Return once the store answers a query; raise when it cannot."""
         ...

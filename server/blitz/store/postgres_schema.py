@@ -272,4 +272,14 @@ MIGRATIONS: list[str] = [
     -- blitz.v1.Repository); NULL: a plain folder.
     ALTER TABLE sessions ADD COLUMN repository BYTEA;
     """,
+    """
+    -- The server's own keys, by name (`links`: what approval links are signed with,
+    -- blitz.core.links), made by the first process that needs one and never sent anywhere.
+    -- Deleting a row rotates its key at the next start.
+    CREATE TABLE server_keys (
+        name TEXT PRIMARY KEY,
+        key BYTEA NOT NULL,
+        create_time DOUBLE PRECISION NOT NULL
+    );
+    """,
 ]

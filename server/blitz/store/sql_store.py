@@ -360,6 +360,13 @@ class SqlStore(SqlWebhooks):
     async def revoke_tokens(self, id_or_name: str, *, now: float) -> int:
         return await self._execute(self._sql.revoke_tokens, (now, id_or_name, id_or_name))
 
+    # The server's own keys
+
+    async def server_key(self, name: str, *, new: bytes) -> bytes:
+        await self._execute(self._sql.claim_server_key, (name, new, time.time()))
+        found = await self._fetch(self._sql.server_key, (name,))
+        return bytes(found[0][0])
+
     async def ping(self) -> None:
         await self._fetch(self._sql.ping, ())
 

@@ -16,6 +16,7 @@ This module is only the index: the text is in
 - `ledger_statements.py`: the usage ledger;
 - `image_statements.py`: a session's images;
 - `token_statements.py`: bearer tokens;
+- `key_statements.py`: the server's own keys (approval links');
 - `history_statements.py`: agent state (histories, turn histories, workflow runs);
 - `workspace_statements.py`: workspace names, file originals, checkpoints.
 
@@ -28,6 +29,7 @@ from blitz.store.approval_statements import PENDING_COLUMNS, RULE_COLUMNS, Appro
 from blitz.store.event_statements import EventStatements
 from blitz.store.history_statements import HistoryStatements
 from blitz.store.image_statements import IMAGE_COLUMNS, ImageStatements
+from blitz.store.key_statements import KeyStatements
 from blitz.store.ledger_statements import LEDGER_COLUMNS, LedgerStatements
 from blitz.store.session_statements import SessionStatements
 from blitz.store.sql_dialect import FLAGS, Dialect, marks
@@ -58,6 +60,7 @@ class Statements(
     LedgerStatements,
     ImageStatements,
     TokenStatements,
+    KeyStatements,
     HistoryStatements,
     WorkspaceStatements,
 ):
@@ -71,6 +74,7 @@ class Statements(
         LedgerStatements.__init__(self, dialect)
         ImageStatements.__init__(self, dialect)
         TokenStatements.__init__(self, dialect)
+        KeyStatements.__init__(self, dialect)
         HistoryStatements.__init__(self, dialect)
         WorkspaceStatements.__init__(self, dialect)
         # Whether the database answers at all (`Store.ping`).

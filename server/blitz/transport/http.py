@@ -28,7 +28,16 @@ import uvicorn
 from blitz.transport.gate import CallGate
 from blitz.transport.tls import Tls
 
-__all__ = ["HttpApp", "HttpServer", "MountedApp", "Receive", "Scope", "Send"]
+__all__ = [
+    "HttpApp",
+    "HttpServer",
+    "MountedApp",
+    "Receive",
+    "Scope",
+    "Send",
+    "read_body",
+    "respond_text",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -193,6 +202,41 @@ def _listen(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
         sock.close()
         raise OSError(f"cannot listen for HTTP on {host}:{port}: {exc}") from None
     return sock
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """A request's whole body; None when it is longer than `limit` bytes (the rest is
+    left unread) or the client went away."""
+    body = b""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            return body
+
+
+async def respond_text(
+    send: Send, status: int, text: str, headers: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
+    """A plain-text answer (for what is no page and no RPC: a probe, Slack)."""
+    body = text.encode() + (b"\n" if text else b"")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"x-content-type-options", b"nosniff"),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _respond(send: Send, status: int, body: bytes, *, head: bool = False) -> None:

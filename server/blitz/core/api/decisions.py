@@ -65,11 +65,20 @@ class DecisionCalls:
         return found[0], t.TurnEvent.FromString(found[0].event)
 
     async def decide(self, req: s.DecideRequest, ctx: CallContext) -> s.DecideResponse:
+        return await self.decide_via(req, ctx, via="decide")
+
+    async def decide_via(
+        self, req: s.DecideRequest, ctx: CallContext, *, via: str
+    ) -> s.DecideResponse:
+        """Decide, made some other way than the RPC (`via`: "link", "slack"; the
+        resolution says it): the same checks, the same single resolution."""
         # Someone waits on it: agent work gives way until it returns (interactions.py).
         with self._interactions.under_way():
-            return await self._decide(req, ctx)
+            return await self._decide(req, ctx, via=via)
 
-    async def _decide(self, req: s.DecideRequest, ctx: CallContext) -> s.DecideResponse:
+    async def _decide(
+        self, req: s.DecideRequest, ctx: CallContext, *, via: str
+    ) -> s.DecideResponse:
         check.check_decision(req)
         session = await self.session_record(req.session_id, ctx)
         pending, event = await self._open_request(session.id, req.request_id)
@@ -114,6 +123,7 @@ class DecisionCalls:
             reason=req.reason,
             command="" if denies else req.command,
             by=ctx.caller,
+            via=via,
             interrupt=req.interrupt,
             client=client_of(ctx),
         )
@@ -126,10 +136,18 @@ class DecisionCalls:
         return s.DecideResponse()
 
     async def answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:
-        with self._interactions.under_way():
-            return await self._answer(req, ctx)
+        return await self.answer_via(req, ctx, via="answer")
 
-    async def _answer(self, req: s.AnswerRequest, ctx: CallContext) -> s.AnswerResponse:
+    async def answer_via(
+        self, req: s.AnswerRequest, ctx: CallContext, *, via: str
+    ) -> s.AnswerResponse:
+        """Answer, made some other way than the RPC (as `decide_via`)."""
+        with self._interactions.under_way():
+            return await self._answer(req, ctx, via=via)
+
+    async def _answer(
+        self, req: s.AnswerRequest, ctx: CallContext, *, via: str
+    ) -> s.AnswerResponse:
         check.check_answers(req)
         session = await self.session_record(req.session_id, ctx)
         pending, event = await self._open_request(session.id, req.request_id)
@@ -138,6 +156,7 @@ class DecisionCalls:
             req.request_id,
             tuple(req.answers),
             by=ctx.caller,
+            via=via,
             values=json_format.MessageToDict(req.values) if req.HasField("values") else None,
             declined=req.decline,
             client=client_of(ctx),

@@ -30,6 +30,7 @@ from blitz.paths import PathRefused, Workspace
 from blitz.ports import CallContext
 from blitz.redact import mask_known, mask_known_bytes
 from blitz.repos import RepoError, Repositories, SourceRefused
+from blitz.repos.push import default_branch_name
 from blitz.store import FileOriginal, ImageRecord, SessionRecord, Store, TurnState
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -317,7 +318,9 @@ class WorkspaceCore:
             file_name=got.file_name,
             commits=got.commits,
             base=got.base,
-            branch=req.branch if fmt == w.EXPORT_FORMAT_BUNDLE else "",
+            branch=(req.branch or default_branch_name(session.id))
+            if fmt == w.EXPORT_FORMAT_BUNDLE
+            else "",
         )
 
     async def _push(

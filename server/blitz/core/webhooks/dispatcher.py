@@ -41,6 +41,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -63,6 +64,9 @@ from blitz.store import (
 )
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import webhooks_pb2 as wh
+
+if TYPE_CHECKING:
+    from blitz.core.links.offers import LinkMaker
 
 __all__ = ["Dispatcher"]
 
@@ -102,14 +106,16 @@ class Dispatcher:
         retry: Retries,
         workers: int,
         public_url: str = "",
+        links: LinkMaker | None = None,
     ) -> None:
+        """`links`: what makes the approval links of a delivery (None: none)."""
         self._store = store
         self._log = log
         self._replica = replica
         self._policy = policy
         self._timeout = timeout
         self._retry = retry
-        self._expand = expander(public_url=public_url, window=retry.window)
+        self._expand = expander(public_url=public_url, window=retry.window, links=links)
         self._sender = Sender(policy=policy, timeout=timeout)
         self._tasks = Supervisor("webhooks")
         self._attempts = Supervisor("webhook-attempts")

@@ -8,7 +8,8 @@ exists, not of the past). Whether it is paused does not matter here: a paused we
 deliveries wait for it, each within its retry window.
 
 `expander` is the `Store.Expand` the dispatcher hands to `expand_outbox`: a pure function,
-run inside the store's transaction, that makes each delivery's body once per format.
+run inside the store's transaction, that makes each delivery's body once per format, and
+an approval's or a question's links once for all formats (`blitz.core.links.offers`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ import itertools
 import secrets
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from blitz.core.webhooks.payloads import body_of, message_id, session_link
 from blitz.store import DeliveryRecord, DeliveryState, Expand, OutboxItem, WebhookRecord
 from blitz.v1 import turn_pb2 as t
+
+if TYPE_CHECKING:
+    from blitz.core.links.offers import LinkMaker
 
 __all__ = ["ALL_KINDS", "expander", "hears", "new_delivery_id"]
 
@@ -48,9 +53,10 @@ def hears(hook: WebhookRecord, item: OutboxItem) -> bool:
     return item.time >= hook.create_time
 
 
-def expander(*, public_url: str, window: float) -> Expand:
+def expander(*, public_url: str, window: float, links: LinkMaker | None = None) -> Expand:
     """What `expand_outbox` makes of outbox rows: a delivery for each webhook that hears of
-    each, due now and given up `window` seconds after."""
+    each, due now and given up `window` seconds after; with `links`, an approval's or a
+    question's body carries the links that answer it."""
 
     def expand(
         items: Sequence[OutboxItem], hooks: Sequence[WebhookRecord], now: float
@@ -62,13 +68,18 @@ def expander(*, public_url: str, window: float) -> Expand:
                 continue
             event = t.TurnEvent.FromString(item.event)
             link = session_link(public_url, item.session_id)
+            offers = (
+                links.offers(event, owner=item.owner or "", asked_at=item.time)
+                if links is not None
+                else []
+            )
             bodies: dict[int, bytes] = {}
             for hook in wanted:
                 body = bodies.get(hook.format)
                 if body is None:
                     body = bodies[hook.format] = body_of(
                         event, format=hook.format, title=item.title, labels=item.labels or {},
-                        link=link,
+                        link=link, offers=offers,
                     )  # fmt: skip
                 made.append(
                     DeliveryRecord(

@@ -11,21 +11,24 @@ one the log stored, so it is masked as every event is (`blitz.redact`), and it i
 fit `BODY_MAX` the way the log cuts an event (`blitz.size_limits.fit`: the longest strings
 keep their start and say how much went). A `finished` event adds its `outcome`
 ("succeeded" or "failed") and, when it failed, the error's `reason`. Where the server
-knows its public URL, `url` links to the session in the console.
+knows its public URL, `url` links to the session in the console, and an approval or a
+question adds `links`, the signed links that answer it (`blitz.core.links.offers`):
+`[{"label", "url", "expire_time", "decision" | "answer"}]`.
 
 The Slack format is a message for an incoming webhook: a line of `text` and a few blocks
 with the essentials (an approval's kind, command or path and rule scope; a question and
 its options; a turn's outcome). Everything in it that a model or a command wrote is
 escaped for Slack's mrkdwn (`&`, `<`, `>`), so it can neither mention a channel nor make
-a link.
+a link. The same links come as buttons (their `value` the link's token, for Slack's
+interactivity, `blitz.core.links.slack`) and as text, for a client without buttons.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from google.protobuf import json_format
@@ -34,7 +37,18 @@ from blitz.size_limits import fit
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import webhooks_pb2 as wh
 
-__all__ = ["BODY_MAX", "PING", "body_of", "message_id", "ping_body", "session_link"]
+if TYPE_CHECKING:
+    from blitz.core.links.offers import Offer
+
+__all__ = [
+    "BODY_MAX",
+    "PING",
+    "body_of",
+    "message_id",
+    "mrkdwn_escaped",
+    "ping_body",
+    "session_link",
+]
 
 # The most bytes a body holds.
 BODY_MAX = 256 * 1024
@@ -42,6 +56,12 @@ PING = "ping"
 _CUT_WHY = f"a webhook's body holds at most {BODY_MAX // 1024} KiB"
 # Characters of a model's or command's text a Slack message shows.
 _SLACK_SHOWN = 600
+# Characters of a Slack button's text (Slack takes 75).
+_BUTTON_SHOWN = 70
+# The block_ids of the blocks a Slack message's links are in (`core/links/slack.py`
+# removes blocks whose id starts `blitz_` when it updates a message).
+_LINKS_BLOCK = "blitz_links"
+_ACTIONS_BLOCK = "blitz_actions"
 
 
 def message_id(session_id: str, seq: int) -> str:
@@ -71,10 +91,12 @@ def body_of(
     title: str,
     labels: Mapping[str, str],
     link: str,
+    offers: Sequence[Offer] = (),
 ) -> bytes:
-    """The body of a delivery of `event` (stored, numbered, masked) in `format`."""
+    """The body of a delivery of `event` (stored, numbered, masked) in `format`, with the
+    links that answer it (`offers`)."""
     if format == wh.WEBHOOK_FORMAT_SLACK:
-        return _json(_slack(event, title=title, link=link))
+        return _json(_slack(event, title=title, link=link, offers=offers))
     kind = event.WhichOneof("kind") or ""
     stored = event.time.seconds + event.time.nanos / 1e9
     data: dict[str, Any] = {
@@ -87,6 +109,8 @@ def body_of(
     }
     if link:
         data["url"] = link
+    if offers:
+        data["links"] = [_link_of(offer) for offer in offers]
     if kind == "finished":
         failed = event.finished.HasField("error")
         data["outcome"] = "failed" if failed else "succeeded"
@@ -105,6 +129,15 @@ def ping_body(webhook_id: str, *, format: int, now: float) -> bytes:
         return _json({"text": _escape(text)})
     data = {"webhook_id": webhook_id, "message": text}
     return _json({"type": PING, "timestamp": _rfc3339(now), "data": data})
+
+
+def _link_of(offer: Offer) -> dict[str, str]:
+    found = {"label": offer.label, "url": offer.url, "expire_time": _rfc3339(offer.expires)}
+    if offer.answer:
+        found["answer"] = offer.answer
+    else:
+        found["decision"] = t.Decision.Name(offer.decision)  # type: ignore[arg-type]
+    return found
 
 
 def _json(value: object) -> bytes:
@@ -130,9 +163,12 @@ def _event_within(event: t.TurnEvent, room: int) -> dict[str, Any]:
 # Slack
 
 
-def _escape(text: str) -> str:
+def mrkdwn_escaped(text: str) -> str:
     """Text as Slack's mrkdwn shows it, and no more: no mention, no link, no markup."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_escape = mrkdwn_escaped
 
 
 def _shown(text: str, limit: int = _SLACK_SHOWN) -> str:
@@ -144,7 +180,9 @@ def _code(text: str) -> str:
     return "```" + _shown(text).replace("```", "'''") + "```"
 
 
-def _slack(event: t.TurnEvent, *, title: str, link: str) -> dict[str, Any]:
+def _slack(
+    event: t.TurnEvent, *, title: str, link: str, offers: Sequence[Offer]
+) -> dict[str, Any]:
     kind = event.WhichOneof("kind") or ""
     where = _escape(title or event.session_id)
     if link:
@@ -156,9 +194,39 @@ def _slack(event: t.TurnEvent, *, title: str, link: str) -> dict[str, Any]:
     ]
     if details:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": details}})
+    if offers:
+        blocks.extend(_slack_links(offers))
     context = f"Blitz · session {_escape(event.session_id)} · seq {event.seq}"
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": context}]})
     return {"text": text, "blocks": blocks}
+
+
+def _slack_links(offers: Sequence[Offer]) -> list[dict[str, Any]]:
+    """The links as buttons (their value the token, for the app's interactivity) and as
+    text, for a client without buttons (or an app without interactivity)."""
+    shown = " · ".join(f"<{offer.url}|{_shown(offer.label, 100)}>" for offer in offers)
+    buttons = []
+    for number, offer in enumerate(offers):
+        label = offer.label if len(offer.label) <= _BUTTON_SHOWN else offer.label[:69] + "…"
+        button: dict[str, Any] = {
+            "type": "button",
+            "action_id": f"blitz_link_{number}",
+            "text": {"type": "plain_text", "text": label or "(empty)", "emoji": False},
+            "value": offer.token,
+        }
+        if offer.refuses:
+            button["style"] = "danger"
+        elif number == 0 and not offer.answer:
+            button["style"] = "primary"
+        buttons.append(button)
+    return [
+        {"type": "actions", "block_id": _ACTIONS_BLOCK, "elements": buttons},
+        {
+            "type": "section",
+            "block_id": _LINKS_BLOCK,
+            "text": {"type": "mrkdwn", "text": f"Answer here: {shown}"},
+        },
+    ]
 
 
 def _slack_lines(event: t.TurnEvent, kind: str) -> tuple[str, str]:

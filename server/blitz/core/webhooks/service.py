@@ -41,6 +41,7 @@ from blitz.v1 import webhooks_pb2 as wh
 if TYPE_CHECKING:
     from blitz.core.api.service import FindSession
     from blitz.core.events.event_log import EventLog
+    from blitz.core.links.offers import LinkMaker
 
 __all__ = ["WebhookCore"]
 
@@ -64,12 +65,14 @@ class WebhookCore:
         workers: int = 32,
         public_url: str = "",
         declared: Sequence[DeclaredWebhook] = (),
+        links: LinkMaker | None = None,
     ) -> None:
         """`find_session`: the caller's session (`SessionCore.session_record`), for a
         webhook of one session; `log`: the event log, whose batches wake the dispatcher
         when they put an event in the outbox; `replica`: this process, as the holder of the
         deliveries it claims; `policy`: which internal addresses deliveries may reach (and
-        over plain http)."""
+        over plain http); `links`: what makes the approval links of an approval's or a
+        question's delivery (None: they carry none)."""
         self._find_session = find_session
         self._store = store
         self._policy = policy
@@ -83,6 +86,7 @@ class WebhookCore:
             retry=retry,
             workers=workers,
             public_url=public_url,
+            links=links,
         )
 
     async def __aenter__(self) -> WebhookCore:

@@ -5,9 +5,9 @@ with `agent = NAME` has its turns carried out by `AcpRunner` (runner.py) on the 
 seam: one agent process per live session (`AgentProcesses`, processes.py; `AgentProcess`,
 process.py), spoken to over its stdio through Blitz's bounded transport (transport.py),
 what it says mapped to the contract's events by the tables of docs/agents.md
-(mapping.py), its permission requests parked as Blitz's approvals, its file access and
-terminals Blitz's own (terminals.py). The core knows none of this: the assembly puts the
-runner before the built-in agent's.
+(mapping.py, approvals.py), what it asks (client.py) decided or parked as Blitz's
+approvals (decisions.py), its file access and terminals Blitz's own (terminals.py). The
+core knows none of this: the assembly puts the runner before the built-in agent's.
 """
 
 from blitz.acp.processes import AgentProcesses

@@ -1,20 +1,19 @@
-"""Tables U, K, D and S of docs/agents.md as code: what an ACP agent says becomes events.
+"""Tables U and S of docs/agents.md as code: what an ACP agent says becomes events.
 
 `TurnMapper` turns one prompt's `session/update`s into the contract's events (U2-U13),
 keeping what a stream needs between updates: the message being written, each tool call's
-last values and what of its output was sent. `approval_of` builds an `ApprovalRequest`
-from a permission request (table K), `option_for` picks the agent's option for a decision
-(table D), `finish_error` reads a stop reason (table S). Updates arrive here as the JSON
-the agent sent (the SDK's models dumped by alias), so each row reads as the wire does.
-Nothing here performs I/O: the runner emits what these return.
+last values and what of its output was sent. `finish_error` reads a stop reason (table
+S). Updates arrive here as the JSON the agent sent (the SDK's models dumped by alias), so
+each row reads as the wire does. The permission side, tables K and D, is approvals.py's;
+it shows paths and diffs as `relative` and `diff_of` here do. Nothing here performs I/O:
+the runner emits what these return.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,29 +21,13 @@ from typing import Any
 from google.protobuf import duration_pb2, struct_pb2
 
 from blitz.errors import BlitzError, Reason
-from blitz.size_limits import DETAIL_MAX, DIFF_MAX, clip, clip_label
+from blitz.size_limits import DIFF_MAX, clip
 from blitz.v1 import turn_pb2 as t
 
-__all__ = [
-    "DENY_OUTCOME",
-    "TurnMapper",
-    "approval_of",
-    "finish_error",
-    "option_for",
-]
+__all__ = ["TurnMapper", "diff_of", "finish_error", "relative"]
 
 # A tool call's result keeps at most this much of its text output.
 _OUTPUT_MAX = 16 * 1024
-
-_KINDS = {
-    "execute": t.ACTION_KIND_COMMAND,
-    "edit": t.ACTION_KIND_WRITE,
-    "move": t.ACTION_KIND_WRITE,
-    "delete": t.ACTION_KIND_DELETE,
-    "fetch": t.ACTION_KIND_NETWORK,
-}
-# Answered for a withdrawn request, or a DENY with no reject option (table D).
-DENY_OUTCOME: dict[str, Any] = {"outcome": "cancelled"}
 
 
 def _struct(value: Mapping[str, Any]) -> struct_pb2.Struct:
@@ -53,7 +36,7 @@ def _struct(value: Mapping[str, Any]) -> struct_pb2.Struct:
     return struct
 
 
-def _relative(path: str, workspace: Path) -> str:
+def relative(path: str, workspace: Path) -> str:
     """A path as clients see it: relative to the workspace where it lies in it."""
     try:
         rel = Path(path).relative_to(workspace).as_posix()
@@ -107,15 +90,16 @@ class _Call:
 
     def diffs(self, workspace: Path) -> str:
         return "".join(
-            _diff(item, workspace) for item in self.content if item.get("type") == "diff"
+            diff_of(item, workspace) for item in self.content if item.get("type") == "diff"
         )
 
 
-def _diff(item: Mapping[str, Any], workspace: Path) -> str:
+def diff_of(item: Mapping[str, Any], workspace: Path) -> str:
+    """A `diff` content item (U6) as a unified diff, its path relative."""
     # Imported here: diffs.py is the built-in agent's, shared for the same format.
     from blitz.agent.diffs import unified_diff
 
-    rel = _relative(str(item.get("path", "")), workspace)
+    rel = relative(str(item.get("path", "")), workspace)
     return unified_diff(item.get("oldText"), item.get("newText"), rel)
 
 
@@ -197,7 +181,7 @@ class TurnMapper:
         args: dict[str, Any] = {"title": call.title, "kind": call.name}
         if call.raw_input is not None:
             args["input"] = call.raw_input
-        paths = [_relative(str(loc.get("path", "")), self._workspace) for loc in call.locations]
+        paths = [relative(str(loc.get("path", "")), self._workspace) for loc in call.locations]
         if paths:
             args["locations"] = paths
         return t.TurnEvent(
@@ -358,82 +342,6 @@ class TurnMapper:
 
 def _notice(text: str, *, error: bool = False) -> t.TurnEvent:
     return t.TurnEvent(notice=t.Notice(text=text, error=error))
-
-
-# Table K
-
-
-def _command_line(raw: Any) -> str:
-    if isinstance(raw, Mapping):
-        command = raw.get("command") or raw.get("cmd")
-        if isinstance(command, list) and all(isinstance(p, str) for p in command):
-            # ["bash", "-lc", "LINE"] is how Codex sends one shell line.
-            if len(command) == 3 and command[1] in ("-c", "-lc") and command[0].endswith("sh"):
-                return command[2]
-            return shlex.join(command)
-        if isinstance(command, str):
-            return command
-    return ""
-
-
-def approval_of(
-    call: Mapping[str, Any], *, request_id: str, workspace: Path, task_id: str = ""
-) -> t.ApprovalRequest:
-    """The ApprovalRequest of a permission request's `toolCall` (merged with what its
-    tool call said before), by table K."""
-    kind_name = str(call.get("kind") or "")
-    kind = _KINDS.get(kind_name, t.ACTION_KIND_MCP)
-    title = str(call.get("title") or kind_name or "a tool")
-    raw = call.get("rawInput")
-    content = list(call.get("content") or [])
-    diff = "".join(_diff(i, workspace) for i in content if i.get("type") == "diff")
-    paths = [
-        _relative(str(p), workspace)
-        for p in [
-            *(loc.get("path") for loc in call.get("locations") or []),
-            *(i.get("path") for i in content if i.get("type") == "diff"),
-        ]
-        if p
-    ]
-    paths = list(dict.fromkeys(paths))
-    if kind == t.ACTION_KIND_COMMAND:
-        detail = _command_line(raw) or title
-        label = f"command: {detail}"
-    elif kind in (t.ACTION_KIND_WRITE, t.ACTION_KIND_DELETE):
-        detail = ", ".join(paths) or title
-        verb = "write" if kind == t.ACTION_KIND_WRITE else "delete"
-        label = f"{verb}: {paths[0]}" if len(paths) == 1 else f"tool: {title}"
-    elif kind == t.ACTION_KIND_NETWORK:
-        url = raw.get("url") if isinstance(raw, Mapping) else None
-        detail = str(url or title)
-        label = f"network: {detail}"
-    else:
-        detail = title
-        label = f"tool: {title}"
-    return t.ApprovalRequest(
-        request_id=request_id,
-        tool=kind_name or "other",
-        kind=kind,  # type: ignore[arg-type]
-        detail=clip(detail, DETAIL_MAX, what="detail"),
-        diff=clip(diff, DIFF_MAX, what="diff"),
-        scope_label=clip_label(label),
-        task_id=task_id,
-    )
-
-
-# Table D
-
-
-def option_for(options: Iterable[Mapping[str, Any]], *, allow: bool) -> dict[str, Any]:
-    """The agent's option for Blitz's decision: allow_once first (a SESSION or ALWAYS rule
-    is Blitz's own, not the agent's), reject_once first; none fitting: cancelled."""
-    kinds = ("allow_once", "allow_always") if allow else ("reject_once", "reject_always")
-    listed = list(options)
-    for kind in kinds:
-        for option in listed:
-            if option.get("kind") == kind:
-                return {"outcome": "selected", "optionId": option.get("optionId")}
-    return dict(DENY_OUTCOME)
 
 
 # Table S

@@ -1,24 +1,20 @@
-"""One ACP agent process: a child in its box, its connection, and what it asks of Blitz.
+"""One ACP agent process: a child in its box, its connection, its inbox, its end.
 
 `AgentProcess.open` starts the agent (docs/agents.md, "The box"), drains its stderr into
 a ring all the time (an undrained pipe blocks the agent), and speaks `initialize` and
 `session/new` or `session/load` (B1, B3, B4) within the agent's start timeout. From then
 on everything the agent sends for the session arrives in `inbox`, in the order it was
-sent: updates (`Update`), what needs Blitz's decision or the turn's I/O (`Ask`: a
-permission request, a file write, a terminal), terminal output (`Output`) and the
-prompt's end (`PromptEnd`). The SDK runs each incoming message as a task of its own, in
-arrival order; the client methods below put into the inbox before any `await`, which is
-what keeps that order. The runner consumes the inbox; while a turn is parked nothing does,
-and the agent's pending request simply waits for its future.
-
-File reads (A2) and terminal output, waits, kills and releases (A5-A8) need no decision
-and no turn: they are answered here at once.
+sent: what `AgentClient` (client.py) makes of its requests and updates (`Update`, `Ask`),
+terminal output (`Output`) and the prompt's end (`PromptEnd`). The runner consumes the
+inbox; while a turn is parked nothing does, and the agent's pending request simply waits
+for its future. `cancel`, `withdraw` and `stop` answer what is still open `cancelled`;
+`stop` ends the child and its box. What the agent asks is answered in client.py and
+decided in decisions.py: this module keeps the process, its connection and its inbox.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import importlib.metadata
 import os
@@ -26,7 +22,7 @@ import shlex
 import shutil
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,51 +31,21 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp.client.router import build_client_router
 from acp.connection import Connection
 
+from blitz.acp.client import AgentClient, Ask, Output, Update
 from blitz.acp.mapping import TurnMapper
-from blitz.acp.terminals import Terminal, TerminalLimits, command_line
-from blitz.acp.transport import BoundedTransport
+from blitz.acp.terminals import Terminal, TerminalLimits
+from blitz.acp.transport import BoundedTransport, StderrRing
 from blitz.agent.sandbox import CommandSandbox, Launch
 from blitz.agent.shell import clean_up
 from blitz.config.agents import DeclaredAgent
 from blitz.errors import BlitzError, Reason
-from blitz.paths import PathRefused, Workspace
 from blitz.redact import mask_known
 
-__all__ = ["AgentProcess", "Ask", "Output", "PromptEnd", "Update"]
+__all__ = ["AgentProcess", "Item", "PromptEnd"]
 
 log = structlog.get_logger(__name__)
 
-_STDERR_KEEP = 64 * 1024
-_READ_MAX = 1024 * 1024
 _STOP_GRACE_S = 2.0
-
-
-@dataclass
-class Update:
-    """A `session/update`'s `update`, as JSON (table U)."""
-
-    update: dict[str, Any]
-
-
-@dataclass
-class Ask:
-    """An agent's request that needs Blitz's decision or the turn: `permission` (A1),
-    `write` (A3) or `terminal` (A4). The agent waits for `future`."""
-
-    kind: str
-    future: asyncio.Future[Any]
-    # permission: the toolCall and the options; write: path and content; terminal: params.
-    params: dict[str, Any] = field(default_factory=dict)
-    # Set when the turn parks on it: the ApprovalRequest's id.
-    request_id: str = ""
-
-
-@dataclass
-class Output:
-    """New output of a terminal."""
-
-    terminal_id: str
-    text: str
 
 
 @dataclass
@@ -133,13 +99,12 @@ class AgentProcess:
         self.approved_commands: list[str] = []
         self.busy = False
         self.last_used = time.monotonic()
-        self._stderr: collections.deque[str] = collections.deque()
-        self._stderr_size = 0
+        self._stderr = StderrRing()
         self._replaying = False
         self._proc: asyncio.subprocess.Process | None = None
         self._launch: Launch | None = None
         self._transport: BoundedTransport | None = None
-        # The JSON-RPC connection (the SDK's), its requests answered by `_Client`. Blitz
+        # The JSON-RPC connection (the SDK's), its requests answered by `AgentClient`. Blitz
         # speaks it in the wire's own JSON: what the tables map is what the agent sent.
         self._rpc: Connection | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -226,8 +191,8 @@ class AgentProcess:
             ) from None
         assert self._proc.stdout and self._proc.stdin and self._proc.stderr
         self._transport = BoundedTransport(self._proc.stdout, self._proc.stdin)
-        self._spawn_task(self._drain_stderr(self._proc.stderr), "stderr")
-        self._rpc = Connection(build_client_router(_Client(self)), self._transport)  # type: ignore[arg-type]
+        self._spawn_task(self._stderr.drain(self._proc.stderr), "stderr")
+        self._rpc = Connection(build_client_router(AgentClient(self)), self._transport)  # type: ignore[arg-type]
         log.info("acp_agent_started", agent=self.spec.name, pid=self._proc.pid)
 
     async def _initialize(self) -> None:
@@ -339,12 +304,12 @@ class AgentProcess:
     def withdraw(self) -> None:
         """Answer every ask still open `cancelled` (the spec's MUST after a cancel)."""
         for ask in self.parked.values():
-            _cancel(ask)
+            ask.cancel()
         self.parked.clear()
         while not self.inbox.empty():
             item = self.inbox.get_nowait()
             if isinstance(item, Ask):
-                _cancel(item)
+                item.cancel()
             elif isinstance(item, PromptEnd):
                 self.inbox.put_nowait(item)  # kept: the prompt's end is still to be read
                 break
@@ -354,7 +319,7 @@ class AgentProcess:
         while not self.inbox.empty():
             item = self.inbox.get_nowait()
             if isinstance(item, Ask):
-                _cancel(item)
+                item.cancel()
 
     async def release_terminals(self) -> None:
         for terminal in list(self.terminals.values()):
@@ -403,25 +368,11 @@ class AgentProcess:
         return self._proc.returncode is not None
 
     def stderr_tail(self, lines: int = 20) -> list[str]:
-        return [mask_known(line[:500]) for line in list(self._stderr)[-lines:]]
+        return self._stderr.tail(lines)
 
     def stderr_note(self) -> str:
         tail = self.stderr_tail()
         return ("; its stderr ended with:\n" + "\n".join(tail)) if tail else ""
-
-    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
-        while True:
-            try:
-                line = await stream.readline()
-            except ValueError:  # a line past the reader's limit: keep its start
-                line = await stream.read(4096)
-            if not line:
-                return
-            text = line.decode("utf-8", errors="replace").rstrip("\n")
-            self._stderr.append(text)
-            self._stderr_size += len(text)
-            while self._stderr_size > _STDERR_KEEP and self._stderr:
-                self._stderr_size -= len(self._stderr.popleft())
 
     # Stopping
 
@@ -457,7 +408,7 @@ class AgentProcess:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    # What the agent calls (the SDK's Client methods, through _Client)
+    # What the agent calls (through AgentClient) and the turn's terminals
 
     def put(self, item: Item) -> None:
         self.last_used = time.monotonic()
@@ -465,62 +416,17 @@ class AgentProcess:
             return
         self.inbox.put_nowait(item)
 
-    async def ask(self, kind: str, params: dict[str, Any]) -> Any:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.put(Ask(kind, future, params))
-        self.owed += 1
-        try:
-            return await future
-        finally:
-            self.owed -= 1
-
-    def read(self, path: str, line: int | None, limit: int | None) -> dict[str, Any]:
-        workspace = Workspace(self.workspace, resolved=True)
-        try:
-            found = workspace.read(path, _READ_MAX)
-        except FileNotFoundError:
-            raise RequestError.resource_not_found(path) from None
-        except (PathRefused, OSError) as exc:
-            raise RequestError.invalid_params({"path": path, "details": str(exc)}) from None
-        text = found.data.decode("utf-8", errors="replace")
-        if line is not None or limit is not None:
-            lines = text.splitlines(keepends=True)
-            start = max((line or 1) - 1, 0)
-            text = "".join(lines[start : start + limit if limit else None])
-        return {"content": text}
-
-    def terminal(self, terminal_id: str) -> Terminal:
-        found = self.terminals.get(terminal_id)
-        if found is None:
-            raise RequestError.invalid_params({"terminalId": terminal_id, "details": "no such"})
-        return found
-
     def start_terminal(self, params: dict[str, Any], cwd: Path) -> Terminal:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.workspace)}
-        for pair in params.get("env") or []:
-            env[str(pair.get("name"))] = str(pair.get("value"))
-        limit = params.get("outputByteLimit") or self._terminal_limits.output_cap
-        holder: list[Terminal] = []
-        terminal = Terminal(
-            line=command_line(params["command"], params.get("args")),
+        """Start an approved `terminal/create` (A4); its output comes into the inbox."""
+        terminal = Terminal.open(
+            params,
             cwd=cwd,
-            env=env,
-            byte_limit=min(int(limit), self._terminal_limits.output_cap),
-            on_output=lambda text: self.put(Output(holder[0].id, text)),
+            home=self.workspace,
+            limits=self._terminal_limits,
+            heard=lambda terminal_id, text: self.put(Output(terminal_id, text)),
         )
-        holder.append(terminal)
-        terminal.start(self._terminal_limits)
         self.terminals[terminal.id] = terminal
         return terminal
-
-
-def _cancel(ask: Ask) -> None:
-    if ask.future.done():
-        return
-    if ask.kind == "permission":
-        ask.future.set_result({"outcome": {"outcome": "cancelled"}})
-    else:
-        ask.future.set_exception(RequestError(-32800, "the turn ended: request cancelled"))
 
 
 def _said(exc: RequestError) -> str:
@@ -537,84 +443,3 @@ def _version() -> str:
         return importlib.metadata.version("blitz-server")
     except importlib.metadata.PackageNotFoundError:  # a checkout, not installed
         return "unknown"
-
-
-class _Client:
-    """The SDK's `Client`: each method hands the process what the agent asked."""
-
-    def __init__(self, process: AgentProcess) -> None:
-        self._p = process
-
-    def on_connect(self, conn: Any) -> None:
-        return None
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        # No await before this put: it keeps the updates in the order they were sent.
-        self._p.put(Update(update.model_dump(mode="json", by_alias=True, exclude_none=True)))
-
-    async def request_permission(
-        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
-    ) -> dict[str, Any]:
-        params = {
-            "toolCall": tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
-            "options": [o.model_dump(mode="json", by_alias=True) for o in options],
-        }
-        outcome = await self._p.ask("permission", params)
-        return dict(outcome)
-
-    async def read_text_file(
-        self,
-        session_id: str,
-        path: str,
-        line: int | None = None,
-        limit: int | None = None,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        return await asyncio.to_thread(self._p.read, path, line, limit)
-
-    async def write_text_file(
-        self, session_id: str, path: str, content: str, **kwargs: Any
-    ) -> dict[str, Any]:
-        await self._p.ask("write", {"path": path, "content": content})
-        return {}
-
-    async def create_terminal(
-        self,
-        session_id: str,
-        command: str,
-        args: list[str] | None = None,
-        env: list[Any] | None = None,
-        cwd: str | None = None,
-        output_byte_limit: int | None = None,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        params = {
-            "command": command,
-            "args": list(args or []),
-            "env": [e.model_dump(mode="json") for e in env or []],
-            "cwd": cwd,
-            "outputByteLimit": output_byte_limit,
-        }
-        terminal_id = await self._p.ask("terminal", params)
-        return {"terminalId": terminal_id}
-
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        return self._p.terminal(terminal_id).output()
-
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        terminal = self._p.terminal(terminal_id)
-        self._p.owed += 1
-        try:
-            return await terminal.wait()
-        finally:
-            self._p.owed -= 1
-
-    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        await self._p.terminal(terminal_id).kill()
-        return {}
-
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        terminal = self._p.terminals.pop(terminal_id, None)
-        if terminal is not None:
-            await terminal.kill()
-        return {}

@@ -5,44 +5,42 @@
 the session's live process (or a new one, its ACP session loaded where the agent can),
 the mode set where the `modes` table maps it, `session/prompt`, and then the inbox
 consumed until the prompt answers (docs/agents.md, "A turn"): updates mapped to events
-(`mapping.TurnMapper`), each request decided by the turn's mode, its read-only flag and
-the stored rules, or — when a person must decide — the turn **parks** on an
-`ApprovalRequest` while the agent's request stays open in the live process. `resume`
-answers it with the agent's option (table D) and goes on consuming; after a restart (no
-live process holds the request) it loads the agent's session and tells it what was
-decided, or ends `AGENT_UNAVAILABLE` where the agent cannot load. `ended` cancels a
-prompt still running (B11) and answers what is open `cancelled`.
+(`mapping.TurnMapper`), each request handed to decisions.py, which answers it by the
+turn's mode, its read-only flag and the stored rules, or — when a person must decide —
+has the turn **park** on an `ApprovalRequest` while the agent's request stays open in the
+live process. `resume` answers it with the person's decision and goes on consuming;
+after a restart (no live process holds the request) it loads the agent's session and
+tells it what was decided, or ends `AGENT_UNAVAILABLE` where the agent cannot load.
+`ended` cancels a prompt still running (B11) and answers what is open `cancelled`.
+What a prompt's end means (tables S and F) and its usage (U13) are settled here too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 import structlog
 
-from blitz.acp.mapping import TurnMapper, approval_of, finish_error, option_for
-from blitz.acp.process import AgentProcess, Ask, Output, PromptEnd, Update
+from blitz.acp.client import Ask, Output, Update
+from blitz.acp.decisions import answer, decide, restart_answers
+from blitz.acp.mapping import TurnMapper, finish_error
+from blitz.acp.process import AgentProcess, PromptEnd
 from blitz.acp.processes import AgentProcesses
 from blitz.acp.state import AcpState
-from blitz.agent.diffs import unified_diff
 from blitz.config.agents import DeclaredAgent
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.runners import OpenWorkspace, Outcome
 from blitz.core.driver.slash_commands import parse_command
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.errors import BlitzError, Reason, invalid_argument
-from blitz.paths import PathRefused, Workspace
 from blitz.ports import (
     ApprovalResult,
     Completed,
     ModelCallUsage,
-    Parked,
     Resolution,
     TurnIO,
-    TurnPolicy,
 )
 from blitz.store import SessionRecord, Store, TurnRecord
 from blitz.v1 import turn_pb2 as t
@@ -55,11 +53,6 @@ log = structlog.get_logger(__name__)
 ACP_MODEL_PREFIX = "acp:"
 # The server's commands an ACP session keeps; any other `/name` goes to the agent (U10).
 _SERVER_COMMANDS = frozenset({"help", "usage", "tasks"})
-_MUTATING = frozenset(
-    {t.ACTION_KIND_WRITE, t.ACTION_KIND_DELETE, t.ACTION_KIND_COMMAND, t.ACTION_KIND_MCP}
-)
-# Permission kinds that change nothing: asked, never refused, in read-only and plan modes.
-_LOOKING = frozenset({"read", "search", "think"})
 _MODE_NAMES: dict[int, str] = {
     t.SESSION_MODE_ASK: "ask",
     t.SESSION_MODE_ACCEPT_EDITS: "accept_edits",
@@ -163,7 +156,7 @@ class AcpRunner:
                 state.parked.pop(request_id, None)
                 resolution = results[request_id]
                 allowed = isinstance(resolution, ApprovalResult) and resolution.approved
-                await self._answer(active, io, process, ask, allowed, resolution)
+                await answer(io, process, ask, allowed, resolution)
             return await self._consume(active, io, process, state)
         waited = {r: results[r] for r in state.parked if r in results}
         return await self._after_restart(active, io, spec, state, waited)
@@ -221,22 +214,7 @@ class AcpRunner:
             )
         process.busy = True
         process.mapper = TurnMapper(workspace)
-        lines = []
-        for request_id, resolution in results.items():
-            waited = state.parked.pop(request_id, {})
-            title = waited.get("title") or "act"
-            if isinstance(resolution, ApprovalResult) and resolution.approved:
-                lines.append(
-                    f"Blitz restarted while your request to {title} waited. The user approved"
-                    " it: do it now, then go on."
-                )
-                state.grants.append({"kind": waited.get("kind", ""), "title": title})
-            else:
-                reason = getattr(resolution, "reason", "") or "no reason given"
-                lines.append(
-                    f"Blitz restarted while your request to {title} waited. The user denied"
-                    f" it: {reason}. Go on without it."
-                )
+        told = restart_answers(state, results)
         io.emit(
             t.TurnEvent(
                 notice=t.Notice(
@@ -245,7 +223,7 @@ class AcpRunner:
                 )
             )
         )
-        process.prompt([{"type": "text", "text": "\n".join(lines) or "Go on."}])
+        process.prompt([{"type": "text", "text": told}])
         return await self._consume(active, io, process, state)
 
     # The consumer
@@ -266,7 +244,7 @@ class AcpRunner:
                 for event in mapper.terminal_output(call, item.text):
                     io.emit(event)
             elif isinstance(item, Ask):
-                parked = await self._decide(active, io, process, state, policy, item)
+                parked = await decide(io, process, state, policy, item)
                 if parked is not None:
                     return parked
             else:
@@ -398,221 +376,3 @@ class AcpRunner:
             )
             return
         process.modes = {**(process.modes or {}), "currentModeId": wanted}
-
-    # Requests (A1, A3, A4)
-
-    async def _decide(
-        self,
-        active: ActiveTurn,
-        io: TurnIO,
-        process: AgentProcess,
-        state: AcpState,
-        policy: TurnPolicy,
-        ask: Ask,
-    ) -> Parked | None:
-        """Answer the ask at once where the mode, the turn or a rule decides; else park."""
-        mapper = process.mapper
-        assert mapper is not None
-        approval, kind_name = self._approval(process, ask)
-        if ask.kind == "permission":
-            call_id = approval.request_id
-            call = ask.params["toolCall"]
-            for event in mapper.final_call(call_id, call):
-                io.emit(event)
-            if self._granted(state, approval):
-                await self._answer(active, io, process, ask, True, None)
-                return None
-        elif ask.kind == "write" and self._covered_write(process, approval):
-            await self._answer(active, io, process, ask, True, None)
-            return None
-        elif ask.kind == "terminal" and self._covered_command(process, approval):
-            await self._answer(active, io, process, ask, True, None)
-            return None
-        verdict = await self._verdict(io, policy, approval, kind_name)
-        if verdict is not None:
-            await self._answer(active, io, process, ask, verdict, None)
-            return None
-        # A person decides: the turn parks with the agent's request open.
-        request_id = self._request_id(process, approval.request_id)
-        approval.request_id = request_id
-        ask.request_id = request_id
-        process.parked[request_id] = ask
-        state.parked[request_id] = {
-            "kind": kind_name,
-            "title": approval.detail[:200],
-        }
-        return Parked(history=state.dump(), requests=[t.TurnEvent(approval_request=approval)])
-
-    def _approval(self, process: AgentProcess, ask: Ask) -> tuple[t.ApprovalRequest, str]:
-        mapper = process.mapper
-        assert mapper is not None
-        task = mapper.current_task()
-        if ask.kind == "permission":
-            call = dict(ask.params["toolCall"])
-            known = mapper.call(str(call.get("toolCallId", "")))
-            if known is not None:
-                merged = {
-                    "kind": known.kind,
-                    "title": known.title,
-                    "rawInput": known.raw_input,
-                    "content": known.content,
-                    "locations": known.locations,
-                }
-                call = {**{k: v for k, v in merged.items() if v}, **call}
-            approval = approval_of(
-                call,
-                request_id=str(call.get("toolCallId") or "permission"),
-                workspace=process.workspace,
-                task_id=task,
-            )
-            return approval, str(call.get("kind") or "")
-        if ask.kind == "write":
-            path = str(ask.params["path"])
-            workspace = Workspace(process.workspace, resolved=True)
-            try:
-                rel, old = workspace.current(path)
-            except (PathRefused, OSError):
-                rel, old = path, None
-            ask.params["rel"], ask.params["old"] = rel, old
-            old_text = old.decode("utf-8", errors="replace") if old is not None else None
-            diff = unified_diff(old_text, str(ask.params["content"]), rel)
-            approval = t.ApprovalRequest(
-                request_id="write-" + uuid.uuid4().hex[:10],
-                tool="write_text_file",
-                kind=t.ACTION_KIND_WRITE,
-                detail=rel,
-                diff=diff,
-                scope_label=f"write: {rel}",
-                task_id=task,
-            )
-            return approval, "edit"
-        line = str(ask.params["command"])
-        if ask.params.get("args"):
-            from blitz.acp.terminals import command_line
-
-            line = command_line(line, ask.params["args"])
-        ask.params["line"] = line
-        approval = t.ApprovalRequest(
-            request_id="terminal-" + uuid.uuid4().hex[:10],
-            tool="terminal",
-            kind=t.ACTION_KIND_COMMAND,
-            detail=line,
-            scope_label=f"command: {line}",
-            task_id=task,
-        )
-        return approval, "execute"
-
-    @staticmethod
-    def _request_id(process: AgentProcess, base: str) -> str:
-        if base not in process.parked:
-            return base
-        n = 2
-        while f"{base}#{n}" in process.parked:
-            n += 1
-        return f"{base}#{n}"
-
-    async def _verdict(
-        self, io: TurnIO, policy: TurnPolicy, approval: t.ApprovalRequest, kind_name: str
-    ) -> bool | None:
-        """True or False where the turn, its mode or a rule decides; None: a person."""
-        mutating = approval.kind in _MUTATING and kind_name not in _LOOKING
-        if kind_name == "switch_mode" and policy.plan:
-            return False  # the agent asking to leave plan mode: its plan is proposed
-        if policy.plan and mutating:
-            self._notice(io, f"Refused in plan mode: {approval.detail}")
-            return False
-        if policy.read_only and mutating:
-            self._notice(io, f"Refused ({policy.read_only}): {approval.detail}")
-            return False
-        if approval.kind in policy.approved_kinds:
-            self._notice(io, f"Approved by the session's mode ({policy.mode}): {approval.detail}")
-            return True
-        decided = await io.rule_decides(approval)
-        if decided is not None:
-            return decided.allowed
-        return None
-
-    @staticmethod
-    def _notice(io: TurnIO, text: str) -> None:
-        io.emit(t.TurnEvent(notice=t.Notice(text=text)))
-
-    def _granted(self, state: AcpState, approval: t.ApprovalRequest) -> bool:
-        """A one-use grant a restart left for this request (docs/agents.md)."""
-        for grant in state.grants:
-            if grant.get("title") == approval.detail[:200]:
-                state.grants.remove(grant)
-                return True
-        return False
-
-    def _covered_write(self, process: AgentProcess, approval: t.ApprovalRequest) -> bool:
-        """An approved permission of this turn that names the path covers its write."""
-        return approval.detail in process.approved_paths
-
-    def _covered_command(self, process: AgentProcess, approval: t.ApprovalRequest) -> bool:
-        """An approved permission of this turn for the same command line, used once."""
-        if approval.detail in process.approved_commands:
-            process.approved_commands.remove(approval.detail)
-            return True
-        return False
-
-    async def _answer(
-        self,
-        active: ActiveTurn,
-        io: TurnIO,
-        process: AgentProcess,
-        ask: Ask,
-        allowed: bool,
-        resolution: Resolution | None,
-    ) -> None:
-        """Answer the agent's request: the option (A1), or the write or terminal done."""
-        if ask.future.done():
-            return
-        if ask.kind == "permission":
-            if allowed:
-                approval, _ = self._approval(process, ask)
-                if approval.kind == t.ACTION_KIND_COMMAND:
-                    process.approved_commands.append(approval.detail)
-                elif approval.kind in (t.ACTION_KIND_WRITE, t.ACTION_KIND_DELETE):
-                    process.approved_paths.update(approval.detail.split(", "))
-            ask.future.set_result({"outcome": option_for(ask.params["options"], allow=allowed)})
-            return
-        from acp import RequestError
-
-        if not allowed:
-            reason = getattr(resolution, "reason", "") or "the user denied it"
-            ask.future.set_exception(RequestError(-32000, f"denied: {reason}"))
-            return
-        if ask.kind == "write":
-            await self._write(io, process, ask)
-            return
-        cwd = process.workspace
-        if ask.params.get("cwd"):
-            try:
-                cwd = Workspace(process.workspace, resolved=True).resolve(str(ask.params["cwd"]))
-            except PathRefused as exc:
-                ask.future.set_exception(RequestError.invalid_params({"cwd": str(exc)}))
-                return
-        terminal = process.start_terminal(ask.params, cwd)
-        ask.future.set_result(terminal.id)
-
-    async def _write(self, io: TurnIO, process: AgentProcess, ask: Ask) -> None:
-        from acp import RequestError
-
-        rel, old = ask.params.get("rel"), ask.params.get("old")
-        if rel is None:
-            self._approval(process, ask)
-            rel, old = ask.params["rel"], ask.params["old"]
-        workspace = Workspace(process.workspace, resolved=True)
-        try:
-            rel = workspace.locate(str(ask.params["path"]))
-            await io.before_file_change(rel, old)
-            await asyncio.to_thread(workspace.write, rel, str(ask.params["content"]).encode())
-        except (PathRefused, OSError) as exc:
-            ask.future.set_exception(
-                RequestError.invalid_params({"path": rel, "details": str(exc)})
-            )
-            return
-        kind = t.FileChanged.KIND_CREATED if old is None else t.FileChanged.KIND_MODIFIED
-        call = process.mapper.edit_call() if process.mapper is not None else ""
-        io.emit(t.TurnEvent(file_changed=t.FileChanged(path=rel, kind=kind, tool_call_id=call)))
-        ask.future.set_result(None)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shlex
 import signal
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from blitz.agent.sandbox import CommandSandbox
 from blitz.agent.shell import CommandOutcome, run_shell
@@ -54,6 +56,34 @@ class Terminal:
     _truncated: bool = False
     _task: asyncio.Task[CommandOutcome] | None = None
     _killed: bool = False
+
+    @classmethod
+    def open(
+        cls,
+        params: Mapping[str, Any],
+        *,
+        cwd: Path,
+        home: Path,
+        limits: TerminalLimits,
+        heard: Callable[[str, str], None],
+    ) -> Terminal:
+        """Start an approved `terminal/create` (its params): its env over a bare PATH and
+        HOME, its byte limit at most the output cap; `heard(id, text)` for its output."""
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+        for pair in params.get("env") or []:
+            env[str(pair.get("name"))] = str(pair.get("value"))
+        limit = params.get("outputByteLimit") or limits.output_cap
+        holder: list[Terminal] = []
+        terminal = cls(
+            line=command_line(params["command"], params.get("args")),
+            cwd=cwd,
+            env=env,
+            byte_limit=min(int(limit), limits.output_cap),
+            on_output=lambda text: heard(holder[0].id, text),
+        )
+        holder.append(terminal)
+        terminal.start(limits)
+        return terminal
 
     def start(self, limits: TerminalLimits) -> None:
         async def run() -> CommandOutcome:

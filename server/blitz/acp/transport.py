@@ -12,11 +12,15 @@ This one reads the agent's stdout with a bound and a judgement (docs/agents.md, 
 - a `session/update` of a kind this schema lacks (U14), or one of the unstable plan
   updates Blitz never asked for (U8), is dropped with a debug line: not a fault;
 - each line read is a sign of life (`last_heard`), for the silence deadline (F4).
+
+Its stderr is no protocol, but a pipe all the same: `StderrRing` drains it all the time
+(an undrained pipe blocks the agent) and keeps its last lines for the faults that quote it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import time
 from typing import Any
@@ -24,8 +28,9 @@ from typing import Any
 import structlog
 
 from blitz.errors import BlitzError, Reason
+from blitz.redact import mask_known
 
-__all__ = ["MAX_LINE", "BoundedTransport", "protocol_fault"]
+__all__ = ["MAX_LINE", "BoundedTransport", "StderrRing", "protocol_fault"]
 
 log = structlog.get_logger(__name__)
 
@@ -179,3 +184,30 @@ class BoundedTransport:
 
 def _shown(line: bytes) -> str:
     return line[:200].decode("utf-8", errors="replace").strip()
+
+
+class StderrRing:
+    """The last `keep` characters of a child's stderr, in lines."""
+
+    def __init__(self, keep: int = 64 * 1024) -> None:
+        self._lines: collections.deque[str] = collections.deque()
+        self._size = 0
+        self._keep = keep
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:  # a line past the reader's limit: keep its start
+                line = await stream.read(4096)
+            if not line:
+                return
+            text = line.decode("utf-8", errors="replace").rstrip("\n")
+            self._lines.append(text)
+            self._size += len(text)
+            while self._size > self._keep and self._lines:
+                self._size -= len(self._lines.popleft())
+
+    def tail(self, lines: int = 20) -> list[str]:
+        """Its last lines, each cut to 500 characters, known secrets masked."""
+        return [mask_known(line[:500]) for line in list(self._lines)[-lines:]]

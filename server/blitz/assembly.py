@@ -2,10 +2,11 @@
 
 This builds, in order: the store, authentication, the agent, the event log, the locks,
 the turn driver with what it drives turns with (the pending requests, the checkpoints,
-the workflow runs), and the four services over them (`SessionCore`, `WorkspaceCore`,
-`WebhookCore`, `WorkflowCore`). Each part is handed exactly what it needs, by keyword;
-none reaches through another for a third. What the transports serve comes out as one
-mapping, each service's port by the service's full name (`blitz.ports.ServicePorts`,
+the workflow runs), the four services over them (`SessionCore`, `WorkspaceCore`,
+`WebhookCore`, `WorkflowCore`), and the approval links and Slack's buttons, which answer
+through the session core (`blitz.core.links`). Each part is handed exactly what it needs,
+by keyword; none reaches through another for a third. What the transports serve comes out
+as one mapping, each service's port by the service's full name (`blitz.ports.ServicePorts`,
 keyed as `blitz.transport.methods.SERVICES`): a new service is its proto, its port, its
 core and one entry in `_services`.
 
@@ -55,13 +56,14 @@ from blitz.core.driver.turns import Turns
 from blitz.core.events.event_log import EventLog
 from blitz.core.events.session_feed import SessionFeed
 from blitz.core.files.checkpoints import Checkpoints
+from blitz.core.links import KEY_NAME, LinkCore, LinkMaker, LinkSigner, SlackActions, new_key
 from blitz.core.locks import SessionLocks
 from blitz.core.requests.deadlines import Deadlines
 from blitz.core.requests.pending import PendingRequests
 from blitz.core.supervisor import Supervisor
 from blitz.core.workflows.workflow_runs import WorkflowRuns
 from blitz.outbound import AddressPolicy, parse_ranges
-from blitz.ports import AgentPort, ServicePorts
+from blitz.ports import AgentPort, LinkPort, ServicePorts, SlackPort
 from blitz.redact import add_known_secrets
 from blitz.repos import Credential, RepoSettings, Repositories
 from blitz.store import Store, open_store
@@ -92,6 +94,9 @@ class Core:
     store: Store
     # What confines the agent's commands (`blitz.agent.Isolation`'s value).
     commands: str
+    # The approval links' pages and Slack's buttons, for the HTTP port (None: not served).
+    links: LinkPort | None = None
+    slack: SlackPort | None = None
 
 
 @asynccontextmanager
@@ -102,7 +107,12 @@ async def open_core(settings: Settings, *, tracing: Tracing | None = None) -> As
     or a webhook the configuration declares cannot be served.
     """
     add_known_secrets(
-        [settings.openai_api_key, settings.anthropic_api_key, settings.compatible_api_key]
+        [
+            settings.openai_api_key,
+            settings.anthropic_api_key,
+            settings.compatible_api_key,
+            settings.slack_signing_secret,
+        ]
     )
     settings.workspace_root.mkdir(parents=True, exist_ok=True)
     if "://" not in settings.database:
@@ -150,6 +160,7 @@ async def open_core(settings: Settings, *, tracing: Tracing | None = None) -> As
                 tracer_provider=tracing.provider if tracing else None,
             )
         )
+        signer, maker = await _link_maker(settings, store)
         sessions, ports = await _services(
             stack,
             settings,
@@ -158,14 +169,43 @@ async def open_core(settings: Settings, *, tracing: Tracing | None = None) -> As
             processes=processes,
             facts=facts,
             tracing=tracing,
+            links=maker,
         )
         authenticator.on_required = partial(_tokens_now_required, settings, sandbox, sessions)
+        links = LinkCore(
+            signer=signer, store=store, resolver=sessions, public_url=settings.public_url
+        )
+        slack = await stack.enter_async_context(
+            SlackActions(
+                links=links,
+                signing_secret=settings.slack_signing_secret,
+                users=settings.slack_users,
+                is_admin=authenticator.is_admin,
+                policy=AddressPolicy(ranges=parse_ranges(settings.webhook_allow_private)),
+                timeout=settings.webhook_timeout,
+            )
+        )
         yield Core(
             ports=ports,
             authenticator=authenticator,
             store=store,
             commands=sandbox.isolation.value,
+            links=links,
+            slack=slack,
         )
+
+
+async def _link_maker(settings: Settings, store: Store) -> tuple[LinkSigner, LinkMaker | None]:
+    """The key approval links are signed with (the store's, made at the first start), and
+    what makes a delivery's links: none without a public URL to link to."""
+    signer = LinkSigner(await store.server_key(KEY_NAME, new=new_key()))
+    if not settings.public_url:
+        log.warning(
+            "no --public-url: webhook notifications carry no links or Slack buttons that"
+            " answer an approval or a question (docs/webhooks.md, Approval links)"
+        )
+        return signer, None
+    return signer, LinkMaker(signer=signer, public_url=settings.public_url, ttl=settings.link_ttl)
 
 
 async def _services(
@@ -177,6 +217,7 @@ async def _services(
     processes: AgentProcesses,
     facts: ServerFacts,
     tracing: Tracing | None,
+    links: LinkMaker | None = None,
 ) -> tuple[SessionCore, ServicePorts]:
     """The event log, the locks, the turn driver and the workflow runs, and the four
     services over them, opened on `stack` (closed in reverse: the turns drained, then the
@@ -270,7 +311,12 @@ async def _services(
     find_session = sessions.session_record
     webhooks = await stack.enter_async_context(
         _webhooks(
-            settings, store=store, event_log=event_log, replica=replica, find_session=find_session
+            settings,
+            store=store,
+            event_log=event_log,
+            replica=replica,
+            find_session=find_session,
+            links=links,
         )
     )
     # Each service's port: the transports serve exactly these.
@@ -358,8 +404,10 @@ def _webhooks(
     event_log: EventLog,
     replica: str,
     find_session: FindSession,
+    links: LinkMaker | None,
 ) -> WebhookCore:
-    """The webhooks of the sessions, as the settings say."""
+    """The webhooks of the sessions, as the settings say; their approvals' and questions'
+    deliveries carry the links `links` makes."""
     try:
         return WebhookCore(
             find_session=find_session,
@@ -376,6 +424,7 @@ def _webhooks(
             workers=settings.webhook_workers,
             public_url=settings.public_url,
             declared=settings.webhooks,
+            links=links,
         )
     except ValueError as exc:
         raise ServeRefused(f"webhooks: {exc}") from None

@@ -94,7 +94,8 @@ _EVENTS_APPENDED = Counter(
 _REQUEST_WAIT = Histogram(
     "blitz_request_wait_seconds",
     "Time from an approval request or question's announcement to its resolution, by kind"
-    " (approval or question) and how it ended (decide, answer, rule, timeout, withdrawn).",
+    " (approval or question) and how it ended (decide, answer, link, slack, rule, timeout,"
+    " withdrawn).",
     ["kind", "via"],
     buckets=(1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 4 * 3600, 24 * 3600),
     registry=REGISTRY,

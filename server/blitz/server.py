@@ -55,6 +55,8 @@ from blitz.transport import (
     build_grpc_server,
 )
 from blitz.transport.console import ConsoleApp
+from blitz.transport.http import MountedApp
+from blitz.transport.links import LinksApp
 from blitz.transport.methods import (
     SERVICES,
     SESSION_SERVICE,
@@ -63,6 +65,7 @@ from blitz.transport.methods import (
     WORKSPACE_SERVICE,
 )
 from blitz.transport.rebinding import guarded
+from blitz.transport.slack import SlackApp
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -141,9 +144,15 @@ async def running_server(
         authenticate = None
         commands = ""
         notes: tuple[str, ...] = ()
+        # The approval links' pages and Slack's buttons (the core's; none for given ports).
+        pages: list[MountedApp] = []
         if ports is None:
             core = await stack.enter_async_context(open_core(settings, tracing=tracing))
             ports = core.ports
+            if core.links is not None:
+                pages.append(LinksApp(core.links))
+            if core.slack is not None:
+                pages.append(SlackApp(core.slack))
             authenticate = core.authenticator.authenticate
             store = core.store
             commands = core.commands
@@ -173,7 +182,9 @@ async def running_server(
         )
         console = ConsoleApp()
         http_app = guarded(
-            HttpApp([*connect_apps, console], gate, ready=ready, notes=notes, index=console),
+            HttpApp(
+                [*connect_apps, console, *pages], gate, ready=ready, notes=notes, index=console
+            ),
             allowed_hosts=settings.allowed_host,
             cors_origins=settings.cors_origin,
             public_url=settings.public_url,

@@ -125,6 +125,7 @@ def calls(a: Alice) -> dict[str, Any]:
         "CloseSession": s.CloseSessionRequest(session_id=sid),
         "RunTurn": s.RunTurnRequest(session_id=sid, turn=t.Turn(text="hi")),
         "Watch": s.WatchRequest(session_id=sid),
+        "WatchSessions": s.WatchSessionsRequest(),
         "Decide": s.DecideRequest(
             session_id=sid, request_id=a.request_id, decision=t.DECISION_ONCE, command="id"
         ),
@@ -190,6 +191,15 @@ async def attempt(wire: Wire, method: str, request: Any) -> Any:
     try:
         if method in ("RunTurn", "Watch", "AcceptPlan", "RunWorkflow"):
             return [e async for e in wire.stream(method, request)]
+        if method == "WatchSessions":  # endless: its first snapshot, up to `synced`
+            stream = wire.stream(method, request)
+            updates = []
+            async for update in stream:
+                if update.synced:
+                    break
+                updates.append(update)
+            await stream.aclose()
+            return updates
         return await wire.call(method, request)
     except BlitzError as exc:
         return exc
@@ -232,6 +242,8 @@ async def test_another_principal_is_told_nothing_of_alices_session(server, alice
                 assert "tokens" in got.features, "about the server, not about alice"
             elif method == "ListSessions":
                 assert alice.session.id not in {x.id for x in got.sessions}
+            elif method == "WatchSessions":
+                assert alice.session.id not in {u.session.id for u in got}
             elif method == "ListWebhooks":
                 assert alice.webhook_id not in {x.id for x in got.webhooks}
             elif method in webhook_calls(alice) and method != "CreateWebhook":

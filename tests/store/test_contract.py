@@ -787,6 +787,15 @@ async def test_a_workspace_name_is_its_principals_first_folder_for_good(store, o
         assert await reopened.workspace_folder("alice", "acme", new="x") == "@alice/acme"
 
 
+async def test_a_server_key_is_the_first_one_stored_for_good(store, open_engine):
+    first = await store.server_key("links", new=b"k" * 32)
+    again = await store.server_key("links", new=b"x" * 32)
+    other = await store.server_key("other", new=b"o" * 32)
+    assert (first, again, other) == (b"k" * 32, b"k" * 32, b"o" * 32)
+    async with open_engine() as reopened:
+        assert await reopened.server_key("links", new=b"y" * 32) == b"k" * 32
+
+
 async def test_a_turns_end_is_written_with_its_finished_or_not_at_all(store):
     await store.create_session(session(turn_id="t1", state=s.SESSION_STATE_RUNNING))
     await store.create_turn(turn(epoch=1), lease_until=time.time() + 60)

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from blitz.cli import main
-from blitz.config import SETTINGS, Settings, SettingsError, load_settings, resolve
+from blitz.config import (
+    SETTINGS,
+    Settings,
+    SettingsError,
+    effective_toml,
+    load_settings,
+    resolve,
+)
 
 
 def test_defaults_put_database_and_workspaces_in_the_data_dir() -> None:
@@ -182,3 +189,13 @@ def test_every_example_the_settings_table_gives_is_understood():
     memory = next(spec for spec in SETTINGS if spec.name == "command_memory")
     for text, value in sizes.items():
         assert memory.parse(text) == value
+
+
+def test_slack_users_are_a_table_that_blitz_config_prints_back() -> None:
+    given = '{"U0123ABCD": "alice", "W0456EFGH": ""}'
+    resolved = resolve({"slack_users": given}, {})
+    assert resolved.settings.slack_users == {"U0123ABCD": "alice", "W0456EFGH": ""}
+    assert tomllib.loads(effective_toml(resolved))["slack_users"] == resolved.settings.slack_users
+    for wrong in ('["alice"]', '{"alice": "alice"}', '{"U0123ABCD": 1}', "{"):
+        with pytest.raises(SettingsError, match="--slack-users"):
+            resolve({"slack_users": wrong}, {})

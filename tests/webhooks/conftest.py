@@ -15,7 +15,9 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 
+import httpx
 import pytest
+from support.links import ALICE, PUBLIC, SIGNING_SECRET, SLACK_USERS
 from support.receiver import Receiver
 from support.webhooks import LOOPBACK
 from support.wire import Wire, open_wire
@@ -110,3 +112,42 @@ async def client(request: pytest.FixtureRequest, hooked: RunningServer) -> Async
         yield wire
     finally:
         await wire.close()
+
+
+# Approval links and Slack's buttons (test_links.py, test_slack_actions.py)
+
+
+@pytest.fixture
+def linked_settings(hooked_settings: Settings) -> Settings:
+    """A server whose webhooks carry links (a public URL), with two principals and an
+    admin, and a Slack app whose users are mapped to principals."""
+    return replace(
+        hooked_settings,
+        public_url=PUBLIC,
+        tokens="alice:alice-token-1234,bob:bob-token-5678,root:root-token-0000:admin",
+        slack_signing_secret=SIGNING_SECRET,
+        slack_users=SLACK_USERS,
+    )
+
+
+@pytest.fixture
+async def linked(linked_settings: Settings) -> AsyncIterator[RunningServer]:
+    async with running_server(linked_settings) as running:
+        yield running
+
+
+@pytest.fixture
+async def alice(linked: RunningServer) -> AsyncIterator[Wire]:
+    """Alice's client of `linked`, over Connect."""
+    wire = open_wire("connect", linked, ALICE)
+    try:
+        yield wire
+    finally:
+        await wire.close()
+
+
+@pytest.fixture
+async def web(linked: RunningServer) -> AsyncIterator[httpx.AsyncClient]:
+    """A plain HTTP client of `linked`'s HTTP port, as a browser or Slack reaches it."""
+    async with httpx.AsyncClient(base_url=linked.http_url) as client:
+        yield client

@@ -191,7 +191,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     _spec(
         "slack_users",
         values.slack_users,
-        "who each Slack user is here: `slack_users = { U0123ABCD = \"alice\" }` in the file"
+        'who each Slack user is here: `slack_users = { U0123ABCD = "alice" }` in the file'
         " (a JSON object in the flag or variable); a button pressed by a user not in it"
         " decides nothing",
         "JSON",

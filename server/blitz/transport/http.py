@@ -1,7 +1,8 @@
 """The HTTP port: a tiny ASGI router, and uvicorn serving it inside the caller's event loop.
 
 `HttpApp` routes by path prefix to the apps mounted on it (the Connect services, each
-under `/<service name>/`, and the console's assets), sends `/` to its `index` app (the
+under `/<service name>/`, the console's assets, the approval links' pages under
+`/approve/` and Slack's buttons under `/slack/`), sends `/` to its `index` app (the
 console's page), and answers two probes itself: `GET /healthz` (alive: 200 while
 serving, 503 once a shutdown began) and `GET /readyz` (ready for calls: serving, and the
 store answers within a second). No web framework, and no business rule.

@@ -52,6 +52,7 @@ from blitz.core.requests.plans import no_plan, open_plan, rejection
 from blitz.core.usage import session_usage, turn_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
+from blitz.redact import mask_known, redact_text
 from blitz.repos import Repositories
 from blitz.size_limits import ANSWER_BUDGET
 from blitz.store import SessionChange, SessionRecord, Store, TurnPage, TurnRecord, TurnState
@@ -348,7 +349,9 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
         names it otherwise, or renames it with UpdateSession)."""
         if session.title or turn.command or turn.aside:
             return
-        line = next((ln.strip() for ln in turn.text.splitlines() if ln.strip()), "")
+        # Masked as events are: a title shows in lists, deliveries and logs.
+        text = mask_known(redact_text(turn.text))
+        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         if not line:
             return
         title = line if len(line) <= _TITLE_FROM_PROMPT else line[: _TITLE_FROM_PROMPT - 1] + "…"

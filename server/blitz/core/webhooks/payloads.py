@@ -180,9 +180,7 @@ def _code(text: str) -> str:
     return "```" + _shown(text).replace("```", "'''") + "```"
 
 
-def _slack(
-    event: t.TurnEvent, *, title: str, link: str, offers: Sequence[Offer]
-) -> dict[str, Any]:
+def _slack(event: t.TurnEvent, *, title: str, link: str, offers: Sequence[Offer]) -> dict[str, Any]:
     kind = event.WhichOneof("kind") or ""
     where = _escape(title or event.session_id)
     if link:

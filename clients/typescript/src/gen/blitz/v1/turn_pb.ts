@@ -1396,7 +1396,9 @@ export type Resolution = Message<"blitz.v1.Resolution"> & {
   resolvedBy: string;
 
   /**
-   * How: "decide", "answer", "rule", "timeout", or "withdrawn" (the turn ended first).
+   * How: "decide", "answer", "link" (a signed approval link of a webhook's message),
+   * "slack" (a Slack button of one), "rule", "timeout", or "withdrawn" (the turn ended
+   * first).
    *
    * @generated from field: string via = 7;
    */

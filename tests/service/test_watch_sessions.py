@@ -1,6 +1,7 @@
 """WatchSessions: the caller's sessions as they are, then each change, so that a list and a
 session's own view always agree, on every wire; another principal's sessions never show;
-a change made by one replica reaches a watcher of another."""
+a change made by one replica reaches a watcher of another. And GetServerInfo says who the
+caller is, for a client's header."""
 
 from __future__ import annotations
 
@@ -125,3 +126,18 @@ async def test_a_change_on_one_replica_reaches_a_watcher_of_another(settings: Se
             await stream.aclose()
             await watcher.close()
             await actor.close()
+
+
+async def test_server_info_says_who_the_caller_is(settings: Settings) -> None:
+    tokens = "alice:alice-token-1234,root:root-token-9012:admin"
+    async with running_server(replace(settings, tokens=tokens)) as server:
+        for token, who in (
+            ("alice-token-1234", ("alice", False)),
+            ("root-token-9012", ("root", True)),
+        ):
+            wire = open_wire("connect", server, {"authorization": f"Bearer {token}"})
+            try:
+                info = await wire.call("GetServerInfo", s.GetServerInfoRequest())
+            finally:
+                await wire.close()
+            assert (info.principal, info.admin) == who

@@ -91,7 +91,7 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ServerInfo(_message.Message):
-    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features", "command_isolation", "commands", "agents", "default_agent", "repositories")
+    __slots__ = ("protocol", "protocol_revision", "server_version", "default_model", "models", "limits", "features", "command_isolation", "commands", "agents", "default_agent", "repositories", "principal", "admin")
     class LimitsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -111,6 +111,8 @@ class ServerInfo(_message.Message):
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_AGENT_FIELD_NUMBER: _ClassVar[int]
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    ADMIN_FIELD_NUMBER: _ClassVar[int]
     protocol: str
     protocol_revision: int
     server_version: str
@@ -123,7 +125,9 @@ class ServerInfo(_message.Message):
     agents: _containers.RepeatedCompositeFieldContainer[AgentInfo]
     default_agent: str
     repositories: bool
-    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ..., commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ..., agents: _Optional[_Iterable[_Union[AgentInfo, _Mapping]]] = ..., default_agent: _Optional[str] = ..., repositories: _Optional[bool] = ...) -> None: ...
+    principal: str
+    admin: bool
+    def __init__(self, protocol: _Optional[str] = ..., protocol_revision: _Optional[int] = ..., server_version: _Optional[str] = ..., default_model: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., limits: _Optional[_Mapping[str, int]] = ..., features: _Optional[_Iterable[str]] = ..., command_isolation: _Optional[str] = ..., commands: _Optional[_Iterable[_Union[SlashCommand, _Mapping]]] = ..., agents: _Optional[_Iterable[_Union[AgentInfo, _Mapping]]] = ..., default_agent: _Optional[str] = ..., repositories: _Optional[bool] = ..., principal: _Optional[str] = ..., admin: _Optional[bool] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
     __slots__ = ("name", "display_name", "kind", "version")

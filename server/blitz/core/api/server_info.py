@@ -71,7 +71,8 @@ class ServerInfoCalls:
             self._facts = replace(self._facts, features=(*self._facts.features, feature))
 
     async def get_server_info(self, req: s.GetServerInfoRequest, ctx: CallContext) -> s.ServerInfo:
-        """What this server is and speaks; the same for every caller."""
+        """What this server is and speaks, the same for every caller, and who the caller
+        is."""
         facts = self._facts
         features = {*facts.features, *(("replicas",) if self._store.shared else ())}
         return s.ServerInfo(
@@ -87,6 +88,8 @@ class ServerInfoCalls:
             agents=facts.agents(),
             default_agent=facts.default_agent,
             repositories=facts.repositories,
+            principal=ctx.caller,
+            admin=ctx.admin,
         )
 
     async def list_commands(

@@ -314,15 +314,14 @@ async def test_chat_from_a_repository_says_the_clone_is_ready_and_pushes_once_ap
     )  # fmt: skip
     try:
         screen = Screen(child)
-        screen.expect(
-            rf"cloned {re.escape(origin.url)} at {origin.main[:12]} \(branch main\); ready"
-        )
+        # The URL may wrap (a long test folder): the line is told by what follows it.
+        screen.expect(rf"cloned\s[\s\S]*?\sat {origin.main[:12]} \(branch main\); ready")
         screen.prompt("/mode accept_edits")
         screen.prompt("write NOTES.md\n```\nchatted\n```")
         screen.expect(FOOTER)
         screen.prompt("/push feature/chat")
         screen.expect(r"approve PUSH")
-        screen.expect(rf"push \w{{12}} to {re.escape(origin.url)} as branch feature/chat")
+        screen.expect(r"push \w{12} to\s[\s\S]*?\sas branch feature/chat")
         screen.expect(r"\[o\]nce .*\[p\]ark › ")
         child.send("o")
         screen.expect(r"Pushed branch feature/chat")

@@ -161,8 +161,10 @@ function Console({ info, signedIn, onSignOut }: { info: ServerInfo; signedIn: bo
         )}
         {signedIn ? (
           <span class="who" data-testid="who">
-            {/* GetServerInfo does not say whose the token is: the page can only say that it holds one. */}
-            <span class="dim">signed in</span>
+            {/* GetServerInfo says whose the token is (a server from before it: only that there is one). */}
+            <span class="dim">{info.principal ? "signed in as " : "signed in"}</span>
+            {info.principal && <strong>{info.principal}</strong>}
+            {info.admin && <span class="state">admin</span>}
             <button type="button" class="link" onClick={onSignOut}>
               sign out
             </button>

@@ -1,16 +1,15 @@
 // One item of a session's log, as the page shows it. Untrusted strings are children
 // (text nodes); only Markdown and diffs become markup, through safe_html.ts.
 
-import { ActionKind, type ApprovalRequest, BlitzError, Decision, type Question } from "blitz-client";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { ActionKind, type ApprovalRequest, BlitzError, Decision, type Question, RuleMatchKind } from "blitz-client";
 import { Component, type ComponentChildren } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { blitz, describe } from "./api.js";
+import { answeredHere, blitz, describe, resolvedHere } from "./api.js";
 import { ACTION_KINDS, argsLine, expiryLine, flowLine, resolutionLine, rewoundLine, splitDiff, turnUsageLine, words } from "./format.js";
+import { collect, formFields, FormFields, initialRaw, type Raw, refusedField } from "./forms.js";
 import type { Item } from "./log.js";
 import { diffAsHtml, markdownHtml } from "./safe_html.js";
-
-/** Requests this page answered itself: their resolution says "by you". */
-export const answeredHere = new Set<string>();
 
 export interface ItemContext {
   sessionId: string;
@@ -20,6 +19,8 @@ export interface ItemContext {
   focusId: string;
   /** Forks at a turn; undefined where the session cannot be forked (an ACP agent's). */
   onFork: ((turnId: string) => void) | undefined;
+  /** Asks to rewind to a turn; undefined while it cannot be (a turn runs, an ACP agent's). */
+  onRewind: ((turnId: string) => void) | undefined;
   /** The page of one turn's diff (the Diff view, that turn chosen). */
   diffHref: (turnId: string) => string;
   onAcceptPlan: (planId: string, text: string) => Promise<void>;
@@ -49,9 +50,12 @@ function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
         turn?.accepted && "carries out the plan",
         turn?.imageIds.length ? `${turn.imageIds.length} image${turn.imageIds.length === 1 ? "" : "s"}` : "",
       ].filter(Boolean);
+      // A plan's acceptance sends no text of its own, unless the person added some.
+      const said = turn?.text || (turn?.accepted ? "" : <em>(no text)</em>);
       return (
         <div class="item prompt" data-seq={item.seq} data-kind="prompt">
-          <div class="bubble">{turn?.text || <em>(no text)</em>}</div>
+          {turn?.accepted && <div class="bubble accepted-plan">✓ accepted the plan: carry it out</div>}
+          {said && <div class="bubble">{said}</div>}
           {flags.length > 0 && <div class="flags">{flags.join(" · ")}</div>}
         </div>
       );
@@ -183,11 +187,23 @@ function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
                 fork here
               </button>
             )}
+            {ctx.onRewind && !item.command && (
+              <button type="button" class="link" onClick={() => ctx.onRewind?.(item.turnId)} title="Take the session back to the end of this turn">
+                rewind here
+              </button>
+            )}
           </div>
         </div>
       );
     }
   }
+}
+
+/** A short text whose `backquoted` parts show as code (a rule's words, a task): text
+ * nodes both, never markup. */
+export function Ticks({ text }: { text: string }) {
+  const parts = text.split(/`([^`\n]+)`/);
+  return <>{parts.map((part, i) => (i % 2 ? <code key={i}>{part}</code> : part))}</>;
 }
 
 export function Markdown({ source, class: className = "markdown" }: { source: string; class?: string }) {
@@ -219,13 +235,23 @@ function KindBadge({ request }: { request: ApprovalRequest }) {
   return <span class={`kind kind-${kind.toLowerCase()}`}>{kind}</span>;
 }
 
+/** How many of a command's last lines show until "show all" is pressed. */
+const TAIL_LINES = 400;
+
 function ToolItem({ item, author }: { item: Extract<Item, { kind: "tool" }>; author: ComponentChildren }) {
+  const [all, setAll] = useState(false);
   const result = item.result;
   const value = (result?.value ?? {}) as Record<string, unknown>;
   const exit = typeof value.exit_code === "number" ? value.exit_code : undefined;
-  const output = item.output || (typeof value.output === "string" ? value.output : "");
+  // The live lines (tool_output) are the whole output as it was printed; the result holds
+  // it too, capped. Whichever is longer is all the page has.
+  const kept = typeof value.output === "string" ? value.output : "";
+  const output = item.output.length >= kept.length ? item.output : kept;
+  const cut = value.truncated === true;
+  const lines = lineCount(output);
   const error = typeof value.error === "string" ? value.error : "";
-  let status: ComponentChildren = <span class="running">{item.waiting ? "waiting for approval" : item.partial ? "…" : "running…"}</span>;
+  let status: ComponentChildren = <span class="running">{item.waiting === "answer" ? "waiting for an answer" : item.waiting ? "waiting for approval" : item.partial ? "…" : "running…"}</span>;
+  if (item.stopped) status = <span class="bad">└ stopped: the turn ended before it returned</span>;
   if (result) {
     if (error) status = <span class="bad">└ {error}</span>;
     else if (exit !== undefined) status = <span class={exit === 0 ? "good" : "bad"}>└ exit {exit}</span>;
@@ -237,7 +263,13 @@ function ToolItem({ item, author }: { item: Extract<Item, { kind: "tool" }>; aut
         {author}
         <span class="tool-name">● {item.name}</span> <span class="tool-args">{argsLine(item.args)}</span>
       </div>
-      {output && <pre class="tool-output">{tail(output, 400)}</pre>}
+      {output && <pre class="tool-output">{all ? output : tail(output, TAIL_LINES)}</pre>}
+      {output && lines > TAIL_LINES && (
+        <button type="button" class="link show-all" onClick={() => setAll(!all)} aria-expanded={all}>
+          {all ? `show the last ${TAIL_LINES} lines` : `show all ${lines} lines`}
+        </button>
+      )}
+      {cut && <div class="dim cut-note">The command printed more: the server kept its first {output.length.toLocaleString("en")} characters.</div>}
       <div class="tool-status">
         {status}
         {result && result.seconds > 0 && <span class="dim"> · {result.seconds.toFixed(2)} s</span>}
@@ -251,13 +283,21 @@ function ToolItem({ item, author }: { item: Extract<Item, { kind: "tool" }>; aut
   );
 }
 
+function lineCount(text: string): number {
+  const all = text.split("\n");
+  return all[all.length - 1] === "" ? all.length - 1 : all.length;
+}
+
 function tail(text: string, lines: number): string {
   const all = text.split("\n");
-  return all.length <= lines ? text : `… ${all.length - lines} earlier lines\n${all.slice(-lines).join("\n")}`;
+  const ends = all[all.length - 1] === "";
+  const body = ends ? all.slice(0, -1) : all;
+  if (body.length <= lines) return text;
+  return `… ${body.length - lines} earlier lines\n${body.slice(-lines).join("\n")}${ends ? "\n" : ""}`;
 }
 
 function Resolved({ resolution, requestId }: { resolution: NonNullable<Extract<Item, { kind: "approval" }>["resolution"]>; requestId: string }) {
-  const mine = answeredHere.has(requestId);
+  const mine = resolvedHere(resolution.client, requestId);
   const denied = resolution.decision === Decision.DENY || resolution.via === "withdrawn";
   return (
     <div class={`resolved-line ${denied ? "no" : "ok"}`} role="status" data-testid="resolution">
@@ -281,6 +321,13 @@ function Expiry({ request, action }: { request: ApprovalRequest | Question; acti
   const now = useNow(expires > 0);
   if (!expires) return null;
   return <div class="expiry">{expiryLine(expires, now, action)}</div>;
+}
+
+/** Brings a field just opened into sight (it may be below the fold) and into focus. */
+function reveal(element: HTMLElement | null): void {
+  if (!element) return;
+  element.scrollIntoView({ block: "nearest" });
+  element.focus({ preventScroll: true });
 }
 
 /** Focus `ref` once, when the request is the one the page focuses. */
@@ -309,15 +356,29 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
   const [error, setError] = useState("");
   useFocusOnArrival(box, ctx.focusId === request.requestId);
   useEffect(() => {
-    if (mode !== "choose") field.current?.focus();
+    if (mode !== "choose") reveal(field.current);
   }, [mode]);
+  // A broader rule the server offers ("commands starting `pytest -q`"), for `r`.
+  const suggested = request.suggestedRule?.pattern && offered(Decision.ALWAYS) ? request.suggestedRule : undefined;
+  const suggestedWords = suggested
+    ? suggested.label || (suggested.match === RuleMatchKind.RULE_MATCH_COMMAND_PREFIX ? `\`${suggested.pattern} …\`` : suggested.pattern)
+    : "";
+  // The command is edited on one line (Enter runs it) unless it has several.
+  const multiline = request.detail.includes("\n");
 
-  async function decide(decision: "once" | "session" | "always" | "deny", options: { reason?: string; command?: string; interrupt?: boolean } = {}) {
+  async function decide(
+    decision: "once" | "session" | "always" | "deny",
+    options: { reason?: string; command?: string; interrupt?: boolean; rule?: boolean } = {},
+  ) {
     setBusy(true);
     setError("");
     try {
       answeredHere.add(request.requestId);
-      await blitz.decide(ctx.sessionId, request.requestId, decision, options);
+      if (options.rule && suggested) {
+        await blitz.sessions.decide({ sessionId: ctx.sessionId, requestId: request.requestId, decision: Decision.ALWAYS, rule: suggested });
+      } else {
+        await blitz.decide(ctx.sessionId, request.requestId, decision, options);
+      }
     } catch (thrown) {
       answeredHere.delete(request.requestId);
       const e = BlitzError.from(thrown);
@@ -340,7 +401,7 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
       return;
     }
     if (target.tagName === "TEXTAREA" || target.tagName === "INPUT") {
-      if (event.key === "Enter" && (mode !== "edit" || event.ctrlKey || event.metaKey)) {
+      if (event.key === "Enter" && (target.tagName === "INPUT" || event.ctrlKey || event.metaKey)) {
         event.preventDefault();
         submit();
       }
@@ -352,6 +413,7 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
       o: () => decide("once"),
       ...(offered(Decision.SESSION) ? { s: () => decide("session") } : {}),
       ...(offered(Decision.ALWAYS) ? { a: () => decide("always") } : {}),
+      ...(suggested ? { r: () => decide("always", { rule: true }) } : {}),
       d: () => start("deny"),
       x: () => start("stop"),
       ...(editable ? { e: () => start("edit") } : {}),
@@ -415,6 +477,11 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
           >
             <kbd>a</kbd> always
           </button>
+          {suggested && (
+            <button type="button" disabled={busy} onClick={() => decide("always", { rule: true })} aria-keyshortcuts="r" title="A stored rule covering this and every action like it, in your sessions in this workspace">
+              <kbd>r</kbd> always allow <Ticks text={suggestedWords} />
+            </button>
+          )}
           <button type="button" disabled={busy} class="deny" onClick={() => start("deny")} aria-keyshortcuts="d">
             <kbd>d</kbd> deny
           </button>
@@ -429,8 +496,10 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
         </div>
       ) : (
         <div class="reply">
-          {mode === "edit" ? (
-            <textarea ref={field} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Command to run" rows={3} />
+          {mode === "edit" && multiline ? (
+            <textarea ref={field} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Command to run" rows={3} placeholder="Ctrl+Enter runs it" />
+          ) : mode === "edit" ? (
+            <input ref={field} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Command to run" spellcheck={false} autoComplete="off" />
           ) : (
             <input ref={field} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Reason (the model receives it)" placeholder="reason (the model receives it)" />
           )}
@@ -476,6 +545,17 @@ function Opens({ question }: { question: Question }) {
 }
 
 export function QuestionPrompt({ item, ctx }: { item: Extract<Item, { kind: "question" }>; ctx: ItemContext }) {
+  if (item.question.form && Object.keys(item.question.form).length > 0) return <FormPrompt item={item} ctx={ctx} />;
+  return <ChoicePrompt item={item} ctx={ctx} />;
+}
+
+/** An answer's failure, as the prompt says it. */
+function refusal(thrown: unknown): string {
+  const e = BlitzError.from(thrown);
+  return e.reason === "ALREADY_RESOLVED" ? "Already answered by another client." : describe(e);
+}
+
+function ChoicePrompt({ item, ctx }: { item: Extract<Item, { kind: "question" }>; ctx: ItemContext }) {
   const q = item.question;
   const box = useRef<HTMLFormElement>(null);
   const [chosen, setChosen] = useState<string[]>([]);
@@ -484,9 +564,10 @@ export function QuestionPrompt({ item, ctx }: { item: Extract<Item, { kind: "que
   const [error, setError] = useState("");
   useFocusOnArrival(box, ctx.focusId === q.requestId);
 
-  async function answer(event?: Event) {
+  async function answer(event?: Event, picked: string[] = chosen) {
     event?.preventDefault();
-    const answers = q.options.length ? chosen : [text.trim()].filter(Boolean);
+    if (busy) return;
+    const answers = q.options.length ? picked : [text.trim()].filter(Boolean);
     if (!answers.length) return setError(q.options.length ? "Choose an answer." : "Type an answer.");
     setBusy(true);
     setError("");
@@ -495,23 +576,31 @@ export function QuestionPrompt({ item, ctx }: { item: Extract<Item, { kind: "que
       await blitz.answer(ctx.sessionId, q.requestId, answers);
     } catch (thrown) {
       answeredHere.delete(q.requestId);
-      const e = BlitzError.from(thrown);
-      setError(e.reason === "ALREADY_RESOLVED" ? "Already answered by another client." : describe(e));
+      setError(refusal(thrown));
       setBusy(false);
     }
   }
 
-  function toggle(option: string, on: boolean) {
-    setChosen((now) => (q.multiSelect ? (on ? [...now, option] : now.filter((o) => o !== option)) : on ? [option] : []));
+  function toggle(option: string, on: boolean): string[] {
+    const next = q.multiSelect ? (on ? [...chosen.filter((o) => o !== option), option] : chosen.filter((o) => o !== option)) : on ? [option] : [];
+    setChosen(next);
+    return next;
   }
 
   function onKeyDown(event: KeyboardEvent) {
     const target = event.target as HTMLElement;
     if (target.tagName === "INPUT" && (target as HTMLInputElement).type === "text") return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
     const n = Number(event.key);
     if (Number.isInteger(n) && n >= 1 && n <= q.options.length) {
       event.preventDefault();
       toggle(q.options[n - 1], !(q.multiSelect && chosen.includes(q.options[n - 1])));
+      return;
+    }
+    // Enter answers from the prompt or an option (a button answers by itself).
+    if (event.key === "Enter" && (target === box.current || target.tagName === "INPUT")) {
+      event.preventDefault();
+      void answer();
     }
   }
 
@@ -525,7 +614,7 @@ export function QuestionPrompt({ item, ctx }: { item: Extract<Item, { kind: "que
       ref={box}
       tabIndex={-1}
       aria-label="Question from the agent"
-      onSubmit={answer}
+      onSubmit={(e) => answer(e)}
       onKeyDown={onKeyDown}
     >
       <div class="question-text">
@@ -550,12 +639,97 @@ export function QuestionPrompt({ item, ctx }: { item: Extract<Item, { kind: "que
           ))}
         </fieldset>
       ) : (
-        <input type="text" class="answer" value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Your answer" placeholder="your answer" />
+        <input type="text" class="answer" value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Your answer" placeholder="your answer (Enter sends)" />
       )}
       <Expiry request={q} action="closes unanswered" />
       <div class="actions">
         <button type="submit" disabled={busy}>
           answer
+        </button>
+        {q.options.length > 0 && <span class="dim hint">{q.multiSelect ? "1–9 tick, Enter answers" : "1–9 choose, Enter answers"}</span>}
+      </div>
+      {error && (
+        <div class="error-line" role="alert">
+          {error}
+        </div>
+      )}
+    </form>
+  );
+}
+
+/** A question with a form: its fields, sent as `values`, or declined. A refusal of the
+ * server shows beside the field it names (`values.seats`), the question still open. */
+function FormPrompt({ item, ctx }: { item: Extract<Item, { kind: "question" }>; ctx: ItemContext }) {
+  const q = item.question;
+  const fields = useMemo(() => formFields(q.form ?? {}), [q.form]);
+  const box = useRef<HTMLFormElement>(null);
+  const [raw, setRaw] = useState<Raw>(() => initialRaw(fields));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  useFocusOnArrival(box, ctx.focusId === q.requestId);
+  const id = `form-${q.requestId}`;
+
+  function showWrong(field: string, text: string) {
+    setErrors({ [field]: text });
+    // The field said wrong takes the focus (a group: its first choice).
+    window.setTimeout(() => {
+      const element = document.getElementById(`${id}-${field}`);
+      reveal(element?.tagName === "FIELDSET" ? element.querySelector("input") : element);
+    });
+  }
+
+  async function send(values: { values?: JsonObject; decline?: boolean }) {
+    setBusy(true);
+    setError("");
+    setErrors({});
+    try {
+      answeredHere.add(q.requestId);
+      await blitz.sessions.answer({ sessionId: ctx.sessionId, requestId: q.requestId, ...values });
+    } catch (thrown) {
+      answeredHere.delete(q.requestId);
+      const e = BlitzError.from(thrown);
+      const field = e.reason === "INVALID_ARGUMENT" ? refusedField(e.metadata.field, "values") : "";
+      if (field && fields.some((f) => f.name === field)) showWrong(field, e.description);
+      else setError(refusal(e));
+      setBusy(false);
+    }
+  }
+
+  function submit(event: Event) {
+    event.preventDefault();
+    if (busy) return;
+    const { values, wrong } = collect(fields, raw);
+    if (wrong) return showWrong(wrong.field, wrong.text);
+    void send({ values });
+  }
+
+  return (
+    <form
+      class="item question open form-question"
+      data-seq={item.seq}
+      data-kind="question"
+      data-request={q.requestId}
+      ref={box}
+      tabIndex={-1}
+      aria-label="Question from the agent"
+      onSubmit={submit}
+      noValidate
+    >
+      <div class="question-text">
+        {item.author && <span class="author">{item.author}</span>}? {urlToOpen(q)[0]}
+        {q.mcpServer && <span class="dim"> (asked by the MCP server {q.mcpServer})</span>}
+      </div>
+      <Opens question={q} />
+      <FormFields fields={fields} raw={raw} errors={errors} id={id} onChange={(name, value) => setRaw((now) => ({ ...now, [name]: value }))} />
+      {fields.some((f) => f.required) && <div class="dim hint">* required</div>}
+      <Expiry request={q} action="closes unanswered" />
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          send
+        </button>
+        <button type="button" class="deny" disabled={busy} onClick={() => send({ decline: true })}>
+          decline
         </button>
       </div>
       {error && (
@@ -587,11 +761,15 @@ function PlanItem({ item, ctx }: { item: Extract<Item, { kind: "plan" }>; ctx: I
   return (
     <div class={`item plan${open ? " open" : ""}`} data-seq={item.seq} data-kind="plan" aria-label="Proposed plan">
       <div class="plan-head">▣ plan proposed ({item.plan.tasks.length} steps)</div>
-      <Markdown source={item.plan.plan} />
-      {item.plan.tasks.length > 0 && (
+      {/* The plan once, as Markdown; its steps as a list only when it has no text. */}
+      {item.plan.plan.trim() ? (
+        <Markdown source={item.plan.plan} />
+      ) : (
         <ol class="plan-steps">
           {item.plan.tasks.map((task) => (
-            <li key={task.id}>{task.content}</li>
+            <li key={task.id}>
+              <Ticks text={task.content} />
+            </li>
           ))}
         </ol>
       )}

@@ -39,8 +39,8 @@ export type Item =
       name: string;
       args: JsonObject | undefined;
       partial: boolean;
-      /** Its approval request is open (the request shares the call's id). */
-      waiting?: boolean;
+      /** Its approval request or question is open (either shares the call's id). */
+      waiting?: "approval" | "answer";
       /** Its turn finished before its result came (cancelled, stopped, failed). */
       stopped?: boolean;
       output: string;
@@ -217,17 +217,20 @@ function apply(next: Log, event: TurnEvent): void {
     }
     case "approvalRequest": {
       const tool = findTool(next.items, kind.value.requestId);
-      if (tool >= 0) replace(tool, { ...(next.items[tool] as Extract<Item, { kind: "tool" }>), waiting: true });
+      if (tool >= 0) replace(tool, { ...(next.items[tool] as Extract<Item, { kind: "tool" }>), waiting: "approval" });
       push({ ...base, kind: "approval", request: kind.value });
       break;
     }
-    case "question":
+    case "question": {
+      const tool = findTool(next.items, kind.value.requestId);
+      if (tool >= 0) replace(tool, { ...(next.items[tool] as Extract<Item, { kind: "tool" }>), waiting: "answer" });
       push({ ...base, kind: "question", question: kind.value });
       break;
+    }
     case "resolution": {
       const resolution = kind.value;
       const tool = findTool(next.items, resolution.requestId);
-      if (tool >= 0) replace(tool, { ...(next.items[tool] as Extract<Item, { kind: "tool" }>), waiting: false });
+      if (tool >= 0) replace(tool, { ...(next.items[tool] as Extract<Item, { kind: "tool" }>), waiting: undefined });
       const index = next.items.findIndex(
         (item) =>
           (item.kind === "approval" && item.request.requestId === resolution.requestId) ||
@@ -445,7 +448,7 @@ function closeTurn(log: Log, turnId: string): void {
     const item = log.items[i];
     if (item.turnId !== turnId) continue;
     if (item.kind === "prompt") return;
-    if (item.kind === "tool" && (!item.result || item.waiting)) log.items[i] = { ...item, waiting: false, stopped: !item.result };
+    if (item.kind === "tool" && (!item.result || item.waiting)) log.items[i] = { ...item, waiting: undefined, stopped: !item.result };
   }
 }
 

@@ -1,5 +1,6 @@
-// The only two ways untrusted content becomes markup in the console: Markdown (the
-// model's text, a plan) and a unified diff (an approval's, GetDiff's). Everything else is
+// The only three ways untrusted content becomes markup in the console: Markdown (the
+// model's text, a plan, a .md file's preview), a unified diff (an approval's, GetDiff's)
+// and a file's code highlighted (highlight.ts: escaped text in spans). Everything else is
 // put in the page as text (Preact makes text nodes of strings).
 //
 // Two walls each. Markdown goes through markdown-it with raw HTML off (`html: false`: a
@@ -12,8 +13,10 @@
 // ever reached: a violation report fails them.
 
 import { html as diffHtml, parse as parseDiff } from "diff2html";
+import { mergeStreams, nodeStream } from "diff2html/lib-esm/ui/js/highlight.js-helpers.js";
 import DOMPurify from "dompurify";
 import MarkdownIt from "markdown-it";
+import { HIGHLIGHT_LIMIT, highlighted, highlightedLine, languageOf } from "./highlight.js";
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
 
@@ -47,7 +50,35 @@ function purify(html: string, extraTags: string[] = []): string {
 
 /** Untrusted Markdown as sanitized HTML. */
 export function markdownHtml(source: string): string {
-  return purify(markdown.render(source));
+  return purify(markdown.render(unlazy(source)));
+}
+
+const LIST_ITEM = /^\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+\S/;
+const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
+
+/** A line right after a list item, not indented and no item itself, stands as a line of
+ * its own: models write "1. run it" then "Done." meaning two things, which CommonMark
+ * would read as one (a "lazy continuation" of the item). As `breaks` keeps each line a
+ * line, this keeps each such line out of the item before it. Fenced code is left alone. */
+export function unlazy(source: string): string {
+  const lines = source.split("\n");
+  const out: string[] = [];
+  let fence = "";
+  let inItem = false;
+  for (const line of lines) {
+    const opened = FENCE.exec(line);
+    if (fence) {
+      if (opened && opened[1][0] === fence[0] && opened[1].length >= fence.length) fence = "";
+      out.push(line);
+      continue;
+    }
+    if (opened) fence = opened[1];
+    const item = LIST_ITEM.test(line);
+    if (inItem && !item && !opened && line.trim() && !/^\s/.test(line)) out.push("");
+    inItem = item || (inItem && /^\s+\S/.test(line));
+    out.push(line);
+  }
+  return out.join("\n");
 }
 
 /** An untrusted unified diff as sanitized HTML (diff2html's line-by-line view). */
@@ -72,5 +103,38 @@ export function diffAsHtml(diff: string): string {
     renderNothingWhenEmpty: false,
   });
   // diff2html's file icons are inline SVG it writes itself; nothing of the diff is in them.
-  return purify(rendered, ["svg"]);
+  return purify(diff.length > HIGHLIGHT_LIMIT ? rendered : highlightDiff(rendered), ["svg"]);
+}
+
+/** A file's text as highlighted, sanitized HTML for a `<code>`; undefined when its kind
+ * is none of highlight.ts's languages, or it is too large (then show it as text). */
+export function codeHtml(text: string, path: string): string | undefined {
+  const html = highlighted(text, languageOf(path));
+  return html === undefined ? undefined : purify(html);
+}
+
+/** diff2html's diff with each line of code highlighted for its file's language (its
+ * `data-lang`, which the sanitizer drops after), the word-level marks of a changed line
+ * kept, as diff2html's own UI does it. Worked on in a template's content, which is inert:
+ * nothing in it loads or runs, and all of it is sanitized after. */
+function highlightDiff(html: string): string {
+  const template = document.createElement("template");
+  template.innerHTML = html;
+  for (const file of template.content.querySelectorAll(".d2h-file-wrapper")) {
+    const language = languageOf(`file.${file.getAttribute("data-lang") ?? ""}`);
+    if (!language) continue;
+    for (const line of file.querySelectorAll(".d2h-code-line-ctn")) {
+      const text = line.textContent ?? "";
+      const result = highlightedLine(text, language);
+      const marks = nodeStream(line);
+      if (marks.length) {
+        const colours = document.createElement("div");
+        colours.innerHTML = result.value;
+        result.value = mergeStreams(marks, nodeStream(colours), text);
+      }
+      line.innerHTML = result.value;
+      line.classList.add("hljs");
+    }
+  }
+  return template.innerHTML;
 }

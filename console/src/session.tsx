@@ -6,7 +6,7 @@ import { BlitzError, BusyStrategy, newTurnId, type ServerInfo, type StreamStatus
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { blitz, describe } from "./api.js";
 import { acpAgent, agentLabel, labelsText, parseLabels, repositoryLine, sessionUsageLine, stateWord } from "./format.js";
-import { type ItemContext, LogItem } from "./items.js";
+import { type ItemContext, LogItem, Ticks } from "./items.js";
 import { EMPTY, finishedTurns, foldAll, type Item, itemText, lastFinishedTurn, type Log, openRequests, pushes, type TurnSummary } from "./log.js";
 import { ModePicker, RulesPanel } from "./rules.js";
 import { store, useSessions } from "./store.js";
@@ -92,11 +92,52 @@ function rememberFork(forkId: string, origin: ForkOrigin): void {
 
 /** "forked from <title> at turn 2": from what the page kept, else from the title the
  * server gives a fork ("fork of <title or id>"); undefined for a session not forked. */
-export function forkLine(id: string, title: string): { from: string; sourceId: string; turn: string } | undefined {
+export function forkLine(id: string, title: string): { from: string; sourceId: string; turn: string; turnId: string } | undefined {
   const kept = forkOrigins()[id];
-  if (kept) return { from: kept.sourceTitle || kept.sourceId, sourceId: kept.sourceId, turn: kept.turnNumber ? `turn ${kept.turnNumber}` : `turn ${kept.turnId}` };
+  if (kept) {
+    const turn = kept.turnNumber ? `turn ${kept.turnNumber}` : `turn ${kept.turnId}`;
+    return { from: kept.sourceTitle || kept.sourceId, sourceId: kept.sourceId, turn, turnId: kept.turnId };
+  }
   const match = /^fork of (.+)$/s.exec(title);
-  return match ? { from: match[1], sourceId: "", turn: "" } : undefined;
+  return match ? { from: match[1], sourceId: "", turn: "", turnId: "" } : undefined;
+}
+
+/** The source's log up to the turn a fork was made at: what the fork's model remembers,
+ * read once (Watch without follow) and shown dimmed, with no action on it. */
+function ForkHistory({ sourceId, turnId }: { sourceId: string; turnId: string }) {
+  const [log, setLog] = useState<Log>();
+  const [error, setError] = useState("");
+  useEffect(() => {
+    const abort = new AbortController();
+    (async () => {
+      const events: TurnEvent[] = [];
+      try {
+        for await (const event of blitz.watch(sourceId, { follow: false, signal: abort.signal })) {
+          events.push(event);
+          if (event.turnId === turnId && event.kind.case === "finished") break;
+        }
+        setLog(foldAll(EMPTY, events));
+      } catch (thrown) {
+        if (!abort.signal.aborted) setError(describe(thrown));
+      }
+    })();
+    return () => abort.abort();
+  }, [sourceId, turnId]);
+  const ctx: ItemContext = useMemo(
+    () => ({ sessionId: sourceId, planId: "", focusId: "", onFork: undefined, onRewind: undefined, diffHref: (turn) => `#/s/${sourceId}/diff/${encodeURIComponent(turn)}`, onAcceptPlan: async () => {}, onRejectPlan: async () => {} }),
+    [sourceId],
+  );
+  if (error) return <div class="error-line">{error}</div>;
+  if (!log) return <p class="dim">reading the history…</p>;
+  return (
+    <div class="fork-history" aria-label="The history the fork remembers" role="region">
+      {log.items
+        .filter((item) => !isOpen(item))
+        .map((item) => (
+          <LogItem key={item.seq || `${item.kind}-${item.turnId}`} item={item} ctx={ctx} />
+        ))}
+    </div>
+  );
 }
 
 export function SessionView({ id, tab, turnId, info, onOpen, onGone }: Props) {
@@ -110,6 +151,7 @@ export function SessionView({ id, tab, turnId, info, onOpen, onGone }: Props) {
   const [find, setFind] = useState("");
   const [rewinding, setRewinding] = useState<TurnSummary>();
   const [rules, setRules] = useState(false);
+  const [history, setHistory] = useState(false);
 
   async function refresh() {
     try {
@@ -128,7 +170,7 @@ export function SessionView({ id, tab, turnId, info, onOpen, onGone }: Props) {
   // session is read again when its log moves.
   useEffect(() => {
     if (log.phase !== "unknown" && known.mode !== "watching") void refresh();
-  }, [log.phase, log.lastSeq > 0 && known.mode]);
+  }, [log.phase, known.mode]);
 
   const open = openRequests(log);
   const newest = open[open.length - 1];
@@ -204,7 +246,7 @@ export function SessionView({ id, tab, turnId, info, onOpen, onGone }: Props) {
     <section class="session" aria-label="Session">
       <header class="session-head">
         <SessionTitle id={id} phase={phase} live={ended ? (ended === "closed" ? "closed" : ended) : live} />
-        <SessionMeta id={id} agent={acp && agentLabel(info.agents, acp)} log={log} running={running} />
+        <SessionMeta id={id} agent={acp && agentLabel(info.agents, acp)} log={log} />
         <SessionActions
           id={id}
           phase={phase}
@@ -275,10 +317,19 @@ export function SessionView({ id, tab, turnId, info, onOpen, onGone }: Props) {
         >
           {forked && (
             <div class="item forked" data-kind="forked">
-              ⑂ forked from{" "}
+              ↱ forked from{" "}
               {forked.sourceId ? <a href={`#/s/${forked.sourceId}`}>{forked.from}</a> : <strong>{forked.from}</strong>}
               {forked.turn ? ` at ${forked.turn}` : ""}
-              <span class="dim"> · the model remembers that history; its events stay in the source's log</span>
+              <span class="dim"> · its model remembers the history up to there</span>
+              {forked.sourceId && forked.turnId && (
+                <>
+                  {" "}
+                  <button type="button" class="link" aria-expanded={history} onClick={() => setHistory(!history)}>
+                    {history ? "hide that history" : "show that history"}
+                  </button>
+                </>
+              )}
+              {history && forked.sourceId && <ForkHistory sourceId={forked.sourceId} turnId={forked.turnId} />}
             </div>
           )}
           {query && (
@@ -350,7 +401,7 @@ function SessionTitle({ id, phase, live }: { id: string; phase: string; live: st
   );
 }
 
-function SessionMeta({ id, agent, log, running }: { id: string; agent: string; log: Log; running: boolean }) {
+function SessionMeta({ id, agent, log }: { id: string; agent: string; log: Log }) {
   const session = useSessions().sessions.get(id);
   return (
     <div class="meta">
@@ -361,7 +412,7 @@ function SessionMeta({ id, agent, log, running }: { id: string; agent: string; l
       ) : (
         <span data-testid="session-model">{session?.model}</span>
       )}
-      {session && !agent && <ModePicker session={session} disabled={session.state === 4 /* closed */ || running} />}
+      {session && !agent && <ModePicker session={session} />}
       {session?.repository && (
         <span
           class="repository"
@@ -544,7 +595,7 @@ function TaskList({ tasks }: { tasks: Log["tasks"] }) {
       <ul>
         {tasks.map((task) => (
           <li key={task.id || task.content} class={`task task-${task.status}`}>
-            <span aria-hidden="true">{marks[task.status] ?? "☐"}</span> {task.content}
+            <span aria-hidden="true">{marks[task.status] ?? "☐"}</span> <Ticks text={task.content} />
             <span class="sr-only"> ({task.status.replace("_", " ")})</span>
           </li>
         ))}

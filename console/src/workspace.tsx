@@ -4,11 +4,12 @@
 // in the log like any other). A file's content is shown as text, never as markup.
 
 import { BlitzError, ExportFormat, type FileEntry, type GetDiffResponse, type Repository } from "blitz-client";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { blitz, describe } from "./api.js";
 import { shortCommit } from "./format.js";
-import { Diff } from "./items.js";
+import { Diff, Markdown } from "./items.js";
 import type { PushSummary, TurnSummary } from "./log.js";
+import { codeHtml } from "./safe_html.js";
 
 export function Files({ sessionId }: { sessionId: string }) {
   const [path, setPath] = useState("");
@@ -80,15 +81,43 @@ export function Files({ sessionId }: { sessionId: string }) {
       {file && (
         <article class="file-view" aria-label={`File ${file.path}`}>
           <h3>{file.path}</h3>
-          {file.binary ? (
-            <p class="dim">A binary file of {String(file.size)} bytes.</p>
-          ) : (
-            <pre class="file-content">{file.text}</pre>
-          )}
+          {file.binary ? <p class="dim">A binary file of {String(file.size)} bytes.</p> : <FileText path={file.path} text={file.text} />}
           {file.truncated && <p class="dim">Only the start is shown: the file has {String(file.size)} bytes.</p>}
         </article>
       )}
     </section>
+  );
+}
+
+/** A file's text: highlighted for its language, and a Markdown file previewed (its source
+ * a click away). Both through safe_html.ts. */
+function FileText({ path, text }: { path: string; text: string }) {
+  const markdown = /\.(?:md|markdown)$/i.test(path);
+  const [source, setSource] = useState(false);
+  const html = useMemo(() => (markdown && !source ? undefined : codeHtml(text, path)), [text, path, markdown, source]);
+  return (
+    <>
+      {markdown && (
+        <div class="view-switch" role="group" aria-label="Show the file as">
+          <button type="button" aria-pressed={!source} onClick={() => setSource(false)}>
+            preview
+          </button>
+          <button type="button" aria-pressed={source} onClick={() => setSource(true)}>
+            source
+          </button>
+        </div>
+      )}
+      {markdown && !source ? (
+        <Markdown source={text} class="markdown file-preview" />
+      ) : html === undefined ? (
+        <pre class="file-content">{text}</pre>
+      ) : (
+        // Highlighted: escaped text in spans, sanitized (safe_html.ts).
+        <pre class="file-content hljs">
+          <code dangerouslySetInnerHTML={{ __html: html }} />
+        </pre>
+      )}
+    </>
   );
 }
 

@@ -9,13 +9,20 @@ Every page records what would mean that hostile content got further than text: s
 errors, and Content-Security-Policy violations (a `securitypolicyviolation` event, or
 Chromium's console line about one). `ConsolePage.check_clean()` fails the test on any.
 
-Screenshots go to tests/browser/artifacts/ (gitignored; BLITZ_ARTIFACTS elsewhere).
+Screenshots go to tests/browser/artifacts/ (gitignored; BLITZ_ARTIFACTS elsewhere). The
+few that docs/console.md shows (`doc_shot`) are written to docs/ as well when
+BLITZ_DOC_SCREENSHOTS is set, so an ordinary run leaves the committed ones as they are.
+
+`console(server, wire="grpc-web")` opens the page with `?wire=grpc-web`: the console then
+speaks gRPC-Web instead of Connect (console/src/api.ts); `console_wire` parametrizes a test
+over both (`console_wire`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -28,6 +35,8 @@ from support.blitz_serve import BlitzServe
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("BLITZ_ARTIFACTS") or ROOT / "tests" / "browser" / "artifacts")
+DOCS = ROOT / "docs"
+WIRES = ("connect", "grpc-web")
 CHROMIUM = os.environ.get("BLITZ_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 # As root Chromium needs --no-sandbox; the rest keep it from calling out on a closed network.
 CHROMIUM_ARGS = [
@@ -115,11 +124,15 @@ async def server(serve: Callable[..., Awaitable[BlitzServe]]) -> BlitzServe:
 class ConsolePage:
     """The console in one browser context, and what it recorded."""
 
-    def __init__(self, page: Any, server: BlitzServe, name: str) -> None:
+    def __init__(self, page: Any, server: BlitzServe, name: str, wire: str = "connect") -> None:
         self.page = page
         self.server = server
         self.name = name
+        self.wire = wire
         self.problems: list[str] = []
+        # The content types of the calls the page made: what wire it spoke.
+        self.content_types: set[str] = set()
+        page.on("request", self._request)
         page.set_default_timeout(TIMEOUT_MS)
         _expect_waits(TIMEOUT_MS)
         page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
@@ -132,9 +145,22 @@ class ConsolePage:
         ):
             self.problems.append(f"console: {text}")
 
+    def _request(self, request: Any) -> None:
+        if request.method == "POST":
+            self.content_types.add(request.headers.get("content-type", ""))
+
     async def open(self, fragment: str = "") -> ConsolePage:
-        await self.page.goto(self.server.url + "/" + fragment)
+        query = "?wire=grpc-web" if self.wire == "grpc-web" else ""
+        await self.page.goto(self.server.url + "/" + query + fragment)
         return self
+
+    def check_wire(self) -> None:
+        """The page spoke the wire it was opened for, and only that one."""
+        if self.wire == "grpc-web":
+            expected = {"application/grpc-web+proto"}
+        else:  # unary calls, and streams
+            expected = {"application/proto", "application/connect+proto"}
+        assert self.content_types and self.content_types <= expected, self.content_types
 
     async def check_clean(self) -> None:
         """No script error and no CSP violation happened in the page."""
@@ -148,6 +174,14 @@ class ConsolePage:
         await self.page.screenshot(path=str(path), full_page=False)
         return path
 
+    async def doc_shot(self, name: str) -> Path:
+        """A screenshot docs/console.md shows: artifacts/NAME.png, and docs/console-NAME.png
+        when BLITZ_DOC_SCREENSHOTS is set."""
+        path = await self.shot(name)
+        if os.environ.get("BLITZ_DOC_SCREENSHOTS"):
+            await asyncio.to_thread(shutil.copyfile, path, DOCS / f"console-{name}.png")
+        return path
+
     # What a person does
 
     async def create_session(self, title: str = "", labels: str = "") -> str:
@@ -158,7 +192,7 @@ class ConsolePage:
         if labels:
             await form.get_by_label("Labels").fill(labels)
         await form.get_by_role("button", name="create").click()
-        await page.wait_for_url("**/#/s/*")
+        await page.wait_for_url(re.compile(r"#/s/[^/]+$"))
         await self.live()
         return page.url.rsplit("/", 1)[1]
 
@@ -211,18 +245,26 @@ async def console(browser: Any) -> AsyncIterator[Callable[..., Awaitable[Console
         height: int = 860,
         name: str = "page",
         permissions: tuple[str, ...] = (),
+        wire: str = "connect",
     ) -> ConsolePage:
         context = await browser.new_context(viewport={"width": width, "height": height})
         if permissions:
             await context.grant_permissions(list(permissions), origin=target.url)
         await context.add_init_script(_WATCH_PAGE)
         contexts.append(context)
-        page = ConsolePage(await context.new_page(), target, name)
+        page = ConsolePage(await context.new_page(), target, name, wire)
         return await page.open(fragment)
 
     yield open_console
     for context in contexts:
         await context.close()
+
+
+@pytest.fixture(params=WIRES)
+def console_wire(request: pytest.FixtureRequest) -> str:
+    """Each wire the console speaks: a test taking it runs once over each (the suite's
+    `wire` is the Python clients')."""
+    return str(request.param)
 
 
 @pytest.fixture

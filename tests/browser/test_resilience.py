@@ -102,4 +102,8 @@ async def test_the_page_lives_through_a_restart_mid_turn_and_shows_every_event_o
     await expect(page.page.locator("[data-kind=tool][data-tool=run_command]")).to_have_count(1)
     await expect(page.page.locator(".tool-output")).to_have_text("after the restart\n")
     await expect(page.page.locator("[data-kind=prompt]")).to_have_count(1)
+    # The session list's stream (WatchSessions) came back too, and agrees with the header.
+    entry = page.page.locator(f"[data-session='{session_id}']")
+    await expect(entry).to_have_attribute("data-state", "idle", timeout=40_000)
+    await expect(page.page.get_by_test_id("session-state")).to_have_text("idle")
     await page.check_clean()

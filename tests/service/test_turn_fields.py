@@ -36,6 +36,10 @@ async def test_a_plan_is_proposed_without_acting_then_carried_out_when_accepted(
     )
     assert "approval_request" in kinds(done)
     assert (workspace / "planned.txt").exists()
+    # Accepted by the Turn's flag, told as AcceptPlan tells it: every watcher learns it.
+    decided = [e.plan_decision for e in done if e.HasField("plan_decision")]
+    assert len(decided) == 1 and decided[0].approved
+    assert decided[0].plan_id == proposal[-1].turn_id
 
     await expect_error(
         wire.run_all(session.id, "", accepted=True), "failed_precondition", "NO_PENDING_PLAN"

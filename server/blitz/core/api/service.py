@@ -48,7 +48,7 @@ from blitz.core.events.session_feed import SessionFeed
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.locks import SessionLocks
 from blitz.core.requests.pending import PendingRequests
-from blitz.core.requests.plans import no_plan, open_plan, rejection
+from blitz.core.requests.plans import no_plan, open_plan, read_plan, rejection
 from blitz.core.usage import session_usage, turn_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
@@ -337,6 +337,10 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
                     images=await turn_images(self._store, session.id, req.turn),
                 )
                 await self._title_from(session, req.turn)
+                if req.turn.accepted and not plan_id:
+                    # Accepted by the Turn's own flag: told as AcceptPlan tells it.
+                    accepted = read_plan(session.plan)
+                    plan_id = accepted.plan_id if accepted is not None else ""
                 if plan_id:
                     decision = t.PlanDecision(plan_id=plan_id, approved=True, decided_by=ctx.caller)
                     await self._log.commit(

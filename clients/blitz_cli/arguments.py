@@ -1,5 +1,6 @@
 """The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage`, `run`,
-`approve`, `deny`, `answer`, `rules`, `diff`, `patch`, `push`, `files` and `webhooks`.
+`approve`, `deny`, `answer`, `rules`, `diff`, `patch`, `push`, `files`, `cat` and
+`webhooks`.
 
 `add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
 its handler (`client_handler`, from `chat`, `control`, `scriptable`, `repos` or
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from blitz_client import DEFAULT_URL
 
-__all__ = ["add_arguments"]
+__all__ = ["add_arguments", "with_default_actions"]
 
 _YEAR_S = 365 * 24 * 3600.0
 
@@ -74,6 +76,55 @@ def _bounded(limit: int) -> Callable[[str], int]:
     return parse
 
 
+class _ApproveScope(argparse.Action):
+    """`blitz run --approve [SCOPE]`: a word that is no scope is the prompt, not a usage
+    error, so that `blitz run --approve '$ make'` runs `$ make` approved once. It is kept
+    in `approve_prompt` (PROMPT's default would overwrite it there); `run_command` makes it
+    the prompt."""
+
+    SCOPES = ("once", "session", "always")
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if isinstance(values, str) and values not in self.SCOPES:
+            namespace.approve_prompt = values
+            values = "once"
+        setattr(namespace, self.dest, values)
+
+
+_SERVER_FLAGS = ("--server", "--token", "--ca-file")  # the flags that take a value
+_DEFAULT_ACTIONS = {"rules": ("list", ("list", "revoke"))}
+"""A command whose ACTION may be left out: the action meant, and every action there is."""
+
+
+def with_default_actions(argv: Sequence[str]) -> list[str]:
+    """`argv` with the default action put in where it was left out: `blitz rules SESSION`
+    is `blitz rules list SESSION`, as `blitz sessions` is `blitz sessions list`. (argparse
+    refuses a word that is no ACTION before any action could take it.)"""
+    args = list(argv)
+    if not args or args[0] not in _DEFAULT_ACTIONS:
+        return args
+    default, actions = _DEFAULT_ACTIONS[args[0]]
+    index = 1
+    while index < len(args):
+        word = args[index]
+        if word == "--":
+            return args
+        if not word.startswith("-"):
+            if word not in actions:
+                args.insert(index, default)
+            return args
+        # A valued flag (or a prefix argparse expands to one) takes the next word.
+        takes_value = "=" not in word and any(f.startswith(word) for f in _SERVER_FLAGS)
+        index += 2 if takes_value and word.startswith("--") else 1
+    return args
+
+
 def _repository_flags(parser: argparse.ArgumentParser) -> None:
     """A new session cloned from a repository: `--repo URL[@REF]`, `--depth`, `--submodules`."""
     parser.add_argument(
@@ -97,7 +148,7 @@ def _repository_flags(parser: argparse.ArgumentParser) -> None:
 
 def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the client commands (chat, sessions, watch, usage, run, approve, deny, answer,
-    rules, diff, patch, push, files and webhooks) to the `blitz` command's subparsers."""
+    rules, diff, patch, push, files, cat and webhooks) to the `blitz` command's subparsers."""
 
     def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
         parser.add_argument(
@@ -156,11 +207,18 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     sessions = commands.add_parser("sessions", help="list, show, close, fork or delete sessions")
     server_flags(sessions)
     sessions.add_argument("--json", action="store_true", help="JSON, one session per line")
-    sessions.add_argument(
-        "--state", choices=["idle", "running", "parked", "closed"], help="only in this state"
-    )
+    states = ["idle", "running", "parked", "closed"]
+    sessions.add_argument("--state", choices=states, help="only in this state")
     actions = sessions.add_subparsers(dest="action", metavar="ACTION")
-    actions.add_parser("list", help="the sessions, newest first (the default)")
+    listing = actions.add_parser("list", help="the sessions, newest first (the default)")
+    # SUPPRESS: a sub-action's defaults would overwrite flags given before it.
+    listing.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="one session per line"
+    )
+    listing.add_argument(
+        "--state", choices=states, default=argparse.SUPPRESS, help="only in this state"
+    )
+    server_flags(listing, default=argparse.SUPPRESS)
     for name, text in (
         ("show", "one session and its open requests"),
         ("close", "close one"),
@@ -170,7 +228,13 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         action = actions.add_parser(name, help=text)
         action.add_argument("session_id", metavar="ID")
         if name == "fork":
-            action.add_argument("turn_id", metavar="TURN")
+            action.add_argument(
+                "turn_id",
+                metavar="TURN",
+                nargs="?",
+                default="",
+                help="its id or number, 1 the first (default: the last finished turn)",
+            )
             action.add_argument("--title", default="", help="the fork's title")
         # SUPPRESS: a sub-action's defaults would overwrite flags given before it.
         action.add_argument(
@@ -220,6 +284,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     server_flags(run)
     run.add_argument("prompt", nargs="?", default="")
+    run.set_defaults(approve_prompt="")
     run.add_argument(
         "--workflow",
         metavar="NAME",
@@ -249,8 +314,10 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "--approve",
         nargs="?",
         const="once",
-        choices=["once", "session", "always"],
-        help="approve every request (once unless given session or always)",
+        action=_ApproveScope,
+        metavar="SCOPE",
+        help="approve every request (once unless given session or always; another word"
+        " after it is the PROMPT)",
     )
     decisions.add_argument(
         "--deny", dest="deny_reason", metavar="REASON", help="deny every request, giving REASON"
@@ -314,7 +381,11 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     answer.add_argument("--json", action="store_true", help="the result as JSON")
     answer.set_defaults(client_handler=_Handler("control", "answer_command"))
 
-    rules = commands.add_parser("rules", help="list or revoke a session's approval rules")
+    rules = commands.add_parser(
+        "rules",
+        help="list or revoke a session's approval rules",
+        description="`blitz rules SESSION` is `blitz rules list SESSION`.",
+    )
     server_flags(rules)
     rules.add_argument("--json", action="store_true", help="JSON, one rule per line")
     rule_actions = rules.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -416,9 +487,27 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     files = commands.add_parser("files", help="a folder of a session's workspace")
     server_flags(files)
     files.add_argument("session_id", metavar="SESSION")
-    files.add_argument("path", nargs="?", default="", metavar="PATH", help="a folder in it")
+    files.add_argument(
+        "path",
+        nargs="?",
+        default="",
+        metavar="PATH",
+        help="a folder in it (a file: its entry alone)",
+    )
     files.add_argument("--json", action="store_true", help="JSON, one entry per line")
     files.set_defaults(client_handler=_Handler("control", "files_command"))
+
+    cat = commands.add_parser(
+        "cat",
+        help="print a file of a session's workspace",
+        description="Print one file of a session's workspace: its bytes as they are when"
+        " piped, as text on a terminal. A file longer than the server's read cap is cut"
+        " there, and stderr says so.",
+    )
+    server_flags(cat)
+    cat.add_argument("session_id", metavar="SESSION")
+    cat.add_argument("path", metavar="PATH", help="the file, relative to the workspace")
+    cat.set_defaults(client_handler=_Handler("control", "cat_command"))
 
     webhooks = commands.add_parser(
         "webhooks",

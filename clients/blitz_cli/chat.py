@@ -4,12 +4,12 @@ The loop reads a prompt, runs it as a turn and renders its events, answering app
 requests and questions as they come. A bracketed paste of several lines is one prompt.
 Lines starting with `/` are server commands (`Turn(command=True)`), except the chat's own
 (`CLIENT_COMMANDS`: /help, /thoughts, /mode, /rewind, …). Ctrl-C cancels the running turn
-and keeps showing it until its `finished`; a second Ctrl-C within two seconds (or Ctrl-D
-at the prompt) leaves. `p` at an approval leaves with the turn parked, and says how to
-come back: `--session ID` reattaches (the session's events, the user's prompts among them,
-are replayed, and a turn still parked on a request is picked up where it waits). While a
-request's prompt waits, the chat asks now and then whether it is still open: answered
-elsewhere, the prompt closes and says so.
+and keeps showing it until its `finished`; a second Ctrl-C within two seconds, two at an
+idle prompt (however far apart) or Ctrl-D at the prompt leave. `p` at an approval leaves
+with the turn parked, and says how to come back: `--session ID` reattaches (the session's
+events, the user's prompts among them, are replayed, and a turn still parked on a request
+is picked up where it waits). While a request's prompt waits, the chat asks now and then
+whether it is still open: answered elsewhere, the prompt closes and says so.
 
 The chat's own commands are in `chat_commands.py`, its answers to a turn's requests in
 `chat_requests.py`, and what it holds in `chat_state.py`.
@@ -68,8 +68,13 @@ class _Chat(ChatCommands, RequestAnswers):
                     line = line[:-1] + "\n" + input("… ")
             except KeyboardInterrupt:
                 self.console.print()
+                # At an idle prompt the second press leaves however slow it comes; the
+                # time window is for a press that cancelled a turn, then this one.
+                if self.idle_interrupt:
+                    raise Leave from None
                 self.interrupted()
-                self.console.print("[dim](Ctrl-C again to leave)[/]")
+                self.idle_interrupt = True
+                self.console.print("[dim](press Ctrl-C again to leave)[/]")
                 continue
             except EOFError:
                 self.console.print()
@@ -77,7 +82,8 @@ class _Chat(ChatCommands, RequestAnswers):
             line = line.strip()
             if not line:
                 continue
-            self.last_interrupt = 0.0  # a new prompt starts a new count of Ctrl-Cs
+            # A new prompt starts a new count of Ctrl-Cs.
+            self.last_interrupt, self.idle_interrupt = 0.0, False
             if line in ("/quit", "/exit"):
                 raise Leave
             if not self.client_command(line):

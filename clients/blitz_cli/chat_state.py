@@ -49,6 +49,7 @@ class ChatState:
     renderer: Renderer
     session: session_pb2.Session = field(default_factory=session_pb2.Session)
     last_interrupt: float = 0.0
+    idle_interrupt: bool = False  # Ctrl-C was pressed at the prompt, and nothing typed since
     handled: set[str] = field(default_factory=set)  # request ids already answered here
     proposed: str = ""  # the plan the last turn proposed, until the user decides it
     images: list[str] = field(default_factory=list)  # uploaded for the next prompt

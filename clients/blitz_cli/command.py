@@ -3,7 +3,7 @@
 blitz-client owns the `blitz` script (two distributions cannot both install it). `main()`
 parses the command line and runs the chosen subcommand's handler. The client commands,
 `chat`, `sessions`, `watch`, `usage`, `run`, `approve`, `deny`, `answer`, `rules`, `diff`,
-`patch`, `push`, `files` and `webhooks` (`arguments.py`), are always there. Other
+`patch`, `push`, `files`, `cat` and `webhooks` (`arguments.py`), are always there. Other
 distributions add theirs through the `blitz.commands` entry-point group: each entry point
 is a function given the subparsers, which adds its commands, each with a
 `handler(args, parser)` default returning the exit code. blitz-server's is
@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 
-from blitz_cli.arguments import add_arguments
+from blitz_cli.arguments import add_arguments, with_default_actions
 from blitz_client import DEFAULT_URL
 
 __all__ = ["ENTRY_POINT_GROUP", "build_parser", "main"]
@@ -54,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     # Known arguments only, so that a server command without the server, which takes any
     # arguments, can say so; every other command refuses the rest as parse_args does.
+    argv = with_default_actions(sys.argv[1:] if argv is None else argv)
     args, unknown = parser.parse_known_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
     if unknown and handler is not _server_missing:

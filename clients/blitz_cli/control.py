@@ -1,5 +1,5 @@
 """The commands that act on a session from a script: `blitz approve`, `deny`, `answer`,
-`rules`, `diff` and `files`.
+`rules`, `diff`, `files` and `cat`.
 
 Each is one call (or two: a listing and its details), so that a person away from the
 chat, or a bot, can answer what a parked turn waits on (`blitz sessions show ID` lists
@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import posixpath
+import re
+import sys
 from typing import Any
 
 from google.protobuf import json_format
@@ -21,7 +24,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from blitz.v1 import session_pb2, turn_pb2
+from blitz.v1 import session_pb2, turn_pb2, workspace_pb2
 from blitz_cli.lines import error_line
 from blitz_cli.tables import listing_console
 from blitz_cli.turn_numbers import turn_id_of
@@ -29,6 +32,7 @@ from blitz_client import Blitz, BlitzError
 
 __all__ = [
     "answer_command",
+    "cat_command",
     "decide_command",
     "diff_command",
     "files_command",
@@ -213,13 +217,39 @@ def diff_command(
     return 0
 
 
+def _file_entry(client: Blitz, session_id: str, path: str) -> workspace_pb2.FileEntry | None:
+    """The entry of `path` when it is a file (ListFiles lists folders only): looked up in
+    its folder's listing. None when it is not there, or not a file."""
+    path = posixpath.normpath(path.strip("/"))
+    if path in (".", ".."):
+        return None
+    try:
+        entries = client.list_files(session_id, posixpath.dirname(path))
+    except BlitzError:
+        return None
+    return next((e for e in entries if e.path == path and not e.directory), None)
+
+
 def files_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz files SESSION [PATH]`: a folder of the session's workspace."""
+    """`blitz files SESSION [PATH]`: a folder of the session's workspace; PATH a file, its
+    entry, and a pointer at `blitz cat`."""
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
-            entries = client.list_files(args.session_id, args.path)
+            try:
+                entries = client.list_files(args.session_id, args.path)
+            except BlitzError as exc:
+                entry = None
+                if exc.reason == "FILE_NOT_FOUND" and args.path:
+                    entry = _file_entry(client, args.session_id, args.path)
+                if entry is None:
+                    raise
+                entries = [entry]
+                Console(stderr=True, highlight=False).print(
+                    f"{escape(entry.path)} is a file: `blitz cat {args.session_id}"
+                    f" {escape(entry.path)}` prints it"
+                )
     except BlitzError as exc:
         return _fail(exc)
     if args.json:
@@ -232,4 +262,32 @@ def files_command(
         name = entry.path + ("/" if entry.directory else "")
         table.add_row(escape(name), "" if entry.directory else str(entry.size))
     listing_console().print(table)
+    return 0
+
+
+# Control characters but newline and tab: a file's bytes must not drive the terminal.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def cat_command(
+    args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
+) -> int:
+    """`blitz cat SESSION PATH`: one file of the session's workspace; its bytes as they are
+    when piped, as text on a terminal; a note on stderr when the server's read cap cut it."""
+    try:
+        with Blitz(server, token=token, ca_file=ca_file) as client:
+            response = client.read_file(args.session_id, args.path)
+    except BlitzError as exc:
+        return _fail(exc)
+    if sys.stdout.isatty():
+        text = response.content.decode("utf-8", errors="replace")
+        sys.stdout.write(_CONTROLS.sub("\ufffd", text))
+    else:
+        sys.stdout.buffer.write(response.content)
+    sys.stdout.flush()
+    if response.truncated:
+        Console(stderr=True, highlight=False).print(
+            f"[yellow]cut at the server's read cap: {len(response.content)} of"
+            f" {response.size} bytes[/]"
+        )
     return 0

@@ -27,6 +27,7 @@ from blitz_cli.prompts import parse_answers
 from blitz_cli.render import Renderer
 from blitz_cli.repos import cloned_line, source_of
 from blitz_cli.tables import listing_console
+from blitz_cli.turn_numbers import last_finished_turn_id, turn_id_of
 from blitz_client import Blitz, BlitzError, TurnOptions
 
 __all__ = ["run_command", "sessions_command", "usage_command", "watch_command"]
@@ -50,7 +51,7 @@ def _fail(exc: BlitzError) -> int:
 def sessions_command(
     args: argparse.Namespace, *, server: str, token: str | None, ca_file: str | None = None
 ) -> int:
-    """`blitz sessions [list | show ID | close ID | delete ID | fork ID TURN]`."""
+    """`blitz sessions [list | show ID | close ID | delete ID | fork ID [TURN]]`."""
     console = listing_console() if (args.action or "list") == "list" else Console(highlight=False)
     action = args.action or "list"
     try:
@@ -90,7 +91,12 @@ def sessions_command(
             if action == "show":
                 session = client.session(args.session_id)
             elif action == "fork":
-                session = client.fork_session(args.session_id, args.turn_id, title=args.title)
+                turn_id = (
+                    turn_id_of(client, args.session_id, args.turn_id)
+                    if args.turn_id
+                    else last_finished_turn_id(client, args.session_id)
+                )
+                session = client.fork_session(args.session_id, turn_id, title=args.title)
             else:
                 session = client.close_session(args.session_id)
     except BlitzError as exc:
@@ -336,6 +342,12 @@ def run_command(
         options["max_turns"] = args.max_turns
     if args.timeout:
         options["timeout"] = args.timeout
+    if args.approve_prompt:  # `--approve PROMPT`: the word after --approve was no scope
+        if args.prompt:
+            scope = escape(repr(args.approve_prompt))
+            err.print(f"[red]--approve takes once, session or always, not {scope}[/]")
+            return 2
+        args.prompt = args.approve_prompt
     if bool(args.workflow) == bool(args.prompt):
         err.print("[red]give a PROMPT or --workflow NAME (not both)[/]")
         return 2

@@ -1,14 +1,16 @@
 """A turn as a person names it: its id, or its number in the session (1 the first).
 
-`/rewind TURN`, `/diff TURN` and `blitz diff --turn TURN` take either; the number counts
+`/rewind TURN`, `/diff TURN`, `blitz diff --turn TURN` and `blitz sessions fork ID
+[TURN]` take either (fork, left without one, takes the last finished turn); the number counts
 every turn ListTurns lists, oldest first, server commands and asides among them.
 """
 
 from __future__ import annotations
 
+from blitz.v1 import session_pb2
 from blitz_client import Blitz
 
-__all__ = ["turn_id_of"]
+__all__ = ["last_finished_turn_id", "turn_id_of"]
 
 
 def turn_id_of(client: Blitz, session_id: str, turn: str) -> str:
@@ -22,3 +24,15 @@ def turn_id_of(client: Blitz, session_id: str, turn: str) -> str:
         many = f"{len(turns)} turn{'s' if len(turns) != 1 else ''}"
         raise ValueError(f"turn {turn}: the session has {many}")
     return turns[int(turn) - 1]
+
+
+def last_finished_turn_id(client: Blitz, session_id: str) -> str:
+    """The id of the session's latest finished turn. ValueError when none has finished."""
+    finished = [
+        each.turn_id
+        for each in client.list_turns(session_id)
+        if each.state == session_pb2.TURN_STATE_FINISHED
+    ]
+    if not finished:
+        raise ValueError(f"{session_id} has no finished turn yet")
+    return finished[-1]

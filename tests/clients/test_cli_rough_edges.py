@@ -1,0 +1,126 @@
+"""Command lines a person types first and the CLI once refused: `--approve` before the
+prompt, `--json` after the action, `rules SESSION`, `files` on a file and `cat`, `fork`
+without a turn, and two Ctrl-Cs at an idle chat prompt."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+
+from blitz_client import AsyncBlitz
+
+
+async def blitz(server, *args: str) -> tuple[int, str, str]:
+    """Run `blitz ARGS` against `server` in a subprocess: exit code, stdout, stderr."""
+    # No BLITZ_* from the shell; no COLUMNS (pytest sets 80): a piped table fits its cells.
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS" and not k.startswith("BLITZ_")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "blitz.cli", *args, "--server", server.grpc_target, env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def notes_session(server) -> tuple[str, list[str]]:
+    """A session of two turns, the second writing notes.md; its id and its turns' ids."""
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session(title="source")
+        await client.update_session(session.id, mode="accept_edits")
+        turns = []
+        for text in ("first", "write notes.md\n```\nhello\n```"):
+            async for event in client.run(session.id, text):
+                turns.append(event.turn_id)
+    return session.id, list(dict.fromkeys(turns))
+
+
+async def test_approve_before_the_prompt_leaves_the_prompt_alone(server):
+    code, out, err = await blitz(server, "run", "--approve", "$ echo hi")
+    assert code == 0, err
+    assert "hi" in out
+
+    code, out, err = await blitz(server, "run", "$ echo hi", "--approve", "session")
+    assert code == 0, err
+    assert "hi" in out
+
+
+async def test_approve_with_a_prompt_both_before_and_after_is_a_usage_error(server):
+    code, _, err = await blitz(server, "run", "--approve", "sesion", "$ echo hi")
+    assert code == 2
+    assert "--approve takes once, session or always" in err
+
+
+async def test_json_goes_before_or_after_the_action(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session(title="listed")
+    for args in (("sessions", "list", "--json"), ("sessions", "--json", "list"),
+                 ("sessions", "list", "--state", "idle", "--json")):  # fmt: skip
+        code, out, err = await blitz(server, *args)
+        assert code == 0, err
+        assert [json.loads(line)["id"] for line in out.splitlines()] == [session.id], args
+
+    for args in (("rules", "list", session.id, "--json"), ("rules", "--json", "list", session.id)):
+        code, out, err = await blitz(server, *args)
+        assert (code, out) == (0, ""), err
+
+
+async def test_rules_with_a_session_and_no_action_lists_them(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session()
+    code, out, err = await blitz(server, "rules", session.id)
+    assert code == 0, err
+    assert "scope" in out and "effect" in out  # the table's header
+
+    code, out, err = await blitz(server, "rules", "--json", session.id)
+    assert (code, out) == (0, ""), err
+
+
+async def test_files_on_a_file_points_at_cat_which_prints_it(server):
+    session_id, _ = await notes_session(server)
+    code, out, err = await blitz(server, "files", session_id, "notes.md")
+    assert code == 0, err
+    assert "notes.md" in out
+    assert f"blitz cat {session_id} notes.md" in err
+
+    code, out, err = await blitz(server, "files", session_id, "notes.md", "--json")
+    assert code == 0 and json.loads(out)["path"] == "notes.md", err
+
+    code, out, err = await blitz(server, "cat", session_id, "notes.md")
+    assert (code, out) == (0, "hello\n"), err
+
+    code, _, err = await blitz(server, "files", session_id, "missing.md")
+    assert code == 1 and "FILE_NOT_FOUND" in err
+    code, _, err = await blitz(server, "cat", session_id, "missing.md")
+    assert code == 1 and "FILE_NOT_FOUND" in err
+
+
+async def test_fork_takes_the_last_finished_turn_or_a_turn_number(server):
+    session_id, _ = await notes_session(server)
+    code, out, err = await blitz(server, "sessions", "fork", session_id, "--json")
+    assert code == 0, err
+    code, out, _ = await blitz(server, "files", json.loads(out)["id"], "--json")
+    assert "notes.md" in out, "the last turn's files"
+
+    code, out, err = await blitz(server, "sessions", "fork", session_id, "1", "--json")
+    assert code == 0, err
+    code, out, _ = await blitz(server, "files", json.loads(out)["id"], "--json")
+    assert "notes.md" not in out, "the first turn's files"
+
+    code, _, err = await blitz(server, "sessions", "fork", session_id, "3")
+    assert code == 2 and "the session has 2 turns" in err
+
+
+def test_two_ctrl_cs_at_an_idle_prompt_leave_however_slow(terminal):
+    chat = terminal(["chat"])
+    chat.expect(r"(?m)^› $")
+    time.sleep(0.5)  # a SIGINT while readline sets up is only seen at the next key
+    chat.child.sendintr()
+    chat.expect(r"press Ctrl-C again to leave")
+    chat.expect(r"› $")
+    time.sleep(2.5)  # slower than the two seconds within which a press cancels and leaves
+    chat.child.sendintr()
+    assert chat.wait_exit() == 0

@@ -9,29 +9,11 @@ import os
 import signal
 import sys
 
+from support.cli import blitz
 from support.processes import interruptible
 from support.servers import free_port, make_settings, running_server
 
 from blitz_client import AsyncBlitz
-
-
-async def blitz(server, *args: str) -> tuple[int, str, str]:
-    """Run `blitz ARGS` against `server` in a subprocess: exit code, stdout, stderr."""
-    # Without COLUMNS (pytest sets it to 80): a piped table is then as wide as its cells.
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "blitz.cli",
-        *args,
-        "--server",
-        server.grpc_target,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
 
 
 async def blitz_alone(*args: str, **env: str) -> tuple[int, str, str]:

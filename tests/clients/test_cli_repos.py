@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from support.blitz_serve import BlitzServe
 from support.chat_screens import FOOTER
+from support.cli import blitz, start_blitz
 from support.servers import make_settings
 from support.terminals import PtyEOF, PtyProcess
 
@@ -78,22 +79,6 @@ def origin(tmp_path: Path) -> Origin:
 def settings(tmp_path: Path) -> Settings:
     """The test server allows the repositories under the test's `origins` folder only."""
     return make_settings(tmp_path / "data", repo_allow=(f"file://{tmp_path}/origins/*",))
-
-
-async def blitz(server, *args: str) -> tuple[int, str, str]:
-    """Run `blitz ARGS` against `server` in a subprocess: exit code, stdout, stderr."""
-    proc = await start_blitz(server, *args)
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
-
-
-async def start_blitz(server, *args: str) -> asyncio.subprocess.Process:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BLITZ_")}
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "blitz.cli", *args, "--server", server.grpc_target,
-        env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
 
 
 async def changed_session(server, origin: Origin) -> str:

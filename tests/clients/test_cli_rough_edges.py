@@ -4,26 +4,12 @@ without a turn, and two Ctrl-Cs at an idle chat prompt."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 import time
 
+from support.cli import blitz
+
 from blitz_client import AsyncBlitz
-
-
-async def blitz(server, *args: str) -> tuple[int, str, str]:
-    """Run `blitz ARGS` against `server` in a subprocess: exit code, stdout, stderr."""
-    # No BLITZ_* from the shell; no COLUMNS (pytest sets 80): a piped table fits its cells.
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS" and not k.startswith("BLITZ_")}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "blitz.cli", *args, "--server", server.grpc_target, env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
 
 
 async def notes_session(server) -> tuple[str, list[str]]:

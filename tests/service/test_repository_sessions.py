@@ -18,13 +18,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-from support.git_servers import GitServers
 from support.in_process import in_process
-from support.servers import make_settings
 from support.wire import Wire, decide, drive, follow_until_finished, open_wire
 
 from blitz.config import Settings
-from blitz.config.repos import DeclaredCredential
 from blitz.server import running_server
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
@@ -393,68 +390,3 @@ async def test_another_principal_can_neither_export_nor_push(
         finally:
             await alice.close()
             await bob.close()
-
-
-def test_settings_for_a_test_server_keep_repositories_off(tmp_path: Path) -> None:
-    assert make_settings(tmp_path).repo_allow == ()
-
-
-async def test_credentials_reach_git_only(
-    settings: Settings, tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
-    """An origin over HTTP that wants a password: the clone and the push get it from the
-    operator's credential, and it is in no event, error, log line or workspace file."""
-    with GitServers(tmp_path / "git") as servers:
-        servers.make_repo("api", {"README.md": "# API\n"})
-        password = servers.http_password
-        credential = DeclaredCredential(
-            name="origin",
-            url=servers.http_prefix(),
-            username=servers.http_user,
-            password=password,
-        )
-        settings = replace(
-            settings,
-            repo_allow=servers.allow(),
-            repo_credentials=(credential,),
-            repo_dir=tmp_path / "data" / "repos",
-            approval_timeout=0,
-        )
-        async with running_server(settings) as server:
-            wire = open_wire("connect", server)
-            try:
-                url = servers.http_url("api")
-                servers.refuse_next = 1000  # the origin refuses: its error is shown
-                with pytest.raises(BlitzError) as refused:
-                    await wire.create_session(source=s.RepositorySource(url=url))
-                servers.refuse_next = 0
-                assert refused.value.reason == "REPOSITORY_UNAVAILABLE"
-                assert password not in str(refused.value)
-                session = await wire.create_session(source=s.RepositorySource(url=url))
-                events = await drive(
-                    wire,
-                    session.id,
-                    f"$ echo {password} > leak.txt; env > env.txt; cat .git/config",
-                    decide(wire, session.id, "once"),
-                )
-                # A command cannot see it: not in its environment, nor in .git/config.
-                workspace = settings.workspace_root / session.workspace
-                assert password not in (workspace / "env.txt").read_text()
-                assert password not in (workspace / ".git" / "config").read_text()
-                seen = await last_seq(wire, session.id)
-                await export(wire, session.id, w.EXPORT_FORMAT_PUSH, branch="feature/creds")
-                await follow_until_finished(
-                    wire, session.id, seen, on_request=decide(wire, session.id, "once")
-                )
-                assert servers.rev("api", "refs/heads/feature/creds")
-                watch = wire.stream("Watch", s.WatchRequest(session_id=session.id))
-                events = [e async for e in watch]
-                logged = "".join(e.SerializeToString().decode(errors="replace") for e in events)
-                # The turn wrote the password into a file: the diff masks it as a known secret.
-                assert password not in logged
-                diff = await wire.call("GetDiff", w.GetDiffRequest(session_id=session.id))
-                assert "leak.txt" in diff.paths and password not in diff.diff
-            finally:
-                await wire.close()
-    out, err = capfd.readouterr()
-    assert password not in out + err

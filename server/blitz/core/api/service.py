@@ -39,7 +39,7 @@ from blitz.core.api.sessions import SessionCalls
 from blitz.core.api.views import ledger_entry, turn_summary
 from blitz.core.driver.interactions import Interactions
 from blitz.core.driver.leases import Leases
-from blitz.core.driver.prompt import turn_images, turn_prompt
+from blitz.core.driver.prompt import title_of, turn_images, turn_prompt
 from blitz.core.driver.queue import interrupted_by
 from blitz.core.driver.recovery import Recovery
 from blitz.core.driver.turns import FORKABLE_TURNS, Turns, new_turn_id
@@ -52,7 +52,6 @@ from blitz.core.requests.plans import no_plan, open_plan, read_plan, rejection
 from blitz.core.usage import session_usage, turn_usage
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import AgentPort, CallContext
-from blitz.redact import mask_known, redact_text
 from blitz.repos import Repositories
 from blitz.size_limits import ANSWER_BUDGET
 from blitz.store import SessionChange, SessionRecord, Store, TurnPage, TurnRecord, TurnState
@@ -349,20 +348,12 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
         return rec, session, interrupting
 
     async def _title_from(self, session: SessionRecord, turn: t.Turn) -> None:
-        """An untitled session is titled from its first prompt's first line (a person
-        names it otherwise, or renames it with UpdateSession)."""
-        if session.title or turn.command or turn.aside:
-            return
-        # Masked as events are: a title shows in lists, deliveries and logs.
-        text = mask_known(redact_text(turn.text))
-        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-        if not line:
-            return
-        title = line if len(line) <= _TITLE_FROM_PROMPT else line[: _TITLE_FROM_PROMPT - 1] + "…"
-        await self._store.update_session(
-            session.id, SessionChange(update_time=time.time(), title=title)
-        )
-        self._feed.changed(session.id)
+        """An untitled session is titled from its first prompt (`prompt.title_of`)."""
+        title = "" if session.title else title_of(turn)
+        if title:
+            change = SessionChange(update_time=time.time(), title=title)
+            await self._store.update_session(session.id, change)
+            self._feed.changed(session.id)
 
     async def watch(self, req: s.WatchRequest, ctx: CallContext) -> AsyncIterator[t.TurnEvent]:
         if req.after_seq < 0:
@@ -433,10 +424,6 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
 
 # The strategies that take a turn into a busy session rather than refuse it.
 _QUEUEING = frozenset({s.BUSY_STRATEGY_ENQUEUE, s.BUSY_STRATEGY_INTERRUPT})
-
-
-# How much of its first prompt's first line an untitled session is titled with.
-_TITLE_FROM_PROMPT = 80
 
 
 def _closes(event: t.TurnEvent) -> bool:

@@ -1,5 +1,6 @@
 """What the model is sent for a turn: the prompt, with attached context as plain text, the
-accepted plan or a rejected one's feedback before it, and the turn's images."""
+accepted plan or a rejected one's feedback before it, and the turn's images; and the title
+an untitled session takes from its first prompt."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from blitz.core.requests.plans import read_plan
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.html_text import html_to_text
 from blitz.ports import ImageInput
+from blitz.redact import mask_known, redact_text
 from blitz.store import Store
 from blitz.v1.turn_pb2 import Turn
 
-__all__ = ["model_prompt", "turn_images", "turn_prompt"]
+__all__ = ["TITLE_CHARS", "model_prompt", "title_of", "turn_images", "turn_prompt"]
 
 
 def model_prompt(turn: Turn) -> str:
@@ -53,3 +55,18 @@ async def turn_images(store: Store, session_id: str, turn: Turn) -> tuple[ImageI
             )
         images.append(ImageInput(data=image.data, media_type=image.media_type))
     return tuple(images)
+
+
+# How much of its first prompt's first line an untitled session is titled with.
+TITLE_CHARS = 80
+
+
+def title_of(turn: Turn) -> str:
+    """The title an untitled session takes from its first turn: the prompt's first line,
+    masked as events are (a title shows in lists, deliveries and logs); "" for a server
+    command, an aside or an empty prompt."""
+    if turn.command or turn.aside:
+        return ""
+    text = mask_known(redact_text(turn.text))
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"

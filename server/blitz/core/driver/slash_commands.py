@@ -50,7 +50,7 @@ def advertised() -> list[s.SlashCommand]:
 def parse_command(text: str) -> tuple[str, str]:
     """`/name args` into (name, args); INVALID_ARGUMENT on `turn.text` when unknown."""
     # The name ends at the first space or line break (`/push BRANCH` then a message).
-    head, rest = (text.strip().split(None, 1) + [""])[:2]
+    head, rest = [*text.strip().split(None, 1), ""][:2]
     name = head.removeprefix("/").lower()
     if not head.startswith("/") or name not in COMMANDS:
         known = ", ".join("/" + c for c in COMMANDS)

@@ -1,14 +1,13 @@
 """The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage`, `run`,
-`approve`, `deny`, `answer`, `rules`, `diff`, `patch`, `push`, `files`, `cat` and
-`webhooks`.
+`approve`, `deny`, `answer`, `rules`, `diff`, `patch`, `push`, `files`, `cat`,
+`workflows` (its flags in `workflow_arguments.py`) and `webhooks`.
 
 `add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
-its handler (`client_handler`, from `chat`, `control`, `scriptable`, `repos` or
-`webhooks`). Flag
-values are checked here, so that a bad one is a usage error (exit 2), never a traceback.
-A handler's module is imported when its command runs: the terminal interface (its
-rendering, Markdown's parser) is no part of `blitz serve`'s start, nor of another
-command's.
+its handler (`client_handler`, from `chat`, `control`, `scriptable`, `repos`,
+`workflow_commands` or `webhooks`). Flag values are checked here, so that a bad one is a
+usage error (exit 2), never a traceback. A handler's module is imported when its command
+runs: the terminal interface (its rendering, Markdown's parser) is no part of `blitz
+serve`'s start, nor of another command's.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from blitz_cli.workflow_arguments import add_workflows
 from blitz_client import DEFAULT_URL
 
 __all__ = ["add_arguments", "with_default_actions"]
@@ -97,7 +97,7 @@ class _ApproveScope(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-_SERVER_FLAGS = ("--server", "--token", "--ca-file")  # the flags that take a value
+_SERVER_FLAGS = ("--server", "--token", "--ca-file", "--log-level")  # flags with a value
 _DEFAULT_ACTIONS = {"rules": ("list", ("list", "revoke"))}
 """A command whose ACTION may be left out: the action meant, and every action there is."""
 
@@ -125,6 +125,16 @@ def with_default_actions(argv: Sequence[str]) -> list[str]:
     return args
 
 
+def _workspace_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workspace",
+        metavar="NAME",
+        default="",
+        help="a new session in this named workspace folder, shared with your other sessions"
+        " in it (default: a folder of its own)",
+    )
+
+
 def _repository_flags(parser: argparse.ArgumentParser) -> None:
     """A new session cloned from a repository: `--repo URL[@REF]`, `--depth`, `--submodules`."""
     parser.add_argument(
@@ -148,7 +158,8 @@ def _repository_flags(parser: argparse.ArgumentParser) -> None:
 
 def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the client commands (chat, sessions, watch, usage, run, approve, deny, answer,
-    rules, diff, patch, push, files, cat and webhooks) to the `blitz` command's subparsers."""
+    rules, diff, patch, push, files, cat, workflows and webhooks) to the `blitz` command's
+    subparsers."""
 
     def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
         parser.add_argument(
@@ -168,6 +179,12 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
             default=default,
             help="PEM file of the authorities a TLS server's certificate must chain to"
             " [BLITZ_CA_FILE; default: the system's]",
+        )
+        parser.add_argument(
+            "--log-level",
+            choices=("debug", "info", "warning", "error"),
+            default=default,
+            help="debug shows grpc's own log lines too [BLITZ_LOG_LEVEL; default info]",
         )
 
     chat_parser = commands.add_parser(
@@ -197,6 +214,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="agent of a new session: blitz (built in) or an ACP agent the server declares",
     )
     chat_parser.add_argument("--title", default="", help="title of a new session")
+    _workspace_flag(chat_parser)
     _repository_flags(chat_parser)
     chat_parser.add_argument("--plan", action="store_true", help="plan mode for every turn")
     chat_parser.add_argument(
@@ -301,6 +319,8 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     run.add_argument("--session", metavar="ID", help="run in this session (default: a new one)")
     run.add_argument("--model", default="", help="model of a new session")
+    run.add_argument("--title", default="", help="title of a new session (default: the prompt's)")
+    _workspace_flag(run)
     run.add_argument(
         "--agent",
         metavar="NAME",
@@ -508,6 +528,8 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     cat.add_argument("session_id", metavar="SESSION")
     cat.add_argument("path", metavar="PATH", help="the file, relative to the workspace")
     cat.set_defaults(client_handler=_Handler("control", "cat_command"))
+
+    add_workflows(commands, server_flags, _Handler("workflow_commands", "workflows_command"))
 
     webhooks = commands.add_parser(
         "webhooks",

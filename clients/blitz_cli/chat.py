@@ -231,6 +231,7 @@ def chat(
                     title=options.title,
                     agent=options.agent,
                     source=options.source,
+                    workspace=options.workspace,
                 )
         except BlitzError as exc:
             console.print(error_line(exc.reason, exc.message, exc.metadata.get("field", "")))
@@ -274,6 +275,7 @@ def chat_command(
         model=args.model,
         agent=args.agent,
         title=args.title,
+        workspace=args.workspace,
         plan=args.plan,
         read_only=args.read_only,
         per_call_usage=args.per_call_usage,

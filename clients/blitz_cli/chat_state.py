@@ -31,6 +31,7 @@ class ChatOptions:
     model: str = ""
     agent: str = ""
     title: str = ""
+    workspace: str = ""  # a new session's named workspace folder ("": its own)
     plan: bool = False
     read_only: str = ""
     per_call_usage: bool = False

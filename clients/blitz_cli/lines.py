@@ -26,6 +26,7 @@ __all__ = [
     "error_line",
     "expiry_line",
     "flow_line",
+    "known_workflows_line",
     "model_words",
     "one_line",
     "state_word",
@@ -68,6 +69,16 @@ def accepted_line(metadata: Mapping[str, str]) -> str:
         return ""
     names = ", ".join(name.strip() for name in accepted.split(",") if name.strip())
     return f"[dim]{escape(field)} takes: {escape(names)}[/]"
+
+
+def known_workflows_line(metadata: Mapping[str, str]) -> str:
+    """ "known workflows: a, b" from a workflow's refusal (metadata `known`), or ""."""
+    if metadata.get("field") != "name" or "known" not in metadata:
+        return ""
+    known = ", ".join(n.strip() for n in metadata["known"].split(",") if n.strip())
+    if not known:
+        return "[dim]no workflows are known here (`blitz workflows list`)[/]"
+    return f"[dim]known workflows: {escape(known)} (`blitz workflows show NAME`)[/]"
 
 
 def error_line(reason: str, message: str, field: str = "") -> str:

@@ -211,8 +211,13 @@ def ask_approval(
             rule.CopyFrom(request.suggested_rule)
             return Approval("always", rule=rule)
         if key in "dx":
-            reason = input("reason (Enter for none): ").strip()
+            what = "deny and stop the turn" if key == "x" else "deny"
+            # The reason goes to the model: say what the next line is for.
+            reason = input(f"{what}, telling the agent this reason (Enter for none): ").strip()
             return Approval("deny", reason=reason, interrupt=key == "x")
+        if key == "a" and request.destructive and not _confirmed(request):
+            console.print("[dim]not saved; choose again[/]")
+            continue
         if key != "e":
             return Approval({"o": "once", "s": "session", "a": "always"}[key])
         command = _edit_line("command: ", request.detail).strip()
@@ -220,6 +225,13 @@ def ask_approval(
             return Approval("once", command=command if command != request.detail else "")
         # Approving nothing would run the command as it was: ask again.
         console.print("[dim]no command given; choose again[/]")
+
+
+def _confirmed(request: turn_pb2.ApprovalRequest) -> bool:
+    """ALWAYS for a destructive command is never one key: the user types `yes`."""
+    label = "".join(c for c in request.scope_label if c.isprintable())
+    answer = input(f"always allow exactly `{label}` in this workspace? type yes: ")
+    return answer.strip().lower() == "yes"
 
 
 def ask_plan(console: Console) -> tuple[str, str]:

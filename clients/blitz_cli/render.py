@@ -196,7 +196,7 @@ class Renderer:
             self._running = None
             print_tool_result(self.console, event.tool_result, output_shown=self._output_shown)
         elif kind == "approval_request":
-            self.approval(event.approval_request)
+            self.approval(event.approval_request, event.session_id)
         elif kind == "question":
             self.question(event.question)
         elif kind == "resolution":
@@ -257,9 +257,10 @@ class Renderer:
             self._streaming, self._buffer = kind, text.text
             self.settle()
 
-    def approval(self, request: turn_pb2.ApprovalRequest) -> None:
-        """The request: what would happen, its diff coloured, what a rule would cover."""
-        print_approval(self.console, request)
+    def approval(self, request: turn_pb2.ApprovalRequest, session_id: str = "") -> None:
+        """The request: what would happen, its diff coloured, what a rule would cover; and
+        how to answer it: the chat's keys, or, off the chat, the `blitz approve` lines."""
+        print_approval(self.console, request, "" if self.interactive else session_id or "SESSION")
 
     def question(self, question: turn_pb2.Question) -> None:
         """The question and its numbered options; for an MCP server's URL to open, the host

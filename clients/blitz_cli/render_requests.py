@@ -29,8 +29,12 @@ from blitz_cli.lines import (
 __all__ = ["print_approval", "print_question", "print_resolution"]
 
 
-def print_approval(console: Console, request: turn_pb2.ApprovalRequest) -> None:
-    """The request: what would happen, its diff coloured, what a rule would cover."""
+def print_approval(
+    console: Console, request: turn_pb2.ApprovalRequest, session_id: str = ""
+) -> None:
+    """The request: what would happen, its diff coloured, what a rule would cover. Then
+    how to answer it: the chat's keys explained, or with `session_id` (a script's view:
+    `sessions show`, `watch`) the `blitz approve` and `blitz deny` lines."""
     kind = _kind_word(request.kind)
     # A push's tool is "push": the kind says it already.
     tool = f" ({request.tool})" if request.tool and request.tool.upper() != kind else ""
@@ -39,12 +43,9 @@ def print_approval(console: Console, request: turn_pb2.ApprovalRequest) -> None:
         body.append(Syntax(request.diff, "diff", background_color="default"))
     if request.scope_label:
         body.append(Text(f"rule scope: {request.scope_label}", style="dim"))
-    always = turn_pb2.DECISION_ALWAYS in request.available_decisions
-    if request.scope_label and (always or not request.available_decisions):
-        # What `a` (and `r`) cover: one meaning of ALWAYS, as docs/protocol.md says.
-        body.append(Text("[a]lways: your sessions in this workspace", style="dim"))
-    if always and (suggested := suggested_rule_line(request)):
-        body.append(Text(suggested, style="dim"))
+    if request.destructive:
+        body.append(Text("destructive: no broader rule is offered", style="red"))
+    body += _script_lines(request, session_id) if session_id else _key_lines(request)
     if request.HasField("expire_time"):
         body.append(Text(expiry_line(request.expire_time.ToNanoseconds() / 1e9), style="dim"))
     console.print(
@@ -56,6 +57,38 @@ def print_approval(console: Console, request: turn_pb2.ApprovalRequest) -> None:
             expand=False,
         )
     )
+
+
+def _key_lines(request: turn_pb2.ApprovalRequest) -> list[RenderableType]:
+    """What the chat's keys `a` and `r` would save."""
+    always = turn_pb2.DECISION_ALWAYS in request.available_decisions
+    lines: list[RenderableType] = []
+    if request.scope_label and (always or not request.available_decisions):
+        # What `a` (and `r`) cover: one meaning of ALWAYS, as docs/protocol.md says.
+        confirm = ", once confirmed" if request.destructive else ""
+        lines.append(Text(f"[a]lways: your sessions in this workspace{confirm}", style="dim"))
+    if always and (suggested := suggested_rule_line(request)):
+        lines.append(Text(suggested, style="dim"))
+    return lines
+
+
+def _script_lines(request: turn_pb2.ApprovalRequest, session_id: str) -> list[RenderableType]:
+    """The commands that answer the request from a shell."""
+    ids = f"{session_id} {request.request_id}"
+    available = set(request.available_decisions)
+    lines = [f"blitz approve {ids}"]
+    scopes = [
+        word
+        for word, decision in (("session", turn_pb2.DECISION_SESSION),
+                               ("always", turn_pb2.DECISION_ALWAYS))
+        if not available or decision in available
+    ]  # fmt: skip
+    if scopes:
+        lines.append(f"blitz approve {ids} --scope {'|'.join(scopes)}")
+    if request.HasField("suggested_rule") and request.suggested_rule.pattern:
+        lines.append(f"blitz approve {ids} --suggested    # {request.suggested_rule.label}")
+    lines.append(f'blitz deny {ids} --reason "…"')
+    return [Text(line, style="cyan") for line in lines]
 
 
 def _kind_word(kind: int) -> str:
@@ -101,6 +134,9 @@ def print_resolution(console: Console, resolution: turn_pb2.Resolution) -> None:
         how = "by rule" if resolution.via == "rule" else decision_word(resolution.decision)
         edited = f": {resolution.command}" if resolution.command else ""
         console.print(f"[green]  ↳ approved {how}{by}{escape(edited)}[/]")
+    if resolution.HasField("saved_rule") and resolution.saved_rule.label:
+        effect = "denies" if resolution.saved_rule.effect == turn_pb2.RULE_EFFECT_DENY else "allows"
+        console.print(f"[dim]    rule saved: {effect} {escape(resolution.saved_rule.label)}[/]")
 
 
 def _url_to_open(question: turn_pb2.Question) -> tuple[str, str]:

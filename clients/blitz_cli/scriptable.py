@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -22,7 +23,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from blitz.v1 import session_pb2, turn_pb2
-from blitz_cli.lines import accepted_line, acp_agent, error_line, flow_line, model_words, state_word
+from blitz_cli.lines import (
+    accepted_line,
+    acp_agent,
+    error_line,
+    flow_line,
+    known_workflows_line,
+    model_words,
+    state_word,
+)
 from blitz_cli.prompts import parse_answers
 from blitz_cli.render import Renderer
 from blitz_cli.repos import cloned_line, source_of
@@ -40,9 +49,16 @@ def _json(message: Message) -> str:
 def _fail(exc: BlitzError) -> int:
     err = Console(stderr=True, highlight=False)
     err.print(error_line(exc.reason, exc.message, exc.metadata.get("field", "")))
-    if hint := accepted_line(exc.metadata):
+    if hint := known_workflows_line(exc.metadata) or accepted_line(exc.metadata):
         err.print(hint)
     return 1
+
+
+def _chained(
+    first: turn_pb2.TurnEvent, rest: Iterator[turn_pb2.TurnEvent]
+) -> Iterator[turn_pb2.TurnEvent]:
+    yield first
+    yield from rest
 
 
 # blitz sessions
@@ -369,20 +385,35 @@ def run_command(
     turn_id = ""
     try:
         with Blitz(server, token=token, ca_file=ca_file) as client:
-            session_id, cloned = args.session, ""
+            session_id, cloned, made = args.session, "", False
             if not session_id:
-                session = client.create_session(model=args.model, agent=args.agent, source=source)
-                session_id, cloned = session.id, cloned_line(session)
+                session = client.create_session(
+                    model=args.model,
+                    agent=args.agent,
+                    source=source,
+                    title=args.title,
+                    workspace=args.workspace,
+                )
+                session_id, cloned, made = session.id, cloned_line(session), True
+            events: Iterator[turn_pb2.TurnEvent]
+            if args.workflow:
+                options.pop("command", None)
+                options.pop("plan", None)
+                stream = client.run_workflow(session_id, args.workflow, params, **options)
+                try:
+                    events = _chained(next(stream), stream)
+                except BlitzError as exc:
+                    # Refused before any turn began: a session made for it is left empty.
+                    if made:
+                        with contextlib.suppress(BlitzError):
+                            client.delete_session(session_id)
+                    return _fail(exc)
+            else:
+                events = client.run(session_id, args.prompt, **options)
             if not args.json:
                 err.print(f"[dim]session {session_id}[/]")
                 if cloned:
                     err.print(cloned, soft_wrap=True)
-            if args.workflow:
-                options.pop("command", None)
-                options.pop("plan", None)
-                events = client.run_workflow(session_id, args.workflow, params, **options)
-            else:
-                events = client.run(session_id, args.prompt, **options)
             try:
                 for event in events:
                     turn_id = event.turn_id

@@ -89,7 +89,9 @@ export function resolutionLine(resolution: Resolution, mine: boolean): string {
   }
   const how = resolution.via === "rule" ? "by a rule" : DECISION_WORDS[resolution.decision] ?? "";
   const edited = resolution.command ? ` as: ${resolution.command}` : "";
-  return `approved ${how} ${resolution.via === "rule" ? "" : by}${edited}`.replace(/\s+/g, " ").trim();
+  // The rule a SESSION or ALWAYS decision saved, in the server's words.
+  const saved = resolution.savedRule?.label ? ` · rule saved: ${resolution.savedRule.label}` : "";
+  return `approved ${how} ${resolution.via === "rule" ? "" : by}${edited}`.replace(/\s+/g, " ").trim() + saved;
 }
 
 /** A form's values in one line: "name=Ada, seats=4" (several choices joined by +). */

@@ -337,7 +337,7 @@ function useFocusOnArrival(ref: { current: HTMLElement | null }, focus: boolean)
   }, [focus]);
 }
 
-type Mode = "choose" | "deny" | "stop" | "edit";
+type Mode = "choose" | "deny" | "stop" | "edit" | "always";
 
 export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "approval" }>; ctx: ItemContext }) {
   const request = item.request;
@@ -412,7 +412,8 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
     const act: Record<string, () => void> = {
       o: () => decide("once"),
       ...(offered(Decision.SESSION) ? { s: () => decide("session") } : {}),
-      ...(offered(Decision.ALWAYS) ? { a: () => decide("always") } : {}),
+      // ALWAYS for a destructive command is never one key: it asks to confirm.
+      ...(offered(Decision.ALWAYS) ? { a: () => (request.destructive ? start("always") : decide("always")) } : {}),
       ...(suggested ? { r: () => decide("always", { rule: true }) } : {}),
       d: () => start("deny"),
       x: () => start("stop"),
@@ -425,7 +426,8 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
   }
 
   function submit() {
-    if (mode === "deny") void decide("deny", { reason: text.trim() });
+    if (mode === "always") void decide("always");
+    else if (mode === "deny") void decide("deny", { reason: text.trim() });
     else if (mode === "stop") void decide("deny", { reason: text.trim(), interrupt: true });
     else if (mode === "edit") {
       const command = text.trim();
@@ -459,6 +461,11 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
           rule scope: <code>{request.scopeLabel}</code>
         </div>
       )}
+      {request.destructive && (
+        <div class="destructive" role="note">
+          destructive: no broader rule is offered, and <kbd>a</kbd> always asks to confirm
+        </div>
+      )}
       <Expiry request={request} action="auto-deny" />
       {mode === "choose" ? (
         <div class="actions" role="toolbar" aria-label="Decide">
@@ -471,7 +478,7 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
           <button
             type="button"
             disabled={busy || !offered(Decision.ALWAYS)}
-            onClick={() => decide("always")}
+            onClick={() => (request.destructive ? start("always") : decide("always"))}
             aria-keyshortcuts="a"
             title="A stored rule covering all your sessions"
           >
@@ -496,15 +503,19 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
         </div>
       ) : (
         <div class="reply">
-          {mode === "edit" && multiline ? (
+          {mode === "always" ? (
+            <span>
+              Always allow exactly <code>{request.scopeLabel}</code> in your sessions in this workspace?
+            </span>
+          ) : mode === "edit" && multiline ? (
             <textarea ref={field} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Command to run" rows={3} placeholder="Ctrl+Enter runs it" />
           ) : mode === "edit" ? (
             <input ref={field} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Command to run" spellcheck={false} autoComplete="off" />
           ) : (
             <input ref={field} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-label="Reason (the model receives it)" placeholder="reason (the model receives it)" />
           )}
-          <button type="button" disabled={busy} class={mode === "edit" ? "" : "deny"} onClick={submit}>
-            {mode === "edit" ? "run edited command once" : mode === "stop" ? "deny and stop the turn" : "deny"}
+          <button type="button" disabled={busy} class={mode === "edit" || mode === "always" ? "" : "deny"} onClick={submit}>
+            {mode === "always" ? "yes, always allow it" : mode === "edit" ? "run edited command once" : mode === "stop" ? "deny and stop the turn" : "deny"}
           </button>
           <button type="button" class="link" onClick={() => setMode("choose")}>
             back

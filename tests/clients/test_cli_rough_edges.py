@@ -110,3 +110,22 @@ def test_two_ctrl_cs_at_an_idle_prompt_leave_however_slow(terminal):
     time.sleep(2.5)  # slower than the two seconds within which a press cancels and leaves
     chat.child.sendintr()
     assert chat.wait_exit() == 0
+
+
+async def test_sessions_show_prints_the_commands_that_answer_a_request(server):
+    async with AsyncBlitz(server.grpc_target) as client:
+        session = await client.create_session()
+        stream = client.run(session.id, "$ pytest -q tests")
+        async for event in stream:
+            if event.HasField("approval_request"):
+                request_id = event.approval_request.request_id
+                break
+        await stream.aclose()
+    code, out, err = await blitz(server, "sessions", "show", session.id)
+    assert code == 0, err
+    ids = f"{session.id} {request_id}"
+    assert f"blitz approve {ids}\n" in out
+    assert f"blitz approve {ids} --scope session|always" in out
+    assert f"blitz approve {ids} --suggested" in out
+    assert f'blitz deny {ids} --reason "…"' in out
+    assert "[a]lways" not in out and "[r]" not in out

@@ -147,6 +147,48 @@ async def test_read_only_refuses_and_a_turn_may_ask_for_another_mode(wire, setti
 
 
 @pytest.mark.parity
+async def test_a_destructive_command_is_marked_and_offered_no_broader_rule(wire):
+    session = await wire.create_session()
+    stream = wire.run(session.id, "$ rm -rf build")
+    asked = (await until(stream, "approval_request")).approval_request
+    assert asked.destructive and not asked.HasField("suggested_rule")
+    assert t.DECISION_ALWAYS in asked.available_decisions, "exactly, a person still may"
+    await wire.decide(session.id, asked, t.DECISION_ALWAYS)
+    resolved = (await until(stream, "resolution")).resolution
+    (rule,) = (await wire.call("ListRules", s.ListRulesRequest(session_id=session.id))).rules
+    assert resolved.rule_id == rule.id
+    assert (resolved.saved_rule.match, resolved.saved_rule.label) == (
+        t.RULE_MATCH_EXACT,
+        "command: rm -rf build",
+    )
+    [e async for e in stream]
+
+    stream = wire.run(session.id, "$ echo plain")
+    asked = (await until(stream, "approval_request")).approval_request
+    assert not asked.destructive and asked.suggested_rule.pattern == "echo plain"
+    await wire.decide(session.id, asked, t.DECISION_SESSION, rule=asked.suggested_rule)
+    resolved = (await until(stream, "resolution")).resolution
+    assert resolved.saved_rule.label == "command: echo plain …"
+    [e async for e in stream]
+
+
+@pytest.mark.parity
+async def test_a_plan_accepted_in_plan_mode_is_carried_out_and_the_mode_stays(wire):
+    session = await wire.create_session(mode=t.SESSION_MODE_PLAN)
+    await wire.run_all(session.id, "todo: make it\n$ echo carried")
+    found = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    accept = s.AcceptPlanRequest(session_id=session.id, plan_id=found.plan_id)
+    stream = wire.stream("AcceptPlan", accept)
+    asked = await until(stream, "approval_request")
+    assert "echo carried" in asked.approval_request.detail
+    await wire.decide(session.id, asked, t.DECISION_ONCE)
+    events = [e async for e in stream]
+    assert not any(e.HasField("plan_proposed") for e in events)
+    found = await wire.call("GetSession", s.GetSessionRequest(session_id=session.id))
+    assert found.mode == t.SESSION_MODE_PLAN
+
+
+@pytest.mark.parity
 async def test_plan_mode_proposes_a_plan(wire):
     session = await wire.create_session(mode=t.SESSION_MODE_PLAN)
     events = await wire.run_all(session.id, "todo: look; change\n$ echo no")

@@ -268,7 +268,7 @@ async def test_the_diff_shows_what_the_agents_file_tools_changed(wire, settings)
 @pytest.mark.parity
 async def test_server_info_says_what_the_server_is_and_speaks(wire, settings):
     info = await wire.call("GetServerInfo", s.GetServerInfoRequest())
-    assert (info.protocol, info.protocol_revision) == ("blitz.v1", 5)
+    assert (info.protocol, info.protocol_revision) == ("blitz.v1", 6)
     assert [(a.name, a.kind) for a in info.agents] == [("blitz", "builtin")]
     assert info.default_agent == "blitz"
     assert not info.repositories  # no --repo-allow: no session starts from a repository

@@ -80,13 +80,19 @@ class ActiveTurn:
 
     @property
     def mode(self) -> int:
-        """The turn's mode (a blitz.v1.SessionMode): its own, else its session's."""
-        return self.turn.mode or self.session.mode or t.SESSION_MODE_ASK
+        """The turn's mode (a blitz.v1.SessionMode): its own, else its session's. The turn
+        that carries out an accepted plan does not plan again: in a session in plan mode it
+        runs in ask mode (the session stays in plan mode for the next prompt)."""
+        mode = self.turn.mode or self.session.mode or t.SESSION_MODE_ASK
+        if self.turn.accepted and mode == t.SESSION_MODE_PLAN:
+            return t.SESSION_MODE_ASK
+        return mode
 
     @property
     def plan(self) -> bool:
-        """Whether the turn only plans: asked so, or in a session in plan mode."""
-        return self.turn.plan or self.mode == t.SESSION_MODE_PLAN
+        """Whether the turn only plans: asked so, or in a session in plan mode; never the
+        turn that carries out an accepted plan."""
+        return not self.turn.accepted and (self.turn.plan or self.mode == t.SESSION_MODE_PLAN)
 
     def policy(self, *, first: bool) -> TurnPolicy:
         """What the turn allows the agent, its mode's say included; images go with its

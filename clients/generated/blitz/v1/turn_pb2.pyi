@@ -399,7 +399,7 @@ class ToolOutput(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., output: _Optional[str] = ...) -> None: ...
 
 class ApprovalRequest(_message.Message):
-    __slots__ = ("request_id", "tool", "kind", "detail", "diff", "scope_label", "agent", "task_id", "expire_time", "on_expire", "available_decisions", "suggested_rule")
+    __slots__ = ("request_id", "tool", "kind", "detail", "diff", "scope_label", "agent", "task_id", "expire_time", "on_expire", "available_decisions", "suggested_rule", "destructive")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -412,6 +412,7 @@ class ApprovalRequest(_message.Message):
     ON_EXPIRE_FIELD_NUMBER: _ClassVar[int]
     AVAILABLE_DECISIONS_FIELD_NUMBER: _ClassVar[int]
     SUGGESTED_RULE_FIELD_NUMBER: _ClassVar[int]
+    DESTRUCTIVE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     tool: str
     kind: ActionKind
@@ -424,7 +425,8 @@ class ApprovalRequest(_message.Message):
     on_expire: ExpiryAction
     available_decisions: _containers.RepeatedScalarFieldContainer[Decision]
     suggested_rule: RuleMatch
-    def __init__(self, request_id: _Optional[str] = ..., tool: _Optional[str] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., detail: _Optional[str] = ..., diff: _Optional[str] = ..., scope_label: _Optional[str] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ..., available_decisions: _Optional[_Iterable[_Union[Decision, str]]] = ..., suggested_rule: _Optional[_Union[RuleMatch, _Mapping]] = ...) -> None: ...
+    destructive: bool
+    def __init__(self, request_id: _Optional[str] = ..., tool: _Optional[str] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., detail: _Optional[str] = ..., diff: _Optional[str] = ..., scope_label: _Optional[str] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ..., available_decisions: _Optional[_Iterable[_Union[Decision, str]]] = ..., suggested_rule: _Optional[_Union[RuleMatch, _Mapping]] = ..., destructive: _Optional[bool] = ...) -> None: ...
 
 class RuleMatch(_message.Message):
     __slots__ = ("match", "pattern", "effect", "lasts", "label")
@@ -465,7 +467,7 @@ class Question(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., question: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., multi_select: _Optional[bool] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ..., form: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., mcp_server: _Optional[str] = ...) -> None: ...
 
 class Resolution(_message.Message):
-    __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id", "interrupt", "values", "declined", "client")
+    __slots__ = ("request_id", "decision", "answers", "reason", "command", "resolved_by", "via", "rule_id", "interrupt", "values", "declined", "client", "saved_rule")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     ANSWERS_FIELD_NUMBER: _ClassVar[int]
@@ -478,6 +480,7 @@ class Resolution(_message.Message):
     VALUES_FIELD_NUMBER: _ClassVar[int]
     DECLINED_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
+    SAVED_RULE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     decision: Decision
     answers: _containers.RepeatedScalarFieldContainer[str]
@@ -490,7 +493,8 @@ class Resolution(_message.Message):
     values: _struct_pb2.Struct
     declined: bool
     client: str
-    def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ..., interrupt: _Optional[bool] = ..., values: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., declined: _Optional[bool] = ..., client: _Optional[str] = ...) -> None: ...
+    saved_rule: RuleMatch
+    def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ..., interrupt: _Optional[bool] = ..., values: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., declined: _Optional[bool] = ..., client: _Optional[str] = ..., saved_rule: _Optional[_Union[RuleMatch, _Mapping]] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced", "search_queries", "search_cost_usd", "tokens_unknown", "model")

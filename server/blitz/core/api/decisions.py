@@ -127,6 +127,8 @@ class DecisionCalls:
             interrupt=req.interrupt,
             client=client_of(ctx),
         )
+        if rule is not None:
+            outcome.saved(rule)
         if not await self._pending.resolve(pending, outcome, rule=rule):
             raise _already_resolved(req.request_id)
         if req.interrupt and await self._store.list_pending(session.id, turn_id=pending.turn_id):

@@ -31,7 +31,7 @@ except importlib.metadata.PackageNotFoundError:  # running from a checkout, not 
 
 # The revision of blitz.v1 this server speaks (ServerInfo.protocol_revision): 1 was the
 # first release; docs/protocol.md ("The server") lists what each later one added.
-PROTOCOL_REVISION = 5
+PROTOCOL_REVISION = 6
 
 
 def _builtin_only() -> Sequence[s.AgentInfo]:

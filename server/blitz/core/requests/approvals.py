@@ -25,6 +25,7 @@ from blitz.errors import invalid_argument
 from blitz.ports.agent import AnswerResult, ApprovalResult, Resolution
 from blitz.redact import MASK, redact_text
 from blitz.size_limits import clip_label
+from blitz.store import RuleRecord
 from blitz.v1 import turn_pb2 as t
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "outcome_from_json",
     "result_of",
     "rule_label",
+    "rule_shown",
 ]
 
 
@@ -51,6 +53,15 @@ def rule_label(approval: t.ApprovalRequest, command: str = "") -> str:
             "this action holds a secret, so no rule can cover it: approve it ONCE",
         )
     return label
+
+
+def rule_shown(rule: RuleRecord) -> str:
+    """A rule as the model and clients are told of it."""
+    if rule.match_kind == t.RULE_MATCH_COMMAND_PREFIX:
+        return f"{rule.scope_label.partition(': ')[0]}: {rule.pattern} …"
+    if rule.match_kind == t.RULE_MATCH_PATH_GLOB:
+        return f"{rule.scope_label.partition(': ')[0]}: {rule.pattern}"
+    return rule.scope_label
 
 
 class Outcome:
@@ -89,6 +100,18 @@ class Outcome:
                 interrupt=interrupt and not approved,
                 client=client,
             ),
+        )
+
+    def saved(self, rule: RuleRecord) -> None:
+        """Name on the resolution the rule its decision saves (Resolution.saved_rule)."""
+        self.event.rule_id = rule.id
+        self.event.saved_rule.CopyFrom(
+            t.RuleMatch(
+                match=rule.match_kind,  # type: ignore[arg-type]
+                pattern=rule.pattern,
+                effect=rule.effect,  # type: ignore[arg-type]
+                label=rule_shown(rule),
+            )
         )
 
     @property

@@ -15,15 +15,15 @@ from __future__ import annotations
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.events.event_log import EventLog
-from blitz.core.requests.approvals import Outcome
+from blitz.core.requests.approvals import Outcome, rule_shown
 from blitz.core.requests.request_events import of_step
-from blitz.core.requests.rules import Verdict, suggested_rule, verdict
+from blitz.core.requests.rules import Verdict, destructive_action, suggested_rule, verdict
 from blitz.redact import MASK
 from blitz.store import RuleRecord
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["announce_rule", "offer", "shown", "verdict_on"]
+__all__ = ["announce_rule", "offer", "verdict_on"]
 
 
 def verdict_on(rules: list[RuleRecord], approval: t.ApprovalRequest) -> Verdict | None:
@@ -45,11 +45,11 @@ async def announce_rule(
     decision = t.DECISION_ALWAYS if rule.scope == s.RULE_SCOPE_ALWAYS else t.DECISION_SESSION
     if not found.allowed:
         decision = t.DECISION_DENY
-    reason = "" if found.allowed else f"denied by the rule {shown(rule)!r}"
+    reason = "" if found.allowed else f"denied by the rule {rule_shown(rule)!r}"
     outcome = Outcome.approval(request_id, decision, reason=reason, via="rule", rule_id=rule.id)
     sid, tid, fence = active.session_id, active.turn_id, active.rec.epoch
     verb = "Approved" if found.allowed else "Denied"
-    notice = t.Notice(text=f"{verb} by rule {shown(rule)!r}.")
+    notice = t.Notice(text=f"{verb} by rule {rule_shown(rule)!r}.")
     log.emit(sid, tid, of_step(t.TurnEvent(notice=notice), request), fence=fence)
     resolved = of_step(t.TurnEvent(resolution=outcome.event), request)
     await log.commit(sid, tid, resolved, fence=fence)
@@ -59,7 +59,8 @@ async def announce_rule(
 
 def offer(approval: t.ApprovalRequest) -> None:
     """Say on a request which decisions Decide takes for it, and the rule a client may
-    offer beside the exact one."""
+    offer beside the exact one (none for a destructive command, which is marked so)."""
+    approval.destructive = destructive_action(approval) is not None
     if MASK in approval.scope_label:
         approval.available_decisions[:] = [t.DECISION_ONCE, t.DECISION_DENY]
         return
@@ -69,12 +70,3 @@ def offer(approval: t.ApprovalRequest) -> None:
     suggestion = suggested_rule(approval)
     if suggestion is not None:
         approval.suggested_rule.CopyFrom(suggestion)
-
-
-def shown(rule: RuleRecord) -> str:
-    """A rule as the model and clients are told of it."""
-    if rule.match_kind == t.RULE_MATCH_COMMAND_PREFIX:
-        return f"{rule.scope_label.partition(': ')[0]}: {rule.pattern} …"
-    if rule.match_kind == t.RULE_MATCH_PATH_GLOB:
-        return f"{rule.scope_label.partition(': ')[0]}: {rule.pattern}"
-    return rule.scope_label

@@ -31,8 +31,8 @@ from blitz.core.active_turn import ActiveTurn
 from blitz.core.events.event_log import EventLog
 from blitz.core.locks import SessionLocks
 from blitz.core.requests.answered import Answered, TurnListener
-from blitz.core.requests.approvals import Outcome, outcome_from_json
-from blitz.core.requests.by_rule import announce_rule, offer, shown, verdict_on
+from blitz.core.requests.approvals import Outcome, outcome_from_json, rule_shown
+from blitz.core.requests.by_rule import announce_rule, offer, verdict_on
 from blitz.core.requests.deadlines import Deadlines
 from blitz.core.requests.request_events import observe_wait, of_step, request_id_of, stamp_expiry
 from blitz.ports import AnswerResult, Parked, Resolution, RuleDecision
@@ -105,7 +105,7 @@ class PendingRequests:
         # Asked while the turn runs: in a workflow, of the step running now.
         asked = t.TurnEvent(step=active.step) if active.step is not None else t.TurnEvent()
         await announce_rule(self._log, active, approval.request_id, found, asked)
-        return RuleDecision(found.allowed, shown(found.rule))
+        return RuleDecision(found.allowed, rule_shown(found.rule))
 
     # Parking
 

@@ -38,11 +38,20 @@ from dataclasses import dataclass, replace
 
 from wcmatch import glob
 
+from blitz.core.requests.destructive import Destructive, destructive
 from blitz.errors import invalid_argument
 from blitz.store import RuleRecord
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["MAX_GLOBSTARS", "Verdict", "command_parts", "made_rule", "suggested_rule", "verdict"]
+__all__ = [
+    "MAX_GLOBSTARS",
+    "Verdict",
+    "command_parts",
+    "destructive_action",
+    "made_rule",
+    "suggested_rule",
+    "verdict",
+]
 
 _EXACT = t.RULE_MATCH_EXACT
 _PREFIX = t.RULE_MATCH_COMMAND_PREFIX
@@ -214,7 +223,8 @@ def suggested_rule(approval: t.ApprovalRequest) -> t.RuleMatch | None:
     family, command = _command(approval.scope_label)
     if command is not None:
         parts = command_parts(command)
-        if not parts:
+        # A destructive command gets no broader rule: one key would allow every `rm`.
+        if not parts or destructive(parts, command) is not None:
             return None
         # One prefix must cover every part, or it is not worth offering.
         words = next(
@@ -237,6 +247,12 @@ def suggested_rule(approval: t.ApprovalRequest) -> t.RuleMatch | None:
         verb = approval.scope_label.split(":", 1)[0]
         return t.RuleMatch(match=_GLOB, pattern=pattern, label=f"{verb}s under `{folder}/`")
     return None
+
+
+def destructive_action(approval: t.ApprovalRequest) -> Destructive | None:
+    """The entry of the destructive list (destructive.py) a command's request is, if any."""
+    _, command = _command(approval.scope_label)
+    return None if command is None else destructive(command_parts(command), command)
 
 
 def _prefix(words: list[str]) -> list[str]:

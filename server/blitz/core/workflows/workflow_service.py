@@ -24,7 +24,7 @@ from blitz.ports import CallContext
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workflow_pb2 as f
-from blitz.workflows import Found, Workflow, resolve, workflows_of
+from blitz.workflows import Found, Workflow, resolve, scan, workflows_of
 
 if TYPE_CHECKING:
     from blitz.core.api.service import FindSession
@@ -100,10 +100,12 @@ class WorkflowCore:
         self._dir = workflows_dir
 
     async def _found(self, session_id: str, ctx: CallContext) -> dict[str, Found]:
-        check.require(session_id, "session_id")
-        session = await self._find_session(session_id, ctx)
-        root = self._workspace_root
+        """What a session can run; without one, the server's own (its --workflows-dir)."""
         try:
+            if not session_id:
+                return await FILE_CALLS.run(scan, None, self._dir)
+            session = await self._find_session(session_id, ctx)
+            root = self._workspace_root
             return await FILE_CALLS.run(workflows_of, root, session.workspace, self._dir)
         except CallTimedOut:
             raise BlitzError(

@@ -81,6 +81,9 @@ export const RunWorkflowRequestSchema: GenMessage<RunWorkflowRequest> = /*@__PUR
  */
 export type ListWorkflowsRequest = Message<"blitz.v1.ListWorkflowsRequest"> & {
   /**
+   * The session whose workflows to list (its workspace's and the server's); empty: the
+   * server's own (its --workflows-dir) alone.
+   *
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
@@ -117,6 +120,8 @@ export const ListWorkflowsResponseSchema: GenMessage<ListWorkflowsResponse> = /*
  */
 export type GetWorkflowRequest = Message<"blitz.v1.GetWorkflowRequest"> & {
   /**
+   * As ListWorkflowsRequest.session_id.
+   *
    * @generated from field: string session_id = 1;
    */
   sessionId: string;

@@ -216,6 +216,13 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     chat_parser.add_argument("--title", default="", help="title of a new session")
     _workspace_flag(chat_parser)
     _repository_flags(chat_parser)
+    chat_parser.add_argument(
+        "--while-busy",
+        choices=("queue", "steer"),
+        default="queue",
+        help="what a line typed while a turn runs does: queue the next turn (the default)"
+        " or steer the running one (/busy changes it)",
+    )
     chat_parser.add_argument("--plan", action="store_true", help="plan mode for every turn")
     chat_parser.add_argument(
         "--read-only", metavar="REASON", default="", help="refuse every change, giving REASON"

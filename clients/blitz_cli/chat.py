@@ -35,6 +35,7 @@ from blitz_cli.picker import pick_session
 from blitz_cli.prompts import ask_plan
 from blitz_cli.render import Renderer
 from blitz_cli.repos import cloned_line, source_of
+from blitz_cli.type_ahead import LineSender, TypeAhead
 from blitz_client import Blitz, BlitzError, Stream, TurnOptions
 
 __all__ = ["CLIENT_COMMANDS", "ChatOptions", "chat", "chat_command"]
@@ -50,6 +51,35 @@ _HELP = (
 class _Chat(ChatCommands, RequestAnswers):
     """The prompt loop and the turns it runs; its commands and answers are its bases'."""
 
+    def set_while_busy(self, how: str) -> None:
+        """What a line typed while a turn runs does: "queue" or "steer"."""
+        self.while_busy = how
+        self.renderer.typed = lambda: self.typing.line
+        self.renderer.typed_hint = _HINTS[how]
+
+    def typed_line(self, client: Blitz, line: str) -> None:
+        """A line typed while a turn runs (on the line sender's thread, with its client):
+        queued as the next turn, or steering this one (`/busy`); `/queue` and `/steer`
+        say which."""
+        word, _, rest = line.partition(" ")
+        how = {"/queue": "queue", "/steer": "steer"}.get(word, "")
+        if not how and line.startswith("/"):
+            self.console.print("[dim]  ↳ commands wait for the prompt: type it again there[/]")
+            return
+        text, how = (rest.strip(), how) if how else (line, self.while_busy)
+        try:
+            if how == "steer":
+                client.steer(self.session.id, text)
+                self.console.print(f"[dim]  ↳ steered: {escape(text)}[/]")
+                return
+            turn_id = f"t_{uuid.uuid4().hex}"
+            with client.run(self.session.id, text, turn_id=turn_id, busy="enqueue") as stream:
+                next(stream)  # accepted: it is the session's, whatever happens to this chat
+            self.queued.append(turn_id)
+            self.console.print(f"[dim]  ↳ queued: {escape(text)}[/]")
+        except BlitzError as exc:
+            self.console.print(error_line(exc.reason, exc.message))
+
     def interrupted(self) -> None:
         """A Ctrl-C: raises Leave when it is the second in a short while."""
         now = time.monotonic()
@@ -62,7 +92,7 @@ class _Chat(ChatCommands, RequestAnswers):
     def loop(self) -> None:
         while True:
             try:
-                line = input("› ")
+                line = _input("› ", self.typing.take())
                 # A trailing backslash continues the prompt on the next line, as in a shell.
                 while line.endswith("\\"):
                     line = line[:-1] + "\n" + input("… ")
@@ -105,6 +135,14 @@ class _Chat(ChatCommands, RequestAnswers):
         self.drive(events, turn_id)
         while self.proposed:
             self.decide_plan(self.proposed)
+        # The turns queued from the input line, each shown as it runs.
+        while self.queued:
+            queued = self.queued.pop(0)
+            self.console.rule("[dim]queued turn[/]", style="dim")
+            self.renderer.thinking()
+            self.drive(self.client.follow_turn(self.session.id, queued), queued)
+            while self.proposed:
+                self.decide_plan(self.proposed)
 
     def decide_plan(self, plan_id: str) -> None:
         """The turn proposed a plan: carry it out, reject it (with feedback), or leave it."""
@@ -132,6 +170,7 @@ class _Chat(ChatCommands, RequestAnswers):
         started = ended = False
         while True:
             try:
+                self.typing.start()  # the input line, under the spinner
                 try:
                     # The stream ends after the turn's `finished`.
                     for event in events:
@@ -140,9 +179,13 @@ class _Chat(ChatCommands, RequestAnswers):
                         if event.HasField("plan_proposed"):
                             self.proposed = event.plan_proposed.plan_id
                         self.renderer.event(event)
-                        self.respond(event)
+                        asks = event.HasField("approval_request") or event.HasField("question")
+                        with self.typing.paused() if asks else contextlib.nullcontext():
+                            self.respond(event)
                     return
                 finally:
+                    self.typing.stop()
+                    self.sender.wait()  # a line sent as the turn ended is queued first
                     self.renderer.settle()
                     events.close()
             except KeyboardInterrupt:
@@ -177,6 +220,8 @@ class _Chat(ChatCommands, RequestAnswers):
         The replay stops before the first open request, and the open turn is then
         followed from there, so its requests are shown once, each with its prompt.
         """
+        turns = self.client.list_turns(self.session.id)
+        self.renderer.turn_numbers = {t.turn_id: n for n, t in enumerate(turns, 1)}
         open_seqs = [e.seq for e in self.session.pending if e.seq]
         cut = min(open_seqs) if open_seqs else None
         ended = False  # the open turn may end while the replay is read
@@ -197,6 +242,24 @@ class _Chat(ChatCommands, RequestAnswers):
         self.drive(events, self.session.turn_id)
 
 
+_HINTS = {"queue": "type to queue a prompt", "steer": "type to steer this turn"}
+
+
+def _input(prompt: str, typed: str) -> str:
+    """A line from the prompt, `typed` (keys typed during the turn, not sent) already in it."""
+    if not typed:
+        return input(prompt)
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - readline ships with CPython on POSIX
+        return typed + input(prompt + typed)
+    readline.set_startup_hook(lambda: readline.insert_text(typed))
+    try:
+        return input(prompt)
+    finally:
+        readline.set_startup_hook()
+
+
 def chat(
     options: ChatOptions, *, server: str, token: str | None = None, ca_file: str | None = None
 ) -> int:
@@ -213,6 +276,12 @@ def chat(
     with Blitz(server, token=token, ca_file=ca_file, reconnect_timeout=10.0) as client:
         renderer = Renderer(console, per_call_usage=options.per_call_usage)
         state = _Chat(client, console, options, renderer)
+        # Lines typed while a turn runs go out on a client of their own (type_ahead.py).
+        state.sender = LineSender(
+            lambda: Blitz(server, token=token, ca_file=ca_file), state.typed_line
+        )
+        state.typing = TypeAhead(state.sender.send)
+        state.set_while_busy(options.while_busy)
         try:
             info = _server_info(client)
             if options.pick:
@@ -248,10 +317,13 @@ def chat(
         # The loop ends only by raising. EOFError: Ctrl-D at a key or reason prompt, which
         # leaves as it does at the prompt. KeyboardInterrupt: between two reads, outside a
         # turn: the same as at the prompt, but leave.
-        with contextlib.suppress(Leave, EOFError, KeyboardInterrupt):
-            if options.session_id or options.pick:
-                state.reattach()
-            state.loop()
+        try:
+            with contextlib.suppress(Leave, EOFError, KeyboardInterrupt):
+                if options.session_id or options.pick:
+                    state.reattach()
+                state.loop()
+        finally:
+            state.sender.close()
     return 0
 
 
@@ -280,6 +352,7 @@ def chat_command(
         read_only=args.read_only,
         per_call_usage=args.per_call_usage,
         pick=args.pick,
+        while_busy=args.while_busy,
         source=source_of(args),
     )
     return chat(options, server=server, token=token, ca_file=ca_file)

@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.syntax import Syntax
 
-from blitz.v1 import turn_pb2
+from blitz.v1 import session_pb2, turn_pb2
 from blitz_cli.chat_state import ChatState
 from blitz_cli.lines import error_line
 from blitz_cli.picker import pick_session
@@ -27,7 +27,8 @@ CLIENT_COMMANDS = {
     "/help": "this list: the chat's commands and the server's",
     "/thoughts": "show or fold the model's reasoning",
     "/mode [NAME]": "the session's mode, or set it: " + ", ".join(_MODES),
-    "/rewind TURN [--files]": "back to a finished turn (its id or number), files too",
+    "/rewind [TURN] [--files]": "the turns to go back to; back to one (its id or number)",
+    "/busy [queue|steer]": "what a line typed while a turn runs does (queue: the next turn)",
     "/queue TEXT": "run TEXT after the session's running turn (a queued turn)",
     "/steer TEXT": "a message for the running turn's next model call",
     "/aside TEXT": "a side question, answered beside the running turn",
@@ -49,6 +50,9 @@ class ChatCommands(ChatState):
     def reattach(self) -> None:
         raise NotImplementedError
 
+    def set_while_busy(self, how: str) -> None:
+        raise NotImplementedError
+
     def client_command(self, line: str) -> bool:
         """Carry out one of the chat's own commands; False when `line` is none of them."""
         word, _, rest = line.partition(" ")
@@ -62,6 +66,8 @@ class ChatCommands(ChatState):
                 self.mode(rest)
             elif word == "/rewind":
                 self.rewind(rest)
+            elif word == "/busy":
+                self.busy(rest)
             elif word == "/queue" and rest:
                 self.turn(rest, busy="enqueue")
             elif word == "/steer" and rest:
@@ -118,9 +124,15 @@ class ChatCommands(ChatState):
         self.console.print(f"[dim]  ↳ mode: {escape(name.lower())}[/]")
 
     def rewind(self, arguments: str) -> None:
+        """`/rewind`: the turns it can go back to, numbered; `/rewind N [--files]`: back to
+        turn N once the user confirms (later turns leave the history)."""
         words = arguments.split()
         files = "--files" in words
         words = [w for w in words if w != "--files"]
+        turns = list(self.client.list_turns(self.session.id))
+        if not words:
+            self._list_turns(turns)
+            return
         if len(words) != 1:
             self.console.print("[red]/rewind TURN [--files]: a turn id or number[/]")
             return
@@ -129,10 +141,46 @@ class ChatCommands(ChatState):
         except ValueError as exc:
             self.console.print(f"[red]{escape(str(exc))}[/]")
             return
+        numbers = {t.turn_id: n for n, t in enumerate(turns, 1)}
+        number = numbers.get(turn_id)
+        later = len(turns) - number if number is not None else 0
+        what = f"turn {number}" if number is not None else f"turn {turn_id}"
+        gone = (
+            "; the later turn leaves the history"
+            if later == 1
+            else f"; the {later} later turns leave the history"
+        )
+        also = " and the workspace's files go back to it" if files else ""
+        answer = input(f"rewind to {what}{gone if later else ''}{also}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            self.console.print("[dim]  ↳ not rewound[/]")
+            return
         response = self.client.rewind(self.session.id, turn_id, files=files)
         self.session = response.session
         restored = f" · {len(response.rewound.restored_paths)} files restored" if files else ""
-        self.console.print(f"[dim]  ↳ rewound to turn {turn_id}{restored}[/]")
+        self.console.print(f"[dim]  ↳ rewound to {what}{restored}[/]")
+
+    def _list_turns(self, turns: list[session_pb2.TurnSummary]) -> None:
+        finished = [
+            (n, t) for n, t in enumerate(turns, 1) if t.state == session_pb2.TURN_STATE_FINISHED
+        ]
+        if not finished:
+            self.console.print("[dim]no finished turn to rewind to yet[/]")
+            return
+        for number, turn in finished:
+            text = " ".join(turn.turn.text.split())
+            text = text if len(text) <= 70 else text[:69] + "…"
+            self.console.print(f"  {number:>3}  {escape(text)}")
+        self.console.print("[dim]/rewind N goes back to turn N (--files: its files too)[/]")
+
+    def busy(self, how: str) -> None:
+        if how and how not in ("queue", "steer"):
+            self.console.print("[red]/busy queue or /busy steer[/]")
+            return
+        if how:
+            self.set_while_busy(how)
+        what = "queues the next turn" if self.while_busy == "queue" else "steers the turn"
+        self.console.print(f"[dim]  ↳ a line typed while a turn runs {what}[/]")
 
     def image(self, path: str) -> None:
         media_type = mimetypes.guess_type(path)[0] or ""

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from blitz.v1 import session_pb2
 from blitz_cli.render import Renderer
+from blitz_cli.type_ahead import LineSender, TypeAhead
 from blitz_client import Blitz
 
 __all__ = ["ChatOptions", "ChatState", "Leave"]
@@ -36,6 +37,7 @@ class ChatOptions:
     read_only: str = ""
     per_call_usage: bool = False
     pick: bool = False
+    while_busy: str = "queue"  # what a line typed while a turn runs does: queue or steer
     # A repository a new session is cloned from (`--repo`).
     source: session_pb2.RepositorySource | None = None
 
@@ -54,3 +56,13 @@ class ChatState:
     handled: set[str] = field(default_factory=set)  # request ids already answered here
     proposed: str = ""  # the plan the last turn proposed, until the user decides it
     images: list[str] = field(default_factory=list)  # uploaded for the next prompt
+    # What a line typed while a turn runs does: "queue" (the next turn) or "steer".
+    while_busy: str = "queue"
+    queued: list[str] = field(default_factory=list)  # turns queued from the input line
+    # The input line while a turn runs; chat.py gives it the chat's hand for its lines.
+    typing: TypeAhead = field(default_factory=lambda: TypeAhead(lambda _line: None))
+    sender: LineSender = field(default_factory=lambda: LineSender(_unset, lambda _c, _l: None))
+
+
+def _unset() -> Blitz:
+    raise RuntimeError("the chat gives the line sender its client")  # pragma: no cover

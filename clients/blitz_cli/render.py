@@ -16,6 +16,7 @@ request and its resolution look `render_requests.py`'s, and the one-line texts a
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -80,10 +81,17 @@ class Renderer:
         self._text_shown = False  # the turn's answer was shown (a command's is only in finished)
         self._calls: list[turn_pb2.Usage] = []  # the turn's model calls, for the footer
         self._running: Running | None = None  # the tool that runs now
+        # The input line under the spinner while a turn runs (chat: type_ahead.py): what
+        # is typed so far, or None when nothing reads keys.
+        self.typed: Callable[[], str | None] | None = None
+        self.typed_hint = "type to queue a prompt"  # shown while nothing is typed
+        self.turn_numbers: dict[str, int] = {}  # a replay's turns by id: their numbers
 
     # The live region
 
     def _show(self, renderable: RenderableType) -> None:
+        if self.typed is not None:
+            renderable = Group(renderable, _TypedLine(self.typed, self.typed_hint))
         if self._live is None:
             self._live = Live(
                 renderable,
@@ -174,9 +182,12 @@ class Renderer:
         if kind == "tool_call" and event.tool_call.partial:
             return  # the final tool_call carries the whole arguments
         self.settle()
-        if replay and event.turn_id != self._turn_id:
+        if replay and event.turn_id and event.turn_id != self._turn_id:
+            # Numbered as /rewind and /diff take them, where the chat knows the numbers.
             self._turn_id = event.turn_id
-            self.console.rule(f"[dim]turn {event.turn_id}[/]", style="dim")
+            number = self.turn_numbers.get(event.turn_id)
+            name = f"turn {number}" if number else f"turn {event.turn_id}"
+            self.console.rule(f"[dim]{name}[/]", style="dim")
         author = f"[dim]{escape(event.author)}:[/] " if event.author else ""
         if kind == "accepted":
             self._text_shown = False
@@ -306,3 +317,19 @@ class Renderer:
             f"[bold]blitz chat[/] · session {session.id}{title} · {model_words(session)}"
             f" · {state_word(session)}"
         )
+
+
+class _TypedLine:
+    """The input line as the live region draws it at each refresh."""
+
+    def __init__(self, typed: Callable[[], str | None], hint: str) -> None:
+        self._typed = typed
+        self._hint = hint
+
+    def __rich__(self) -> RenderableType:
+        line = self._typed()
+        if line is None:
+            return Text("")
+        if not line:
+            return Text(f"› {self._hint} (Enter sends it)", style="dim")
+        return Text(f"› {line}▏")

@@ -3,7 +3,9 @@ it and leaving), a question, a form; each once, and only while it is still open.
 
 While a request's prompt waits, the chat asks now and then whether it is still open:
 answered in another client, the prompt closes and says so. A choice the server refuses
-(a rule for a secret, say) is asked again.
+(a rule for a secret, say) is asked again; so is a form's field the server refuses (the
+chat checks each as it is typed, but the server has the last word): that field alone,
+the others kept.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from rich.markup import escape
 
 from blitz.v1 import turn_pb2
 from blitz_cli.chat_state import ChatState, Leave
-from blitz_cli.forms import ask_form
+from blitz_cli.forms import Form, ask_field, ask_form
 from blitz_cli.prompts import Closed, ask_approval, ask_question, read_line
 from blitz_client import Blitz, BlitzError
 
@@ -66,21 +68,26 @@ class RequestAnswers(ChatState):
             return
         self.handled.add(request_id)
         closed = _Pending(self.client, self.session.id, request_id).answered
+
+        def read(prompt: str) -> str:
+            return read_line(self.console, prompt, closed)
+
+        form: Form | None = None
+        refused = ""  # the form's field the server refused: asked again alone
         while True:
             try:
                 if kind == "approval_request":
                     self.approve(event.approval_request, closed)
                 elif event.question.HasField("form"):
-                    form = ask_form(self.console, event.question)
+                    if form is None or form.decline:
+                        form = ask_form(self.console, event.question, read)
+                    else:
+                        form = ask_field(self.console, event.question, form, refused, read)
                     self.client.answer(
                         self.session.id, request_id, values=form.values, decline=form.decline
                     )
                 else:
-                    answers = ask_question(
-                        self.console,
-                        event.question,
-                        lambda prompt: read_line(self.console, prompt, closed),
-                    )
+                    answers = ask_question(self.console, event.question, read)
                     self.client.answer(self.session.id, request_id, answers)
                 break
             except Closed:
@@ -91,6 +98,13 @@ class RequestAnswers(ChatState):
                 if exc.reason == "ALREADY_RESOLVED":
                     self.console.print("[dim]  ↳ already answered in another client[/]")
                     break
+                if form is not None and exc.reason == "INVALID_ARGUMENT":
+                    # A field's value the form does not take: that field is asked again
+                    # (the whole form, for a refusal of no one field).
+                    where = exc.metadata.get("field", "")
+                    refused = where.removeprefix("values.") if where.startswith("values.") else ""
+                    self.console.print(f"[yellow]not taken: {escape(exc.message)}[/]")
+                    continue
                 self.console.print(f"[yellow]{exc.reason}: {escape(exc.message)}[/]")
                 if exc.reason != "INVALID_ARGUMENT":
                     break  # the turn ended first, say: it goes on

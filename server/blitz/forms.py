@@ -8,8 +8,10 @@ each with a `title`, a `description` and a `default`; `required` names the prope
 that must be given. A client can render every such form without a schema engine of its
 own. `form_problem` says why a schema is not one (or is too large); `values_problem`
 checks an answer against it with the `jsonschema` library (Draft 2020-12), the form's
-formats included. The agent (its `ask_user` tool, an MCP server's request) and the core
-(Answer) both use this module, so a form means one thing on either side.
+formats included, and says what is wrong in plain words ("seats must be at most 5": a
+Struct's numbers are doubles, so whole ones are written whole). The agent (its `ask_user`
+tool, an MCP server's request) and the core (Answer) both use this module, so a form means
+one thing on either side.
 
 A form is the model's or an MCP server's, so it is checked as untrusted code would be: its
 size, its fields, and a string field's `pattern`, which must be at most
@@ -174,22 +176,85 @@ def _field_problem(field: Any) -> str:
 
 
 def values_problem(form: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[str, str]:
-    """The field an answer gets wrong and why (("", "") when `values` fill in `form`)."""
+    """The field an answer gets wrong and why, in words a user reads ("seats must be at
+    most 5"); ("", "") when `values` fill in `form`."""
     validator = _validator_class()(
         {**form, "additionalProperties": False}, format_checker=_checker()
     )
     error = next(iter(sorted(validator.iter_errors(dict(values)), key=_where)), None)
     if error is None:
         return "", ""
-    where = ".".join(str(p) for p in error.absolute_path)
     if error.validator == "required":
         missing = next((r for r in form.get("required", []) if r not in values), "")
-        return missing, f"{missing!r} is required"
+        return missing, f"{missing} is required"
     if error.validator == "additionalProperties":
         extra = sorted(set(values) - set(form.get("properties", {})))
         return (extra[0] if extra else ""), "the form has no such field"
-    field = where.split(".", 1)[0]
-    return field, f"{field!r}: {error.message}"
+    field = str(error.absolute_path[0]) if error.absolute_path else ""
+    return field, _plain(field, error)
+
+
+# What a value of each type is, for "seats must be a whole number".
+_TYPE_WORDS = {
+    "string": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "a list of choices",
+}
+_FORMAT_WORDS = {
+    "email": "an email address",
+    "uri": "a URI, such as https://example.com/",
+    "date": "a date, YYYY-MM-DD",
+    "date-time": "a date and time, such as 2026-12-24T18:00:00Z",
+}
+
+
+def _plain(field: str, error: Any) -> str:
+    """A jsonschema error about one field, said plainly: jsonschema's own words quote
+    Python reprs (`'seats': 9.0 is greater than the maximum of 5.0`)."""
+    bound = error.validator_value
+    match error.validator:
+        case "type":
+            said = f"must be {_TYPE_WORDS.get(str(bound), str(bound))}"
+        case "minimum":
+            said = f"must be at least {_number(bound)}"
+        case "maximum":
+            said = f"must be at most {_number(bound)}"
+        case "exclusiveMinimum":
+            said = f"must be more than {_number(bound)}"
+        case "exclusiveMaximum":
+            said = f"must be less than {_number(bound)}"
+        case "minLength":
+            said = f"must be at least {_count(bound, 'character')}"
+        case "maxLength":
+            said = f"must be at most {_count(bound, 'character')}"
+        case "minItems":
+            said = f"needs at least {_count(bound, 'choice')}"
+        case "maxItems":
+            said = f"takes at most {_count(bound, 'choice')}"
+        case "uniqueItems":
+            said = "lists a choice twice"
+        case "enum":
+            said = f"must be one of {', '.join(str(o) for o in bound)}"
+        case "format":
+            said = f"must be {_FORMAT_WORDS.get(str(bound), str(bound))}"
+        case "pattern" if error.message.startswith("it "):  # `_re2_pattern`'s words
+            said = error.message.removeprefix("it ")
+        case _:
+            return f"{field}: {error.message}"
+    return f"{field} {said}"
+
+
+def _number(value: Any) -> str:
+    """5.0 as "5": the form came through a Struct, whose numbers are all doubles."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _count(value: Any, noun: str) -> str:
+    return f"{_number(value)} {noun}{'' if value == 1 else 's'}"
 
 
 def _where(error: Any) -> tuple[int, str]:

@@ -65,6 +65,17 @@ def test_each_directive_parses_to_its_tool_call() -> None:
     ]
 
 
+def test_ask_takes_options_separated_by_commas_when_none_holds_a_bar() -> None:
+    assert parse("ask: ok? [a, b]\nask+: which? [x,y , z]\nask: pick [1, 2 | 3]") == [
+        ToolStep("ask_user", {"question": "ok?", "options": ["a", "b"], "multi_select": False}),
+        ToolStep(
+            "ask_user", {"question": "which?", "options": ["x", "y", "z"], "multi_select": True}
+        ),
+        # A bar separates: the comma is then part of an option.
+        ToolStep("ask_user", {"question": "pick", "options": ["1, 2", "3"], "multi_select": False}),
+    ]
+
+
 def test_prose_that_looks_like_a_verb_stays_text() -> None:
     """A PATH is one word, and `write` needs its fenced block; otherwise it is just text."""
     assert parse("read the docs please\nwrite tests\ndelete\nstream: lots\n$") == [

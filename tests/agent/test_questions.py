@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,55 @@ async def test_no_answer_is_reported_to_the_model(workspace: Path, io: Recording
     parked = await ask(workspace, io, "ask: Still there?")
     done = await answer(workspace, io, parked)
     assert done.output == "answer: (none came)"
+
+
+async def resume(workspace: Path, io: RecordingIO, parked: Parked, result: AnswerResult) -> str:
+    history = bytes(parked.history)
+    request_id = parked.requests[0].question.request_id
+    done = await Agent().resume(
+        io=io, model="demo", workspace=workspace, history=history, results={request_id: result}
+    )
+    assert isinstance(done, Completed)
+    return done.output
+
+
+FORM = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "seats": {"type": "integer", "minimum": 1, "maximum": 5},
+        "diet": {"type": "array", "items": {"type": "string", "enum": ["vegan", "halal"]}},
+    },
+    "required": ["name", "seats"],
+}
+
+
+async def test_a_forms_values_are_the_answer_whole_numbers_whole(
+    workspace: Path, io: RecordingIO
+) -> None:
+    """The values come through a Struct, whose numbers are doubles: 3.0 reads as 3."""
+    parked = await ask(
+        workspace, io, "call ask_user " + json.dumps({"question": "Book?", "form": FORM})
+    )
+    values = {"seats": 3.0, "name": "Ada", "diet": ["vegan"]}
+    output = await resume(workspace, io, parked, AnswerResult(values=values))
+    assert output == 'answer: diet=["vegan"], name=Ada, seats=3'
+
+
+async def test_a_declined_form_is_said_to_be_declined(workspace: Path, io: RecordingIO) -> None:
+    parked = await ask(
+        workspace, io, "call ask_user " + json.dumps({"question": "Book?", "form": FORM})
+    )
+    output = await resume(workspace, io, parked, AnswerResult(declined=True))
+    assert output == "answer: declined the form"
+
+
+async def test_ask_with_options_separated_by_commas_offers_each(
+    workspace: Path, io: RecordingIO
+) -> None:
+    parked = await ask(workspace, io, "ask: ok? [a, b]")
+    assert list(parked.requests[0].question.options) == ["a", "b"]
+    assert await resume(workspace, io, parked, AnswerResult(answers=("b",))) == "answer: b"
 
 
 async def test_question_then_command_parks_twice(workspace: Path, io: RecordingIO) -> None:

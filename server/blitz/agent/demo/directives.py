@@ -24,7 +24,8 @@ Syntax (a PATH is one word, no spaces; anything that does not match is plain tex
     call TOOL {JSON}          any tool by name with JSON arguments (an MCP tool: server.tool)
     read PATH                 read_file(PATH)
     ls [PATH]                 list_files(PATH, default ".")
-    ask: QUESTION [a|b|c]     ask_user, choose one of a, b, c (no brackets: free text)
+    ask: QUESTION [a|b|c]     ask_user, choose one of a, b, c (no brackets: free text);
+                              [a, b, c] too, when no option holds a `|`
     ask+: QUESTION [a|b|c]    ask_user, choose any of a, b, c
     todo: a; b; c             todo with those items, each pending
     doing: N                  todo: item N (from 1) of the current list in_progress, and the
@@ -213,7 +214,10 @@ def _ask(rest: str, *, multi_select: bool) -> ToolStep:
     question, options = rest.strip(), []
     if m := _OPTIONS.match(question):
         question = m.group(1).strip()
-        options = [o.strip() for o in m.group(2).split("|") if o.strip()]
+        # `|` separates the options; without one, commas do (`[yes, no]` is two options).
+        inside = m.group(2)
+        separator = "|" if "|" in inside else ","
+        options = [o.strip() for o in inside.split(separator) if o.strip()]
     return ToolStep(
         "ask_user", {"question": question, "options": options, "multi_select": multi_select}
     )

@@ -25,6 +25,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic_ai.messages import (
     BinaryContent,
@@ -291,13 +292,31 @@ def _outcome_line(part: ToolReturnPart) -> str:
     if tool == "list_files":
         return f"{content.get('path')}: {' '.join(content.get('entries', []))}"
     if tool == "ask_user":
-        answers = content.get("answers") or []
-        return f"answer: {', '.join(answers)}" if answers else "answer: (none came)"
+        return _answer_line(content)
     if tool == "todo":
         return f"task list set ({len(content.get('tasks') or [])} items)"
     if tool == "delegate":
         return f"{content.get('agent')}: {content.get('output')}"
     return f"{tool}: {json.dumps(content, default=str)}"
+
+
+def _answer_line(content: dict[str, Any]) -> str:
+    """What the user answered: the options or text, a form's values, or that none came."""
+    if content.get("declined"):
+        return "answer: declined the form"
+    values = content.get("values")
+    if isinstance(values, dict):
+        # By name: a Struct keeps no order of its keys, and the demo must be deterministic.
+        filled = ", ".join(f"{name}={_value(values[name])}" for name in sorted(values))
+        return f"answer: {filled or '(an empty form)'}"
+    answers = content.get("answers") or []
+    return f"answer: {', '.join(answers)}" if answers else "answer: (none came)"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # a Struct's numbers are doubles: a whole number reads whole
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _words(message: ModelMessage) -> int:

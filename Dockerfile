@@ -13,7 +13,7 @@ ARG PYTHON_IMAGE=python:3.11-slim-trixie
 # made of and nothing else.
 FROM ${PYTHON_IMAGE} AS builder
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY server/ server/
 COPY clients/ clients/
 RUN --mount=type=cache,target=/root/.cache/pip \

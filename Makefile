@@ -17,18 +17,33 @@ SERVICES := proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto proto/bl
 # Both distributions, editable, in one pip command: so the local blitz-client is the one
 # that satisfies the server's requirement of it. The uninstall is for a .venv made before
 # the split, where blitz-server owned the `blitz` script: replacing it after blitz-client
-# was installed would delete the script that is now blitz-client's.
-$(VENV)/.installed: pyproject.toml clients/pyproject.toml
+# was installed would delete the script that is now blitz-client's. $(1): the server's
+# extras, as pip spells them ("" or "[dev]").
+define install_both
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip uninstall -qq --yes blitz-server
-	$(PY) -m pip install --quiet -e ./clients -e '.[dev]'
+	$(PY) -m pip install --quiet -e ./clients -e '.$(1)'
+endef
+
+# Two stamps, one per install. `make run` installs what serving needs, nothing of the
+# development extras (the test tools, linters, a browser driver: most of a dev .venv's
+# size); everything else installs those too. A dev install holds all that serving needs,
+# so it stamps both; a serving install stamps only its own, so `make test` after `make run`
+# still installs the extras.
+$(VENV)/.installed-run: pyproject.toml clients/pyproject.toml
+	$(call install_both,)
 	touch $@
+
+$(VENV)/.installed: pyproject.toml clients/pyproject.toml
+	$(call install_both,[dev])
+	touch $@ $(VENV)/.installed-run
 
 install: $(VENV)/.installed
 
-run: install
-	$(VENV)/bin/blitz serve
+# Flags of `blitz serve`: make run ARGS="--grpc-port 50061 --http-port 8081".
+run: $(VENV)/.installed-run
+	$(VENV)/bin/blitz serve $(ARGS)
 
 # Some tests, or pytest's options: make test ARGS="-x tests/core".
 test: install

@@ -10,11 +10,12 @@ is a function given the subparsers, which adds its commands, each with a
 `blitz.cli:add_commands` (`serve`, `config`, `token`), so `blitz serve` works wherever the
 server is installed. Without it, each of those words prints one line saying so, exit 2.
 
-This is the entry point, so it is where configuration is read: BLITZ_SERVER, BLITZ_TOKEN
-and BLITZ_CA_FILE for the client commands, nowhere else. A plugged-in handler reads its
-own settings once, when called from here (blitz.cli's read `Settings`). Nothing here
-imports grpc: a plugin (the server's `blitz/__init__.py`) may need to set its environment
-before grpc loads.
+This is the entry point, so it is where configuration is read: BLITZ_SERVER, BLITZ_TOKEN,
+BLITZ_CA_FILE and BLITZ_LOG_LEVEL for the client commands, nowhere else. A plugged-in
+handler reads its own settings once, when called from here (blitz.cli's read `Settings`).
+Nothing here imports grpc: a plugin (the server's `blitz/__init__.py`) may need to set its
+environment before grpc loads, and the client commands set grpc's log verbosity
+(`grpc_verbosity`) before theirs import it.
 
 Exit codes: 0 done, 1 failed to run (a port in use, a failed call or turn), 2 bad usage
 or settings, 3 (`blitz run`, `blitz push`) an action was refused or a question left
@@ -26,13 +27,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from importlib import metadata
 
 from blitz_cli.arguments import add_arguments, with_default_actions
 from blitz_client import DEFAULT_URL
 
-__all__ = ["ENTRY_POINT_GROUP", "build_parser", "main"]
+__all__ = ["ENTRY_POINT_GROUP", "build_parser", "grpc_verbosity", "main"]
 
 ENTRY_POINT_GROUP = "blitz.commands"
 """The entry points that add commands to `blitz`: functions of the subparsers action."""
@@ -86,6 +87,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def grpc_verbosity(level: str, environ: MutableMapping[str, str]) -> None:
+    """Set grpc-core's log verbosity in `environ` for a process logging at `level`: its own
+    lines (a TLS handshake that failed, a port it could not bind, each with a C++ file
+    name) only at "debug", none otherwise, since what they say reaches the user as the
+    call's error or the server's own line. grpc reads it once, when it loads: this runs
+    before anything imports grpc. A GRPC_VERBOSITY set by the user stands."""
+    if "GRPC_VERBOSITY" not in environ:
+        environ["GRPC_VERBOSITY"] = "DEBUG" if level == "debug" else "NONE"
+
+
 def _server_missing(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print(
         f"{parser.prog}: the server is not installed here; install blitz-server to use it",
@@ -99,6 +110,7 @@ def _client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     server = args.server or os.environ.get("BLITZ_SERVER") or DEFAULT_URL
     token = args.token or os.environ.get("BLITZ_TOKEN") or None
     ca_file = args.ca_file or os.environ.get("BLITZ_CA_FILE") or None
+    grpc_verbosity(args.log_level or os.environ.get("BLITZ_LOG_LEVEL") or "info", os.environ)
     try:
         code: int = args.client_handler(args, server=server, token=token, ca_file=ca_file)
     except ValueError as exc:  # what the client refuses before asking the server

@@ -24,7 +24,7 @@ from blitz.v1 import (
     workflow_connect,
     workspace_connect,
 )
-from blitz_client._errors import BlitzError, tls_hint
+from blitz_client._errors import BlitzError, connection_hint
 from blitz_client._services import service_of
 
 __all__ = ["ConnectTransport"]
@@ -44,7 +44,7 @@ def _error(exc: ConnectError, url: str = "") -> BaseException:
     message = exc.message
     if exc.code.value == "unavailable" and info is None:
         address = url.split("://", 1)[-1]
-        message = tls_hint(
+        message = connection_hint(
             message,
             tls=url.startswith("https://"),
             plain=f"http://{address}",

@@ -12,11 +12,16 @@ from collections.abc import Mapping
 
 from blitz.v1 import turn_pb2
 
-__all__ = ["RESUMABLE_REASONS", "RETRY", "BlitzError", "tls_hint"]
+__all__ = ["RESUMABLE_REASONS", "RETRY", "BlitzError", "connection_hint"]
 
+# What grpc-core and pyqwest say of a port nothing listens on.
+_REFUSED = "Connection refused"
 # What each library says when a client and a port disagree about TLS.
 _PLAIN_TO_TLS = ("Socket closed", "connection closed before message completed")
 _TLS_TO_PLAIN = ("WRONG_VERSION_NUMBER", "InvalidContentType", "wrong version number")
+# What BoringSSL (grpcio's TLS) and rustls (the Connect client's) say of a server
+# certificate that chains to no authority the client trusts: one from a private CA, say.
+_UNTRUSTED = ("CERTIFICATE_VERIFY_FAILED", "UnknownIssuer")
 # What rustls (the Connect client's TLS) says of a server certificate that is a CA's, as
 # `openssl req -x509` makes by default; grpcio takes one, so only Connect says this.
 _CA_AS_LEAF = "CaUsedAsEndEntity"
@@ -31,11 +36,20 @@ _LEAF_HOW = (
 )
 
 
-def tls_hint(message: str, *, tls: bool, plain: str, secure: str) -> str:
-    """`message`, with a hint when it is what a TLS mismatch looks like: a plain client at a
-    TLS port sees the connection closed, a TLS client at a plain port a handshake that
-    fails, and one at a port serving a CA's certificate says how to make a leaf. `plain`
-    and `secure` are the address to try, spelt each way."""
+def connection_hint(message: str, *, tls: bool, plain: str, secure: str) -> str:
+    """`message`, with a hint when it is what a common mistake looks like: nothing listens
+    at the address (no server started, or another port); a plain client at a TLS port sees
+    the connection closed, a TLS client at a plain port a handshake that fails; a
+    certificate from a private authority is not trusted without its CA file; and one at a
+    port serving a CA's certificate says how to make a leaf. `plain` and `secure` are the
+    address to try, spelt each way."""
+    if _REFUSED in message:
+        return f"{message} (is `blitz serve` running at {secure if tls else plain}?)"
+    if tls and any(sign in message for sign in _UNTRUSTED):
+        return (
+            f"{message} (the server's certificate is not from an authority this client"
+            " trusts: give the CA file that issued it with --ca-file or BLITZ_CA_FILE)"
+        )
     if not tls and any(sign in message for sign in _PLAIN_TO_TLS):
         return (
             f"{message} (if this port serves TLS, connect to {secure}, with --ca-file or"

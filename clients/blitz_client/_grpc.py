@@ -20,7 +20,7 @@ from blitz.v1 import (
     workflow_pb2_grpc,
     workspace_pb2_grpc,
 )
-from blitz_client._errors import BlitzError, tls_hint
+from blitz_client._errors import BlitzError, connection_hint
 from blitz_client._services import service_of
 
 __all__ = ["GrpcTransport"]
@@ -61,7 +61,7 @@ def _error(exc: grpc.aio.AioRpcError, *, target: str = "", tls: bool = False) ->
     details = exc.details() or ""
     sent = not (exc.code() == grpc.StatusCode.UNAVAILABLE and details.startswith(_NOT_CONNECTED))
     if exc.code() == grpc.StatusCode.UNAVAILABLE and info is None:
-        details = tls_hint(details, tls=tls, plain=target, secure=f"grpcs://{target}")
+        details = connection_hint(details, tls=tls, plain=target, secure=f"grpcs://{target}")
     return BlitzError.from_info(code, info, details, sent=sent)
 
 

@@ -27,10 +27,11 @@ import structlog
 if TYPE_CHECKING:
     from blitz.config import Settings
     from blitz.process import Handed
+    from blitz.server import CannotListen
     from blitz.workers import Workers
 
 from blitz.config import CONFIG_ENV, SETTINGS, SettingsError, effective_toml, resolve, values
-from blitz_cli.command import main
+from blitz_cli.command import grpc_verbosity, main
 
 __all__ = ["add_commands", "main"]
 
@@ -102,16 +103,10 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     # made (a sixth of the start), and once more after (0.3 s: a first collection of them
     # all, in each generation). So it is off while they are made, and they are frozen as
     # they are, out of its reach, the little garbage of the imports with them.
-    # settle_heap freezes what the server's start adds.
-    gc.disable()
-    try:
-        from blitz.auth import ServeRefused
-        from blitz.logs import configure_logging
-        from blitz.process import hand_over_secrets
-        from blitz.server import serve
-    finally:
-        gc.freeze()
-        gc.enable()
+    # settle_heap freezes what the server's start adds. The settings are read first (and
+    # the secrets handed over, which may re-execute this process), without grpc: it reads
+    # its log verbosity from the environment when it loads.
+    from blitz.process import hand_over_secrets
 
     handed = hand_over_secrets(
         sys.orig_argv[1:],
@@ -122,6 +117,16 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for name, text in handed.flags.items():
         setattr(args, name, text)
     settings = _settings(args, parser, environ={**os.environ, **handed.environ})
+    grpc_verbosity(settings.log_level, os.environ)
+    gc.disable()
+    try:
+        from blitz.auth import ServeRefused
+        from blitz.logs import configure_logging
+        from blitz.server import CannotListen, serve
+    finally:
+        gc.freeze()
+        gc.enable()
+
     configure_logging(log_format=settings.log_format, level=settings.log_level)
     try:
         settings, workers = _workers(settings, handed)
@@ -129,6 +134,9 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ServeRefused as exc:
         log.error("refusing to start", reason=str(exc))
         return 2
+    except CannotListen as exc:
+        log.error("cannot start", error=f"{exc}; {_listen_hint(exc)}")
+        return 1
     except OSError as exc:
         log.error("cannot start", error=str(exc))
         return 1
@@ -138,6 +146,18 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         # A second signal cut the drain short.
         return 1
     return 0
+
+
+def _listen_hint(exc: CannotListen) -> str:
+    """What to change when a port could not be bound: its flags, named as given."""
+    flag = {spec.name: spec.flag for spec in SETTINGS}
+    port, host = flag[exc.port_setting], flag[exc.host_setting]
+    if exc.in_use:
+        return (
+            f"another process listens there (another `blitz serve`?): choose another port"
+            f" with {port}"
+        )
+    return f"the address is set by {host} and {port}"
 
 
 def _workers(settings: Settings, handed: Handed) -> tuple[Settings, Workers | None]:

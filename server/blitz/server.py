@@ -24,7 +24,10 @@ rule and read no environment.
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import signal
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -72,9 +75,21 @@ if TYPE_CHECKING:
 
     from blitz.workers import Workers
 
-__all__ = ["RunningServer", "running_server", "serve"]
+__all__ = ["CannotListen", "RunningServer", "running_server", "serve"]
 
 log = structlog.get_logger(__name__)
+
+
+class CannotListen(OSError):
+    """A port that could not be bound, with the settings that chose its address (by their
+    names in `blitz.config`: `grpc_host` and `grpc_port`, say), for the entry point to name
+    the flags; `in_use` when another process holds the address."""
+
+    def __init__(self, message: str, *, host_setting: str, port_setting: str, in_use: bool):
+        super().__init__(message)
+        self.host_setting = host_setting
+        self.port_setting = port_setting
+        self.in_use = in_use
 
 
 @dataclass(frozen=True)
@@ -118,6 +133,19 @@ class RunningServer:
         """Base URL for Connect and gRPC-Web clients."""
         scheme = "https://" if self.settings.tls_cert else "http://"
         return scheme + _hostport(self.settings.http_host, self.http_port)
+
+    @property
+    def console_url(self) -> str:
+        """Where a browser opens the console: `--public-url` when set, else the HTTP port,
+        by a loopback address when it listens on every interface (a browser cannot open
+        0.0.0.0)."""
+        if self.settings.public_url:
+            return self.settings.public_url.rstrip("/") + "/"
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(
+            self.settings.http_host, self.settings.http_host
+        )
+        scheme = "https://" if self.settings.tls_cert else "http://"
+        return f"{scheme}{_hostport(host, self.http_port)}/"
 
 
 @asynccontextmanager
@@ -176,7 +204,14 @@ async def running_server(
             interceptors=[tracing.grpc_interceptor()] if tracing else (),
             reuse_port=settings.workers > 1,
         )
-        grpc_port = bind_grpc_server(grpc_server, settings.grpc_host, settings.grpc_port, tls=tls)
+        try:
+            grpc_port = bind_grpc_server(
+                grpc_server, settings.grpc_host, settings.grpc_port, tls=tls
+            )
+        except OSError as exc:
+            raise _cannot_listen(
+                exc, "gRPC", "grpc", settings.grpc_host, settings.grpc_port
+            ) from None
         connect_apps = build_connect_apps(
             ports, gate, authenticate=authenticate, compress_streams=settings.compress_streams
         )
@@ -200,7 +235,12 @@ async def running_server(
         await grpc_server.start()
         # Safety net for a failed start or a cancelled drain: stops at once, no-op after.
         stack.push_async_callback(grpc_server.stop, None)
-        await http.start()
+        try:
+            await http.start()
+        except OSError as exc:
+            raise _cannot_listen(
+                exc, "HTTP", "http", settings.http_host, settings.http_port
+            ) from None
         stack.push_async_callback(http.shutdown, force=True)
         server = RunningServer(
             settings=settings,
@@ -234,9 +274,43 @@ async def _serve_metrics(stack: AsyncExitStack, settings: Settings) -> int | Non
         port=settings.metrics_port,
         shutdown_timeout=settings.drain_timeout,
     )
-    await http.start()
+    try:
+        await http.start()
+    except OSError as exc:
+        raise _cannot_listen(
+            exc, "metrics", "metrics", settings.metrics_host, settings.metrics_port
+        ) from None
     stack.push_async_callback(http.shutdown)
     return http.port
+
+
+def _cannot_listen(exc: OSError, what: str, prefix: str, host: str, port: int) -> CannotListen:
+    """`exc`, a port's failure to bind, as a CannotListen for the settings `prefix`_host and
+    `prefix`_port. grpc's own error names no reason (grpc-core logs it, and its lines are
+    off but at debug: blitz_cli.command.grpc_verbosity), so the address is tried once more
+    here, with a plain socket, for the system's word on why."""
+    why = _bind_error(host, port)
+    message = str(exc)
+    if why is not None and why.errno:
+        message = f"cannot listen for {what} on {_hostport(host, port)}: {os.strerror(why.errno)}"
+    return CannotListen(
+        message,
+        host_setting=f"{prefix}_host",
+        port_setting=f"{prefix}_port",
+        in_use=why is not None and why.errno == errno.EADDRINUSE,
+    )
+
+
+def _bind_error(host: str, port: int) -> OSError | None:
+    """Why `host:port` cannot be bound now; None when it can (or `port` is 0: any port)."""
+    if port == 0:
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.create_server((host, port), family=family):
+            return None
+    except OSError as exc:
+        return exc
 
 
 async def _drain(
@@ -312,7 +386,10 @@ async def serve(settings: Settings, *, workers: Workers | None = None) -> None:
                 http_port=server.http_port,
                 commands=server.commands,
                 metrics_port=server.metrics_port,
+                console=server.console_url,
             )
+            # The line a person reads, in a terminal or a container's JSON log alike.
+            log.info(f"open the console at {server.console_url}", console=server.console_url)
             if server.commands == Isolation.UNCONFINED.value:
                 log.warning(
                     "UNCONFINED: commands run with the server's own access to files and"

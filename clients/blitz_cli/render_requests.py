@@ -45,7 +45,8 @@ def print_approval(
         body.append(Text(f"rule scope: {request.scope_label}", style="dim"))
     if request.destructive:
         body.append(Text("destructive: no broader rule is offered", style="red"))
-    body += _script_lines(request, session_id) if session_id else _key_lines(request)
+    if not session_id:
+        body += _key_lines(request)
     if request.HasField("expire_time"):
         body.append(Text(expiry_line(request.expire_time.ToNanoseconds() / 1e9), style="dim"))
     console.print(
@@ -57,6 +58,9 @@ def print_approval(
             expand=False,
         )
     )
+    # Outside the box and never wrapped, so that each line can be copied whole.
+    for line in _script_lines(request, session_id) if session_id else []:
+        console.print(line, soft_wrap=True)
 
 
 def _key_lines(request: turn_pb2.ApprovalRequest) -> list[RenderableType]:
@@ -72,7 +76,7 @@ def _key_lines(request: turn_pb2.ApprovalRequest) -> list[RenderableType]:
     return lines
 
 
-def _script_lines(request: turn_pb2.ApprovalRequest, session_id: str) -> list[RenderableType]:
+def _script_lines(request: turn_pb2.ApprovalRequest, session_id: str) -> list[Text]:
     """The commands that answer the request from a shell."""
     ids = f"{session_id} {request.request_id}"
     available = set(request.available_decisions)
@@ -88,7 +92,7 @@ def _script_lines(request: turn_pb2.ApprovalRequest, session_id: str) -> list[Re
     if request.HasField("suggested_rule") and request.suggested_rule.pattern:
         lines.append(f"blitz approve {ids} --suggested    # {request.suggested_rule.label}")
     lines.append(f'blitz deny {ids} --reason "…"')
-    return [Text(line, style="cyan") for line in lines]
+    return [Text(f"  {line}", style="cyan") for line in lines]
 
 
 def _kind_word(kind: int) -> str:

@@ -53,7 +53,7 @@ async def test_workflows_of_a_session_include_its_workspaces(flows):
 
 
 async def test_an_unknown_workflow_lists_the_known_and_leaves_no_session(flows):
-    code, out, err = await blitz(flows, "run", "--workflow", "nope")
+    code, _, err = await blitz(flows, "run", "--workflow", "nope")
     assert code == 1
     assert "no workflow named 'nope'" in err
     assert "known workflows: every-step, hello" in err

@@ -6,9 +6,7 @@ from __future__ import annotations
 from playwright.async_api import expect
 
 
-async def test_always_for_a_destructive_command_asks_to_confirm_and_names_the_rule(
-    server, console
-):
+async def test_always_for_a_destructive_command_asks_to_confirm_and_names_the_rule(server, console):
     page = await console(server)
     await page.create_session("destructive")
     await page.send("$ rm -rf build")

@@ -406,6 +406,19 @@ async def test_a_holder_whose_turn_was_taken_over_can_write_nothing_of_it(store)
     assert ours[0].seq == 1
 
 
+async def test_a_lease_renewer_renews_on_a_thread_of_its_own(store):
+    await store.create_turn(turn(owner="r1", epoch=1), lease_until=10.0)
+    renewer, other = store.lease_renewer("r1", timeout=5.0), store.lease_renewer("r2", timeout=5.0)
+    try:
+        held = await asyncio.to_thread(renewer.renew, 40.0)
+        assert held == [TurnControl("s1", "t1", 1, cancel=False, steer=False)]
+        assert await store.turns_in_state(TurnState.RUNNING, lease_ended_before=30.0) == []
+        assert await asyncio.to_thread(other.renew, 50.0) == [], "r2 holds nothing"
+    finally:
+        renewer.close()
+        other.close()
+
+
 async def test_cancels_and_steer_reach_the_holder_until_the_turn_takes_its_leftovers(store):
     await store.create_turn(turn(owner="r1", epoch=1), lease_until=10.0)
     assert await store.add_steer("s1", "t1", "first")

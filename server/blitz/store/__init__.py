@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from blitz.store.base import Expand, Store
+from blitz.store.base import Expand, LeaseRenewer, Store
 from blitz.store.records import (
     OUTBOX_KINDS,
     AttemptOutcome,
@@ -63,6 +63,7 @@ __all__ = [
     "FileOriginal",
     "FlowWrite",
     "ImageRecord",
+    "LeaseRenewer",
     "LedgerRow",
     "OutboxItem",
     "OutboxStats",

@@ -41,7 +41,19 @@ from blitz.store.webhook_base import Expand, WebhookStore
 from blitz.store.writes import TurnWrite
 from blitz.v1.turn_pb2 import TurnEvent
 
-__all__ = ["Expand", "Store"]  # Expand is webhook_base.py's, re-exported
+__all__ = ["Expand", "LeaseRenewer", "Store"]  # Expand is webhook_base.py's, re-exported
+
+
+class LeaseRenewer(Protocol):
+    """One process's lease renewals off the event loop: a connection of its own, used by
+    one thread of its own (each call blocks; `Store.lease_renewer`)."""
+
+    def renew(self, lease_until: float) -> list[TurnControl]:
+        """As `Store.renew_leases`, for the owner it was made for; raises when the store
+        cannot be reached (the next call connects again)."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class Store(WebhookStore, Protocol):
@@ -135,6 +147,13 @@ class Store(WebhookStore, Protocol):
     async def renew_leases(self, owner: str, *, lease_until: float) -> list[TurnControl]:
         """Extend the leases of the running turns `owner` holds; those turns, with what
         others asked of them. A turn missing from the answer is no longer the owner's."""
+        ...
+
+    def lease_renewer(self, owner: str, *, timeout: float) -> LeaseRenewer:
+        """A renewer of `owner`'s leases that runs on a thread of its own, with a
+        connection of its own, so that a renewal never waits behind the event loop's work
+        (a busy machine would otherwise let the leases of a live process run out). Each
+        call gives up after `timeout` seconds."""
         ...
 
     async def turns_in_state(

@@ -15,6 +15,8 @@ one notification per batch), for other replicas' live readers (`changes`). The s
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -26,7 +28,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
 from blitz.store.postgres_schema import MIGRATIONS
-from blitz.store.records import Changes
+from blitz.store.records import Changes, TurnControl
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.statements import Dialect, Statements
 from blitz.store.webhook_statements import WebhookStatements
@@ -90,6 +92,9 @@ class PostgresStore(SqlStore):
     @property
     def shared(self) -> bool:
         return True
+
+    def lease_renewer(self, owner: str, *, timeout: float) -> _Renewer:
+        return _Renewer(self._url, owner, timeout)
 
     async def open(self) -> None:
         await self._pool.open(wait=True, timeout=30)
@@ -291,13 +296,14 @@ async def _fenced_out(
     conn: psycopg.AsyncConnection[TupleRow], fences: Mapping[tuple[str, str], int]
 ) -> set[tuple[str, str]]:
     """The fenced turns not running at their epoch any more. The others' rows stay locked
-    (FOR SHARE) until the append commits, so a claim of one waits until its holder's
-    events are in."""
+    (FOR KEY SHARE) until the append commits, so a claim of one (which locks FOR UPDATE)
+    waits until its holder's events are in, while a renewal of its lease (a plain UPDATE,
+    taken by a thread of the holder's own: `_Renewer`) does not."""
     keys = list(fences)
     cur = await conn.execute(
         "SELECT session_id, turn_id FROM turns WHERE (session_id, turn_id, epoch) IN"
         " (SELECT * FROM unnest(%s::text[], %s::text[], %s::int[]))"
-        " AND state = 'running' FOR SHARE",
+        " AND state = 'running' FOR KEY SHARE",
         ([k[0] for k in keys], [k[1] for k in keys], [fences[k] for k in keys]),
     )
     held = {(row[0], row[1]) for row in await cur.fetchall()}
@@ -326,3 +332,58 @@ def _payloads(last: dict[str, int]) -> list[str]:
     if part:
         payloads.append(json.dumps({"s": part}))
     return payloads
+
+
+# The renewer's statements. Rows another transaction has locked (one of this process's
+# own writes of the turn, most often) are skipped, not waited for, and tried again.
+_RENEW_UNLOCKED = (
+    "UPDATE turns SET lease_until = %s WHERE (session_id, turn_id) IN"
+    " (SELECT session_id, turn_id FROM turns WHERE owner = %s AND state = 'running'"
+    "  FOR NO KEY UPDATE SKIP LOCKED)"
+    " RETURNING session_id, turn_id, epoch, cancel_requested, steer <> '[]'"
+)
+_HELD = "SELECT COUNT(*) FROM turns WHERE owner = %s AND state = 'running'"
+_RETRY_AFTER = 0.05  # seconds
+
+
+class _Renewer:
+    """`Store.lease_renewer`: one blocking connection, opened when first needed and again
+    after a failure. A renewal waits for no row lock: the rows it skipped are tried again
+    until `timeout`, and the answer leaves out any still locked then (the holder checks
+    their rows: core/driver/holds.py)."""
+
+    def __init__(self, url: str, owner: str, timeout: float) -> None:
+        self._url = url
+        self._owner = owner
+        self._timeout = timeout
+        self._conn: psycopg.Connection[TupleRow] | None = None
+
+    def renew(self, lease_until: float) -> list[TurnControl]:
+        deadline = time.monotonic() + self._timeout
+        try:
+            conn = self._connected()
+            while True:
+                found = conn.execute(_RENEW_UNLOCKED, (lease_until, self._owner)).fetchall()
+                (held,) = conn.execute(_HELD, (self._owner,)).fetchone() or (0,)
+                if len(found) >= held or time.monotonic() + _RETRY_AFTER > deadline:
+                    return [rows.turn_control(row) for row in found]
+                time.sleep(_RETRY_AFTER)
+        except psycopg.Error:
+            self.close()
+            raise
+
+    def _connected(self) -> psycopg.Connection[TupleRow]:
+        if self._conn is None or self._conn.closed:
+            ms = max(1, round(self._timeout * 1000))
+            self._conn = psycopg.Connection.connect(
+                self._url,
+                autocommit=True,
+                connect_timeout=max(1, math.ceil(self._timeout)),
+                options=f"-c statement_timeout={ms}",
+            )
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

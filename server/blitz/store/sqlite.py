@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from blitz.store import rows
-from blitz.store.records import Changes
+from blitz.store.records import Changes, TurnControl
 from blitz.store.rows import Row
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
@@ -74,6 +74,9 @@ class SqliteStore(SqlStore):
     @property
     def shared(self) -> bool:
         return False  # one process owns the file
+
+    def lease_renewer(self, owner: str, *, timeout: float) -> _Renewer:
+        return _Renewer(self._connection.path, self._sql.renew_leases, owner, timeout)
 
     async def open(self) -> None:
         await self._connection.open()
@@ -231,3 +234,22 @@ def _run_to_end(body: Coroutine[Any, Any, _T]) -> _T:
         return done.value  # type: ignore[no-any-return]
     body.close()
     raise RuntimeError("a SQLite transaction's body waited for something")
+
+
+class _Renewer:
+    """`Store.lease_renewer` on a connection of its own to the same file (the contract
+    holds every engine to it; only a shared store's leases use it)."""
+
+    def __init__(self, path: str, statement: str, owner: str, timeout: float) -> None:
+        self._db = sqlite3.connect(
+            path, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
+        self._statement = statement
+        self._owner = owner
+
+    def renew(self, lease_until: float) -> list[TurnControl]:
+        found = self._db.execute(self._statement, (lease_until, self._owner)).fetchall()
+        return [rows.turn_control(row) for row in found]
+
+    def close(self) -> None:
+        self._db.close()

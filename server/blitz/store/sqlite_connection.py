@@ -141,6 +141,10 @@ class SqliteConnection:
                 log.warning("sqlite_checkpoint_failed", exc_info=True)
             self._checkpointing = None
 
+    @property
+    def path(self) -> str:
+        return self._path
+
     def _connect_checkpoints(self) -> sqlite3.Connection:
         db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA cache_size=-64")  # it copies pages; it keeps none

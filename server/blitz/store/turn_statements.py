@@ -50,12 +50,17 @@ class TurnStatements:
             " history = ?, owner = CASE WHEN ? = 'running' THEN owner ELSE '' END"
             " WHERE session_id = ? AND turn_id = ? AND epoch = ? AND state = 'running'"
         )
+        # A claim locks the row FOR UPDATE first (PostgreSQL): so it waits for an append
+        # of the turn's holder, whose fence holds the row FOR KEY SHARE, which the lease
+        # renewals' plain UPDATE does not wait for.
         self._claims = {
             expired: sql(
                 "UPDATE turns SET state = 'running', owner = ?, epoch = epoch + 1,"
                 " lease_until = ?, queued = NULL"
-                " WHERE session_id = ? AND turn_id = ? AND state = ?"
+                " WHERE (session_id, turn_id) IN (SELECT session_id, turn_id FROM turns"
+                "  WHERE session_id = ? AND turn_id = ? AND state = ?"
                 + (" AND (lease_until IS NULL OR lease_until < ?)" if expired else "")
+                + f"{dialect.lock})"
                 + f" RETURNING {TURN_COLUMNS}"
             )
             for expired in FLAGS

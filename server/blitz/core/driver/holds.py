@@ -120,12 +120,33 @@ class TurnHolds:
         leases renew at once, and read what was asked); None: stop."""
         self._asked = callback or (lambda: None)
 
+    async def _check_held(self, active: ActiveTurn) -> None:
+        """Stop `active` here if its row says another process holds it now."""
+        rec = await self._store.get_turn(active.session_id, active.turn_id)
+        if active.lost or active.rec.state != TurnState.RUNNING:
+            return  # it parked or ended meanwhile, or was already let go
+        if rec is None or rec.owner != self.owner or rec.epoch != active.rec.epoch:
+            log.warning("turn_lost", session_id=active.session_id, turn_id=active.turn_id)
+            self._lose(active)
+
+    def lapsed(self) -> None:
+        """This process could not renew its leases for most of a lease: stop its running
+        turns here, without a further write, before another process may take them over
+        (leases.py)."""
+        for active in self._live.all():
+            if not active.lost and active.rec.state == TurnState.RUNNING:
+                log.warning("turn_lease_lapsed", session_id=active.session_id,
+                            turn_id=active.turn_id)  # fmt: skip
+                self._lose(active)
+
     def renewed(self, held: Sequence[TurnControl], *, read_at: float) -> None:
         """Act on a renewal of this process's leases, which read the store at `read_at`
         (monotonic) and answered the turns still held here (`held`).
 
         A running turn missing from it (or held at another epoch) was taken over while
-        this process could not renew: it is stopped here without a further write. A turn
+        this process could not renew, unless it parked or ended here after the renewal
+        read the store: its row decides (`_check_held`), and a taken turn is stopped here
+        without a further write. A turn
         someone asked to take steer text or to cancel gets it, so a request reaches its
         turn even if its announcement was missed.
         """
@@ -137,8 +158,9 @@ class TurnHolds:
                 continue  # taken after the renewal read the store
             control = controls.get((active.session_id, active.turn_id))
             if control is None or control.epoch != active.rec.epoch:
-                log.warning("turn_lost", session_id=active.session_id, turn_id=active.turn_id)
-                self._lose(active)
+                # The renewal read the store a while ago (on its own thread): the turn may
+                # have parked or ended here since. Its row says whether it was taken.
+                self._tasks.spawn(self._check_held(active), name=f"held-{active.turn_id}")
                 continue
             if control.steer:
                 active.steer_waiting = True

@@ -137,3 +137,10 @@ async def test_question_then_command_parks_twice(workspace: Path, io: RecordingI
     )
     assert isinstance(second, Parked)
     assert second.requests[0].approval_request.detail == "echo went"
+
+
+def test_the_model_is_told_a_forms_whole_numbers_whole() -> None:
+    from blitz.agent.parking import answer_result
+
+    told = answer_result(AnswerResult(values={"seats": 3.0, "ratio": 0.5, "picks": [2.0]}))
+    assert json.dumps(told) == '{"values": {"seats": 3, "ratio": 0.5, "picks": [2]}}'

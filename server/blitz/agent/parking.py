@@ -308,7 +308,17 @@ def answer_result(answer: AnswerResult) -> dict[str, Any]:
     if answer.declined:
         return {"declined": True, "note": "the user declined to fill in the form"}
     if answer.values is not None:
-        return {"values": dict(answer.values)}
+        return {"values": {name: _whole(value) for name, value in answer.values.items()}}
     if answer.answers:
         return {"answers": list(answer.answers)}
     return {"answers": [], "note": "no answer came in time"}
+
+
+def _whole(value: Any) -> Any:
+    """3.0 as 3: a form's values came through a Struct, whose numbers are all doubles, and
+    a model reads 3.0 seats as something other than what the user typed."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    return value

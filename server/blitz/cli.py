@@ -118,6 +118,11 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         setattr(args, name, text)
     settings = _settings(args, parser, environ={**os.environ, **handed.environ})
     grpc_verbosity(settings.log_level, os.environ)
+    # Which of `--workers` this is, and where their metrics meet: before prometheus-client
+    # is imported, which reads it then (blitz/workers.py).
+    from blitz.workers import prepare_process
+
+    worker = prepare_process(settings.workers, os.environ)
     gc.disable()
     try:
         from blitz.auth import ServeRefused
@@ -127,10 +132,12 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         gc.freeze()
         gc.enable()
 
-    configure_logging(log_format=settings.log_format, level=settings.log_level)
+    configure_logging(log_format=settings.log_format, level=settings.log_level, worker=worker)
     try:
         settings, workers = _workers(settings, handed)
         _run(serve(settings, workers=workers))
+        if workers is not None and workers.given_up:
+            return 1  # a worker kept dying: said in its log line
     except ServeRefused as exc:
         log.error("refusing to start", reason=str(exc))
         return 2

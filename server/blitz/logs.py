@@ -6,6 +6,9 @@ ours, uvicorn's, grpc's — in one format: readable in a terminal, one JSON obje
 otherwise. Context bound with `structlog.contextvars.bound_contextvars` (the core binds
 `session_id` and `turn_id`) is merged into every line logged under it. Secret-looking
 values are masked in every line (`mask_secrets`), ours or a library's, tracebacks included.
+Under `blitz serve --workers N` every line, ours or a library's, names the process that
+wrote it: `worker` 0 for the first, 1 to N - 1 for the others (`blitz.workers`); a
+single process's lines have no `worker`.
 
 Nothing here may be called from library code: modules only do
 `log = structlog.get_logger(__name__)`.
@@ -49,13 +52,28 @@ def _masked(value: Any, secret: bool = False) -> Any:
     return value
 
 
+def _naming_worker(number: int) -> Processor:
+    """A processor that names worker `number` in every line as its writer (`worker`)."""
+
+    def name(_logger: Any, _method: str, event_dict: EventDict) -> EventDict:
+        event_dict["worker"] = number
+        return event_dict
+
+    return name
+
+
 def configure_logging(
-    *, log_format: str = "auto", level: str = "info", stream: TextIO | None = None
+    *,
+    log_format: str = "auto",
+    level: str = "info",
+    stream: TextIO | None = None,
+    worker: int | None = None,
 ) -> None:
     """Route structlog and stdlib logging to `stream` (stderr) in one format.
 
     `log_format` is "console", "json", or "auto" (console when `stream` is a terminal).
-    Calling it again replaces the previous configuration.
+    `worker`: this process's number among `--workers`, named in every line (None: the only
+    process). Calling it again replaces the previous configuration.
     """
     stream = stream if stream is not None else sys.stderr
     if log_format == "auto":
@@ -68,6 +86,7 @@ def configure_logging(
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.stdlib.ExtraAdder(),
+        *([] if worker is None else [_naming_worker(worker)]),
     ]
     # Masking comes last before rendering, once every line's message is formatted (ours and
     # the libraries') and, in JSON, its traceback is data whose text can be masked too.

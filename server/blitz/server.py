@@ -365,6 +365,8 @@ async def serve(settings: Settings, *, workers: Workers | None = None) -> None:
         received.append(sig.name)
         if stop.is_set():
             log.warning("second signal: stopping without draining", signal=sig.name)
+            if workers is not None:
+                workers.hurry()
             if main is not None:
                 main.cancel()
         else:
@@ -397,7 +399,7 @@ async def serve(settings: Settings, *, workers: Workers | None = None) -> None:
                     several_principals=settings.unconfined_commands,
                 )
             settle_heap()
-            async with _watching(workers):
+            async with _watching(workers, stop):
                 await stop.wait()
                 log.info("shutting down", signal=received[0] if received else None)
     finally:
@@ -409,14 +411,16 @@ async def serve(settings: Settings, *, workers: Workers | None = None) -> None:
 
 
 @asynccontextmanager
-async def _watching(workers: Workers | None) -> AsyncIterator[None]:
+async def _watching(workers: Workers | None, stop: asyncio.Event) -> AsyncIterator[None]:
     """The workers watched (restarted when one dies) for as long as the block runs; the
     watcher is cancelled and awaited on the way out, and a failure of its own is logged
-    rather than lost with an unawaited task."""
+    rather than lost with an unawaited task. A watcher that ends by itself (a worker given
+    up) sets `stop`: the server drains and stops."""
     if workers is None:
         yield
         return
     watcher = asyncio.create_task(workers.watch(), name="blitz-workers-watch")
+    watcher.add_done_callback(lambda _: stop.set())
     try:
         yield
     finally:

@@ -7,6 +7,7 @@ process, so each test compares a scrape with one taken before what it checks.
 from __future__ import annotations
 
 import asyncio
+import platform
 import re
 from collections import Counter
 from dataclasses import replace
@@ -16,7 +17,7 @@ import httpx
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from support.servers import parked_turn
-from support.wire import open_wire
+from support.wire import expect_error, open_wire
 
 from blitz import metrics
 from blitz.config import Settings
@@ -99,6 +100,9 @@ async def test_a_turn_that_parks_and_is_approved_shows_in_the_metrics(settings: 
     for kind, count in seen.items():
         assert change("blitz_events_appended_total", kind=kind) == count, kind
     assert change("blitz_request_wait_seconds_count", kind="approval", via="decide") == 1
+    assert change("blitz_decisions_total", kind="approval", via="decide", decision="once") == 1
+    assert change("blitz_tool_call_seconds_count", tool="run_command", outcome="ok") == 1
+    assert change("blitz_command_seconds_count", outcome="ok") == 1
     usage = events[-1].finished.after
     assert change("blitz_model_call_seconds_count", model="demo") == usage.calls
     assert change("blitz_model_tokens_total", model="demo", kind="input") == usage.input
@@ -122,11 +126,61 @@ async def test_there_is_no_metrics_port_unless_one_is_set(server: RunningServer)
 
 
 def test_every_metric_is_documented_with_its_type() -> None:
-    table = re.findall(r"^\| `(blitz_\w+)` \| (\w+) \|", OPERATIONS, re.M)
+    table = re.findall(r"^\| `((?:blitz|grpc)_\w+)` \| (\w+) \|", OPERATIONS, re.M)
     exported = re.findall(
-        r"^# TYPE (blitz_\w+) (\w+)$", generate_latest(metrics.REGISTRY).decode(), re.M
+        r"^# TYPE ((?:blitz|grpc)_\w+) (\w+)$", generate_latest(metrics.REGISTRY).decode(), re.M
     )
     assert sorted(table) == sorted(exported)
+
+
+SESSIONS = "blitz.v1.SessionService"
+
+
+async def test_every_call_is_counted_by_method_and_code_whichever_wire_it_came_by(
+    settings: Settings,
+) -> None:
+    """gRPC and Connect calls alike, under the names grpc's Prometheus interceptors use."""
+    sent = 0
+    async with running_server(replace(settings, metrics_port=0)) as server:
+        before = await scrape(server)
+        for kind in ("grpc", "connect"):
+            wire = open_wire(kind, server)
+            try:
+                session = await wire.create_session()
+                missing = s.GetSessionRequest(session_id=session.id[:-6] + "000000")
+                await expect_error(
+                    wire.call("GetSession", missing), "not_found", "SESSION_NOT_FOUND"
+                )
+                sent += len(await wire.run_all(session.id, "hello"))
+            finally:
+                await wire.close()
+        after = await scrape(server)
+
+    change = Change(before, after)
+    create = {"grpc_type": "unary", "grpc_service": SESSIONS, "grpc_method": "CreateSession"}
+    assert change("grpc_server_started_total", **create) == 2
+    assert change("grpc_server_msg_received_total", **create) == 2
+    assert change("grpc_server_handled_total", **create, grpc_code="OK") == 2
+    assert change("grpc_server_msg_sent_total", **create) == 2
+    assert change("grpc_server_handling_seconds_count", **create) == 2
+    get = {**create, "grpc_method": "GetSession"}
+    assert change("grpc_server_handled_total", **get, grpc_code="NotFound") == 2
+    assert change("grpc_server_msg_sent_total", **get) == 0
+    run = {"grpc_type": "server_stream", "grpc_service": SESSIONS, "grpc_method": "RunTurn"}
+    assert change("grpc_server_started_total", **run) == 2
+    assert change("grpc_server_handled_total", **run, grpc_code="OK") == 2
+    assert change("grpc_server_msg_sent_total", **run) == sent
+    assert change("grpc_server_handling_seconds_count", **run) == 2
+
+
+async def test_the_build_is_named_in_the_metrics(settings: Settings) -> None:
+    async with running_server(replace(settings, metrics_port=0)) as server:
+        samples = await scrape(server)
+    [(labels, one)] = [
+        (dict(labels), v) for (name, labels), v in samples.items() if name == "blitz_build_info"
+    ]
+    assert one == 1
+    assert labels["version"] and labels["python"] == platform.python_version()
 
 
 async def test_the_curl_example_shows_the_turn_gauges(settings: Settings) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 
 from support.replicas import read_until_finished
@@ -36,7 +35,7 @@ async def test_a_busy_machine_loses_no_turn_of_a_live_replica(replicas, wires):
     on_a = wires(a, "grpc")
     sessions = [(await on_a.create_session()).id for _ in range(SESSIONS)]
     hog = "while True: pass"
-    hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(HOGS)]
+    hogs = [await asyncio.create_subprocess_exec(sys.executable, "-c", hog) for _ in range(HOGS)]
     done: list[t.TurnEvent] = []
     try:
         async with asyncio.timeout(900):
@@ -44,7 +43,7 @@ async def test_a_busy_machine_loses_no_turn_of_a_live_replica(replicas, wires):
     finally:
         for process in hogs:
             process.kill()
-            process.wait()
+            await process.wait()
     errors = [e.finished.error.reason for e in done if e.finished.HasField("error")]
     assert (len(done), errors) == (SESSIONS * TURNS, [])
     assert not [line for line in a.lines() if line.get("event") == "turn_lost"]

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from blitz import metrics
 from blitz.agent.sandbox import CommandSandbox, Isolation, Launch, kill_leftovers
 
 __all__ = ["LINE_HOLD", "CommandOutcome", "run_shell"]
@@ -86,6 +87,7 @@ async def run_shell(
     """Run `command` with /bin/sh in `cwd`, confined by `sandbox` (none: only a process
     group and a marker); keep at most `output_cap` bytes of its output. `network`: its
     network was approved; `writable`: it may write the workspace's `.git` and `.blitz`."""
+    started = time.perf_counter()
     launch = (sandbox or CommandSandbox(isolation=Isolation.UNCONFINED)).launch(
         command, workspace=cwd, env=dict(env), network=network, writable=writable
     )
@@ -133,6 +135,8 @@ async def run_shell(
         raise failed
     # The command has ended: what is held of its last line goes out now.
     lines.flush()
+    ended = "timeout" if timed_out else "ok" if proc.returncode == 0 else "failed"
+    metrics.command_finished(ended, time.perf_counter() - started)
     return CommandOutcome(
         command=command,
         exit_code=None if timed_out else proc.returncode,

@@ -25,6 +25,7 @@ every provider. Tool calls are traced (`execute_tool <name>`) when a tracer is g
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -56,6 +57,7 @@ from pydantic_ai.tools import (
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
+from blitz import metrics
 from blitz.agent.deps import ToolDeps
 from blitz.agent.events import EventMapper
 
@@ -254,10 +256,18 @@ class _Step:
             tool_call_approved=approved,
             tool_call_metadata=self.metadata.get(call.tool_call_id) if approved else None,
         )
+        started = time.perf_counter()
         try:
             value = await toolset.call_tool(call.tool_name, valid, ctx, tool)
         except ModelRetry as exc:
+            metrics.tool_call(call.tool_name, "retried", time.perf_counter() - started)
             return self._retried(call, exc, tool.max_retries)
+        except (ApprovalRequired, CallDeferred):
+            raise  # not run yet: it runs, and is counted, once resumed
+        except Exception:
+            metrics.tool_call(call.tool_name, "error", time.perf_counter() - started)
+            raise
+        metrics.tool_call(call.tool_name, "ok", time.perf_counter() - started)
         if isinstance(value, ToolReturn):
             return _returned(call, value.return_value, metadata=value.metadata)
         return _returned(call, value)

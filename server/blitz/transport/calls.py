@@ -11,18 +11,26 @@ of what the body should be), and how it fails a call with a `BlitzError`. A stre
 way to the loop every few messages, so that a replay into a connection that is gone
 (whose writes all return at once) neither holds the loop nor outlives the disconnect.
 
+Every call is counted here, once, whichever wire it came by (`metrics.RpcMetrics`): its
+start, its end with its code as gRPC names it (OK, or the error's: a call that leaves by
+cancellation, a client gone, is Canceled) and its time; a stream's messages in steps of
+the give-way count. A call the wire refuses before any handler (an unknown method, a
+broken envelope) is not counted.
+
 No business logic here, and no wire format.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, NoReturn, Protocol
 
 from google.protobuf.message import Message
 
-from blitz.errors import BlitzError
+from blitz import metrics
+from blitz.errors import BlitzError, Status
 from blitz.ports import Authenticate, CallContext
 from blitz.transport.gate import CallGate
 from blitz.transport.methods import Method
@@ -35,6 +43,10 @@ Handler = Callable[[Any, Any], Any]
 # source (a replay from the store) and its sink (a socket that is gone and takes every
 # write at once), other calls go on and a disconnect is noticed within that many.
 _GIVE_WAY_EVERY = 32
+# Each status's code as gRPC's Prometheus interceptors name it (Go's names: Canceled).
+_CODES = {status: "".join(w.capitalize() for w in status.value.split("_")) for status in Status}
+_OK = "OK"
+_CANCELED = _CODES[Status.CANCELLED]
 
 
 class Wire(Protocol):
@@ -84,16 +96,30 @@ class Calls:
 
     def _unary(self, method: Method, call: Callable[[Any, CallContext], Awaitable[Any]]) -> Handler:
         gate, wire, rpc = self._gate, self._wire, method.name
+        counted = metrics.RpcMetrics(method.service, rpc, streaming=False)
 
         async def unary(received: Any, native: Any) -> Any:
-            # fail() raises, so it is called outside the try that catches the core's errors.
+            counted.started()
+            began = time.perf_counter()
+            code = _CANCELED  # unless it leaves with an answer or an error
             try:
-                with unexpected_as_internal("call", rpc=rpc, transport=wire.name), gate.unary():
-                    ctx = await self._context(native)
-                    return await call(wire.request(received), ctx)
-            except BlitzError as exc:
-                error = exc
-            await wire.fail(native, error)
+                # fail() raises, so it is called outside the try that catches the core's errors.
+                try:
+                    with (
+                        unexpected_as_internal("call", rpc=rpc, transport=wire.name),
+                        gate.unary(),
+                    ):
+                        ctx = await self._context(native)
+                        response = await call(wire.request(received), ctx)
+                    code = _OK
+                    counted.sent(1)
+                    return response
+                except BlitzError as exc:
+                    error = exc
+                    code = _CODES[exc.status]
+                await wire.fail(native, error)
+            finally:
+                counted.handled(code, time.perf_counter() - began)
 
         unary.__name__ = unary.__qualname__ = rpc
         return unary
@@ -102,26 +128,40 @@ class Calls:
         self, method: Method, call: Callable[[Any, CallContext], AsyncIterator[Any]]
     ) -> Handler:
         gate, wire, rpc = self._gate, self._wire, method.name
+        counted = metrics.RpcMetrics(method.service, rpc, streaming=True)
 
         async def stream(received: Any, native: Any) -> AsyncIterator[Any]:
+            counted.started()
+            began = time.perf_counter()
+            code = _CANCELED  # unless it ends or fails: its client went away
+            sent = 0
             events: AsyncIterator[Any] | None = None
             try:
-                with unexpected_as_internal("stream", rpc=rpc, transport=wire.name), gate.stream():
-                    ctx = await self._context(native)
-                    events = call(wire.request(received), ctx)
-                    sent = 0
-                    async for event in events:
-                        yield event
-                        sent += 1
-                        if sent % _GIVE_WAY_EVERY == 0:
-                            await asyncio.sleep(0)
-                    return
-            except BlitzError as exc:
-                error = exc
+                try:
+                    with (
+                        unexpected_as_internal("stream", rpc=rpc, transport=wire.name),
+                        gate.stream(),
+                    ):
+                        ctx = await self._context(native)
+                        events = call(wire.request(received), ctx)
+                        async for event in events:
+                            yield event
+                            sent += 1
+                            if sent % _GIVE_WAY_EVERY == 0:
+                                counted.sent(_GIVE_WAY_EVERY)
+                                await asyncio.sleep(0)
+                        code = _OK
+                        return
+                except BlitzError as exc:
+                    error = exc
+                    code = _CODES[exc.status]
+                finally:
+                    if events is not None and (aclose := getattr(events, "aclose", None)):
+                        await aclose()
+                await wire.fail(native, error)
             finally:
-                if events is not None and (aclose := getattr(events, "aclose", None)):
-                    await aclose()
-            await wire.fail(native, error)
+                counted.sent(sent % _GIVE_WAY_EVERY)
+                counted.handled(code, time.perf_counter() - began)
 
         stream.__name__ = stream.__qualname__ = rpc
         return stream

@@ -16,7 +16,7 @@ from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.events.event_log import EventLog
 from blitz.core.requests.approvals import Outcome, rule_shown
-from blitz.core.requests.request_events import of_step
+from blitz.core.requests.request_events import decision_of, of_step
 from blitz.core.requests.rules import Verdict, destructive_action, suggested_rule, verdict
 from blitz.redact import MASK
 from blitz.store import RuleRecord
@@ -53,7 +53,8 @@ async def announce_rule(
     log.emit(sid, tid, of_step(t.TurnEvent(notice=notice), request), fence=fence)
     resolved = of_step(t.TurnEvent(resolution=outcome.event), request)
     await log.commit(sid, tid, resolved, fence=fence)
-    metrics.request_resolved("approval", "rule", 0.0)  # never announced: it waited for nothing
+    # Never announced: it waited for nothing.
+    metrics.request_resolved("approval", "rule", decision_of(outcome.event, "approval"), 0.0)
     return outcome
 
 

@@ -327,7 +327,7 @@ class PendingRequests:
                 self._log.emit(sid, tid, t.TurnEvent(notice=t.Notice(text=notice)))
             resolved = of_step(t.TurnEvent(resolution=outcome.event), pending.event)
             await self._log.commit(sid, tid, resolved)
-            observe_wait(pending, outcome.event.via)
+            observe_wait(pending, outcome.event)
             await self._hand_over(sid, tid)
             return True
 
@@ -349,7 +349,7 @@ class PendingRequests:
             if await self._store.resolve_pending(session_id, p.request_id, outcome.to_json()):
                 event = of_step(t.TurnEvent(resolution=outcome.event), p.event)
                 await self._log.commit(session_id, turn_id, event, fence=fence)
-                observe_wait(p, outcome.event.via)
+                observe_wait(p, outcome.event)
 
     async def settle(self, session_id: str, turn_id: str) -> None:
         """Complete the answers a dead process stored for a parked turn.

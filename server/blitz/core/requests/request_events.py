@@ -16,7 +16,7 @@ from blitz import metrics
 from blitz.store import PendingRecord
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["observe_wait", "of_step", "request_id_of", "stamp_expiry"]
+__all__ = ["decision_of", "observe_wait", "of_step", "request_id_of", "stamp_expiry"]
 
 
 def request_id_of(event: t.TurnEvent) -> str:
@@ -44,10 +44,23 @@ def of_step(event: t.TurnEvent, request: t.TurnEvent | bytes) -> t.TurnEvent:
     return event
 
 
-def observe_wait(pending: PendingRecord, via: str) -> None:
-    """How long the request waited, from the time its announced event carries."""
+def observe_wait(pending: PendingRecord, resolution: t.Resolution) -> None:
+    """Count the resolution, and how long the request waited, from the time its announced
+    event carries."""
     event = t.TurnEvent.FromString(pending.event)
-    if not event.HasField("time"):
-        return  # never announced: its process died first
     kind = "approval" if event.HasField("approval_request") else "question"
-    metrics.request_resolved(kind, via, time.time() - event.time.ToNanoseconds() / 1e9)
+    # Not announced: its process died first, and how long it waited is not known.
+    waited = time.time() - event.time.ToNanoseconds() / 1e9 if event.HasField("time") else None
+    metrics.request_resolved(kind, resolution.via, decision_of(resolution, kind), waited)
+
+
+def decision_of(resolution: t.Resolution, kind: str) -> str:
+    """What was decided, as the metrics name it: once, session, always, deny (or none,
+    withdrawn) for an approval; answered, declined or unanswered for a question."""
+    if kind == "approval":
+        if resolution.decision == t.DECISION_UNSPECIFIED:
+            return "none"
+        return t.Decision.Name(resolution.decision).removeprefix("DECISION_").lower()
+    if resolution.declined:
+        return "declined"
+    return "answered" if resolution.answers or resolution.values.fields else "unanswered"

@@ -1,10 +1,11 @@
 """The Dockerfile's own build, install and start steps, replayed here as the image runs them.
 
-No container engine runs where the tests run, so the Dockerfile is read and replayed
-instead. The builder stage's COPY lines (through .dockerignore) and RUN lines build the
-wheels; the runtime stage's RUN that takes the builder's output installs them into a fresh
-virtual environment, as pinned as in the image; then the server starts with the runtime
-stage's ENV, WORKDIR and ENTRYPOINT/CMD. Change those lines and these tests run the change.
+The image itself is built and run by podman where podman runs (test_image_podman.py);
+these replay the Dockerfile's steps outside a container, so that a change to them is
+checked in seconds, with or without a container engine. The builder stage's COPY lines
+(through .dockerignore) and RUN lines build the wheels; the runtime stage's RUN that takes
+the builder's output installs them into a fresh virtual environment, as pinned as in the
+image; then the server starts with the runtime stage's ENV, WORKDIR and ENTRYPOINT/CMD. Change those lines and these tests run the change.
 The image's filesystem (/src, /build, /wheels, /opt/blitz, /data, …) lives under one
 temporary folder, `root`; pip uses this machine's configuration and cache.
 

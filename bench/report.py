@@ -39,6 +39,20 @@ _BY_SIZE = {
         ("open_rss_mb", "RSS open MB"),
         ("none_rss_mb", "RSS none MB"),
     ],
+    # Blitz beside LangGraph's Agent Server (bench/scenarios/peer.py), figure by figure.
+    "peer": [
+        ("size", "turns"),
+        ("park_cpu_ms", "park CPU ms"),
+        ("langgraph_park_cpu_ms", "LangGraph"),
+        ("resume_cpu_ms", "resume CPU ms"),
+        ("langgraph_resume_cpu_ms", "LangGraph"),
+        ("burst_rate", "parked/s"),
+        ("langgraph_burst_rate", "LangGraph"),
+        ("burst_parked_p99_ms", "parked p99 ms"),
+        ("langgraph_burst_parked_p99_ms", "LangGraph"),
+        ("parked_kb", "KB/parked turn"),
+        ("langgraph_parked_kb", "LangGraph"),
+    ],
 }
 
 

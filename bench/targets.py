@@ -64,6 +64,19 @@ TARGETS: dict[str, Target] = {
     "memory.peak_rss_mb": Target(_AT_MOST, 1024),
     "memory.healthz_max_ms": Target(_AT_MOST, 100),
     "memory.healthz_errors": Target(_AT_MOST, 0),
+    # Beside LangGraph's Agent Server (`peer`, whose figures put LangGraph's value where the
+    # floor's goes): every CPU and latency figure at most 0.2× LangGraph's, and less memory
+    # per parked turn (at most 1×: a target can say no stricter). Issue "Close to the floor,
+    # second pass".
+    "peer.park_cpu_ms": Target(_AT_MOST, 0.2, of_floor=True),
+    "peer.resume_cpu_ms": Target(_AT_MOST, 0.2, of_floor=True),
+    "peer.burst_accepted_p99_ms": Target(_AT_MOST, 0.2, of_floor=True),
+    "peer.burst_parked_p99_ms": Target(_AT_MOST, 0.2, of_floor=True),
+    "peer.resume_next_p99_ms": Target(_AT_MOST, 0.2, of_floor=True),
+    "peer.resume_finished_p99_ms": Target(_AT_MOST, 0.2, of_floor=True),
+    "peer.parked_kb": Target(_AT_MOST, 1.0, of_floor=True),
+    "peer.failed_turns": Target(_AT_MOST, 0),
+    "peer.langgraph_failed_turns": Target(_AT_MOST, 0),
 }
 
 

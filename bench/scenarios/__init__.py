@@ -12,13 +12,23 @@ import argparse
 from types import ModuleType
 
 from bench.options import add_shared_arguments
-from bench.scenarios import long, memory, parked, replicas, sessions, start, streams, webhooks
+from bench.scenarios import (
+    long,
+    memory,
+    parked,
+    peer,
+    replicas,
+    sessions,
+    start,
+    streams,
+    webhooks,
+)
 
 __all__ = ["SCENARIOS", "add_arguments"]
 
 SCENARIOS: dict[str, ModuleType] = {
     module.NAME: module
-    for module in (sessions, parked, streams, long, start, memory, replicas, webhooks)
+    for module in (sessions, parked, streams, long, start, memory, replicas, webhooks, peer)
 }
 
 

@@ -8,9 +8,10 @@ SRC := server
 GEN_ROOT := clients/generated
 GEN := $(GEN_ROOT)/blitz/v1
 PROTOS := proto/blitz/v1/turn.proto proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto \
-	proto/blitz/v1/webhooks.proto proto/blitz/v1/workflow.proto
+	proto/blitz/v1/webhooks.proto proto/blitz/v1/workflow.proto proto/blitz/v1/schedules.proto \
+	proto/blitz/v1/hooks.proto
 SERVICES := proto/blitz/v1/session.proto proto/blitz/v1/workspace.proto proto/blitz/v1/webhooks.proto \
-	proto/blitz/v1/workflow.proto
+	proto/blitz/v1/workflow.proto proto/blitz/v1/schedules.proto proto/blitz/v1/hooks.proto
 
 .PHONY: install run test test-parallel check lint proto check-proto lock bench docs clean proto-ts ts-client console
 

@@ -35,7 +35,7 @@ from blitz_cli.lines import (
     suggested_rule_line,
     usage_line,
 )
-from blitz_cli.render_requests import print_approval, print_question, print_resolution
+from blitz_cli.render_requests import hook_line, print_approval, print_question, print_resolution
 from blitz_cli.render_tools import Running, print_output, print_tool_call, print_tool_result
 
 __all__ = ["Renderer", "error_line", "expiry_line", "state_word", "suggested_rule_line"]
@@ -248,6 +248,8 @@ class Renderer:
             )
         elif kind == "flow_step":
             self.console.print(flow_line(event.flow_step))
+        elif kind == "hook":
+            self.console.print(hook_line(event.hook))
         elif kind == "finished":
             self.finished(event.finished)
             return

@@ -39,6 +39,15 @@ def print_approval(
     # A push's tool is "push": the kind says it already.
     tool = f" ({request.tool})" if request.tool and request.tool.upper() != kind else ""
     body: list[RenderableType] = [Text(request.detail, style="bold")]
+    if request.asked_by_hook:
+        body.append(
+            Text(f"the hook {request.asked_by_hook} asks for your decision", style="magenta")
+        )
+    if request.HasField("hook_edit"):
+        asked = one_line(struct_dict(request.hook_edit.original_input), lone_bare=False)
+        body.append(
+            Text(f"edited by the hook {request.hook_edit.hook_id}; asked: {asked}", style="magenta")
+        )
     if request.diff:
         body.append(Syntax(request.diff, "diff", background_color="default"))
     if request.scope_label:
@@ -119,6 +128,8 @@ def print_resolution(console: Console, resolution: turn_pb2.Resolution) -> None:
     """How a request was resolved, on one line: by whom, and approved how, denied why, or
     answered what."""
     by = f" by {resolution.resolved_by}" if resolution.resolved_by else ""
+    if resolution.via == "hook":
+        by = f" by the hook {resolution.resolved_by}"
     if resolution.via == "withdrawn":
         console.print("[dim]  ↳ request withdrawn[/]")
     elif resolution.declined:
@@ -135,9 +146,11 @@ def print_resolution(console: Console, resolution: turn_pb2.Resolution) -> None:
         stop = " and stopped the turn" if resolution.interrupt else ""
         console.print(f"[red]  ↳ denied{by}{via}{stop}{escape(reason)}[/]")
     else:
-        how = "by rule" if resolution.via == "rule" else decision_word(resolution.decision)
+        how = {"rule": "by rule", "hook": ""}.get(resolution.via)
+        if how is None:
+            how = decision_word(resolution.decision)
         edited = f": {resolution.command}" if resolution.command else ""
-        console.print(f"[green]  ↳ approved {how}{by}{escape(edited)}[/]")
+        console.print(f"[green]  ↳ approved{' ' + how if how else ''}{by}{escape(edited)}[/]")
     if resolution.HasField("saved_rule") and resolution.saved_rule.label:
         effect = "denies" if resolution.saved_rule.effect == turn_pb2.RULE_EFFECT_DENY else "allows"
         console.print(f"[dim]    rule saved: {effect} {escape(resolution.saved_rule.label)}[/]")
@@ -159,3 +172,26 @@ def _url_to_open(question: turn_pb2.Question) -> tuple[str, str]:
     if not host or last != f"opens {host}":
         return text, ""
     return head, host
+
+
+def hook_line(outcome: turn_pb2.HookOutcome) -> str:
+    """One line (markup) for a hook's run: what it decided, of what, and why."""
+    decision = turn_pb2.HookDecision.Name(outcome.decision).removeprefix("HOOK_DECISION_")  # type: ignore[arg-type]
+    style = {"DENY": "red", "ALLOW": "green", "CONTINUE": "yellow"}.get(decision, "dim")
+    about = f" {outcome.tool}" if outcome.tool else ""
+    words = {"NONE": "ran", "ALLOW": "allowed", "DENY": "denied", "ASK": "asks a person",
+             "CONTINUE": "goes on"}.get(decision, decision.lower())  # fmt: skip
+    what = escape(f"{outcome.event}{about}")
+    line = f"[{style}]⚓ hook {escape(outcome.hook_id)} ({what}): {words}"
+    if outcome.failed:
+        line += f" — failed: {escape(outcome.error)}"
+    elif outcome.reason:
+        line += f": {escape(outcome.reason)}"
+    if outcome.HasField("updated_input"):
+        rewritten = one_line(struct_dict(outcome.updated_input), lone_bare=False)
+        line += f" (input rewritten: {escape(rewritten)})"
+    if outcome.additional_context:
+        line += " (added context)"
+    if outcome.system_message:
+        line += f"\n  {escape(outcome.system_message)}"
+    return line + "[/]"

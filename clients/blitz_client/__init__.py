@@ -20,7 +20,8 @@ Besides sessions, turns and their approvals, the clients upload images for a tur
 `image_ids` (`upload_image`), show the session's workspace (`list_files`, `read_file`,
 `diff`), hand a session cloned from a repository (`create_session(source="URL@REF")`)
 back as a patch series, a bundle or a pushed branch (`export_changes`), and manage
-webhooks (`create_webhook`, `webhooks`, `test_webhook`, `deliveries`, ...).
+webhooks (`create_webhook`, `webhooks`, `test_webhook`, `deliveries`, ...) and schedules
+(`create_schedule`, `schedules`, `run_schedule`, `firings`, ...).
 Events are `blitz.v1.turn_pb2.TurnEvent` messages. A dropped stream is resumed from the
 last `seq` seen, without duplicates; every failed call is a `BlitzError` (an argument
 the client cannot encode, such as an unknown decision word, is a `ValueError`).

@@ -1,11 +1,12 @@
 """`AsyncBlitz`: the asyncio client, one method per call of SessionService, WorkspaceService,
-WorkflowService and WebhookService.
+WorkflowService, WebhookService, ScheduleService and HookService.
 
 Its calls are grouped by what they are about, one class each: sessions
 (`_session_calls.py`), turns and workflows (`_turn_calls.py`), answering and steering
-turns (`_interaction_calls.py`), the workspace (`_workspace_calls.py`) and webhooks
-(`_webhook_calls.py`). This module opens the client: it checks the token, parses the
-addresses and makes the `Resumer` that every call goes through (`_calls.py`).
+turns (`_interaction_calls.py`), the workspace (`_workspace_calls.py`), webhooks
+(`_webhook_calls.py`), schedules (`_schedule_calls.py`) and hooks (`_hook_calls.py`).
+This module opens the client: it checks the token, parses the addresses and makes the
+`Resumer` that every call goes through (`_calls.py`).
 
 Each method builds its request from Python values (`_requests.py`), sends it through the
 transport the URL picked (`_transport.py`) and returns the reply's useful part; pages are
@@ -24,8 +25,10 @@ from types import TracebackType
 from typing import Self
 
 from blitz_client._addresses import Addresses, parse_addresses
+from blitz_client._hook_calls import HookCalls
 from blitz_client._interaction_calls import InteractionCalls
 from blitz_client._resume import Resumer
+from blitz_client._schedule_calls import ScheduleCalls
 from blitz_client._session_calls import SessionCalls
 from blitz_client._transport import Transport, open_transport
 from blitz_client._turn_calls import TurnCalls
@@ -41,7 +44,15 @@ DEFAULT_URL = "127.0.0.1:50051"
 _TOKEN = re.compile(r"[!-~]+")
 
 
-class AsyncBlitz(SessionCalls, TurnCalls, InteractionCalls, WorkspaceCalls, WebhookCalls):
+class AsyncBlitz(
+    SessionCalls,
+    TurnCalls,
+    InteractionCalls,
+    WorkspaceCalls,
+    WebhookCalls,
+    ScheduleCalls,
+    HookCalls,
+):
     """An asyncio client of a Blitz server, over gRPC or Connect.
 
     Args:

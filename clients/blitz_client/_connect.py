@@ -18,6 +18,8 @@ from connectrpc.errors import ConnectError
 from pyqwest import Client, HTTPTransport
 
 from blitz.v1 import (
+    hooks_connect,
+    schedules_connect,
     session_connect,
     turn_pb2,
     webhooks_connect,
@@ -82,6 +84,8 @@ class ConnectTransport:
             ),
             "WebhookService": webhooks_connect.WebhookServiceClient(url, http_client=self._http),
             "WorkflowService": workflow_connect.WorkflowServiceClient(url, http_client=self._http),
+            "ScheduleService": schedules_connect.ScheduleServiceClient(url, http_client=self._http),
+            "HookService": hooks_connect.HookServiceClient(url, http_client=self._http),
         }
         self._headers = dict(headers)
 

@@ -79,6 +79,8 @@ RETRY: Mapping[str, str] = {
     "RULE_NOT_FOUND": "no",
     "WEBHOOK_NOT_FOUND": "no",
     "DELIVERY_NOT_FOUND": "no",
+    "SCHEDULE_NOT_FOUND": "no",
+    "HOOK_NOT_FOUND": "no",
     "SESSION_BUSY": "after",
     "SESSION_CLOSED": "no",
     "NO_RUNNING_TURN": "no",
@@ -113,6 +115,7 @@ RETRY: Mapping[str, str] = {
     "PUSH_REJECTED": "no",
     "PUSH_DENIED": "no",
     "NO_CHANGES": "no",
+    "HOOK_DENIED": "no",
 }
 
 

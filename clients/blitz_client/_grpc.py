@@ -14,6 +14,8 @@ import grpc
 from grpc_status import rpc_status
 
 from blitz.v1 import (
+    hooks_pb2_grpc,
+    schedules_pb2_grpc,
     session_pb2_grpc,
     turn_pb2,
     webhooks_pb2_grpc,
@@ -82,6 +84,8 @@ class GrpcTransport:
             "WorkspaceService": workspace_pb2_grpc.WorkspaceServiceStub(self._channel),
             "WebhookService": webhooks_pb2_grpc.WebhookServiceStub(self._channel),
             "WorkflowService": workflow_pb2_grpc.WorkflowServiceStub(self._channel),
+            "ScheduleService": schedules_pb2_grpc.ScheduleServiceStub(self._channel),
+            "HookService": hooks_pb2_grpc.HookServiceStub(self._channel),
         }
         self._metadata = tuple(headers.items())
 

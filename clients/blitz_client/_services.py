@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from blitz.v1 import session_pb2, webhooks_pb2, workflow_pb2, workspace_pb2
+from blitz.v1 import (
+    hooks_pb2,
+    schedules_pb2,
+    session_pb2,
+    webhooks_pb2,
+    workflow_pb2,
+    workspace_pb2,
+)
 
 __all__ = ["SERVICES", "service_of"]
 
@@ -19,6 +26,8 @@ SERVICES: Mapping[str, str] = {
         workspace_pb2.DESCRIPTOR.services_by_name["WorkspaceService"],
         webhooks_pb2.DESCRIPTOR.services_by_name["WebhookService"],
         workflow_pb2.DESCRIPTOR.services_by_name["WorkflowService"],
+        schedules_pb2.DESCRIPTOR.services_by_name["ScheduleService"],
+        hooks_pb2.DESCRIPTOR.services_by_name["HookService"],
     )
     for method in service.methods
 }

@@ -7,8 +7,8 @@ own loop, it cannot be used from inside a running event loop: use `AsyncBlitz` t
 A client belongs to the thread that made it (a loop runs in one thread at a time): make one
 per thread. A Ctrl-C while it waits cancels the wait and raises KeyboardInterrupt as usual.
 
-Its webhook calls are in `_sync_webhook_calls.py`, and the loop and `Stream` it runs on in
-`_blocking.py`.
+Its webhook and schedule calls are in `_sync_webhook_calls.py` and
+`_sync_schedule_calls.py`, and the loop and `Stream` it runs on in `_blocking.py`.
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ from blitz.v1 import session_pb2, turn_pb2, workflow_pb2, workspace_pb2
 from blitz_client._async import DEFAULT_URL, AsyncBlitz
 from blitz_client._blocking import Loop, Stream
 from blitz_client._requests import DecisionLike, SourceLike, TurnOptions
+from blitz_client._sync_hook_calls import BlockingHookCalls
+from blitz_client._sync_schedule_calls import BlockingScheduleCalls
 from blitz_client._sync_webhook_calls import BlockingWebhookCalls
 
 __all__ = ["Blitz", "Stream"]
 
 
-class Blitz(BlockingWebhookCalls):
+class Blitz(BlockingWebhookCalls, BlockingScheduleCalls, BlockingHookCalls):
     """A blocking client of a Blitz server: `AsyncBlitz`'s methods, without `await`.
 
     Args are as for `AsyncBlitz`. Use it as `with Blitz(url) as blitz:`.

@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { handshake, type SignIn, storeToken } from "./api.js";
 import { KeysDialog, typing } from "./keys.js";
 import { SessionView, type Tab } from "./session.js";
+import { ScheduleList } from "./schedules.js";
 import { SessionList } from "./sessions.js";
 import { useSessions } from "./store.js";
 
@@ -197,7 +198,10 @@ function Console({ info, signedIn, onSignOut }: { info: ServerInfo; signedIn: bo
               />
             </>
           ) : (
-            <p class="empty">Open a session, or make a new one.</p>
+            <>
+              <p class="empty">Open a session, or make a new one.</p>
+              <ScheduleList onOpen={(id) => open(id)} />
+            </>
           )}
         </main>
       </div>

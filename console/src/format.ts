@@ -5,6 +5,8 @@ import {
   type AgentInfo,
   Decision,
   type FlowStep,
+  HookDecision,
+  type HookOutcome,
   type Resolution,
   type Repository,
   type Rewound,
@@ -87,6 +89,7 @@ export function resolutionLine(resolution: Resolution, mine: boolean): string {
     const reason = resolution.reason ? `: ${resolution.reason}` : "";
     return `denied ${by}${stop}${reason}`;
   }
+  if (resolution.via === "hook") return `approved by the hook ${resolution.resolvedBy}`;
   const how = resolution.via === "rule" ? "by a rule" : DECISION_WORDS[resolution.decision] ?? "";
   const edited = resolution.command ? ` as: ${resolution.command}` : "";
   // The rule a SESSION or ALWAYS decision saved, in the server's words.
@@ -117,6 +120,27 @@ export const FLOW_MARKS: Record<string, string> = {
 export function flowLine(step: FlowStep): string {
   const why = step.error ? ` ${step.error}` : "";
   return `[${step.index}/${step.count}] ${step.title || step.id} ${FLOW_MARKS[step.status] ?? "?"}${why}`;
+}
+
+/** What a hook's decision is called: "allowed", "denied", "goes on"… */
+const HOOK_WORDS: Record<number, string> = {
+  [HookDecision.NONE]: "ran",
+  [HookDecision.ALLOW]: "allowed",
+  [HookDecision.DENY]: "denied",
+  [HookDecision.ASK]: "asks a person",
+  [HookDecision.CONTINUE]: "goes on",
+};
+
+/** A hook's run, as `blitz chat` words it: "⚓ hook hk_1 (pre_tool run_command): denied:
+ * no force pushes", or how it failed. */
+export function hookLine(outcome: HookOutcome): string {
+  const about = outcome.tool ? ` ${outcome.tool}` : "";
+  let line = `⚓ hook ${outcome.hookId} (${outcome.event}${about}): ${HOOK_WORDS[outcome.decision] ?? "ran"}`;
+  if (outcome.failed) line += ` — failed: ${outcome.error}`;
+  else if (outcome.reason) line += `: ${outcome.reason}`;
+  if (outcome.updatedInput) line += ` (input rewritten: ${JSON.stringify(outcome.updatedInput)})`;
+  if (outcome.additionalContext) line += " (added context)";
+  return line;
 }
 
 /** A rewind: "↺ rewound to turn t-1 (2 later turns dropped from the history, 1 file

@@ -6,7 +6,7 @@ import { ActionKind, type ApprovalRequest, BlitzError, Decision, type Question, 
 import { Component, type ComponentChildren } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { answeredHere, blitz, describe, resolvedHere } from "./api.js";
-import { ACTION_KINDS, argsLine, expiryLine, flowLine, resolutionLine, rewoundLine, splitDiff, turnUsageLine, words } from "./format.js";
+import { ACTION_KINDS, argsLine, expiryLine, flowLine, hookLine, resolutionLine, rewoundLine, splitDiff, turnUsageLine, words } from "./format.js";
 import { collect, formFields, FormFields, initialRaw, type Raw, refusedField } from "./forms.js";
 import type { Item } from "./log.js";
 import { diffAsHtml, markdownHtml } from "./safe_html.js";
@@ -157,6 +157,15 @@ function ItemView({ item, ctx }: { item: Item; ctx: ItemContext }) {
           {rewoundLine(item.rewound)}
         </div>
       );
+    case "hook": {
+      const o = item.outcome;
+      return (
+        <div class={`item hook${o.failed ? " error" : ""}`} data-seq={item.seq} data-kind="hook">
+          {hookLine(o)}
+          {o.systemMessage && <div class="dim">{o.systemMessage}</div>}
+        </div>
+      );
+    }
     case "finished": {
       const f = item.finished;
       return (
@@ -455,6 +464,17 @@ export function ApprovalPrompt({ item, ctx }: { item: Extract<Item, { kind: "app
         {request.taskId && <span class="dim"> · task {request.taskId}</span>}
       </div>
       <pre class="detail">{request.detail}</pre>
+      {request.askedByHook && (
+        <div class="hook-edit" role="note">
+          the hook <code>{request.askedByHook}</code> asks for your decision
+        </div>
+      )}
+      {request.hookEdit && (
+        <div class="hook-edit" role="note">
+          edited by the hook <code>{request.hookEdit.hookId}</code>; the agent asked:{" "}
+          <code>{JSON.stringify(request.hookEdit.originalInput ?? {})}</code>
+        </div>
+      )}
       {request.diff && <RequestDiff text={request.diff} />}
       {request.scopeLabel && (
         <div class="scope">

@@ -10,6 +10,7 @@ import type {
   Accepted,
   ApprovalRequest,
   FlowStep,
+  HookOutcome,
   PlanDecision,
   PlanProposed,
   Question,
@@ -57,6 +58,8 @@ export type Item =
   /** A workflow step: one line per step of a run, its status updated as it goes. */
   | (Base & { kind: "flowStep"; step: FlowStep })
   | (Base & { kind: "rewound"; rewound: Rewound })
+  /** A hook ran (docs/hooks.md): what it decided, or how it failed. */
+  | (Base & { kind: "hook"; outcome: HookOutcome })
   /** `answered`: the turn showed an answer of its own (text), so `finished.output` only
    * repeats it; a command's answer is in `finished.output` alone. `command`: the turn was
    * a server command (`/push`, `/help`…). */
@@ -333,6 +336,9 @@ function apply(next: Log, event: TurnEvent): void {
     case "rewound":
       push({ ...base, kind: "rewound", rewound: kind.value });
       break;
+    case "hook":
+      push({ ...base, kind: "hook", outcome: kind.value });
+      break;
     case undefined:
       break; // a kind this console's stubs do not know: a newer server's
     default:
@@ -475,6 +481,8 @@ export function itemText(item: Item): string {
       return item.path;
     case "flowStep":
       return `${item.step.title} ${item.step.id} ${item.step.output} ${item.step.error}`;
+    case "hook":
+      return `${item.outcome.hookId} ${item.outcome.tool} ${item.outcome.reason} ${item.outcome.error}`;
     case "finished":
       return `${item.finished.output} ${item.finished.error?.message ?? ""} ${item.finished.leftover.join(" ")}`;
     default:

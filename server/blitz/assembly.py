@@ -2,9 +2,11 @@
 
 This builds, in order: the store, authentication, the agent, the event log, the locks,
 the turn driver with what it drives turns with (the pending requests, the checkpoints,
-the workflow runs), the four services over them (`SessionCore`, `WorkspaceCore`,
-`WebhookCore`, `WorkflowCore`), and the approval links and Slack's buttons, which answer
-through the session core (`blitz.core.links`). Each part is handed exactly what it needs,
+the workflow runs, the sessions' hooks), the six services over them (`SessionCore`,
+`WorkspaceCore`, `WebhookCore`, `WorkflowCore`, `ScheduleCore`, whose scheduler fires the
+schedules, and `HookCore`), and
+the approval links and Slack's buttons, which answer through the session core
+(`blitz.core.links`). Each part is handed exactly what it needs,
 by keyword; none reaches through another for a third. What the transports serve comes out
 as one mapping, each service's port by the service's full name (`blitz.ports.ServicePorts`,
 keyed as `blitz.transport.methods.SERVICES`): a new service is its proto, its port, its
@@ -42,6 +44,7 @@ from blitz.agent import (
     isolation,
     load_mcp_config,
 )
+from blitz.agent.hook_commands import BoxedHookCommands
 from blitz.auth import Authenticator, ServeRefused, authentication
 from blitz.config import Settings, hidden_paths, refused_bind
 from blitz.config.agents import BUILTIN_AGENT
@@ -56,20 +59,30 @@ from blitz.core.driver.turns import Turns
 from blitz.core.events.event_log import EventLog
 from blitz.core.events.session_feed import SessionFeed
 from blitz.core.files.checkpoints import Checkpoints
+from blitz.core.hook_service import HookCore
+from blitz.core.hook_service.declared import declared_specs
+from blitz.core.hooks.directory import HookDirectory
+from blitz.core.hooks.http import HttpHooks
+from blitz.core.hooks.running import HookRunner
+from blitz.core.hooks.turn_hooks import TurnHooks
 from blitz.core.links import KEY_NAME, LinkCore, LinkMaker, LinkSigner, SlackActions, new_key
 from blitz.core.locks import SessionLocks
 from blitz.core.requests.deadlines import Deadlines
 from blitz.core.requests.pending import PendingRequests
+from blitz.core.schedules import Firings, ScheduleCore
+from blitz.core.schedules.firing import IsAdmin
 from blitz.core.supervisor import Supervisor
 from blitz.core.workflows.workflow_runs import WorkflowRuns
 from blitz.outbound import AddressPolicy, parse_ranges
-from blitz.ports import AgentPort, LinkPort, ServicePorts, SlackPort
+from blitz.ports import AgentPort, HookCommands, LinkPort, ServicePorts, SlackPort
 from blitz.redact import add_known_secrets
 from blitz.repos import Credential, RepoSettings, Repositories
 from blitz.store import Store, open_store
 from blitz.tracing import Tracing
 from blitz.transport import MAX_REQUEST_BYTES
 from blitz.transport.methods import (
+    HOOK_SERVICE,
+    SCHEDULE_SERVICE,
     SESSION_SERVICE,
     WEBHOOK_SERVICE,
     WORKFLOW_SERVICE,
@@ -170,6 +183,8 @@ async def open_core(settings: Settings, *, tracing: Tracing | None = None) -> As
             facts=facts,
             tracing=tracing,
             links=maker,
+            is_admin=authenticator.is_admin,
+            hook_commands=BoxedHookCommands(sandbox=sandbox),
         )
         authenticator.on_required = partial(_tokens_now_required, settings, sandbox, sessions)
         links = LinkCore(
@@ -218,6 +233,8 @@ async def _services(
     facts: ServerFacts,
     tracing: Tracing | None,
     links: LinkMaker | None = None,
+    is_admin: IsAdmin | None = None,
+    hook_commands: HookCommands | None = None,
 ) -> tuple[SessionCore, ServicePorts]:
     """The event log, the locks, the turn driver and the workflow runs, and the four
     services over them, opened on `stack` (closed in reverse: the turns drained, then the
@@ -272,6 +289,17 @@ async def _services(
             AgentRunner(store=store, agent=agent, checkpoints=checkpoints, open_workspace=opener),
         )
     )
+    # The sessions' hooks (docs/hooks.md): a command hook runs in the command box, an HTTP
+    # hook reaches what a webhook may.
+    try:
+        directory = HookDirectory(store=store, declared=declared_specs(settings.hooks))
+    except ValueError as exc:
+        raise ServeRefused(f"hooks: {exc}") from None
+    hook_policy = AddressPolicy(ranges=parse_ranges(settings.webhook_allow_private))
+    hook_runner = HookRunner(
+        commands=hook_commands,
+        http=await stack.enter_async_context(HttpHooks(policy=hook_policy)),
+    )
     turns = Turns(
         store=store,
         log=event_log,
@@ -287,6 +315,14 @@ async def _services(
         max_running=settings.max_running_turns,
         refuse_when_full=settings.when_full == "refuse",
         tracer=tracing.tracer("blitz.core") if tracing else None,
+        hooks=TurnHooks(
+            hooks_of=directory.hooks_for,
+            runner=hook_runner,
+            log=event_log,
+            store=store,
+            pending=pending,
+            open_workspace=opener,
+        ),
     )
     sessions = await stack.enter_async_context(
         SessionCore(
@@ -319,6 +355,29 @@ async def _services(
             links=links,
         )
     )
+    workflows = WorkflowCore(
+        find_session=find_session,
+        run_turn=sessions.run_turn,
+        runs=runs,
+        workspace_root=root,
+        workflows_dir=workflows_dir,
+        start_turn=sessions.start_turn,
+    )
+    schedules = await stack.enter_async_context(
+        ScheduleCore(
+            store=store,
+            find_session=find_session,
+            firings=Firings(
+                store=store,
+                create_session=sessions.create_session,
+                start_turn=sessions.start_turn,
+                start_workflow=workflows.start_workflow,
+                is_admin=is_admin or _no_admins,
+                holder=replica,
+            ),
+            lease=settings.turn_lease,
+        )
+    )
     # Each service's port: the transports serve exactly these.
     return sessions, {
         SESSION_SERVICE.full_name: sessions,
@@ -330,14 +389,23 @@ async def _services(
             start_turn=sessions.start_turn,
         ),
         WEBHOOK_SERVICE.full_name: webhooks,
-        WORKFLOW_SERVICE.full_name: WorkflowCore(
+        WORKFLOW_SERVICE.full_name: workflows,
+        SCHEDULE_SERVICE.full_name: schedules,
+        HOOK_SERVICE.full_name: HookCore(
+            store=store,
+            directory=directory,
+            runner=hook_runner,
             find_session=find_session,
-            run_turn=sessions.run_turn,
-            runs=runs,
-            workspace_root=root,
-            workflows_dir=workflows_dir,
+            open_workspace=opener,
+            policy=hook_policy,
+            scratch=root,
         ),
     }
+
+
+async def _no_admins(name: str) -> bool:
+    """Whether a schedule's owner is an admin, where no authentication says: none is."""
+    return False
 
 
 def _agent_processes(settings: Settings, sandbox: CommandSandbox) -> AgentProcesses:

@@ -47,6 +47,8 @@ class Reason(enum.Enum):
     FILE_NOT_FOUND = ("FILE_NOT_FOUND", Status.NOT_FOUND)
     WEBHOOK_NOT_FOUND = ("WEBHOOK_NOT_FOUND", Status.NOT_FOUND)
     DELIVERY_NOT_FOUND = ("DELIVERY_NOT_FOUND", Status.NOT_FOUND)
+    SCHEDULE_NOT_FOUND = ("SCHEDULE_NOT_FOUND", Status.NOT_FOUND)
+    HOOK_NOT_FOUND = ("HOOK_NOT_FOUND", Status.NOT_FOUND)
     SESSION_BUSY = ("SESSION_BUSY", Status.FAILED_PRECONDITION)
     SESSION_CLOSED = ("SESSION_CLOSED", Status.FAILED_PRECONDITION)
     NO_RUNNING_TURN = ("NO_RUNNING_TURN", Status.FAILED_PRECONDITION)
@@ -93,6 +95,8 @@ class Reason(enum.Enum):
     # A person (or a rule) denied a push's approval: nothing was pushed.
     PUSH_DENIED = ("PUSH_DENIED", Status.FAILED_PRECONDITION)
     NO_CHANGES = ("NO_CHANGES", Status.FAILED_PRECONDITION)
+    # A turn_start hook refused the turn's prompt (docs/hooks.md); `metadata.hook_id`.
+    HOOK_DENIED = ("HOOK_DENIED", Status.PERMISSION_DENIED)
 
     def __init__(self, wire: str, status: Status) -> None:
         self.wire = wire

@@ -167,6 +167,18 @@ def _approval(event: TurnEvent) -> None:
     request.detail = redact_text(request.detail)
     request.diff = redact_text(request.diff)
     request.scope_label = redact_text(request.scope_label)
+    if request.HasField("hook_edit"):
+        _redact_struct(request.hook_edit.original_input)
+        _redact_struct(request.hook_edit.input)
+
+
+def _hook(event: TurnEvent) -> None:
+    outcome = event.hook
+    outcome.reason = redact_text(outcome.reason)
+    outcome.error = redact_text(outcome.error)
+    outcome.additional_context = redact_text(outcome.additional_context)
+    outcome.system_message = redact_text(outcome.system_message)
+    _redact_struct(outcome.updated_input)
 
 
 def _text(event: TurnEvent) -> None:
@@ -262,6 +274,7 @@ _BY_KIND: dict[str, Callable[[TurnEvent], None]] = {
     "flow_step": _flow_step,
     "resolution": _resolution,
     "finished": _finished,
+    "hook": _hook,
 }
 
 

@@ -44,7 +44,14 @@ from blitz.agent import Isolation
 from blitz.assembly import open_core
 from blitz.auth import ServeRefused
 from blitz.config import Settings
-from blitz.ports import ServicePorts, SessionPort, WebhookPort, WorkflowPort, WorkspacePort
+from blitz.ports import (
+    SchedulePort,
+    ServicePorts,
+    SessionPort,
+    WebhookPort,
+    WorkflowPort,
+    WorkspacePort,
+)
 from blitz.process import settle_heap, undumpable
 from blitz.tracing import open_tracing
 from blitz.transport import (
@@ -61,6 +68,7 @@ from blitz.transport.console import ConsoleApp
 from blitz.transport.http import MountedApp
 from blitz.transport.links import LinksApp
 from blitz.transport.methods import (
+    SCHEDULE_SERVICE,
     SERVICES,
     SESSION_SERVICE,
     WEBHOOK_SERVICE,
@@ -122,6 +130,10 @@ class RunningServer:
     @property
     def workflows(self) -> WorkflowPort:
         return cast("WorkflowPort", self.ports[WORKFLOW_SERVICE.full_name])
+
+    @property
+    def schedules(self) -> SchedulePort:
+        return cast("SchedulePort", self.ports[SCHEDULE_SERVICE.full_name])
 
     @property
     def grpc_target(self) -> str:

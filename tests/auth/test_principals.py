@@ -4,7 +4,7 @@ A server with tokens configured requires one on every call. Callers with no toke
 malformed header, an unknown token or a revoked one are refused (UNAUTHENTICATED) by every
 RPC. Another principal is told that alice's session does not exist (SESSION_NOT_FOUND),
 and never sees any of it in a list, a stream or an error; nor of her webhook
-(WEBHOOK_NOT_FOUND). An admin sees and acts on it.
+(WEBHOOK_NOT_FOUND), her schedule (SCHEDULE_NOT_FOUND) or her hook (HOOK_NOT_FOUND). An admin sees and acts on it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from blitz.config import Settings
 from blitz.server import RunningServer, running_server
 from blitz.store import TokenRecord, open_store
 from blitz.transport.methods import SERVICES
+from blitz.v1 import hooks_pb2 as hk
+from blitz.v1 import schedules_pb2 as sc
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import webhooks_pb2 as wh
@@ -62,6 +64,8 @@ class Alice:
     image_id: str
     webhook_id: str = ""
     delivery_id: str = ""
+    schedule_id: str = ""
+    hook_id: str = ""
 
 
 @pytest.fixture
@@ -86,6 +90,13 @@ async def alice(server: RunningServer) -> Alice:
             wh.CreateWebhookRequest(url="https://blitz.invalid/hook", events=["*"]),
         )
         session = await wire.create_session(title=TITLE)
+        # Nightly, in her session: it does not fire while the test runs.
+        schedule = await wire.call(
+            "CreateSchedule",
+            sc.CreateScheduleRequest(
+                schedule=sc.Schedule(cron="0 3 * * *", prompt="hi", session_id=session.id)
+            ),
+        )
         stream = wire.run(session.id, "$ echo secret > notes.txt")
         await wire.decide_next(stream, session.id, t.DECISION_SESSION)
         [e async for e in stream]
@@ -96,6 +107,13 @@ async def alice(server: RunningServer) -> Alice:
         image = await wire.call(
             "UploadImage",
             w.UploadImageRequest(session_id=session.id, data=PNG, media_type="image/png"),
+        )
+        # A hook for no tool there is: it never runs on her turns.
+        made = await wire.call(
+            "CreateHook",
+            hk.CreateHookRequest(
+                event=hk.HOOK_EVENT_PRE_TOOL, command="true", tools=["no_such_tool"]
+            ),
         )
         listing = wh.ListDeliveriesRequest(webhook_id=hook.webhook.id)
         for _ in range(600):  # the outbox is expanded within moments
@@ -112,6 +130,8 @@ async def alice(server: RunningServer) -> Alice:
         image.image_id,
         hook.webhook.id,
         deliveries[0].id,
+        schedule.id,
+        made.hook.id,
     )
 
 
@@ -156,6 +176,8 @@ def calls(a: Alice) -> dict[str, Any]:
         "RunWorkflow": wf.RunWorkflowRequest(session_id=sid, name="any"),
         "ListWorkflows": wf.ListWorkflowsRequest(session_id=sid),
         "GetWorkflow": wf.GetWorkflowRequest(session_id=sid, name="any"),
+        **schedule_calls(a),
+        **hook_calls(a),
     }
 
 
@@ -176,6 +198,39 @@ def webhook_calls(a: Alice) -> dict[str, Any]:
         "TestWebhook": wh.TestWebhookRequest(webhook_id=hook),
         "ListDeliveries": wh.ListDeliveriesRequest(webhook_id=hook),
         "RedeliverWebhook": wh.RedeliverWebhookRequest(webhook_id=hook, delivery_id=a.delivery_id),
+    }
+
+
+def schedule_calls(a: Alice) -> dict[str, Any]:
+    """One request of every ScheduleService RPC, each about alice's schedule (or session)."""
+    mine = a.schedule_id
+    return {
+        "CreateSchedule": sc.CreateScheduleRequest(
+            schedule=sc.Schedule(cron="0 3 * * *", prompt="hi", session_id=a.session.id)
+        ),
+        "GetSchedule": sc.GetScheduleRequest(schedule_id=mine),
+        "ListSchedules": sc.ListSchedulesRequest(),
+        "UpdateSchedule": sc.UpdateScheduleRequest(
+            schedule=sc.Schedule(id=mine, prompt="taken"), update_mask=FieldMask(paths=["prompt"])
+        ),
+        "DeleteSchedule": sc.DeleteScheduleRequest(schedule_id=mine),
+        "RunSchedule": sc.RunScheduleRequest(schedule_id=mine),
+        "ListFirings": sc.ListFiringsRequest(schedule_id=mine),
+    }
+
+
+def hook_calls(a: Alice) -> dict[str, Any]:
+    """One request of every HookService RPC, each about alice's hook."""
+    mine = a.hook_id
+    return {
+        "CreateHook": hk.CreateHookRequest(event=hk.HOOK_EVENT_PRE_TOOL, command="true"),
+        "GetHook": hk.GetHookRequest(hook_id=mine),
+        "ListHooks": hk.ListHooksRequest(),
+        "UpdateHook": hk.UpdateHookRequest(
+            hook_id=mine, command="false", update_mask=FieldMask(paths=["command"])
+        ),
+        "DeleteHook": hk.DeleteHookRequest(hook_id=mine),
+        "TestHook": hk.TestHookRequest(hook_id=mine),
     }
 
 
@@ -246,6 +301,20 @@ async def test_another_principal_is_told_nothing_of_alices_session(server, alice
                 assert alice.session.id not in {u.session.id for u in got}
             elif method == "ListWebhooks":
                 assert alice.webhook_id not in {x.id for x in got.webhooks}
+            elif method == "ListSchedules":
+                assert alice.schedule_id not in {x.id for x in got.schedules}
+            elif method == "ListHooks":
+                assert alice.hook_id not in {x.id for x in got.hooks}
+            elif method == "CreateHook":
+                assert got.hook.owner == "bob"
+            elif method in hook_calls(alice):
+                assert isinstance(got, BlitzError), f"{method} answered bob"
+                assert (got.code, got.reason) == ("not_found", "HOOK_NOT_FOUND"), method
+                assert alice.hook_id in got.message and TITLE not in got.message
+            elif method in schedule_calls(alice) and method != "CreateSchedule":
+                assert isinstance(got, BlitzError), f"{method} answered bob"
+                assert (got.code, got.reason) == ("not_found", "SCHEDULE_NOT_FOUND"), method
+                assert alice.schedule_id in got.message and TITLE not in got.message
             elif method in webhook_calls(alice) and method != "CreateWebhook":
                 assert isinstance(got, BlitzError), f"{method} answered bob"
                 assert (got.code, got.reason) == ("not_found", "WEBHOOK_NOT_FOUND"), method

@@ -5,9 +5,10 @@ these replay the Dockerfile's steps outside a container, so that a change to the
 checked in seconds, with or without a container engine. The builder stage's COPY lines
 (through .dockerignore) and RUN lines build the wheels; the runtime stage's RUN that takes
 the builder's output installs them into a fresh virtual environment, as pinned as in the
-image; then the server starts with the runtime stage's ENV, WORKDIR and ENTRYPOINT/CMD. Change those lines and these tests run the change.
-The image's filesystem (/src, /build, /wheels, /opt/blitz, /data, …) lives under one
-temporary folder, `root`; pip uses this machine's configuration and cache.
+image; then the server starts with the runtime stage's ENV, WORKDIR and ENTRYPOINT/CMD.
+Change those lines and these tests run the change. The image's filesystem (/src, /build,
+/wheels, /opt/blitz, /data, …) lives under one temporary folder, `root`; pip uses this
+machine's configuration and cache.
 
 What needs root or Debian (apt-get, the user, tini itself) is checked by reading the
 Dockerfile in test_dockerfile.py instead: here tini's place is taken by the test, which

@@ -97,11 +97,14 @@ async def test_a_store_that_swallows_a_cancellation_still_lets_the_core_close(
     opened: OpenCore, monkeypatch: pytest.MonkeyPatch, store_class: type[Any]
 ):
     """A driver may turn the cancellation of a query into an error of its own (psycopg's
-    pool can, on PostgreSQL): the lease loop, which logs errors and goes on, must still end
-    when the core closes, not wait for ever."""
-    entered = asyncio.Event()
+    pool can, on PostgreSQL): the leases' sweep, which logs errors and goes on, must still
+    end when the core closes, not wait for ever. (Renewals run on a thread of their own.)"""
+    entered, armed = asyncio.Event(), asyncio.Event()
+    read = store_class.turns_in_state
 
-    async def renewing(self: Store, owner: str, **kw: Any) -> Any:
+    async def sweeping(self: Store, state: Any, **kw: Any) -> Any:
+        if not armed.is_set() or kw.get("lease_ended_before") is None:
+            return await read(self, state, **kw)  # the start's recovery, or not the sweep's
         entered.set()
         try:
             await asyncio.sleep(60)
@@ -109,12 +112,13 @@ async def test_a_store_that_swallows_a_cancellation_still_lets_the_core_close(
             raise RuntimeError("query cancelled") from None
         return []
 
-    monkeypatch.setattr(store_class, "renew_leases", renewing)
+    monkeypatch.setattr(store_class, "turns_in_state", sweeping)
     async with asyncio.timeout(30):
         async with opened() as client:
+            armed.set()
             session = await client.create_session()
-            await park(client, session.id, "$ echo hi")  # a parked turn nudges the leases
-            await entered.wait()
+            await park(client, session.id, "$ echo hi")
+            await entered.wait()  # the sweep, every third of a lease
 
 
 async def test_a_turn_whose_end_fails_to_be_written_is_logged_others_go_on_and_a_restart_ends_it(

@@ -87,6 +87,8 @@ def test_turn_proto_numbers_the_seed_fields_in_order() -> None:
         "rewound": 28,
         # The envelope's workflow step (docs/workflows.md), after the kinds.
         "step": 29,
+        # A hook's run (docs/hooks.md), after the step.
+        "hook": 30,
     }
     assert [v.name for v in t.Decision.DESCRIPTOR.values] == [
         "DECISION_UNSPECIFIED",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from blitz.ports import AnswerResult, ModelCallUsage, RuleDecision
+from blitz.ports import AnswerResult, HookVerdict, ModelCallUsage, RuleDecision
 from blitz.v1 import turn_pb2
 
 
@@ -63,6 +64,15 @@ class RecordingIO:
         if approval.scope_label in self.rules:
             return RuleDecision(allowed=True, rule=approval.scope_label)
         return None
+
+    async def pre_tool(
+        self,
+        approval: turn_pb2.ApprovalRequest,
+        tool_input: Mapping[str, Any],
+        *,
+        rewritable: frozenset[str] = frozenset(),
+    ) -> HookVerdict | None:
+        return None  # no hooks here: tests/hooks runs them against a whole core
 
     async def ask_now(self, question: turn_pb2.Question) -> AnswerResult:
         self.asked_now.append(question)

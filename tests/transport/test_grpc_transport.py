@@ -154,6 +154,8 @@ async def test_reflection_lists_every_service(grpc_channel: grpc.aio.Channel) ->
         "blitz.v1.WorkspaceService",
         "blitz.v1.WebhookService",
         "blitz.v1.WorkflowService",
+        "blitz.v1.ScheduleService",
+        "blitz.v1.HookService",
         "grpc.health.v1.Health",
         "grpc.reflection.v1alpha.ServerReflection",
     }

@@ -17,10 +17,26 @@ import httpx
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from blitz.core import SessionCore, WebhookCore, WorkflowCore, WorkspaceCore
-from blitz.ports import SessionPort, WebhookPort, WorkflowPort, WorkspacePort
+from blitz.core import (
+    HookCore,
+    ScheduleCore,
+    SessionCore,
+    WebhookCore,
+    WorkflowCore,
+    WorkspaceCore,
+)
+from blitz.ports import (
+    HookPort,
+    SchedulePort,
+    SessionPort,
+    WebhookPort,
+    WorkflowPort,
+    WorkspacePort,
+)
 from blitz.server import RunningServer
 from blitz.transport.methods import (
+    HOOK_SERVICE,
+    SCHEDULE_SERVICE,
     SERVICES,
     SESSION_SERVICE,
     WEBHOOK_SERVICE,
@@ -35,6 +51,8 @@ PORTS = {
     WORKSPACE_SERVICE.full_name: (WorkspacePort, WorkspaceCore),
     WEBHOOK_SERVICE.full_name: (WebhookPort, WebhookCore),
     WORKFLOW_SERVICE.full_name: (WorkflowPort, WorkflowCore),
+    SCHEDULE_SERVICE.full_name: (SchedulePort, ScheduleCore),
+    HOOK_SERVICE.full_name: (HookPort, HookCore),
 }
 METHODS = [m for service in SERVICES for m in methods_of(service)]
 

@@ -1,11 +1,11 @@
-// `createBlitz`: the four services of a Blitz server behind one object, with the helpers
+// `createBlitz`: the services of a Blitz server behind one object, with the helpers
 // every client needs and none should write again.
 //
-// - `sessions`, `workspaces`, `webhooks` and `workflows` are the connect-es clients of
-//   SessionService, WorkspaceService, WebhookService and WorkflowService, every method as
-//   generated, with the bearer token sent and each failure thrown as a BlitzError (the
-//   ErrorInfo parsed). A unary call the server turns away with SHUTTING_DOWN is sent
-//   again (`retried`).
+// - `sessions`, `workspaces`, `webhooks`, `workflows`, `schedules` and `hooks` are the
+//   connect-es clients of SessionService, WorkspaceService, WebhookService,
+//   WorkflowService, ScheduleService and HookService, every method as generated, with the bearer token sent and each
+//   failure thrown as a BlitzError (the ErrorInfo parsed). A unary call the server turns
+//   away with SHUTTING_DOWN is sent again (`retried`).
 // - `watch` is a session's events, resumed after any drop from the last seq seen, checked
 //   for gaps; `run`, `runWorkflow` and `acceptPlan` are one turn's events until its
 //   `finished`, resumed the same way.
@@ -21,6 +21,8 @@ import { SessionService } from "./gen/blitz/v1/session_pb.js";
 import { Decision, type TurnEvent, type TurnSchema } from "./gen/blitz/v1/turn_pb.js";
 import { WebhookService } from "./gen/blitz/v1/webhooks_pb.js";
 import { WorkflowService } from "./gen/blitz/v1/workflow_pb.js";
+import { ScheduleService } from "./gen/blitz/v1/schedules_pb.js";
+import { HookService } from "./gen/blitz/v1/hooks_pb.js";
 import { WorkspaceService } from "./gen/blitz/v1/workspace_pb.js";
 import { type ResumeOptions, resumed, retried } from "./resume.js";
 
@@ -49,12 +51,14 @@ const DECISIONS: Record<DecisionName, Decision> = {
 
 export type StreamOptions = Omit<ResumeOptions, "turnId" | "contiguous" | "probe">;
 
-/** A Blitz server's four services and the helpers around them. */
+/** A Blitz server's services and the helpers around them. */
 export interface Blitz {
   readonly sessions: Client<typeof SessionService>;
   readonly workspaces: Client<typeof WorkspaceService>;
   readonly webhooks: Client<typeof WebhookService>;
   readonly workflows: Client<typeof WorkflowService>;
+  readonly schedules: Client<typeof ScheduleService>;
+  readonly hooks: Client<typeof HookService>;
   /** A session's events after `afterSeq` (default 0), live from then on with `follow`
    * (default true), resumed after every drop without a duplicate or a gap. */
   watch(
@@ -116,6 +120,8 @@ export function createBlitz(options: BlitzOptions): Blitz {
   const workspaces = wrapped(WorkspaceService, createClient(WorkspaceService, transport), timeout);
   const webhooks = wrapped(WebhookService, createClient(WebhookService, transport), timeout);
   const workflows = wrapped(WorkflowService, createClient(WorkflowService, transport), timeout);
+  const schedules = wrapped(ScheduleService, createClient(ScheduleService, transport), timeout);
+  const hooks = wrapped(HookService, createClient(HookService, transport), timeout);
 
   function turnEvents(
     sessionId: string,
@@ -145,6 +151,8 @@ export function createBlitz(options: BlitzOptions): Blitz {
     workspaces,
     webhooks,
     workflows,
+    schedules,
+    hooks,
     watch(sessionId, { follow = true, ...stream } = {}) {
       return resumed(
         (afterSeq, signal) =>

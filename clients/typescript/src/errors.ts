@@ -26,6 +26,8 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   RULE_NOT_FOUND: "no",
   WEBHOOK_NOT_FOUND: "no",
   DELIVERY_NOT_FOUND: "no",
+  SCHEDULE_NOT_FOUND: "no",
+  HOOK_NOT_FOUND: "no",
   SESSION_BUSY: "after",
   SESSION_CLOSED: "no",
   NO_RUNNING_TURN: "no",
@@ -60,6 +62,7 @@ export const RETRY: Readonly<Record<string, Retry>> = Object.freeze({
   PUSH_REJECTED: "no",
   PUSH_DENIED: "no",
   NO_CHANGES: "no",
+  HOOK_DENIED: "no",
 });
 
 /** Reasons after which a stream is picked up again with Watch from its last seq. */

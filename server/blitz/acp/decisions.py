@@ -9,7 +9,10 @@ read-only turn refuse what would change something; the session's mode approves t
 kinds it approves; a stored rule decides; else a person does, and `decide` returns
 `Parked` with the agent's request left open in the live process. `answer` gives the
 agent the outcome: its own option for a permission (table D), or the write done or the
-terminal started in Blitz's workspace and box. After a restart no process holds the
+terminal started in Blitz's workspace and box. The session's pre_tool hooks (docs/hooks.md)
+are asked after plan mode and read-only and before the mode and the rules, as for the
+built-in agent's actions; a hook's rewrite is not taken, since the agent runs its own
+tool. After a restart no process holds the
 request any more: `restart_answers` is what the reloaded agent is told instead, and an
 approval leaves a one-use grant for the request the agent sends again.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from acp import RequestError
 
@@ -65,7 +69,7 @@ async def decide(
     elif ask.kind == "terminal" and _covered_command(process, approval):
         await answer(io, process, ask, True, None)
         return None
-    verdict = await _verdict(io, policy, approval, kind_name)
+    verdict = await _verdict(io, policy, approval, kind_name, _tool_input(ask))
     if verdict is not None:
         await answer(io, process, ask, verdict, None)
         return None
@@ -149,9 +153,13 @@ def _request_id(process: AgentProcess, base: str) -> str:
 
 
 async def _verdict(
-    io: TurnIO, policy: TurnPolicy, approval: t.ApprovalRequest, kind_name: str
+    io: TurnIO,
+    policy: TurnPolicy,
+    approval: t.ApprovalRequest,
+    kind_name: str,
+    tool_input: Mapping[str, Any],
 ) -> bool | None:
-    """True or False where the turn, its mode or a rule decides; None: a person."""
+    """True or False where the turn, a hook, its mode or a rule decides; None: a person."""
     mutating = approval.kind in _MUTATING and kind_name not in _LOOKING
     if kind_name == "switch_mode" and policy.plan:
         return False  # the agent asking to leave plan mode: its plan is proposed
@@ -161,6 +169,13 @@ async def _verdict(
     if policy.read_only and mutating:
         _notice(io, f"Refused ({policy.read_only}): {approval.detail}")
         return False
+    hooked = await io.pre_tool(approval, tool_input)
+    if hooked is not None and hooked.decision in ("allow", "deny"):
+        return hooked.decision == "allow"
+    if hooked is not None and hooked.decision == "ask":
+        if hooked.request is not None:
+            approval.asked_by_hook = hooked.request.asked_by_hook
+        return None  # a person decides, whatever the mode or a rule would say
     if approval.kind in policy.approved_kinds:
         _notice(io, f"Approved by the session's mode ({policy.mode}): {approval.detail}")
         return True
@@ -168,6 +183,18 @@ async def _verdict(
     if decided is not None:
         return decided.allowed
     return None
+
+
+def _tool_input(ask: Ask) -> dict[str, Any]:
+    """What a pre_tool hook is shown of the agent's request: a permission's raw input, a
+    write's path and content, a terminal's command line."""
+    if ask.kind == "permission":
+        call = ask.params.get("toolCall") or {}
+        raw = call.get("rawInput") if isinstance(call, Mapping) else None
+        return dict(raw) if isinstance(raw, Mapping) else {}
+    if ask.kind == "write":
+        return {"file_path": str(ask.params.get("path", "")), "content": ask.params.get("content")}
+    return {"command": str(ask.params.get("line") or ask.params.get("command", ""))}
 
 
 def _notice(io: TurnIO, text: str) -> None:

@@ -161,6 +161,26 @@ class AcpRunner:
         waited = {r: results[r] for r in state.parked if r in results}
         return await self._after_restart(active, io, spec, state, waited)
 
+    async def go_on(
+        self, active: ActiveTurn, io: TurnIO, answered: Completed, text: str
+    ) -> Outcome:
+        """A turn_end hook asked the agent to go on (docs/hooks.md): one more prompt to
+        the process that answered."""
+        spec = self._spec(active.session)
+        state = AcpState.load(answered.history, spec.name)
+        process = self._processes.live(active.session_id)
+        if process is None:
+            raise BlitzError(
+                Reason.AGENT_UNAVAILABLE,
+                f"the agent {spec.name!r} stopped before it could go on",
+                {"agent": spec.name},
+            )
+        process.busy = True
+        process.mapper = TurnMapper(self._open_workspace(active.session))
+        process.prompt([{"type": "text", "text": text}])
+        log.info("acp_turn_goes_on", agent=spec.name)
+        return await self._consume(active, io, process, state)
+
     async def survives(self, rec: TurnRecord) -> bool:
         return False  # the prompt in flight died with the process that held it
 

@@ -149,7 +149,7 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
     if not grants.cover(origin):
         detail = f"GET {url} ({origin.label})"
         action = Action(turn_pb2.ACTION_KIND_NETWORK, detail, f"network: {origin.label}")
-        if refused := await gate(ctx, action):
+        if refused := await gate(ctx, action, tool_input={"url": url}):
             return {"url": url, "error": refused}
     try:
         response = await _download(

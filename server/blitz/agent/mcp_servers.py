@@ -247,7 +247,7 @@ class McpConnections:
         async def call(ctx: RunContext[ToolDeps], **args: Any) -> dict[str, Any]:
             detail = f"{shown} {json.dumps(args, sort_keys=True, default=str)}"
             action = Action(turn_pb2.ACTION_KIND_MCP, detail, f"mcp: {shown}")
-            if refused := await gate(ctx, action):
+            if refused := await gate(ctx, action, tool_input=args):
                 return {"tool": shown, "error": refused}
             try:
                 result = await client.call_tool(tool.name, args)

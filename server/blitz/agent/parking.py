@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from google.protobuf import json_format
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -100,6 +101,11 @@ def park_requests(
                 )
             )
         )
+        if meta.get("hook_edit"):
+            # A pre_tool hook rewrote the action: the request shows its edit.
+            json_format.ParseDict(meta["hook_edit"], events[-1].approval_request.hook_edit)
+        # A pre_tool hook asked for a person: no rule approves it as it parks.
+        events[-1].approval_request.asked_by_hook = meta.get("asked_by_hook", "")
     for call in requests.calls:
         meta = requests.metadata.get(call.tool_call_id, {})
         events.append(

@@ -11,6 +11,9 @@ It runs inside what `sandbox.py` gives it: its box (bubblewrap's namespaces, els
 Landlock, else nothing but a process group and a marker in its environment), rlimits, and
 a cgroup of its own where the server can make one.
 
+A hook's command (docs/hooks.md) is run the same way, with its input on stdin and its
+stderr kept apart from its stdout (`stdin`, `errors_cap`).
+
 It is done when its shell exits: output still arriving then is read for a moment, and
 whatever the command left running in the background is killed — its group, its namespace,
 its cgroup, or whatever carries its marker (it could otherwise hold the output open, and
@@ -61,6 +64,8 @@ class CommandOutcome:
     output: str
     truncated: bool
     timed_out: bool
+    # What it wrote on stderr, when that was kept apart (`errors_cap`).
+    errors: str = ""
 
     def as_result(self) -> dict[str, object]:
         return {
@@ -83,17 +88,26 @@ async def run_shell(
     sandbox: CommandSandbox | None = None,
     network: bool = False,
     writable: bool = False,
+    stdin: bytes | None = None,
+    errors_cap: int | None = None,
 ) -> CommandOutcome:
     """Run `command` with /bin/sh in `cwd`, confined by `sandbox` (none: only a process
     group and a marker); keep at most `output_cap` bytes of its output. `network`: its
-    network was approved; `writable`: it may write the workspace's `.git` and `.blitz`."""
+    network was approved; `writable`: it may write the workspace's `.git` and `.blitz`.
+    `stdin`: what it reads (None: nothing); `errors_cap`: keep its stderr apart, at most
+    that many bytes of it (None: merged into its output)."""
     started = time.perf_counter()
     launch = (sandbox or CommandSandbox(isolation=Isolation.UNCONFINED)).launch(
         command, workspace=cwd, env=dict(env), network=network, writable=writable
     )
     try:
         proc = await _Command.start(
-            launch.argv, cwd=cwd, env=launch.env, preexec_fn=launch.preexec_fn
+            launch.argv,
+            cwd=cwd,
+            env=launch.env,
+            preexec_fn=launch.preexec_fn,
+            stdin=stdin,
+            split=errors_cap is not None,
         )
     except BaseException:
         await asyncio.to_thread(clean_up, launch)
@@ -101,6 +115,12 @@ async def run_shell(
     kept = bytearray()
     truncated = False
     lines = _Lines(on_output)
+    errors = bytearray()
+
+    async def pump_errors() -> None:
+        assert proc.stderr is not None and errors_cap is not None
+        while chunk := await proc.stderr.read(_READ_SIZE):
+            errors.extend(chunk[: max(errors_cap - len(errors), 0)])
 
     async def pump() -> None:
         nonlocal truncated
@@ -114,7 +134,13 @@ async def run_shell(
             # Past the cap we keep draining, so a chatty command is not blocked on a full
             # pipe; only its exit or the timeout ends it.
 
-    pumping = asyncio.create_task(pump(), name=f"command-output-{proc.pid}")
+    async def pump_all() -> None:
+        if proc.stderr is None:
+            await pump()
+            return
+        await asyncio.gather(pump(), pump_errors())
+
+    pumping = asyncio.create_task(pump_all(), name=f"command-output-{proc.pid}")
     timed_out = False
     try:
         try:
@@ -143,6 +169,7 @@ async def run_shell(
         output=bytes(kept).decode("utf-8", errors="replace"),
         truncated=truncated,
         timed_out=timed_out,
+        errors=bytes(errors).decode("utf-8", errors="replace"),
     )
 
 
@@ -191,7 +218,11 @@ class _Command:
         self._popen = popen
         self.pid = popen.pid
         self.stdout = stdout
+        # Its stderr, when kept apart from stdout.
+        self.stderr: asyncio.StreamReader | None = None
         self._transport: asyncio.BaseTransport | None = None
+        # Its stderr's and its stdin's pipes, when it has them.
+        self._pipes: list[asyncio.BaseTransport] = []
         self._exited = asyncio.get_running_loop().create_future()
         self._pidfd: int | None = None
 
@@ -203,15 +234,17 @@ class _Command:
         cwd: Path,
         env: Mapping[str, str],
         preexec_fn: Callable[[], None] | None,
+        stdin: bytes | None = None,
+        split: bool = False,
     ) -> _Command:
         # Blocking, but for the spawn only: a vfork and an exec, well under a millisecond.
         popen = subprocess.Popen(  # noqa: ASYNC220
             argv,
             cwd=cwd,
             env=dict(env),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.PIPE if split else subprocess.STDOUT,
             # Its own session, so a kill reaches every process of its group.
             start_new_session=True,
             preexec_fn=preexec_fn,
@@ -224,6 +257,21 @@ class _Command:
             command._transport, _ = await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(reader, loop=loop), popen.stdout
             )
+            if popen.stderr is not None:
+                errors = asyncio.StreamReader(limit=_READ_SIZE, loop=loop)
+                pipe, _ = await loop.connect_read_pipe(
+                    lambda: asyncio.StreamReaderProtocol(errors, loop=loop), popen.stderr
+                )
+                command.stderr = errors
+                command._pipes.append(pipe)
+            if popen.stdin is not None:
+                # Written as the command reads it, from memory; closed once written, so it
+                # sees its end. A command that exits unread breaks the pipe: nothing more.
+                writer, _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
+                command._pipes.append(writer)
+                assert isinstance(writer, asyncio.WriteTransport) and stdin is not None
+                writer.write(stdin)
+                writer.close()
             command._watch(loop)
         except BaseException:
             _kill_group(popen.pid)
@@ -266,6 +314,10 @@ class _Command:
             self._transport = None
         elif self._popen.stdout is not None:
             self._popen.stdout.close()
+        for pipe in self._pipes:
+            if not pipe.is_closing():
+                pipe.close()
+        self._pipes.clear()
         if self._pidfd is not None:
             with contextlib.suppress(ValueError, RuntimeError):
                 asyncio.get_running_loop().remove_reader(self._pidfd)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
@@ -32,6 +33,7 @@ from blitz.paths import Workspace
 from blitz.ports.agent import (
     AnswerResult,
     Completed,
+    HookVerdict,
     ModelCallUsage,
     Parked,
     RuleDecision,
@@ -190,6 +192,16 @@ class SubAgentIO:
     async def rule_decides(self, approval: turn_pb2.ApprovalRequest) -> RuleDecision | None:
         self._request(approval)
         return await self._io.rule_decides(approval)
+
+    async def pre_tool(
+        self,
+        approval: turn_pb2.ApprovalRequest,
+        tool_input: Mapping[str, Any],
+        *,
+        rewritable: frozenset[str] = frozenset(),
+    ) -> HookVerdict | None:
+        self._request(approval)
+        return await self._io.pre_tool(approval, tool_input, rewritable=rewritable)
 
     async def ask_now(self, question: turn_pb2.Question) -> AnswerResult:
         asked = self.claim(turn_pb2.TurnEvent(question=question)).question

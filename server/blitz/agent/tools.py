@@ -36,7 +36,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from blitz.agent.deps import ToolDeps
 from blitz.agent.diffs import unified_diff
 from blitz.agent.fetch import fetch_url
-from blitz.agent.policy import PLAN_TOOLS, Action, gate
+from blitz.agent.policy import PLAN_TOOLS, Action, gate, gate_input
 from blitz.agent.search import search
 from blitz.agent.shell import run_shell
 from blitz.agent.tasks import TodoItem
@@ -92,8 +92,17 @@ async def run_command(
         # The shell would run only what comes before it: not what anyone approved.
         return {"command": command, "error": "a command cannot contain a NUL character"}
     action = command_action(command, network=network, git=git)
-    if refused := await gate(ctx, action):
+    asked = {"command": command, "network": network, "git": git}
+    refused, rewritten = await gate_input(
+        ctx, action, tool_input=asked, rewritable=frozenset({"command"})
+    )
+    if refused:
         return {"command": command, "error": refused}
+    if rewritten:
+        # A pre_tool hook rewrote it: what runs is the hook's command (docs/hooks.md).
+        command = str(rewritten.get("command", command))
+        if "\x00" in command:
+            return {"command": command, "error": "a command cannot contain a NUL character"}
     deps = ctx.deps
     settings = deps.settings
     env = dict(settings.command_env)
@@ -148,7 +157,8 @@ async def write_file(ctx: RunContext[ToolDeps], path: str, content: str) -> dict
         rel, old = await FILE_CALLS.run(ws.current, path)
     except _FILE_ERRORS as exc:
         return _failed(path, exc, doing="write")
-    return await _gated_write(ctx, rel, old, content)
+    asked = {"file_path": _absolute(ctx, rel), "path": rel, "content": content}
+    return await _gated_write(ctx, rel, old, content, asked)
 
 
 async def edit_file(
@@ -182,7 +192,13 @@ async def edit_file(
             "path": rel,
             "error": f"old_string occurs {count} times; include more context to make it unique",
         }
-    result = await _gated_write(ctx, rel, data, old.replace(old_string, new_string, 1))
+    asked = {
+        "file_path": _absolute(ctx, rel),
+        "path": rel,
+        "old_string": old_string,
+        "new_string": new_string,
+    }
+    result = await _gated_write(ctx, rel, data, old.replace(old_string, new_string, 1), asked)
     if "error" not in result:
         result["replaced"] = 1
     return result
@@ -206,7 +222,8 @@ async def delete_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
     action = Action(
         turn_pb2.ACTION_KIND_DELETE, rel, f"delete: {rel}", unified_diff(_text(old), None, rel)
     )
-    if refused := await gate(ctx, action):
+    asked = {"file_path": _absolute(ctx, rel), "path": rel}
+    if refused := await gate(ctx, action, tool_input=asked):
         return {"path": rel, "error": refused}
     await ctx.deps.io.before_file_change(rel, old)
     try:
@@ -324,12 +341,13 @@ def workspace_toolset(*, plan: bool = False) -> FunctionToolset[ToolDeps]:
 
 
 async def _gated_write(
-    ctx: RunContext[ToolDeps], rel: str, old: bytes | None, new: str
+    ctx: RunContext[ToolDeps], rel: str, old: bytes | None, new: str, asked: dict[str, Any]
 ) -> dict[str, Any]:
-    """Write `new` over `old` (None: no file yet) once the WRITE gate lets it through."""
+    """Write `new` over `old` (None: no file yet) once the WRITE gate lets it through
+    (`asked`: the tool's input, as pre_tool hooks see it)."""
     diff = unified_diff(_text(old), new, rel)
     action = Action(turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", diff)
-    if refused := await gate(ctx, action):
+    if refused := await gate(ctx, action, tool_input=asked):
         return {"path": rel, "error": refused}
     # What the file was, for the session's diff: kept before the write, so a write that
     # fails halfway is still covered.
@@ -372,6 +390,12 @@ def _failed(
     else:
         error = f"could not {doing}: {getattr(exc, 'strerror', None) or exc}"
     return {"path": path, "error": error}
+
+
+def _absolute(ctx: RunContext[ToolDeps], rel: str) -> str:
+    """A workspace path as Claude Code's hooks read `file_path`: absolute (the workspace
+    is at its own path in the command box too)."""
+    return str(ctx.deps.workspace.root / rel)
 
 
 def _text(data: bytes | None) -> str | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from blitz.config.agents import DeclaredAgent
+from blitz.config.hooks import DeclaredHook
 from blitz.config.repos import DeclaredCredential
 from blitz.config.webhooks import DeclaredWebhook
 
@@ -142,6 +143,9 @@ class Settings:
     webhook_workers: int = 32
     # Webhooks declared in the configuration file (`[[webhooks]]`).
     webhooks: tuple[DeclaredWebhook, ...] = ()
+    # Hooks declared in the configuration file (`[[hooks]]`, docs/hooks.md), which run
+    # before every other, in the file's order.
+    hooks: tuple[DeclaredHook, ...] = ()
     # ACP agents declared in the configuration file (`[agents.NAME]`, docs/agents.md), the
     # agent a session gets when CreateSession names none ("blitz": the built-in one), and
     # the live agent processes one server process keeps at most.

@@ -468,6 +468,17 @@ SETTINGS: tuple[SettingSpec, ...] = (
         structured=True,
     ),
     _spec(
+        "hooks",
+        values.declared_hooks,
+        "hooks the operator declares, run in every principal's sessions (or one"
+        " principal's) before any other: `[[hooks]]` tables in the file with name, event,"
+        " command or url, secret, tools, commands, paths, timeout, fail, principal,"
+        " description (docs/hooks.md); a JSON list of the same in the flag or variable",
+        "JSON",
+        secret=True,
+        structured=True,
+    ),
+    _spec(
         "agents",
         values.declared_agents,
         "ACP agents sessions may be served by (Claude Code, Codex, Gemini CLI…):"

@@ -13,6 +13,8 @@ import re
 
 from blitz.config.agents import DeclaredAgent
 from blitz.config.agents import declared_agents as _agents
+from blitz.config.hooks import DeclaredHook
+from blitz.config.hooks import declared_hooks as _hooks
 from blitz.config.repos import DeclaredCredential, repo_patterns
 from blitz.config.repos import declared_credentials as _credentials
 from blitz.config.webhooks import DeclaredWebhook
@@ -25,6 +27,7 @@ __all__ = [
     "bytes_or_none",
     "declared_agents",
     "declared_credentials",
+    "declared_hooks",
     "declared_webhooks",
     "host_patterns",
     "int_",
@@ -195,6 +198,17 @@ def declared_webhooks(text: str) -> tuple[DeclaredWebhook, ...]:
     except ValueError:
         raise ValueError("must be a JSON list of webhooks") from None
     return _declared(value)
+
+
+def declared_hooks(text: str) -> tuple[DeclaredHook, ...]:
+    """Hooks declared as JSON text: a list of objects, as the file's `[[hooks]]`."""
+    if not text.strip():
+        return ()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ValueError("must be a JSON list of hooks") from None
+    return _hooks(value)
 
 
 def declared_agents(text: str) -> tuple[DeclaredAgent, ...]:

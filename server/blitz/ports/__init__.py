@@ -1,9 +1,10 @@
 """The ports: the contracts between the layers, owned by none of them.
 
-`agent` is what the core and an agent say to each other for one turn; `session` and
-`webhooks` are what the transports ask of the core, and `services` how the transports are
-handed them (each service's port by the service's name); `links` is what the HTTP port's
-approval links and Slack's buttons ask of it. Adapters implement them;
+`agent` is what the core and an agent say to each other for one turn; `session`,
+`webhooks`, `schedules` and `hooks` are what the transports ask of the core, and
+`services` how the transports are handed them (each service's port by the service's
+name); `links` is what the HTTP port's approval links and Slack's buttons ask of it;
+`hooks` also says how the core has a hook's command run. Adapters implement them;
 `blitz.assembly` wires them up.
 """
 
@@ -12,6 +13,7 @@ from blitz.ports.agent import (
     AnswerResult,
     ApprovalResult,
     Completed,
+    HookVerdict,
     ImageInput,
     ModelCallUsage,
     Parked,
@@ -20,7 +22,9 @@ from blitz.ports.agent import (
     TurnIO,
     TurnPolicy,
 )
+from blitz.ports.hooks import CommandRun, HookCommands, HookPort
 from blitz.ports.links import LinkPort, LinkState, LinkView, SlackAnswer, SlackPort
+from blitz.ports.schedules import SchedulePort
 from blitz.ports.services import ServicePorts
 from blitz.ports.session import (
     Authenticate,
@@ -37,7 +41,11 @@ __all__ = [
     "ApprovalResult",
     "Authenticate",
     "CallContext",
+    "CommandRun",
     "Completed",
+    "HookCommands",
+    "HookPort",
+    "HookVerdict",
     "ImageInput",
     "LinkPort",
     "LinkState",
@@ -46,6 +54,7 @@ __all__ = [
     "Parked",
     "Resolution",
     "RuleDecision",
+    "SchedulePort",
     "ServicePorts",
     "SessionPort",
     "SlackAnswer",

@@ -24,6 +24,7 @@ __all__ = [
     "AnswerResult",
     "ApprovalResult",
     "Completed",
+    "HookVerdict",
     "ImageInput",
     "ModelCallUsage",
     "Parked",
@@ -110,6 +111,22 @@ class TurnIO(Protocol):
         """
         ...
 
+    async def pre_tool(
+        self,
+        approval: turn_pb2.ApprovalRequest,
+        tool_input: Mapping[str, Any],
+        *,
+        rewritable: frozenset[str] = frozenset(),
+    ) -> HookVerdict | None:
+        """What the session's pre_tool hooks say of this action (docs/hooks.md), before its
+        mode and its rules: `approval` is the request a person would see, `tool_input` the
+        tool's arguments as hooks are shown them, `rewritable` the keys of it a hook may
+        rewrite (a command's `command`). None: no hook decided, and the action goes on as
+        it would have (mode, rules, a person). The core has announced what the hooks said
+        (a `hook` event each, and for an allow or a deny a `resolution`, via "hook").
+        """
+        ...
+
 
 @dataclass(frozen=True)
 class RuleDecision:
@@ -118,6 +135,20 @@ class RuleDecision:
 
     allowed: bool
     rule: str
+
+
+@dataclass(frozen=True)
+class HookVerdict:
+    """What pre_tool hooks decided of an action: "allow" (it goes ahead, asking no one),
+    "deny" (refused, `reason` for the model) or "ask" (a person decides, even where the
+    mode or a rule would have approved it). `updated_input`: the tool's input as a hook
+    rewrote it (None: as asked). `request`, for "ask": the request to park on, showing the
+    rewritten action (`hook_edit`) when there is one."""
+
+    decision: str
+    reason: str = ""
+    updated_input: Mapping[str, Any] | None = None
+    request: turn_pb2.ApprovalRequest | None = None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from blitz.store.base import Expand, LeaseRenewer, Store
+from blitz.store.hook_records import HookRecord
 from blitz.store.records import (
     OUTBOX_KINDS,
     AttemptOutcome,
@@ -35,6 +36,7 @@ from blitz.store.records import (
     UsageTotals,
     WebhookRecord,
 )
+from blitz.store.schedule_records import FiringRecord, FiringState, ScheduleRecord
 from blitz.store.sqlite import SqliteStore
 from blitz.store.writes import (
     CheckpointWrite,
@@ -61,7 +63,10 @@ __all__ = [
     "Expand",
     "Expanded",
     "FileOriginal",
+    "FiringRecord",
+    "FiringState",
     "FlowWrite",
+    "HookRecord",
     "ImageRecord",
     "LeaseRenewer",
     "LedgerRow",
@@ -71,6 +76,7 @@ __all__ = [
     "PendingWrite",
     "Recorded",
     "RuleRecord",
+    "ScheduleRecord",
     "SessionChange",
     "SessionQuery",
     "SessionRecord",

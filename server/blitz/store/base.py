@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from typing import Protocol
 
+from blitz.store.hook_base import HookStore
 from blitz.store.records import (
     Changes,
     Checkpoint,
@@ -37,6 +38,7 @@ from blitz.store.records import (
     TurnState,
     UsageTotals,
 )
+from blitz.store.schedule_base import ScheduleStore
 from blitz.store.webhook_base import Expand, WebhookStore
 from blitz.store.writes import TurnWrite
 from blitz.v1.turn_pb2 import TurnEvent
@@ -56,7 +58,7 @@ class LeaseRenewer(Protocol):
     def close(self) -> None: ...
 
 
-class Store(WebhookStore, Protocol):
+class Store(WebhookStore, ScheduleStore, HookStore, Protocol):
     @property
     def shared(self) -> bool:
         """Whether other processes may use the store at once (PostgreSQL), or it is this

@@ -27,8 +27,10 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool
 
 from blitz.store import rows
+from blitz.store.hook_statements import HookStatements
 from blitz.store.postgres_schema import MIGRATIONS
 from blitz.store.records import Changes, TurnControl
+from blitz.store.schedule_statements import ScheduleStatements
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.statements import Dialect, Statements
 from blitz.store.webhook_statements import WebhookStatements
@@ -71,6 +73,8 @@ class PostgresStore(SqlStore):
 
     _sql = Statements(_DIALECT)
     _hook_sql = WebhookStatements(_DIALECT)
+    _schedule_sql = ScheduleStatements(_DIALECT)
+    _hooks_sql = HookStatements(_DIALECT)
 
     def __init__(
         self, url: str, *, max_connections: int = 10, stalled_after: float = STALLED_AFTER

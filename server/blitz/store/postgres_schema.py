@@ -282,4 +282,50 @@ MIGRATIONS: list[str] = [
         create_time DOUBLE PRECISION NOT NULL
     );
     """,
+    """
+    -- Schedules (blitz.core.schedules): each one's spec (a serialized blitz.v1.Schedule of
+    -- what its owner asked) and its next tick (NULL while paused); and a row per firing,
+    -- keyed by its tick, so that a tick is fired once whichever process claims it.
+    CREATE TABLE schedules (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        spec BYTEA NOT NULL,
+        state INTEGER NOT NULL,
+        next_fire DOUBLE PRECISION,
+        anchor DOUBLE PRECISION NOT NULL,
+        create_time DOUBLE PRECISION NOT NULL,
+        update_time DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX schedules_by_owner ON schedules (owner, create_time, id);
+    CREATE INDEX schedules_due ON schedules (next_fire) WHERE state = 1;
+    CREATE TABLE schedule_firings (
+        schedule_id TEXT NOT NULL,
+        tick_time DOUBLE PRECISION NOT NULL,
+        fire_time DOUBLE PRECISION NOT NULL,
+        via TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        state TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL,
+        error TEXT NOT NULL,
+        PRIMARY KEY (schedule_id, tick_time)
+    );
+    CREATE INDEX schedule_firings_firing ON schedule_firings (fire_time) WHERE state = 'firing';
+    """,
+    """
+    -- Hooks made through HookService (blitz.core.hooks, docs/hooks.md): each one's spec is
+    -- a serialized blitz.v1.Hook (its event, command or URL, matchers, timeout, fail_open,
+    -- description, disabled); an HTTP hook's signing secret ('' for a command hook). The
+    -- operator's declared hooks are never stored.
+    CREATE TABLE hooks (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        server_wide BOOLEAN NOT NULL,
+        spec BYTEA NOT NULL,
+        secret TEXT NOT NULL,
+        create_time DOUBLE PRECISION NOT NULL,
+        update_time DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX hooks_by_owner ON hooks (owner, create_time);
+    """,
 ]

@@ -39,6 +39,8 @@ from blitz.store.records import (
     UsageTotals,
 )
 from blitz.store.rows import Row
+from blitz.store.sql_hooks import SqlHooks
+from blitz.store.sql_schedules import SqlSchedules
 from blitz.store.sql_webhooks import SqlWebhooks
 from blitz.store.statements import Statements
 from blitz.store.tx import Tx, Undone
@@ -58,7 +60,7 @@ __all__ = ["SqlStore", "Tx", "Undone"]
 _T = TypeVar("_T")
 
 
-class SqlStore(SqlWebhooks):
+class SqlStore(SqlWebhooks, SqlSchedules, SqlHooks):
     """Half of an engine (see the module doc); what each operation does, store/base.py says."""
 
     # The engine's statements, and how it runs one: the count of rows it changed, the rows

@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from blitz.store import rows
+from blitz.store.hook_statements import HookStatements
 from blitz.store.records import Changes, TurnControl
 from blitz.store.rows import Row
+from blitz.store.schedule_statements import ScheduleStatements
 from blitz.store.sql_store import SqlStore, Tx
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
@@ -63,6 +65,8 @@ class SqliteStore(SqlStore):
 
     _sql = Statements(_DIALECT)
     _hook_sql = WebhookStatements(_DIALECT)
+    _schedule_sql = ScheduleStatements(_DIALECT)
+    _hooks_sql = HookStatements(_DIALECT)
 
     def __init__(self, path: str | Path, *, checkpoint_every: float = CHECKPOINT_EVERY) -> None:
         self._connection = SqliteConnection(path, checkpoint_every=checkpoint_every)

@@ -16,9 +16,18 @@ from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 from google.protobuf.message_factory import GetMessageClass
 
-from blitz.v1 import session_pb2, webhooks_pb2, workflow_pb2, workspace_pb2
+from blitz.v1 import (
+    hooks_pb2,
+    schedules_pb2,
+    session_pb2,
+    webhooks_pb2,
+    workflow_pb2,
+    workspace_pb2,
+)
 
 __all__ = [
+    "HOOK_SERVICE",
+    "SCHEDULE_SERVICE",
     "SERVICES",
     "SESSION_SERVICE",
     "WEBHOOK_SERVICE",
@@ -32,12 +41,16 @@ SESSION_SERVICE = session_pb2.DESCRIPTOR.services_by_name["SessionService"]
 WORKSPACE_SERVICE = workspace_pb2.DESCRIPTOR.services_by_name["WorkspaceService"]
 WEBHOOK_SERVICE = webhooks_pb2.DESCRIPTOR.services_by_name["WebhookService"]
 WORKFLOW_SERVICE = workflow_pb2.DESCRIPTOR.services_by_name["WorkflowService"]
+SCHEDULE_SERVICE = schedules_pb2.DESCRIPTOR.services_by_name["ScheduleService"]
+HOOK_SERVICE = hooks_pb2.DESCRIPTOR.services_by_name["HookService"]
 # The services behind the ports, in the order the ports are handed over (server.py).
 SERVICES: tuple[ServiceDescriptor, ...] = (
     SESSION_SERVICE,
     WORKSPACE_SERVICE,
     WEBHOOK_SERVICE,
     WORKFLOW_SERVICE,
+    SCHEDULE_SERVICE,
+    HOOK_SERVICE,
 )
 
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -40,6 +40,14 @@ class ExpiryAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EXPIRY_ACTION_DENY: _ClassVar[ExpiryAction]
     EXPIRY_ACTION_UNANSWERED: _ClassVar[ExpiryAction]
 
+class HookDecision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HOOK_DECISION_NONE: _ClassVar[HookDecision]
+    HOOK_DECISION_ALLOW: _ClassVar[HookDecision]
+    HOOK_DECISION_DENY: _ClassVar[HookDecision]
+    HOOK_DECISION_ASK: _ClassVar[HookDecision]
+    HOOK_DECISION_CONTINUE: _ClassVar[HookDecision]
+
 class ActionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ACTION_KIND_UNSPECIFIED: _ClassVar[ActionKind]
@@ -73,6 +81,11 @@ RULE_EFFECT_DENY: RuleEffect
 EXPIRY_ACTION_UNSPECIFIED: ExpiryAction
 EXPIRY_ACTION_DENY: ExpiryAction
 EXPIRY_ACTION_UNANSWERED: ExpiryAction
+HOOK_DECISION_NONE: HookDecision
+HOOK_DECISION_ALLOW: HookDecision
+HOOK_DECISION_DENY: HookDecision
+HOOK_DECISION_ASK: HookDecision
+HOOK_DECISION_CONTINUE: HookDecision
 ACTION_KIND_UNSPECIFIED: ActionKind
 ACTION_KIND_COMMAND: ActionKind
 ACTION_KIND_WRITE: ActionKind
@@ -133,7 +146,7 @@ class ContextBlock(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., url: _Optional[str] = ..., title: _Optional[str] = ..., html: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class TurnEvent(_message.Message):
-    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "usage", "history_trimmed", "session_state", "file_changed", "tool_output", "plan_proposed", "plan_decision", "rewound", "seq", "session_id", "turn_id", "time", "step")
+    __slots__ = ("author", "accepted", "text", "tool_call", "tool_result", "approval_request", "question", "finished", "tasks", "notice", "flow_step", "resolution", "usage", "history_trimmed", "session_state", "file_changed", "tool_output", "plan_proposed", "plan_decision", "rewound", "hook", "seq", "session_id", "turn_id", "time", "step")
     AUTHOR_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -154,6 +167,7 @@ class TurnEvent(_message.Message):
     PLAN_PROPOSED_FIELD_NUMBER: _ClassVar[int]
     PLAN_DECISION_FIELD_NUMBER: _ClassVar[int]
     REWOUND_FIELD_NUMBER: _ClassVar[int]
+    HOOK_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -179,12 +193,13 @@ class TurnEvent(_message.Message):
     plan_proposed: PlanProposed
     plan_decision: PlanDecision
     rewound: Rewound
+    hook: HookOutcome
     seq: int
     session_id: str
     turn_id: str
     time: _timestamp_pb2.Timestamp
     step: FlowStepRef
-    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., session_state: _Optional[_Union[SessionStateChange, _Mapping]] = ..., file_changed: _Optional[_Union[FileChanged, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutput, _Mapping]] = ..., plan_proposed: _Optional[_Union[PlanProposed, _Mapping]] = ..., plan_decision: _Optional[_Union[PlanDecision, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step: _Optional[_Union[FlowStepRef, _Mapping]] = ...) -> None: ...
+    def __init__(self, author: _Optional[str] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., text: _Optional[_Union[Text, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., question: _Optional[_Union[Question, _Mapping]] = ..., finished: _Optional[_Union[TurnFinished, _Mapping]] = ..., tasks: _Optional[_Union[Tasks, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., flow_step: _Optional[_Union[FlowStep, _Mapping]] = ..., resolution: _Optional[_Union[Resolution, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., history_trimmed: _Optional[_Union[HistoryTrimmed, _Mapping]] = ..., session_state: _Optional[_Union[SessionStateChange, _Mapping]] = ..., file_changed: _Optional[_Union[FileChanged, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutput, _Mapping]] = ..., plan_proposed: _Optional[_Union[PlanProposed, _Mapping]] = ..., plan_decision: _Optional[_Union[PlanDecision, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ..., hook: _Optional[_Union[HookOutcome, _Mapping]] = ..., seq: _Optional[int] = ..., session_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step: _Optional[_Union[FlowStepRef, _Mapping]] = ...) -> None: ...
 
 class FlowStepRef(_message.Message):
     __slots__ = ("run", "id", "index")
@@ -399,7 +414,7 @@ class ToolOutput(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., output: _Optional[str] = ...) -> None: ...
 
 class ApprovalRequest(_message.Message):
-    __slots__ = ("request_id", "tool", "kind", "detail", "diff", "scope_label", "agent", "task_id", "expire_time", "on_expire", "available_decisions", "suggested_rule", "destructive")
+    __slots__ = ("request_id", "tool", "kind", "detail", "diff", "scope_label", "agent", "task_id", "expire_time", "on_expire", "available_decisions", "suggested_rule", "destructive", "hook_edit", "asked_by_hook")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -413,6 +428,8 @@ class ApprovalRequest(_message.Message):
     AVAILABLE_DECISIONS_FIELD_NUMBER: _ClassVar[int]
     SUGGESTED_RULE_FIELD_NUMBER: _ClassVar[int]
     DESTRUCTIVE_FIELD_NUMBER: _ClassVar[int]
+    HOOK_EDIT_FIELD_NUMBER: _ClassVar[int]
+    ASKED_BY_HOOK_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     tool: str
     kind: ActionKind
@@ -426,7 +443,19 @@ class ApprovalRequest(_message.Message):
     available_decisions: _containers.RepeatedScalarFieldContainer[Decision]
     suggested_rule: RuleMatch
     destructive: bool
-    def __init__(self, request_id: _Optional[str] = ..., tool: _Optional[str] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., detail: _Optional[str] = ..., diff: _Optional[str] = ..., scope_label: _Optional[str] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ..., available_decisions: _Optional[_Iterable[_Union[Decision, str]]] = ..., suggested_rule: _Optional[_Union[RuleMatch, _Mapping]] = ..., destructive: _Optional[bool] = ...) -> None: ...
+    hook_edit: HookEdit
+    asked_by_hook: str
+    def __init__(self, request_id: _Optional[str] = ..., tool: _Optional[str] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., detail: _Optional[str] = ..., diff: _Optional[str] = ..., scope_label: _Optional[str] = ..., agent: _Optional[str] = ..., task_id: _Optional[str] = ..., expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., on_expire: _Optional[_Union[ExpiryAction, str]] = ..., available_decisions: _Optional[_Iterable[_Union[Decision, str]]] = ..., suggested_rule: _Optional[_Union[RuleMatch, _Mapping]] = ..., destructive: _Optional[bool] = ..., hook_edit: _Optional[_Union[HookEdit, _Mapping]] = ..., asked_by_hook: _Optional[str] = ...) -> None: ...
+
+class HookEdit(_message.Message):
+    __slots__ = ("hook_id", "original_input", "input")
+    HOOK_ID_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_INPUT_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    hook_id: str
+    original_input: _struct_pb2.Struct
+    input: _struct_pb2.Struct
+    def __init__(self, hook_id: _Optional[str] = ..., original_input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class RuleMatch(_message.Message):
     __slots__ = ("match", "pattern", "effect", "lasts", "label")
@@ -495,6 +524,34 @@ class Resolution(_message.Message):
     client: str
     saved_rule: RuleMatch
     def __init__(self, request_id: _Optional[str] = ..., decision: _Optional[_Union[Decision, str]] = ..., answers: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., command: _Optional[str] = ..., resolved_by: _Optional[str] = ..., via: _Optional[str] = ..., rule_id: _Optional[str] = ..., interrupt: _Optional[bool] = ..., values: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., declined: _Optional[bool] = ..., client: _Optional[str] = ..., saved_rule: _Optional[_Union[RuleMatch, _Mapping]] = ...) -> None: ...
+
+class HookOutcome(_message.Message):
+    __slots__ = ("hook_id", "event", "decision", "reason", "updated_input", "additional_context", "failed", "error", "duration", "tool", "tool_call_id", "system_message")
+    HOOK_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_INPUT_FIELD_NUMBER: _ClassVar[int]
+    ADDITIONAL_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    hook_id: str
+    event: str
+    decision: HookDecision
+    reason: str
+    updated_input: _struct_pb2.Struct
+    additional_context: str
+    failed: bool
+    error: str
+    duration: _duration_pb2.Duration
+    tool: str
+    tool_call_id: str
+    system_message: str
+    def __init__(self, hook_id: _Optional[str] = ..., event: _Optional[str] = ..., decision: _Optional[_Union[HookDecision, str]] = ..., reason: _Optional[str] = ..., updated_input: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., additional_context: _Optional[str] = ..., failed: _Optional[bool] = ..., error: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., tool: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., system_message: _Optional[str] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("calls", "input", "cached", "cache_write", "output", "last_prompt", "cost_usd", "priced", "search_queries", "search_cost_usd", "tokens_unknown", "model")

@@ -84,6 +84,8 @@ class DecisionCalls:
         pending, event = await self._open_request(session.id, req.request_id)
         check.check_decision(req, event)
         approval = event.approval_request
+        # What a pre_tool hook rewrote runs, unless the person edits it again.
+        command = req.command or _hook_command(approval)
         rule = None
         if req.decision in (t.DECISION_SESSION, t.DECISION_ALWAYS):
             if len(await self._pending.rules_of(session)) >= RULES_MAX:
@@ -94,7 +96,7 @@ class DecisionCalls:
                     limit=str(RULES_MAX),
                 )
             always = req.decision == t.DECISION_ALWAYS
-            label = rule_label(approval, req.command)
+            label = rule_label(approval, command)
             match, pattern, label = made_rule(req.rule, approval, label=label)
             now = time.time()
             lasts = (
@@ -121,7 +123,7 @@ class DecisionCalls:
             req.request_id,
             t.DECISION_DENY if denies else req.decision,
             reason=req.reason,
-            command="" if denies else req.command,
+            command="" if denies else command,
             by=ctx.caller,
             via=via,
             interrupt=req.interrupt,
@@ -197,3 +199,11 @@ def _already_resolved(request_id: str) -> BlitzError:
     return BlitzError(
         Reason.ALREADY_RESOLVED, "that request was already resolved", {"request_id": request_id}
     )
+
+
+def _hook_command(approval: t.ApprovalRequest) -> str:
+    """The command a pre_tool hook rewrote the request's to ("" when none did)."""
+    if not approval.HasField("hook_edit"):
+        return ""
+    value = approval.hook_edit.input.fields.get("command")
+    return value.string_value if value is not None else ""

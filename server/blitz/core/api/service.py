@@ -280,11 +280,15 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
 
     async def start_turn(self, req: s.RunTurnRequest, ctx: CallContext) -> str:
         """Start a turn and leave it running, for the caller to follow (ExportChanges'
-        push): its id. SESSION_BUSY while the session has a turn."""
+        push, a schedule's firing): its id. While the session has a turn, as `req.busy`
+        says: SESSION_BUSY, queued, or the turn interrupted."""
         check.require(req.session_id, "session_id")
         check.check_turn(req, bypass_allowed=self._bypass_allowed)
         with self._interactions.under_way():
-            rec, _, _ = await self._admit(req, ctx, plan_id="")
+            rec, session, interrupting = await self._admit(req, ctx, plan_id="")
+            if interrupting:
+                await self._turns.cancel_turn(session, interrupting, interrupted_by(rec.turn_id))
+                await self._turns.start_next(session.id)
         return rec.turn_id
 
     async def _admit(

@@ -7,6 +7,8 @@ answered), `take_over` (after the process running it died, where `survives` says
 leaves it something to go on with) and `ended` (told of the turn's end, before its
 `finished` is written). Each of those returns how the run stopped: `Completed` (the
 turn's answer), `Parked` (requests that need a person) or a string (a command's output).
+A runner that can go on after its answer (`GoesOn`: the agent's, an ACP agent's) does so
+when a turn_end hook asks it to (docs/hooks.md).
 
 The driver knows no runner by name: the assembly hands it an ordered list, and the first
 that claims a turn runs it. So a new kind of agent behind a session is a runner and one
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import structlog
 
@@ -38,6 +40,7 @@ from blitz.v1 import turn_pb2 as t
 __all__ = [
     "AgentRunner",
     "CommandRunner",
+    "GoesOn",
     "OpenWorkspace",
     "Outcome",
     "Runners",
@@ -95,6 +98,17 @@ class TurnRunner(Protocol):
 
     async def ended(self, active: ActiveTurn, error: BlitzError | None) -> None:
         """The turn is ending (its `finished` not yet written): settle what is the runner's."""
+        ...
+
+
+@runtime_checkable
+class GoesOn(Protocol):
+    """A runner whose agent can go on after its answer, in the same turn."""
+
+    async def go_on(
+        self, active: ActiveTurn, io: TurnIO, answered: Completed, text: str
+    ) -> Outcome:
+        """Another run after `answered`, with `text` as the agent's next prompt."""
         ...
 
 
@@ -206,5 +220,19 @@ class AgentRunner(_Ends):
             workspace=workspace,
             history=active.rec.history,
             results=results,
+            policy=active.policy(first=False),
+        )
+
+    async def go_on(
+        self, active: ActiveTurn, io: TurnIO, answered: Completed, text: str
+    ) -> Outcome:
+        session = active.session
+        log.info("turn_goes_on")
+        return await self._agent.start(
+            io=io,
+            model=session.model,
+            workspace=self._open_workspace(session),
+            history=answered.history,
+            prompt=text,
             policy=active.policy(first=False),
         )

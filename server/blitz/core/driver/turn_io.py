@@ -6,26 +6,32 @@ people wait on (interactions.py); the agent holds no lock of the core's when it 
 Events go to the event log (which stamps, masks, stores and sends them); every model call
 is checked against the turn's limits first (MAX_TURNS, BUDGET_EXCEEDED) and hands over
 steer text queued in the store, and is recorded in the usage ledger after, with the
-`usage` event that announces it (one per call, in one transaction); an approval a stored rule
-covers goes ahead at once. It must never make a decision of its own beyond the turn's
-limits: rules belong to `pending.py`, the event pipeline to `event_log.py`. Each recorded
-call is counted in the metrics too: its time since the check before it, tokens and cost.
+`usage` event that announces it (one per call, in one transaction); an approval a stored
+rule covers goes ahead at once. Where the session has hooks (`hooks`, the run's
+`RunHooks`), an action is shown to its pre_tool hooks, every tool result starts its
+post_tool hooks, and a model call first takes what they added for the model, as steer
+text is taken. It must never make a decision of its own beyond the turn's limits: rules
+belong to `pending.py`, hooks to `core/hooks/`, the event pipeline to `event_log.py`.
+Each recorded call is counted in the metrics too: its time since the check before it,
+tokens and cost.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import asdict
+from typing import Any
 
 from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.interactions import Interactions
 from blitz.core.events.event_log import EventLog
+from blitz.core.hooks.turn_hooks import RunHooks
 from blitz.core.requests.pending import PendingRequests
 from blitz.errors import BlitzError, Reason
-from blitz.ports import AnswerResult, ModelCallUsage, RuleDecision
+from blitz.ports import AnswerResult, HookVerdict, ModelCallUsage, RuleDecision
 from blitz.store import FileOriginal, LedgerRow, Store, TurnWrite
 from blitz.v1 import turn_pb2 as t
 
@@ -62,6 +68,8 @@ class TurnChannel:
         self._give_way = interactions.give_way
         self._default_max_turns = default_max_turns
         self._paced = 0
+        # The hooks of this run (None: the session has none), set by the driver.
+        self.hooks: RunHooks | None = None
 
     def emit(self, event: t.TurnEvent, *, writes: Sequence[TurnWrite] = ()) -> None:
         if event.HasField("tasks") and not event.author:  # a sub-agent's list is its own
@@ -71,6 +79,8 @@ class TurnChannel:
         if self._active.step is not None:
             event.step.CopyFrom(self._active.step)
         self._log.emit(self._sid, self._tid, event, fence=self._active.rec.epoch, writes=writes)
+        if self.hooks is not None:
+            self.hooks.saw(event)
 
     async def commit(self, event: t.TurnEvent) -> None:
         await self._give_way()
@@ -100,6 +110,18 @@ class TurnChannel:
         await self._give_way()
         return await self._pending.decide_by_rule(self._active, approval)
 
+    async def pre_tool(
+        self,
+        approval: t.ApprovalRequest,
+        tool_input: Mapping[str, Any],
+        *,
+        rewritable: frozenset[str] = frozenset(),
+    ) -> HookVerdict | None:
+        if self.hooks is None:
+            return None
+        await self._give_way()
+        return await self.hooks.pre_tool(approval, tool_input, rewritable=rewritable)
+
     async def before_model_call(self) -> list[str]:
         await self._give_way()
         rec, turn = self._active.rec, self._active.turn
@@ -123,6 +145,8 @@ class TurnChannel:
             # Queued in the store (by any process); taken once, so each is sent once.
             self._active.steer_waiting = False
             steer = await self._store.take_steer(self._sid, self._tid)
+        if self.hooks is not None:
+            steer.extend(await self.hooks.deliver())
         _call_started.set(time.perf_counter())
         return steer
 

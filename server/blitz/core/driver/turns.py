@@ -23,6 +23,11 @@ process can queue it for any turn.
 
 Each run of a turn is traced as one span (when a tracer is given), a child of the call that
 started or resumed it, since its task inherits that call's context.
+
+Where a session has hooks (docs/hooks.md), each run has them (`TurnHooks.for_run`): the
+turn_start hooks before a prompt's first run, the turn_end hooks when the agent answers
+(and, if one asks, the runner goes on once), the notification hooks once it parks; its
+channel asks the pre_tool and post_tool hooks as the agent acts.
 """
 
 from __future__ import annotations
@@ -43,11 +48,12 @@ from blitz.core.active_turn import ActiveTurn, LiveTurns
 from blitz.core.driver.endings import FORKABLE_TURNS, interrupted
 from blitz.core.driver.interactions import Interactions
 from blitz.core.driver.parking import TurnParking, timed_out
-from blitz.core.driver.runners import Outcome, Runners, TurnRunner
+from blitz.core.driver.runners import GoesOn, Outcome, Runners, TurnRunner
 from blitz.core.driver.slots import RunSlots
 from blitz.core.driver.turn_io import TurnChannel
 from blitz.core.events.event_log import EventLog, TurnLost
 from blitz.core.files.checkpoints import Checkpoints
+from blitz.core.hooks.turn_hooks import RunHooks, TurnHooks
 from blitz.core.locks import SessionLocks
 from blitz.core.requests.pending import PendingRequests
 from blitz.core.requests.plans import proposal, proposed_event
@@ -97,12 +103,14 @@ class Turns(TurnParking):
         max_running: int = 256,
         refuse_when_full: bool = False,
         tracer: Tracer | None = None,
+        hooks: TurnHooks | None = None,
     ) -> None:
         """`runners`: what carries out each kind of turn (runners.py), asked in order.
         `interactions`: the calls people wait on, which agent work gives way to;
         `checkpoints`: what takes each turn's snapshots of its workspace; `max_running`
         runs at once, and past it a new turn waits with a notice, or, with
-        `refuse_when_full`, is refused (slots.py)."""
+        `refuse_when_full`, is refused (slots.py); `hooks`: the sessions' hooks (None: the
+        server runs none)."""
         # This process, as the holder of the turns it runs, and how long a hold lasts.
         self.owner = owner
         self.lease = lease
@@ -121,6 +129,7 @@ class Turns(TurnParking):
         self._slots = RunSlots(max_running, refuse_when_full=refuse_when_full)
         self._interactions = interactions
         self._checkpoints = checkpoints
+        self._hooks = hooks
         pending.listen(self)
         log.listen(self)
 
@@ -257,7 +266,7 @@ class Turns(TurnParking):
                 async with self._slots.held():
                     async with asyncio.timeout_at(deadline) as scope:
                         outcome = await self._step(active, io, results, taken_over)
-                    await self._settle(active, outcome)
+                    await self._settle(active, outcome, io.hooks)
             except TimeoutError:
                 if not scope.expired():
                     log.exception("turn_failed")
@@ -280,6 +289,8 @@ class Turns(TurnParking):
                 log.exception("turn_failed")
                 await self.finish(active, error=internal_error())
             finally:
+                if io.hooks is not None:
+                    await io.hooks.aclose()
                 if active.task is asyncio.current_task():
                     active.task = None
                 if span is not None:
@@ -306,13 +317,30 @@ class Turns(TurnParking):
         results: dict[str, Resolution] | None,
         taken_over: bool,
     ) -> Outcome:
-        """One run of the turn, by the runner that claims it (runners.py)."""
+        """One run of the turn, by the runner that claims it (runners.py), with its hooks."""
         runner = self._runners.of(active.turn, active.session)
+        hooks = io.hooks = None if self._hooks is None else await self._hooks.for_run(active, io)
+        prompted = not active.turn.command  # a prompt, not a slash command or a workflow
         if taken_over:
-            return await runner.take_over(active, io)
-        if results is None:
-            return await runner.start(active, io)
-        return await runner.resume(active, io, results)
+            outcome = await runner.take_over(active, io)
+        elif results is None:
+            if hooks is not None and prompted:
+                await hooks.turn_start()
+            outcome = await runner.start(active, io)
+        else:
+            outcome = await runner.resume(active, io, results)
+        if hooks is None:
+            return outcome
+        # A turn_end hook may have the agent go on, once a turn (turn_hooks.py).
+        while isinstance(outcome, Completed) and prompted and not active.aside:
+            if not isinstance(runner, GoesOn):
+                break
+            text = await hooks.turn_end(outcome.output)
+            if text is None:
+                break
+            outcome = await runner.go_on(active, io, outcome, text)
+        await hooks.settle(parked=isinstance(outcome, Parked))
+        return outcome
 
     async def survives(self, rec: TurnRecord) -> bool:
         """Whether a turn left running by a process that died can go on (its runner's
@@ -331,13 +359,18 @@ class Turns(TurnParking):
         """What carries out the turn (endings.py tells it of the turn's end)."""
         return self._runners.of(active.turn, active.session)
 
-    async def _settle(self, active: ActiveTurn, outcome: Completed | Parked | str) -> None:
-        """Act on how a run ended: park it, or finish the turn."""
+    async def _settle(
+        self, active: ActiveTurn, outcome: Completed | Parked | str, hooks: RunHooks | None
+    ) -> None:
+        """Act on how a run ended: park it (and tell the notification hooks), or finish the
+        turn."""
         if isinstance(outcome, Parked):
             if active.aside:
                 await self.finish(active, error=_aside_cannot_wait())
             else:
                 await self._park(active, outcome)
+                if hooks is not None and active.rec.state == TurnState.PARKED:
+                    await hooks.notification(outcome.requests)
         elif isinstance(outcome, str):
             await self.finish(active, output=outcome)
         else:

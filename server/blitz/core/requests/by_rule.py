@@ -29,10 +29,11 @@ __all__ = ["announce_rule", "offer", "verdict_on"]
 def verdict_on(rules: list[RuleRecord], approval: t.ApprovalRequest) -> Verdict | None:
     """What the rules say of a request as clients see it. One whose label holds a masked
     secret may be denied by a rule, never allowed: no rule can tell it from the same action
-    with another secret."""
+    with another secret; nor one a pre_tool hook asked a person to decide (docs/hooks.md)."""
     found = verdict(rules, approval)
-    if found is not None and found.allowed and MASK in approval.scope_label:
-        return None
+    if found is not None and found.allowed:
+        if MASK in approval.scope_label or approval.asked_by_hook:
+            return None
     return found
 
 

@@ -46,9 +46,14 @@ from blitz.v1 import turn_pb2 as t
 __all__ = [
     "MAX_GLOBSTARS",
     "Verdict",
+    "command_of",
     "command_parts",
     "destructive_action",
+    "globbed",
+    "globstars",
     "made_rule",
+    "path_of",
+    "prefix_words",
     "suggested_rule",
     "verdict",
 ]
@@ -253,6 +258,33 @@ def destructive_action(approval: t.ApprovalRequest) -> Destructive | None:
     """The entry of the destructive list (destructive.py) a command's request is, if any."""
     _, command = _command(approval.scope_label)
     return None if command is None else destructive(command_parts(command), command)
+
+
+def command_of(label: str) -> str | None:
+    """The command a command's scope label holds (`command+network: pip i x`: `pip i x`);
+    None for any other label, or one cut with its hash."""
+    return _command(label)[1]
+
+
+def path_of(label: str) -> str | None:
+    """The workspace path a write's or a delete's scope label holds; None otherwise."""
+    return _path(label)
+
+
+def prefix_words(pattern: str) -> list[str]:
+    """A COMMAND_PREFIX pattern's words, as a prefix rule reads them."""
+    return _words(pattern)
+
+
+def globbed(path: str, pattern: str) -> bool:
+    """Whether a PATH_GLOB pattern matches `path`, as a glob rule's does (one past the
+    bound of `**` matches nothing)."""
+    return _globbed(path, pattern)
+
+
+def globstars(pattern: str) -> int:
+    """How many `**` a glob holds (a rule's and a hook's may hold `MAX_GLOBSTARS`)."""
+    return _globstars(pattern)
 
 
 def _prefix(words: list[str]) -> list[str]:

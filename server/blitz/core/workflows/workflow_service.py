@@ -10,7 +10,7 @@ the operator's --workflows-dir (`blitz.workflows.catalog`), off the event loop.
 from __future__ import annotations
 
 import shlex
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +34,8 @@ __all__ = ["RunTurn", "WorkflowCore", "run_text"]
 
 # How a run is started: RunTurn (`SessionCore.run_turn`), with the caller's context.
 RunTurn = Callable[[s.RunTurnRequest, CallContext], AsyncIterator[t.TurnEvent]]
+# How a run is started and left running (`SessionCore.start_turn`): its turn's id.
+StartTurn = Callable[[s.RunTurnRequest, CallContext], Awaitable[str]]
 
 # Turn fields that are the run's own: RunWorkflow refuses them set.
 _RUN_OWNED = ("text", "prompt", "command", "plan", "aside", "accepted", "image_ids", "context")
@@ -87,14 +89,17 @@ class WorkflowCore:
         runs: WorkflowRuns,
         workspace_root: Path,
         workflows_dir: Path | None,
+        start_turn: StartTurn | None = None,
     ) -> None:
         """`find_session`: the caller's session (`SessionCore.session_record`);
         `run_turn`: RunTurn, which runs a workflow as the `/run` command turn; `runs`: what
         carries out such a turn (`workflow_runs.py`), asked first whether it can start;
         `workflows_dir`: the operator's folder of workflow files, shared by every
-        principal."""
+        principal; `start_turn`: a turn started and left running
+        (`SessionCore.start_turn`), for `start_workflow`."""
         self._find_session = find_session
         self._run_turn = run_turn
+        self._start_turn = start_turn
         self._runs = runs
         self._workspace_root = Path(workspace_root)
         self._dir = workflows_dir
@@ -131,11 +136,18 @@ class WorkflowCore:
     ) -> AsyncIterator[t.TurnEvent]:
         return self._run_workflow(req, ctx)
 
-    async def _run_workflow(
-        self, req: f.RunWorkflowRequest, ctx: CallContext
-    ) -> AsyncIterator[t.TurnEvent]:
-        """Refuses a broken definition or bad params as the call's error, before any turn
-        starts; the turn checks them again when it runs (the files may change)."""
+    async def start_workflow(self, req: f.RunWorkflowRequest, ctx: CallContext) -> str:
+        """Start a run and leave it running (a schedule's firing): its turn's id. Refused
+        as RunWorkflow refuses, and busy as `req.busy` says."""
+        if self._start_turn is None:  # pragma: no cover - the assembly always hands it
+            raise BlitzError(Reason.INTERNAL, "workflow runs cannot be started here")
+        run = await self._prepared(req, ctx)
+        return await self._start_turn(run, ctx)
+
+    async def _prepared(self, req: f.RunWorkflowRequest, ctx: CallContext) -> s.RunTurnRequest:
+        """The run's `/run` command turn; a broken definition or bad params refused as the
+        call's error, before any turn starts (the turn checks them again when it runs: the
+        files may change)."""
         check.require(req.session_id, "session_id")
         check.require(req.name, "name")
         for name in _RUN_OWNED:
@@ -152,6 +164,12 @@ class WorkflowCore:
         )
         session = await self._find_session(req.session_id, ctx)
         await self._runs.prepare(session.workspace, req.name, dict(req.params))
+        return run
+
+    async def _run_workflow(
+        self, req: f.RunWorkflowRequest, ctx: CallContext
+    ) -> AsyncIterator[t.TurnEvent]:
+        run = await self._prepared(req, ctx)
         events = self._run_turn(run, ctx)
         async with aclosing(events):  # type: ignore[type-var]
             async for event in events:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -26,7 +27,7 @@ from blitz.core.workflows.step_context import (
 )
 from blitz.core.workflows.workflow_state import Frame, StepStatus, cap
 from blitz.ports import AnswerResult, Parked, TurnIO
-from blitz.ports.agent import ModelCallUsage, RuleDecision
+from blitz.ports.agent import HookVerdict, ModelCallUsage, RuleDecision
 from blitz.redact import redact_text
 from blitz.v1 import turn_pb2 as t
 from blitz.workflows.definitions import CommandStep, Step
@@ -76,6 +77,15 @@ class _Observed:
 
     async def rule_decides(self, approval: t.ApprovalRequest) -> RuleDecision | None:
         return await self._io.rule_decides(approval)
+
+    async def pre_tool(
+        self,
+        approval: t.ApprovalRequest,
+        tool_input: Mapping[str, Any],
+        *,
+        rewritable: frozenset[str] = frozenset(),
+    ) -> HookVerdict | None:
+        return await self._io.pre_tool(approval, tool_input, rewritable=rewritable)
 
 
 class CommandExecutor:

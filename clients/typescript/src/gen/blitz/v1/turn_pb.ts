@@ -18,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file blitz/v1/turn.proto.
  */
 export const file_blitz_v1_turn: GenFile = /*@__PURE__*/
-  fileDesc("ChNibGl0ei92MS90dXJuLnByb3RvEghibGl0ei52MSLDAgoEVHVybhIMCgR0ZXh0GAEgASgJEg4KBnByb21wdBgCIAEoCRIMCgRwbGFuGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCRINCgVhc2lkZRgFIAEoCBIQCghhY2NlcHRlZBgGIAEoCBIRCglpbWFnZV9pZHMYByADKAkSEQoJbWF4X3R1cm5zGAggASgFEhQKDGZldGNoX2dyYW50cxgJIAMoCRIUCgxtYXhfY29zdF91c2QYCiABKAESKgoHdGltZW91dBgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21tYW5kGAwgASgIEicKB2NvbnRleHQYDSADKAsyFi5ibGl0ei52MS5Db250ZXh0QmxvY2sSIwoEbW9kZRgQIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlIlQKDENvbnRleHRCbG9jaxIMCgRraW5kGAEgASgJEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIMCgRodG1sGAQgASgJEgwKBHRleHQYBSABKAki2gcKCVR1cm5FdmVudBIOCgZhdXRob3IYASABKAkSJgoIYWNjZXB0ZWQYAiABKAsyEi5ibGl0ei52MS5BY2NlcHRlZEgAEh4KBHRleHQYAyABKAsyDi5ibGl0ei52MS5UZXh0SAASJwoJdG9vbF9jYWxsGAQgASgLMhIuYmxpdHoudjEuVG9vbENhbGxIABIrCgt0b29sX3Jlc3VsdBgFIAEoCzIULmJsaXR6LnYxLlRvb2xSZXN1bHRIABI1ChBhcHByb3ZhbF9yZXF1ZXN0GAYgASgLMhkuYmxpdHoudjEuQXBwcm92YWxSZXF1ZXN0SAASJgoIcXVlc3Rpb24YByABKAsyEi5ibGl0ei52MS5RdWVzdGlvbkgAEioKCGZpbmlzaGVkGAggASgLMhYuYmxpdHoudjEuVHVybkZpbmlzaGVkSAASIAoFdGFza3MYCSABKAsyDy5ibGl0ei52MS5UYXNrc0gAEiIKBm5vdGljZRgKIAEoCzIQLmJsaXR6LnYxLk5vdGljZUgAEicKCWZsb3dfc3RlcBgLIAEoCzISLmJsaXR6LnYxLkZsb3dTdGVwSAASKgoKcmVzb2x1dGlvbhgUIAEoCzIULmJsaXR6LnYxLlJlc29sdXRpb25IABIgCgV1c2FnZRgVIAEoCzIPLmJsaXR6LnYxLlVzYWdlSAASMwoPaGlzdG9yeV90cmltbWVkGBYgASgLMhguYmxpdHoudjEuSGlzdG9yeVRyaW1tZWRIABI1Cg1zZXNzaW9uX3N0YXRlGBcgASgLMhwuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlSAASLQoMZmlsZV9jaGFuZ2VkGBggASgLMhUuYmxpdHoudjEuRmlsZUNoYW5nZWRIABIrCgt0b29sX291dHB1dBgZIAEoCzIULmJsaXR6LnYxLlRvb2xPdXRwdXRIABIvCg1wbGFuX3Byb3Bvc2VkGBogASgLMhYuYmxpdHoudjEuUGxhblByb3Bvc2VkSAASLwoNcGxhbl9kZWNpc2lvbhgbIAEoCzIWLmJsaXR6LnYxLlBsYW5EZWNpc2lvbkgAEiQKB3Jld291bmQYHCABKAsyES5ibGl0ei52MS5SZXdvdW5kSAASCwoDc2VxGBAgASgDEhIKCnNlc3Npb25faWQYESABKAkSDwoHdHVybl9pZBgSIAEoCRIoCgR0aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgRzdGVwGB0gASgLMhUuYmxpdHoudjEuRmxvd1N0ZXBSZWZCBgoEa2luZCI1CgtGbG93U3RlcFJlZhILCgNydW4YASABKAkSCgoCaWQYAiABKAkSDQoFaW5kZXgYAyABKAUiTAoMUGxhblByb3Bvc2VkEg8KB3BsYW5faWQYASABKAkSDAoEcGxhbhgCIAEoCRIdCgV0YXNrcxgDIAMoCzIOLmJsaXR6LnYxLlRhc2siVwoMUGxhbkRlY2lzaW9uEg8KB3BsYW5faWQYASABKAkSEAoIYXBwcm92ZWQYAiABKAgSEAoIZmVlZGJhY2sYAyABKAkSEgoKZGVjaWRlZF9ieRgEIAEoCSKfAQoIRmxvd1N0ZXASEAoId29ya2Zsb3cYASABKAkSCgoCaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSDAoEdHlwZRgEIAEoCRINCgVpbmRleBgFIAEoBRINCgVjb3VudBgGIAEoBRIOCgZzdGF0dXMYByABKAkSDgoGb3V0cHV0GAggASgJEg0KBWVycm9yGAkgASgJEgsKA3J1bhgKIAEoCSI4CgZOb3RpY2USDAoEdGV4dBgBIAEoCRINCgVlcnJvchgCIAEoCBIRCgl0cmFuc2llbnQYAyABKAgiTgoOSGlzdG9yeVRyaW1tZWQSGAoQZHJvcHBlZF9tZXNzYWdlcxgBIAEoBRISCgprZXB0X3R1cm5zGAIgASgFEg4KBnJlYXNvbhgDIAEoCSLuAgoSU2Vzc2lvblN0YXRlQ2hhbmdlEjEKBXN0YXRlGAEgASgOMiIuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlLlN0YXRlEg8KB3R1cm5faWQYAiABKAkSDgoGcmVhc29uGAMgASgJIoMCCgVTdGF0ZRIdChlTRVNTSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSU0VTU0lPTl9TVEFURV9JRExFEAESGQoVU0VTU0lPTl9TVEFURV9SVU5OSU5HEAISGAoUU0VTU0lPTl9TVEFURV9QQVJLRUQQAxIYChRTRVNTSU9OX1NUQVRFX0NMT1NFRBAEEhkKEVNUQVRFX1VOU1BFQ0lGSUVEEAAaAggBEhIKClNUQVRFX0lETEUQARoCCAESFQoNU1RBVEVfUlVOTklORxACGgIIARIUCgxTVEFURV9QQVJLRUQQAxoCCAESFAoMU1RBVEVfQ0xPU0VEEAQaAggBGgIQASKwAQoLRmlsZUNoYW5nZWQSDAoEcGF0aBgBIAEoCRIoCgRraW5kGAIgASgOMhouYmxpdHoudjEuRmlsZUNoYW5nZWQuS2luZBIUCgx0b29sX2NhbGxfaWQYAyABKAkiUwoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASEAoMS0lORF9DUkVBVEVEEAESEQoNS0lORF9NT0RJRklFRBACEhAKDEtJTkRfREVMRVRFRBADIngKB1Jld291bmQSEgoKdG9fdHVybl9pZBgBIAEoCRIYChBkcm9wcGVkX3R1cm5faWRzGAIgAygJEhYKDnJlc3RvcmVkX3BhdGhzGAMgAygJEhgKEHVucmVzdG9yZWRfcGF0aHMYBCADKAkSDQoFZmlsZXMYBSABKAgiJgoFVGFza3MSHQoFaXRlbXMYASADKAsyDi5ibGl0ei52MS5UYXNrIjMKBFRhc2sSDwoHY29udGVudBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSCgoCaWQYECABKAkiKAoIQWNjZXB0ZWQSHAoEdHVybhgBIAEoCzIOLmJsaXR6LnYxLlR1cm4iRgoEVGV4dBIMCgR0ZXh0GAEgASgJEg8KB3BhcnRpYWwYAiABKAgSDgoGcmVwZWF0GAMgASgIEg8KB3Rob3VnaHQYBCABKAgiXAoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIlCgRhcmdzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdwYXJ0aWFsGAQgASgIIo4BCgpUb29sUmVzdWx0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJwoGcmVzdWx0GAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghpc19lcnJvchgQIAEoCBIrCghkdXJhdGlvbhgRIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI2CgpUb29sT3V0cHV0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGb3V0cHV0GAMgASgJIvkCCg9BcHByb3ZhbFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEiIKBGtpbmQYAyABKA4yFC5ibGl0ei52MS5BY3Rpb25LaW5kEg4KBmRldGFpbBgEIAEoCRIMCgRkaWZmGAUgASgJEhMKC3Njb3BlX2xhYmVsGAYgASgJEg0KBWFnZW50GAcgASgJEg8KB3Rhc2tfaWQYCCABKAkSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIvChNhdmFpbGFibGVfZGVjaXNpb25zGBIgAygOMhIuYmxpdHoudjEuRGVjaXNpb24SKwoOc3VnZ2VzdGVkX3J1bGUYEyABKAsyEy5ibGl0ei52MS5SdWxlTWF0Y2gSEwoLZGVzdHJ1Y3RpdmUYFCABKAgiowEKCVJ1bGVNYXRjaBImCgVtYXRjaBgBIAEoDjIXLmJsaXR6LnYxLlJ1bGVNYXRjaEtpbmQSDwoHcGF0dGVybhgCIAEoCRIkCgZlZmZlY3QYAyABKA4yFC5ibGl0ei52MS5SdWxlRWZmZWN0EigKBWxhc3RzGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBWxhYmVsGAUgASgJIo4CCghRdWVzdGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJEg8KB29wdGlvbnMYAyADKAkSDQoFYWdlbnQYBCABKAkSDwoHdGFza19pZBgFIAEoCRIUCgxtdWx0aV9zZWxlY3QYBiABKAgSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIlCgRmb3JtGBIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgptY3Bfc2VydmVyGBMgASgJIrICCgpSZXNvbHV0aW9uEhIKCnJlcXVlc3RfaWQYASABKAkSJAoIZGVjaXNpb24YAiABKA4yEi5ibGl0ei52MS5EZWNpc2lvbhIPCgdhbnN3ZXJzGAMgAygJEg4KBnJlYXNvbhgEIAEoCRIPCgdjb21tYW5kGAUgASgJEhMKC3Jlc29sdmVkX2J5GAYgASgJEgsKA3ZpYRgHIAEoCRIPCgdydWxlX2lkGAggASgJEhEKCWludGVycnVwdBgJIAEoCBInCgZ2YWx1ZXMYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGRlY2xpbmVkGAsgASgIEg4KBmNsaWVudBgMIAEoCRInCgpzYXZlZF9ydWxlGA0gASgLMhMuYmxpdHoudjEuUnVsZU1hdGNoIukBCgVVc2FnZRINCgVjYWxscxgBIAEoBRINCgVpbnB1dBgCIAEoAxIOCgZjYWNoZWQYAyABKAMSEwoLY2FjaGVfd3JpdGUYBCABKAMSDgoGb3V0cHV0GAUgASgDEhMKC2xhc3RfcHJvbXB0GAYgASgDEhAKCGNvc3RfdXNkGAcgASgBEg4KBnByaWNlZBgIIAEoCBIWCg5zZWFyY2hfcXVlcmllcxgJIAEoBRIXCg9zZWFyY2hfY29zdF91c2QYCiABKAESFgoOdG9rZW5zX3Vua25vd24YECABKAgSDQoFbW9kZWwYESABKAkilQEKDFR1cm5GaW5pc2hlZBIOCgZvdXRwdXQYASABKAkSHwoGYmVmb3JlGAIgASgLMg8uYmxpdHoudjEuVXNhZ2USHgoFYWZ0ZXIYAyABKAsyDy5ibGl0ei52MS5Vc2FnZRIQCghsZWZ0b3ZlchgEIAMoCRIiCgVlcnJvchgFIAEoCzITLmJsaXR6LnYxLkVycm9ySW5mbyKSAQoJRXJyb3JJbmZvEg4KBnJlYXNvbhgBIAEoCRIzCghtZXRhZGF0YRgCIAMoCzIhLmJsaXR6LnYxLkVycm9ySW5mby5NZXRhZGF0YUVudHJ5Eg8KB21lc3NhZ2UYAyABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBKqwBCgtTZXNzaW9uTW9kZRIcChhTRVNTSU9OX01PREVfVU5TUEVDSUZJRUQQABIUChBTRVNTSU9OX01PREVfQVNLEAESHQoZU0VTU0lPTl9NT0RFX0FDQ0VQVF9FRElUUxACEhoKFlNFU1NJT05fTU9ERV9SRUFEX09OTFkQAxIVChFTRVNTSU9OX01PREVfUExBThAEEhcKE1NFU1NJT05fTU9ERV9CWVBBU1MQBSp6Cg1SdWxlTWF0Y2hLaW5kEhoKFlJVTEVfTUFUQ0hfVU5TUEVDSUZJRUQQABIUChBSVUxFX01BVENIX0VYQUNUEAESHQoZUlVMRV9NQVRDSF9DT01NQU5EX1BSRUZJWBACEhgKFFJVTEVfTUFUQ0hfUEFUSF9HTE9CEAMqVgoKUnVsZUVmZmVjdBIbChdSVUxFX0VGRkVDVF9VTlNQRUNJRklFRBAAEhUKEVJVTEVfRUZGRUNUX0FMTE9XEAESFAoQUlVMRV9FRkZFQ1RfREVOWRACKmMKDEV4cGlyeUFjdGlvbhIdChlFWFBJUllfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSRVhQSVJZX0FDVElPTl9ERU5ZEAESHAoYRVhQSVJZX0FDVElPTl9VTkFOU1dFUkVEEAIqtQEKCkFjdGlvbktpbmQSGwoXQUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIXChNBQ1RJT05fS0lORF9DT01NQU5EEAESFQoRQUNUSU9OX0tJTkRfV1JJVEUQAhIWChJBQ1RJT05fS0lORF9ERUxFVEUQAxIXChNBQ1RJT05fS0lORF9ORVRXT1JLEAQSEwoPQUNUSU9OX0tJTkRfTUNQEAUSFAoQQUNUSU9OX0tJTkRfUFVTSBAGKnUKCERlY2lzaW9uEhgKFERFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASEQoNREVDSVNJT05fREVOWRABEhEKDURFQ0lTSU9OX09OQ0UQAhIUChBERUNJU0lPTl9TRVNTSU9OEAMSEwoPREVDSVNJT05fQUxXQVlTEARiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChNibGl0ei92MS90dXJuLnByb3RvEghibGl0ei52MSLDAgoEVHVybhIMCgR0ZXh0GAEgASgJEg4KBnByb21wdBgCIAEoCRIMCgRwbGFuGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCRINCgVhc2lkZRgFIAEoCBIQCghhY2NlcHRlZBgGIAEoCBIRCglpbWFnZV9pZHMYByADKAkSEQoJbWF4X3R1cm5zGAggASgFEhQKDGZldGNoX2dyYW50cxgJIAMoCRIUCgxtYXhfY29zdF91c2QYCiABKAESKgoHdGltZW91dBgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21tYW5kGAwgASgIEicKB2NvbnRleHQYDSADKAsyFi5ibGl0ei52MS5Db250ZXh0QmxvY2sSIwoEbW9kZRgQIAEoDjIVLmJsaXR6LnYxLlNlc3Npb25Nb2RlIlQKDENvbnRleHRCbG9jaxIMCgRraW5kGAEgASgJEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIMCgRodG1sGAQgASgJEgwKBHRleHQYBSABKAkigQgKCVR1cm5FdmVudBIOCgZhdXRob3IYASABKAkSJgoIYWNjZXB0ZWQYAiABKAsyEi5ibGl0ei52MS5BY2NlcHRlZEgAEh4KBHRleHQYAyABKAsyDi5ibGl0ei52MS5UZXh0SAASJwoJdG9vbF9jYWxsGAQgASgLMhIuYmxpdHoudjEuVG9vbENhbGxIABIrCgt0b29sX3Jlc3VsdBgFIAEoCzIULmJsaXR6LnYxLlRvb2xSZXN1bHRIABI1ChBhcHByb3ZhbF9yZXF1ZXN0GAYgASgLMhkuYmxpdHoudjEuQXBwcm92YWxSZXF1ZXN0SAASJgoIcXVlc3Rpb24YByABKAsyEi5ibGl0ei52MS5RdWVzdGlvbkgAEioKCGZpbmlzaGVkGAggASgLMhYuYmxpdHoudjEuVHVybkZpbmlzaGVkSAASIAoFdGFza3MYCSABKAsyDy5ibGl0ei52MS5UYXNrc0gAEiIKBm5vdGljZRgKIAEoCzIQLmJsaXR6LnYxLk5vdGljZUgAEicKCWZsb3dfc3RlcBgLIAEoCzISLmJsaXR6LnYxLkZsb3dTdGVwSAASKgoKcmVzb2x1dGlvbhgUIAEoCzIULmJsaXR6LnYxLlJlc29sdXRpb25IABIgCgV1c2FnZRgVIAEoCzIPLmJsaXR6LnYxLlVzYWdlSAASMwoPaGlzdG9yeV90cmltbWVkGBYgASgLMhguYmxpdHoudjEuSGlzdG9yeVRyaW1tZWRIABI1Cg1zZXNzaW9uX3N0YXRlGBcgASgLMhwuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlSAASLQoMZmlsZV9jaGFuZ2VkGBggASgLMhUuYmxpdHoudjEuRmlsZUNoYW5nZWRIABIrCgt0b29sX291dHB1dBgZIAEoCzIULmJsaXR6LnYxLlRvb2xPdXRwdXRIABIvCg1wbGFuX3Byb3Bvc2VkGBogASgLMhYuYmxpdHoudjEuUGxhblByb3Bvc2VkSAASLwoNcGxhbl9kZWNpc2lvbhgbIAEoCzIWLmJsaXR6LnYxLlBsYW5EZWNpc2lvbkgAEiQKB3Jld291bmQYHCABKAsyES5ibGl0ei52MS5SZXdvdW5kSAASJQoEaG9vaxgeIAEoCzIVLmJsaXR6LnYxLkhvb2tPdXRjb21lSAASCwoDc2VxGBAgASgDEhIKCnNlc3Npb25faWQYESABKAkSDwoHdHVybl9pZBgSIAEoCRIoCgR0aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgRzdGVwGB0gASgLMhUuYmxpdHoudjEuRmxvd1N0ZXBSZWZCBgoEa2luZCI1CgtGbG93U3RlcFJlZhILCgNydW4YASABKAkSCgoCaWQYAiABKAkSDQoFaW5kZXgYAyABKAUiTAoMUGxhblByb3Bvc2VkEg8KB3BsYW5faWQYASABKAkSDAoEcGxhbhgCIAEoCRIdCgV0YXNrcxgDIAMoCzIOLmJsaXR6LnYxLlRhc2siVwoMUGxhbkRlY2lzaW9uEg8KB3BsYW5faWQYASABKAkSEAoIYXBwcm92ZWQYAiABKAgSEAoIZmVlZGJhY2sYAyABKAkSEgoKZGVjaWRlZF9ieRgEIAEoCSKfAQoIRmxvd1N0ZXASEAoId29ya2Zsb3cYASABKAkSCgoCaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSDAoEdHlwZRgEIAEoCRINCgVpbmRleBgFIAEoBRINCgVjb3VudBgGIAEoBRIOCgZzdGF0dXMYByABKAkSDgoGb3V0cHV0GAggASgJEg0KBWVycm9yGAkgASgJEgsKA3J1bhgKIAEoCSI4CgZOb3RpY2USDAoEdGV4dBgBIAEoCRINCgVlcnJvchgCIAEoCBIRCgl0cmFuc2llbnQYAyABKAgiTgoOSGlzdG9yeVRyaW1tZWQSGAoQZHJvcHBlZF9tZXNzYWdlcxgBIAEoBRISCgprZXB0X3R1cm5zGAIgASgFEg4KBnJlYXNvbhgDIAEoCSLuAgoSU2Vzc2lvblN0YXRlQ2hhbmdlEjEKBXN0YXRlGAEgASgOMiIuYmxpdHoudjEuU2Vzc2lvblN0YXRlQ2hhbmdlLlN0YXRlEg8KB3R1cm5faWQYAiABKAkSDgoGcmVhc29uGAMgASgJIoMCCgVTdGF0ZRIdChlTRVNTSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSU0VTU0lPTl9TVEFURV9JRExFEAESGQoVU0VTU0lPTl9TVEFURV9SVU5OSU5HEAISGAoUU0VTU0lPTl9TVEFURV9QQVJLRUQQAxIYChRTRVNTSU9OX1NUQVRFX0NMT1NFRBAEEhkKEVNUQVRFX1VOU1BFQ0lGSUVEEAAaAggBEhIKClNUQVRFX0lETEUQARoCCAESFQoNU1RBVEVfUlVOTklORxACGgIIARIUCgxTVEFURV9QQVJLRUQQAxoCCAESFAoMU1RBVEVfQ0xPU0VEEAQaAggBGgIQASKwAQoLRmlsZUNoYW5nZWQSDAoEcGF0aBgBIAEoCRIoCgRraW5kGAIgASgOMhouYmxpdHoudjEuRmlsZUNoYW5nZWQuS2luZBIUCgx0b29sX2NhbGxfaWQYAyABKAkiUwoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASEAoMS0lORF9DUkVBVEVEEAESEQoNS0lORF9NT0RJRklFRBACEhAKDEtJTkRfREVMRVRFRBADIngKB1Jld291bmQSEgoKdG9fdHVybl9pZBgBIAEoCRIYChBkcm9wcGVkX3R1cm5faWRzGAIgAygJEhYKDnJlc3RvcmVkX3BhdGhzGAMgAygJEhgKEHVucmVzdG9yZWRfcGF0aHMYBCADKAkSDQoFZmlsZXMYBSABKAgiJgoFVGFza3MSHQoFaXRlbXMYASADKAsyDi5ibGl0ei52MS5UYXNrIjMKBFRhc2sSDwoHY29udGVudBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSCgoCaWQYECABKAkiKAoIQWNjZXB0ZWQSHAoEdHVybhgBIAEoCzIOLmJsaXR6LnYxLlR1cm4iRgoEVGV4dBIMCgR0ZXh0GAEgASgJEg8KB3BhcnRpYWwYAiABKAgSDgoGcmVwZWF0GAMgASgIEg8KB3Rob3VnaHQYBCABKAgiXAoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIlCgRhcmdzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIPCgdwYXJ0aWFsGAQgASgIIo4BCgpUb29sUmVzdWx0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJwoGcmVzdWx0GAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghpc19lcnJvchgQIAEoCBIrCghkdXJhdGlvbhgRIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI2CgpUb29sT3V0cHV0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGb3V0cHV0GAMgASgJIrcDCg9BcHByb3ZhbFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEiIKBGtpbmQYAyABKA4yFC5ibGl0ei52MS5BY3Rpb25LaW5kEg4KBmRldGFpbBgEIAEoCRIMCgRkaWZmGAUgASgJEhMKC3Njb3BlX2xhYmVsGAYgASgJEg0KBWFnZW50GAcgASgJEg8KB3Rhc2tfaWQYCCABKAkSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIvChNhdmFpbGFibGVfZGVjaXNpb25zGBIgAygOMhIuYmxpdHoudjEuRGVjaXNpb24SKwoOc3VnZ2VzdGVkX3J1bGUYEyABKAsyEy5ibGl0ei52MS5SdWxlTWF0Y2gSEwoLZGVzdHJ1Y3RpdmUYFCABKAgSJQoJaG9va19lZGl0GBUgASgLMhIuYmxpdHoudjEuSG9va0VkaXQSFQoNYXNrZWRfYnlfaG9vaxgWIAEoCSJ0CghIb29rRWRpdBIPCgdob29rX2lkGAEgASgJEi8KDm9yaWdpbmFsX2lucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBImCgVpbnB1dBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiowEKCVJ1bGVNYXRjaBImCgVtYXRjaBgBIAEoDjIXLmJsaXR6LnYxLlJ1bGVNYXRjaEtpbmQSDwoHcGF0dGVybhgCIAEoCRIkCgZlZmZlY3QYAyABKA4yFC5ibGl0ei52MS5SdWxlRWZmZWN0EigKBWxhc3RzGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBWxhYmVsGAUgASgJIo4CCghRdWVzdGlvbhISCgpyZXF1ZXN0X2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJEg8KB29wdGlvbnMYAyADKAkSDQoFYWdlbnQYBCABKAkSDwoHdGFza19pZBgFIAEoCRIUCgxtdWx0aV9zZWxlY3QYBiABKAgSLwoLZXhwaXJlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKCW9uX2V4cGlyZRgRIAEoDjIWLmJsaXR6LnYxLkV4cGlyeUFjdGlvbhIlCgRmb3JtGBIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgptY3Bfc2VydmVyGBMgASgJIrICCgpSZXNvbHV0aW9uEhIKCnJlcXVlc3RfaWQYASABKAkSJAoIZGVjaXNpb24YAiABKA4yEi5ibGl0ei52MS5EZWNpc2lvbhIPCgdhbnN3ZXJzGAMgAygJEg4KBnJlYXNvbhgEIAEoCRIPCgdjb21tYW5kGAUgASgJEhMKC3Jlc29sdmVkX2J5GAYgASgJEgsKA3ZpYRgHIAEoCRIPCgdydWxlX2lkGAggASgJEhEKCWludGVycnVwdBgJIAEoCBInCgZ2YWx1ZXMYCiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCGRlY2xpbmVkGAsgASgIEg4KBmNsaWVudBgMIAEoCRInCgpzYXZlZF9ydWxlGA0gASgLMhMuYmxpdHoudjEuUnVsZU1hdGNoIrsCCgtIb29rT3V0Y29tZRIPCgdob29rX2lkGAEgASgJEg0KBWV2ZW50GAIgASgJEigKCGRlY2lzaW9uGAMgASgOMhYuYmxpdHoudjEuSG9va0RlY2lzaW9uEg4KBnJlYXNvbhgEIAEoCRIuCg11cGRhdGVkX2lucHV0GAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIaChJhZGRpdGlvbmFsX2NvbnRleHQYBiABKAkSDgoGZmFpbGVkGAcgASgIEg0KBWVycm9yGAggASgJEisKCGR1cmF0aW9uGAkgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBHRvb2wYCiABKAkSFAoMdG9vbF9jYWxsX2lkGAsgASgJEhYKDnN5c3RlbV9tZXNzYWdlGAwgASgJIukBCgVVc2FnZRINCgVjYWxscxgBIAEoBRINCgVpbnB1dBgCIAEoAxIOCgZjYWNoZWQYAyABKAMSEwoLY2FjaGVfd3JpdGUYBCABKAMSDgoGb3V0cHV0GAUgASgDEhMKC2xhc3RfcHJvbXB0GAYgASgDEhAKCGNvc3RfdXNkGAcgASgBEg4KBnByaWNlZBgIIAEoCBIWCg5zZWFyY2hfcXVlcmllcxgJIAEoBRIXCg9zZWFyY2hfY29zdF91c2QYCiABKAESFgoOdG9rZW5zX3Vua25vd24YECABKAgSDQoFbW9kZWwYESABKAkilQEKDFR1cm5GaW5pc2hlZBIOCgZvdXRwdXQYASABKAkSHwoGYmVmb3JlGAIgASgLMg8uYmxpdHoudjEuVXNhZ2USHgoFYWZ0ZXIYAyABKAsyDy5ibGl0ei52MS5Vc2FnZRIQCghsZWZ0b3ZlchgEIAMoCRIiCgVlcnJvchgFIAEoCzITLmJsaXR6LnYxLkVycm9ySW5mbyKSAQoJRXJyb3JJbmZvEg4KBnJlYXNvbhgBIAEoCRIzCghtZXRhZGF0YRgCIAMoCzIhLmJsaXR6LnYxLkVycm9ySW5mby5NZXRhZGF0YUVudHJ5Eg8KB21lc3NhZ2UYAyABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBKqwBCgtTZXNzaW9uTW9kZRIcChhTRVNTSU9OX01PREVfVU5TUEVDSUZJRUQQABIUChBTRVNTSU9OX01PREVfQVNLEAESHQoZU0VTU0lPTl9NT0RFX0FDQ0VQVF9FRElUUxACEhoKFlNFU1NJT05fTU9ERV9SRUFEX09OTFkQAxIVChFTRVNTSU9OX01PREVfUExBThAEEhcKE1NFU1NJT05fTU9ERV9CWVBBU1MQBSp6Cg1SdWxlTWF0Y2hLaW5kEhoKFlJVTEVfTUFUQ0hfVU5TUEVDSUZJRUQQABIUChBSVUxFX01BVENIX0VYQUNUEAESHQoZUlVMRV9NQVRDSF9DT01NQU5EX1BSRUZJWBACEhgKFFJVTEVfTUFUQ0hfUEFUSF9HTE9CEAMqVgoKUnVsZUVmZmVjdBIbChdSVUxFX0VGRkVDVF9VTlNQRUNJRklFRBAAEhUKEVJVTEVfRUZGRUNUX0FMTE9XEAESFAoQUlVMRV9FRkZFQ1RfREVOWRACKmMKDEV4cGlyeUFjdGlvbhIdChlFWFBJUllfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSRVhQSVJZX0FDVElPTl9ERU5ZEAESHAoYRVhQSVJZX0FDVElPTl9VTkFOU1dFUkVEEAIqigEKDEhvb2tEZWNpc2lvbhIWChJIT09LX0RFQ0lTSU9OX05PTkUQABIXChNIT09LX0RFQ0lTSU9OX0FMTE9XEAESFgoSSE9PS19ERUNJU0lPTl9ERU5ZEAISFQoRSE9PS19ERUNJU0lPTl9BU0sQAxIaChZIT09LX0RFQ0lTSU9OX0NPTlRJTlVFEAQqtQEKCkFjdGlvbktpbmQSGwoXQUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIXChNBQ1RJT05fS0lORF9DT01NQU5EEAESFQoRQUNUSU9OX0tJTkRfV1JJVEUQAhIWChJBQ1RJT05fS0lORF9ERUxFVEUQAxIXChNBQ1RJT05fS0lORF9ORVRXT1JLEAQSEwoPQUNUSU9OX0tJTkRfTUNQEAUSFAoQQUNUSU9OX0tJTkRfUFVTSBAGKnUKCERlY2lzaW9uEhgKFERFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASEQoNREVDSVNJT05fREVOWRABEhEKDURFQ0lTSU9OX09OQ0UQAhIUChBERUNJU0lPTl9TRVNTSU9OEAMSEwoPREVDSVNJT05fQUxXQVlTEARiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Turn is one prompt for the agent.
@@ -340,6 +340,16 @@ export type TurnEvent = Message<"blitz.v1.TurnEvent"> & {
      */
     value: Rewound;
     case: "rewound";
+  } | {
+    /**
+     * A hook ran (docs/hooks.md): what it answered, or how it failed, and what Blitz made
+     * of it. Its decision, if any, is announced too: a pre_tool hook's allow or deny by a
+     * `resolution` (via "hook"), a turn_start hook's refusal by the turn's `finished`.
+     *
+     * @generated from field: blitz.v1.HookOutcome hook = 30;
+     */
+    value: HookOutcome;
+    case: "hook";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1214,6 +1224,22 @@ export type ApprovalRequest = Message<"blitz.v1.ApprovalRequest"> & {
    * @generated from field: bool destructive = 20;
    */
   destructive: boolean;
+
+  /**
+   * A pre_tool hook rewrote the action (docs/hooks.md): detail and scope_label show it as
+   * rewritten, and it is what runs once approved (unless Decide edits it again).
+   *
+   * @generated from field: blitz.v1.HookEdit hook_edit = 21;
+   */
+  hookEdit?: HookEdit | undefined;
+
+  /**
+   * A pre_tool hook asked for a person's decision (its id, Hook.id): no rule and no mode
+   * approves this request; a person decides it (a DENY rule still may refuse it).
+   *
+   * @generated from field: string asked_by_hook = 22;
+   */
+  askedByHook: string;
 };
 
 /**
@@ -1222,6 +1248,39 @@ export type ApprovalRequest = Message<"blitz.v1.ApprovalRequest"> & {
  */
 export const ApprovalRequestSchema: GenMessage<ApprovalRequest> = /*@__PURE__*/
   messageDesc(file_blitz_v1_turn, 19);
+
+/**
+ * HookEdit is a pre_tool hook's rewrite of a tool's input.
+ *
+ * @generated from message blitz.v1.HookEdit
+ */
+export type HookEdit = Message<"blitz.v1.HookEdit"> & {
+  /**
+   * The hook that rewrote it (Hook.id).
+   *
+   * @generated from field: string hook_id = 1;
+   */
+  hookId: string;
+
+  /**
+   * The tool's input as the agent asked it, and as the hook rewrote it.
+   *
+   * @generated from field: google.protobuf.Struct original_input = 2;
+   */
+  originalInput?: JsonObject | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct input = 3;
+   */
+  input?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message blitz.v1.HookEdit.
+ * Use `create(HookEditSchema)` to create a new message.
+ */
+export const HookEditSchema: GenMessage<HookEdit> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_turn, 20);
 
 /**
  * What a rule matches, and whether it allows or denies what it matches. A rule made by a
@@ -1274,7 +1333,7 @@ export type RuleMatch = Message<"blitz.v1.RuleMatch"> & {
  * Use `create(RuleMatchSchema)` to create a new message.
  */
 export const RuleMatchSchema: GenMessage<RuleMatch> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 20);
+  messageDesc(file_blitz_v1_turn, 21);
 
 /**
  * Question is the agent asking the user something. The turn is parked until Answer.
@@ -1356,7 +1415,7 @@ export type Question = Message<"blitz.v1.Question"> & {
  * Use `create(QuestionSchema)` to create a new message.
  */
 export const QuestionSchema: GenMessage<Question> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 21);
+  messageDesc(file_blitz_v1_turn, 22);
 
 /**
  * Resolution says how an approval request or question ended, so that every watcher (not
@@ -1407,8 +1466,9 @@ export type Resolution = Message<"blitz.v1.Resolution"> & {
 
   /**
    * How: "decide", "answer", "link" (a signed approval link of a webhook's message),
-   * "slack" (a Slack button of one), "rule", "timeout", or "withdrawn" (the turn ended
-   * first).
+   * "slack" (a Slack button of one), "rule", "hook" (a pre_tool hook allowed or denied it:
+   * resolved_by is the hook's id, and a `hook` event comes before), "timeout", or
+   * "withdrawn" (the turn ended first).
    *
    * @generated from field: string via = 7;
    */
@@ -1468,7 +1528,107 @@ export type Resolution = Message<"blitz.v1.Resolution"> & {
  * Use `create(ResolutionSchema)` to create a new message.
  */
 export const ResolutionSchema: GenMessage<Resolution> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 22);
+  messageDesc(file_blitz_v1_turn, 23);
+
+/**
+ * HookOutcome is one run of a hook (docs/hooks.md): what it answered, or how it failed,
+ * and what Blitz made of it.
+ *
+ * @generated from message blitz.v1.HookOutcome
+ */
+export type HookOutcome = Message<"blitz.v1.HookOutcome"> & {
+  /**
+   * The hook (Hook.id): "hk_…", or "hk_config_NAME" for one the operator declared.
+   *
+   * @generated from field: string hook_id = 1;
+   */
+  hookId: string;
+
+  /**
+   * What it ran for: turn_start, pre_tool, post_tool, turn_end or notification.
+   *
+   * @generated from field: string event = 2;
+   */
+  event: string;
+
+  /**
+   * What Blitz made of its answer (of its failure: DENY when it fails closed and its
+   * event can deny, else NONE).
+   *
+   * @generated from field: blitz.v1.HookDecision decision = 3;
+   */
+  decision: HookDecision;
+
+  /**
+   * Why, as the hook said it, or why it failed: for a pre_tool DENY, what the model is
+   * told; for a turn_end CONTINUE, what the agent goes on with.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * pre_tool: the tool's input as the hook rewrote it (unset: not rewritten).
+   *
+   * @generated from field: google.protobuf.Struct updated_input = 5;
+   */
+  updatedInput?: JsonObject | undefined;
+
+  /**
+   * What the hook added for the model to read with its next call (turn_start: with the
+   * prompt).
+   *
+   * @generated from field: string additional_context = 6;
+   */
+  additionalContext: string;
+
+  /**
+   * It failed: it could not start, exited other than 0 or 2, timed out, or answered
+   * something that is not its JSON; `error` says which, in our words.
+   *
+   * @generated from field: bool failed = 7;
+   */
+  failed: boolean;
+
+  /**
+   * @generated from field: string error = 8;
+   */
+  error: string;
+
+  /**
+   * How long it ran.
+   *
+   * @generated from field: google.protobuf.Duration duration = 9;
+   */
+  duration?: Duration | undefined;
+
+  /**
+   * pre_tool and post_tool: the tool (as ToolCall.name or ApprovalRequest.tool), and its
+   * call's id (ToolCall.id, ApprovalRequest.request_id).
+   *
+   * @generated from field: string tool = 10;
+   */
+  tool: string;
+
+  /**
+   * @generated from field: string tool_call_id = 11;
+   */
+  toolCallId: string;
+
+  /**
+   * A message for the user (Claude Code's systemMessage): shown, never sent to the model.
+   *
+   * @generated from field: string system_message = 12;
+   */
+  systemMessage: string;
+};
+
+/**
+ * Describes the message blitz.v1.HookOutcome.
+ * Use `create(HookOutcomeSchema)` to create a new message.
+ */
+export const HookOutcomeSchema: GenMessage<HookOutcome> = /*@__PURE__*/
+  messageDesc(file_blitz_v1_turn, 24);
 
 /**
  * Usage is the token usage and estimated cost of a session, or (as a TurnEvent) of one
@@ -1561,7 +1721,7 @@ export type Usage = Message<"blitz.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 23);
+  messageDesc(file_blitz_v1_turn, 25);
 
 /**
  * TurnFinished ends a turn's events.
@@ -1608,7 +1768,7 @@ export type TurnFinished = Message<"blitz.v1.TurnFinished"> & {
  * Use `create(TurnFinishedSchema)` to create a new message.
  */
 export const TurnFinishedSchema: GenMessage<TurnFinished> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 24);
+  messageDesc(file_blitz_v1_turn, 26);
 
 /**
  * ErrorInfo is a machine-readable error, also attached to failed calls as a Connect error
@@ -1643,7 +1803,7 @@ export type ErrorInfo = Message<"blitz.v1.ErrorInfo"> & {
  * Use `create(ErrorInfoSchema)` to create a new message.
  */
 export const ErrorInfoSchema: GenMessage<ErrorInfo> = /*@__PURE__*/
-  messageDesc(file_blitz_v1_turn, 25);
+  messageDesc(file_blitz_v1_turn, 27);
 
 /**
  * How a session's (or a turn's) actions are approved. docs/protocol.md tables each mode.
@@ -1791,6 +1951,56 @@ export const ExpiryActionSchema: GenEnum<ExpiryAction> = /*@__PURE__*/
   enumDesc(file_blitz_v1_turn, 3);
 
 /**
+ * What a hook's answer decided.
+ *
+ * @generated from enum blitz.v1.HookDecision
+ */
+export enum HookDecision {
+  /**
+   * Nothing: the turn goes on as it would have.
+   *
+   * @generated from enum value: HOOK_DECISION_NONE = 0;
+   */
+  NONE = 0,
+
+  /**
+   * pre_tool: the action is approved without asking (a DENY rule still refuses it).
+   *
+   * @generated from enum value: HOOK_DECISION_ALLOW = 1;
+   */
+  ALLOW = 1,
+
+  /**
+   * pre_tool: the action is refused, with the reason for the model. turn_start: the turn
+   * is refused (HOOK_DENIED). post_tool: the result is flagged, the reason sent to the
+   * model.
+   *
+   * @generated from enum value: HOOK_DECISION_DENY = 2;
+   */
+  DENY = 2,
+
+  /**
+   * pre_tool: a person decides, even where the mode or a rule would have approved it.
+   *
+   * @generated from enum value: HOOK_DECISION_ASK = 3;
+   */
+  ASK = 3,
+
+  /**
+   * turn_end: the agent goes on, with the reason as its next prompt (once per turn).
+   *
+   * @generated from enum value: HOOK_DECISION_CONTINUE = 4;
+   */
+  CONTINUE = 4,
+}
+
+/**
+ * Describes the enum blitz.v1.HookDecision.
+ */
+export const HookDecisionSchema: GenEnum<HookDecision> = /*@__PURE__*/
+  enumDesc(file_blitz_v1_turn, 4);
+
+/**
  * ActionKind is the kind of action an approval covers.
  *
  * @generated from enum blitz.v1.ActionKind
@@ -1839,7 +2049,7 @@ export enum ActionKind {
  * Describes the enum blitz.v1.ActionKind.
  */
 export const ActionKindSchema: GenEnum<ActionKind> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_turn, 4);
+  enumDesc(file_blitz_v1_turn, 5);
 
 /**
  * Decision answers an ApprovalRequest.
@@ -1886,5 +2096,5 @@ export enum Decision {
  * Describes the enum blitz.v1.Decision.
  */
 export const DecisionSchema: GenEnum<Decision> = /*@__PURE__*/
-  enumDesc(file_blitz_v1_turn, 5);
+  enumDesc(file_blitz_v1_turn, 6);
 

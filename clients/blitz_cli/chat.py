@@ -32,7 +32,7 @@ from blitz_cli.chat_state import ChatOptions, Leave
 from blitz_cli.completion import complete_commands
 from blitz_cli.lines import accepted_line, error_line
 from blitz_cli.picker import pick_session
-from blitz_cli.prompts import ask_plan
+from blitz_cli.prompts import ask_plan, edit_line
 from blitz_cli.render import Renderer
 from blitz_cli.repos import cloned_line, source_of
 from blitz_cli.type_ahead import LineSender, TypeAhead
@@ -54,7 +54,6 @@ class _Chat(ChatCommands, RequestAnswers):
     def set_while_busy(self, how: str) -> None:
         """What a line typed while a turn runs does: "queue" or "steer"."""
         self.while_busy = how
-        self.renderer.typed = lambda: self.typing.line
         self.renderer.typed_hint = _HINTS[how]
 
     def typed_line(self, client: Blitz, line: str) -> None:
@@ -92,7 +91,8 @@ class _Chat(ChatCommands, RequestAnswers):
     def loop(self) -> None:
         while True:
             try:
-                line = _input("› ", self.typing.take())
+                # Keys typed during the last turn and not sent wait in the line.
+                line = edit_line("› ", self.typing.take())
                 # A trailing backslash continues the prompt on the next line, as in a shell.
                 while line.endswith("\\"):
                     line = line[:-1] + "\n" + input("… ")
@@ -132,17 +132,17 @@ class _Chat(ChatCommands, RequestAnswers):
             fields["image_ids"], self.images = self.images, []
         self.renderer.thinking()
         events = self.client.run(self.session.id, line, turn_id=turn_id, busy=busy, **fields)
-        self.drive(events, turn_id)
-        while self.proposed:
-            self.decide_plan(self.proposed)
-        # The turns queued from the input line, each shown as it runs.
-        while self.queued:
-            queued = self.queued.pop(0)
-            self.console.rule("[dim]queued turn[/]", style="dim")
-            self.renderer.thinking()
-            self.drive(self.client.follow_turn(self.session.id, queued), queued)
+        while True:
+            self.drive(events, turn_id)
             while self.proposed:
                 self.decide_plan(self.proposed)
+            if not self.queued:
+                return
+            # The turns queued from the input line, each shown as it runs.
+            turn_id = self.queued.pop(0)
+            self.console.rule("[dim]queued turn[/]", style="dim")
+            self.renderer.thinking()
+            events = self.client.follow_turn(self.session.id, turn_id)
 
     def decide_plan(self, plan_id: str) -> None:
         """The turn proposed a plan: carry it out, reject it (with feedback), or leave it."""
@@ -245,21 +245,6 @@ class _Chat(ChatCommands, RequestAnswers):
 _HINTS = {"queue": "type to queue a prompt", "steer": "type to steer this turn"}
 
 
-def _input(prompt: str, typed: str) -> str:
-    """A line from the prompt, `typed` (keys typed during the turn, not sent) already in it."""
-    if not typed:
-        return input(prompt)
-    try:
-        import readline
-    except ImportError:  # pragma: no cover - readline ships with CPython on POSIX
-        return typed + input(prompt + typed)
-    readline.set_startup_hook(lambda: readline.insert_text(typed))
-    try:
-        return input(prompt)
-    finally:
-        readline.set_startup_hook()
-
-
 def chat(
     options: ChatOptions, *, server: str, token: str | None = None, ca_file: str | None = None
 ) -> int:
@@ -281,6 +266,7 @@ def chat(
             lambda: Blitz(server, token=token, ca_file=ca_file), state.typed_line
         )
         state.typing = TypeAhead(state.sender.send)
+        renderer.typed = lambda: state.typing.line
         state.set_while_busy(options.while_busy)
         try:
             info = _server_info(client)

@@ -16,7 +16,7 @@ from blitz.v1 import session_pb2, turn_pb2
 from blitz_cli.chat_state import ChatState
 from blitz_cli.lines import error_line
 from blitz_cli.picker import pick_session
-from blitz_cli.turn_numbers import turn_id_of
+from blitz_cli.turn_numbers import turn_id_in, turn_id_of
 from blitz_client import BlitzError
 
 __all__ = ["CLIENT_COMMANDS", "ChatCommands"]
@@ -137,7 +137,7 @@ class ChatCommands(ChatState):
             self.console.print("[red]/rewind TURN [--files]: a turn id or number[/]")
             return
         try:
-            turn_id = turn_id_of(self.client, self.session.id, words[0])
+            turn_id = turn_id_in([t.turn_id for t in turns], words[0])
         except ValueError as exc:
             self.console.print(f"[red]{escape(str(exc))}[/]")
             return

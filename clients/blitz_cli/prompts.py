@@ -28,6 +28,7 @@ __all__ = [
     "ask_approval",
     "ask_plan",
     "ask_question",
+    "edit_line",
     "parse_answers",
     "read_line",
 ]
@@ -153,7 +154,7 @@ def read_line(console: Console, prompt: str, closed: Callable[[], bool] | None =
                 console.file.flush()
 
 
-def _edit_line(prompt: str, default: str = "") -> str:
+def edit_line(prompt: str, default: str = "") -> str:
     """A line of input with `default` already typed in, editable (readline where present)."""
     try:
         import readline
@@ -220,7 +221,7 @@ def ask_approval(
             continue
         if key != "e":
             return Approval({"o": "once", "s": "session", "a": "always"}[key])
-        command = _edit_line("command: ", request.detail).strip()
+        command = edit_line("command: ", request.detail).strip()
         if command:
             return Approval("once", command=command if command != request.detail else "")
         # Approving nothing would run the command as it was: ask again.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from blitz.v1 import session_pb2
 from blitz_client import Blitz
 
-__all__ = ["last_finished_turn_id", "turn_id_of"]
+__all__ = ["last_finished_turn_id", "turn_id_in", "turn_id_of"]
 
 
 def turn_id_of(client: Blitz, session_id: str, turn: str) -> str:
@@ -19,7 +19,14 @@ def turn_id_of(client: Blitz, session_id: str, turn: str) -> str:
     turn = turn.strip()
     if not turn.isdecimal():
         return turn
-    turns = [each.turn_id for each in client.list_turns(session_id)]
+    return turn_id_in([each.turn_id for each in client.list_turns(session_id)], turn)
+
+
+def turn_id_in(turns: list[str], turn: str) -> str:
+    """As `turn_id_of`, given the session's turn ids, oldest first."""
+    turn = turn.strip()
+    if not turn.isdecimal():
+        return turn
     if not 1 <= int(turn) <= len(turns):
         many = f"{len(turns)} turn{'s' if len(turns) != 1 else ''}"
         raise ValueError(f"turn {turn}: the session has {many}")

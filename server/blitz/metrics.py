@@ -175,8 +175,8 @@ _EVENTS_APPENDED = Counter(
 _REQUEST_WAIT = Histogram(
     "blitz_request_wait_seconds",
     "Time from an approval request or question's announcement to its resolution, by kind"
-    " (approval or question) and how it ended (decide, answer, link, slack, rule, timeout,"
-    " withdrawn).",
+    " (approval or question) and how it ended (decide, answer, link, slack, rule, hook,"
+    " timeout, withdrawn).",
     ["kind", "via"],
     buckets=(1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 4 * 3600, 24 * 3600),
     registry=REGISTRY,
@@ -184,7 +184,7 @@ _REQUEST_WAIT = Histogram(
 _DECISIONS = Counter(
     "blitz_decisions_total",
     "Approval requests and questions resolved, by kind, how (via: decide, answer, link,"
-    " slack, rule, timeout, withdrawn) and what was decided (once, session, always, deny;"
+    " slack, rule, hook, timeout, withdrawn) and what was decided (once, session, always, deny;"
     " answered, declined, unanswered).",
     ["kind", "via", "decision"],
     registry=REGISTRY,

@@ -131,3 +131,25 @@ async def test_firings_are_listed_latest_tick_first_and_only_the_latest_are_kept
     assert kept[0].tick_time == FIRINGS_KEPT + 4
     page = await store.list_firings("sc_a", limit=2, before=10.0)
     assert [f.tick_time for f in page] == [9.0, 8.0]
+
+
+async def test_a_tick_fired_already_still_moves_the_schedule_on(store):
+    """A stale next tick (an edit that wrote back what it read before a claim) whose
+    firing exists: not claimed again, but not stuck there either."""
+    await store.add_schedule(schedule("sc_a", next_fire=100.0))
+    await store.add_firing(firing("sc_a", 100.0))
+    claimed = await store.claim_tick(
+        "sc_a", tick=100.0, next_fire=101.0, firing=firing("sc_a", 100.0)
+    )
+    assert not claimed
+    assert (await store.get_schedule("sc_a")).next_fire == 101.0
+
+
+async def test_an_edit_of_the_spec_alone_leaves_the_next_tick_as_claims_moved_it(store):
+    read = schedule("sc_a", next_fire=100.0)
+    await store.add_schedule(read)
+    assert await store.claim_tick("sc_a", tick=100.0, next_fire=101.0, firing=None)
+    read.spec = sc.Schedule(cron="* * * * * *", prompt="edited").SerializeToString()
+    assert await store.update_schedule(read, timing=False)
+    stored = await store.get_schedule("sc_a")
+    assert (stored.next_fire, stored.spec) == (101.0, read.spec)

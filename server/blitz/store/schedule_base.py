@@ -27,9 +27,10 @@ class ScheduleStore(Protocol):
         """The schedules of `owner` (None: every one), oldest first."""
         ...
 
-    async def update_schedule(self, rec: ScheduleRecord) -> bool:
+    async def update_schedule(self, rec: ScheduleRecord, *, timing: bool = True) -> bool:
         """Write what may change of the schedule (its spec, state, next tick, anchor and
-        update time); whether there was one."""
+        update time); whether there was one. Without `timing`, its spec and update time
+        only: a next tick read before a claim moved it on is not written back."""
         ...
 
     async def delete_schedule(self, schedule_id: str) -> bool:
@@ -51,7 +52,9 @@ class ScheduleStore(Protocol):
         """Move the schedule's next tick on from `tick` to `next_fire` and record `firing`
         (None: the tick is skipped), in one transaction, if its next tick is still `tick`
         and it is active: whether this call did (of several processes claiming one tick,
-        exactly one does). The schedule's older firings past the latest `FIRINGS_KEPT` go."""
+        exactly one does). A tick that has a firing already is not claimed, but the next
+        tick still moves on past it. The schedule's older firings past the latest
+        `FIRINGS_KEPT` go."""
         ...
 
     async def add_firing(self, firing: FiringRecord) -> bool:

@@ -37,6 +37,10 @@ class ScheduleStatements:
             "UPDATE schedules SET spec = ?, state = ?, next_fire = ?, anchor = ?,"
             " update_time = ? WHERE id = ?"
         )
+        # An edit that leaves the timing alone: the next tick is the scheduler's to move.
+        self.update_schedule_spec = sql(
+            "UPDATE schedules SET spec = ?, update_time = ? WHERE id = ?"
+        )
         self.delete_schedule = (
             sql("DELETE FROM schedule_firings WHERE schedule_id = ?"),
             sql("DELETE FROM schedules WHERE id = ?"),

@@ -13,7 +13,7 @@ from typing import ClassVar, TypeVar
 from blitz.store.rows import Row
 from blitz.store.schedule_records import FiringRecord, FiringState, ScheduleRecord
 from blitz.store.schedule_statements import ScheduleStatements
-from blitz.store.tx import Tx, Undone
+from blitz.store.tx import Tx
 
 __all__ = ["SqlSchedules"]
 
@@ -98,7 +98,12 @@ class SqlSchedules:
         sql, args = self._schedule_sql.list_schedules(owner)
         return [_schedule(row) for row in await self._fetch(sql, args)]
 
-    async def update_schedule(self, rec: ScheduleRecord) -> bool:
+    async def update_schedule(self, rec: ScheduleRecord, *, timing: bool = True) -> bool:
+        if not timing:
+            changed = await self._execute(
+                self._schedule_sql.update_schedule_spec, (rec.spec, rec.update_time, rec.id)
+            )
+            return changed == 1
         changed = await self._execute(
             self._schedule_sql.update_schedule,
             (rec.spec, rec.state, rec.next_fire, rec.anchor, rec.update_time, rec.id),
@@ -132,14 +137,13 @@ class SqlSchedules:
                 return False
             if firing is not None:
                 if await tx.execute(sql.add_firing, _firing_params(firing)) != 1:
-                    raise Undone  # the tick has a firing already: leave it all as it was
+                    # The tick has a firing already: it is not this caller's, but the
+                    # schedule moves on past it (else its next tick would stay behind).
+                    return False
                 await tx.execute(sql.prune_firings, (schedule_id, schedule_id))
             return True
 
-        try:
-            return await self._transaction(body)
-        except Undone:
-            return False
+        return await self._transaction(body)
 
     async def add_firing(self, firing: FiringRecord) -> bool:
         sql = self._schedule_sql

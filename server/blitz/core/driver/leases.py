@@ -34,6 +34,7 @@ import contextlib
 import functools
 import threading
 import time
+from collections.abc import Callable
 
 import structlog
 
@@ -121,9 +122,9 @@ class Leases:
             renewed = started
             self._to_loop(functools.partial(self._turns.renewed, held, read_at=started))
 
-    def _to_loop(self, callback: object) -> bool:
+    def _to_loop(self, callback: Callable[[], object]) -> bool:
         """Run `callback` on the loop; False once the loop is closed."""
-        assert self._loop is not None and callable(callback)
+        assert self._loop is not None
         try:
             self._loop.call_soon_threadsafe(callback)
         except RuntimeError:

@@ -135,6 +135,7 @@ class HookCore:
             update_time=now,
         )
         await self._store.add_hook(spec.record())
+        self._directory.changed()
         log.info(
             "hook_created",
             hook_id=spec.id,
@@ -183,6 +184,7 @@ class HookCore:
         checks.check_matchers(spec.event, spec.tools, spec.commands, spec.paths)
         if not await self._store.update_hook(spec.record()):
             raise BlitzError(Reason.HOOK_NOT_FOUND, f"no hook {spec.id!r}", {"hook_id": spec.id})
+        self._directory.changed()
         log.info("hook_updated", hook_id=spec.id, fields=paths)
         return spec.view()
 
@@ -191,6 +193,7 @@ class HookCore:
     ) -> hk.DeleteHookResponse:
         spec = await self._mutable(req.hook_id, ctx)
         await self._store.delete_hook(spec.id)
+        self._directory.changed()
         log.info("hook_deleted", hook_id=spec.id)
         return hk.DeleteHookResponse()
 

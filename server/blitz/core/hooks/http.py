@@ -12,15 +12,15 @@ longer one is garbage. The caller bounds the whole in time.
 
 from __future__ import annotations
 
-import math
+import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import httpx2
-from standardwebhooks import Webhook
 
 from blitz.core.hooks.answers import Failed
+from blitz.core.webhooks.sending import refusal, target_problem
+from blitz.core.webhooks.signing import signed_headers
 from blitz.outbound import AddressPolicy, Refused, request_to, resolve
 
 __all__ = ["ANSWER_MAX", "HttpAnswer", "HttpHooks"]
@@ -61,10 +61,11 @@ class HttpHooks:
         try:
             resolved = await resolve(url, self._policy)
         except Refused as exc:
-            raise Failed(_refusal(exc)) from None
-        if not resolved.is_https and not self._policy.allows(resolved.resolved_ip):
-            raise Failed("plain http only reaches addresses the operator allows; use https")
-        headers = _signed("msg_" + uuid.uuid4().hex, body, secret)
+            raise Failed(refusal(exc, who="hooks")) from None
+        if problem := target_problem(resolved, self._policy):
+            raise Failed(problem)
+        message_id = "msg_" + uuid.uuid4().hex
+        headers = signed_headers(message_id, body, secrets=[secret], now=time.time())
         request = request_to(
             self._client,
             resolved,
@@ -93,28 +94,3 @@ class HttpHooks:
         if response.is_redirect:
             raise Failed("it answered with a redirect, which hooks do not follow")
         return HttpAnswer(response.status_code, kept.decode("utf-8", "replace"))
-
-
-def _signed(message_id: str, body: bytes, secret: str) -> dict[str, str]:
-    """The Standard Webhooks headers of `body`, signed with `secret` now."""
-    stamp = datetime.now(tz=UTC).replace(microsecond=0)
-    signature = Webhook(secret).sign(message_id, stamp, body.decode())
-    return {
-        "webhook-id": message_id,
-        "webhook-timestamp": str(math.floor(stamp.timestamp())),
-        "webhook-signature": signature,
-    }
-
-
-def _refusal(exc: Refused) -> str:
-    """A refused address, in our words."""
-    if exc.kind == "metadata":
-        return f"{exc.host} is a cloud metadata address, which hooks never reach"
-    if exc.kind == "private":
-        return (
-            f"{exc.host} resolves to an internal address ({exc.detail}), which hooks reach"
-            " only where the operator allows it (--webhook-allow-private)"
-        )
-    if exc.kind == "unresolved":
-        return f"the host {exc.host} could not be resolved"
-    return "the URL's host or port cannot be used"

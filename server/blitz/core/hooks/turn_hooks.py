@@ -41,13 +41,12 @@ from blitz.core.hooks import payloads
 from blitz.core.hooks.matching import Target, applies
 from blitz.core.hooks.running import HookRunner, Ran
 from blitz.core.hooks.specs import HookSpec
-from blitz.core.requests.approvals import Outcome, rule_shown
-from blitz.core.requests.by_rule import announce_rule, verdict_on
+from blitz.core.requests.approvals import Outcome
 from blitz.core.requests.pending import PendingRequests
 from blitz.core.requests.rules import command_of, path_of
 from blitz.errors import BlitzError, Reason
 from blitz.ports import HookVerdict
-from blitz.redact import redact_event, redact_text
+from blitz.redact import redact_text
 from blitz.size_limits import DETAIL_MAX, clip, clip_label
 from blitz.store import SessionRecord, Store
 from blitz.v1 import hooks_pb2 as hk
@@ -252,13 +251,9 @@ class RunHooks:
         if allowed is None:
             return None if rewritten is None else HookVerdict("none", "", rewritten, shown)
         # A DENY rule still refuses what a hook allows (as Claude Code's deny rules do).
-        seen = redact_event(t.TurnEvent(approval_request=shown)).approval_request
-        found = verdict_on(await self._pending.rules_of(self._active.session), seen)
-        if found is not None and not found.allowed:
-            step = self._active.step
-            asking = t.TurnEvent(step=step) if step is not None else t.TurnEvent()
-            await announce_rule(self._log, self._active, approval.request_id, found, asking)
-            return HookVerdict("deny", f"denied by the rule {rule_shown(found.rule)!r}")
+        denied = await self._pending.decide_by_rule(self._active, shown, deny_only=True)
+        if denied is not None:
+            return HookVerdict("deny", f"denied by the rule {denied.rule!r}")
         await self._resolved(approval.request_id, allowed, t.DECISION_ONCE, "")
         return HookVerdict("allow", "", rewritten, shown)
 

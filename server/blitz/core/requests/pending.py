@@ -95,12 +95,13 @@ class PendingRequests:
         )
 
     async def decide_by_rule(
-        self, active: ActiveTurn, approval: t.ApprovalRequest
+        self, active: ActiveTurn, approval: t.ApprovalRequest, *, deny_only: bool = False
     ) -> RuleDecision | None:
-        """What the rules say of the action (as clients would see it); if anything, say so."""
+        """What the rules say of the action (as clients would see it); if anything, say so.
+        With `deny_only`, only a rule that denies it counts (what a hook allowed)."""
         seen = redact_event(t.TurnEvent(approval_request=approval)).approval_request
         found = verdict_on(await self.rules_of(active.session), seen)
-        if found is None:
+        if found is None or (deny_only and found.allowed):
             return None
         # Asked while the turn runs: in a workflow, of the step running now.
         asked = t.TurnEvent(step=active.step) if active.step is not None else t.TurnEvent()

@@ -121,13 +121,12 @@ class Scheduler:
         for rec in await self._store.due_schedules(now, limit=_BATCH):
             assert rec.next_fire is not None  # due ones are active, so they have one
             try:
-                timing = _timing(rec)
+                firing, next_fire = self._step(rec, _timing(rec), now)
             except Exception:  # checked when stored: a broken spec is paused, not retried
                 log.exception("schedule_unreadable", schedule_id=rec.id)
                 rec.state, rec.next_fire = sc.SCHEDULE_STATE_PAUSED, None
                 await self._store.update_schedule(rec)
                 continue
-            firing, next_fire = self._step(rec, timing, now)
             if await self._store.claim_tick(
                 rec.id, tick=rec.next_fire, next_fire=next_fire, firing=firing
             ):

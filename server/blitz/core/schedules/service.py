@@ -141,13 +141,15 @@ class ScheduleCore:
         retimed = bool({"cron", "every", "time_zone"} & set(paths))
         resumed = state == sc.SCHEDULE_STATE_ACTIVE and rec.state != state
         rec.spec, rec.update_time = spec.SerializeToString(), now
+        timing = state != rec.state or retimed or rec.next_fire is None
         if state == sc.SCHEDULE_STATE_PAUSED:
             rec.state, rec.next_fire = state, None
         elif retimed or resumed or rec.next_fire is None:
             # Ticks are counted from now: none that passed before is caught up.
             rec.state, rec.anchor = state, now
             rec.next_fire = checks.timing_of(spec, anchor=now).next_after(now)
-        if not await self._store.update_schedule(rec):
+        # An edit of anything else writes no next tick: the one read may be stale.
+        if not await self._store.update_schedule(rec, timing=timing):
             raise _not_found(rec.id)
         self._scheduler.wake()
         log.info("schedule_updated", schedule_id=rec.id, fields=paths)

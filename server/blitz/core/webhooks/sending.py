@@ -53,13 +53,13 @@ def target_problem(resolved: ResolvedUrl, policy: AddressPolicy) -> str:
     return ""
 
 
-def refusal(exc: Refused) -> str:
-    """A refused address, in our words."""
+def refusal(exc: Refused, *, who: str = "webhooks") -> str:
+    """A refused address, in our words (`who`: what does not reach it)."""
     if exc.kind == "metadata":
-        return f"{exc.host} is a cloud metadata address, which webhooks never reach"
+        return f"{exc.host} is a cloud metadata address, which {who} never reach"
     if exc.kind == "private":
         return (
-            f"{exc.host} resolves to an internal address ({exc.detail}), which webhooks reach"
+            f"{exc.host} resolves to an internal address ({exc.detail}), which {who} reach"
             " only where the operator allows it (--webhook-allow-private)"
         )
     if exc.kind == "unresolved":

@@ -4,7 +4,8 @@ A server with tokens configured requires one on every call. Callers with no toke
 malformed header, an unknown token or a revoked one are refused (UNAUTHENTICATED) by every
 RPC. Another principal is told that alice's session does not exist (SESSION_NOT_FOUND),
 and never sees any of it in a list, a stream or an error; nor of her webhook
-(WEBHOOK_NOT_FOUND), her schedule (SCHEDULE_NOT_FOUND) or her hook (HOOK_NOT_FOUND). An admin sees and acts on it.
+(WEBHOOK_NOT_FOUND), her schedule (SCHEDULE_NOT_FOUND) or her hook (HOOK_NOT_FOUND). An
+admin sees and acts on it.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """The client subcommands' command lines: `chat`, `sessions`, `watch`, `usage`, `run`,
 `approve`, `deny`, `answer`, `rules`, `diff`, `patch`, `push`, `files`, `cat`,
 `workflows` (its flags in `workflow_arguments.py`), `schedules` (in
-`schedule_arguments.py`) and `webhooks`.
+`schedule_arguments.py`), `hooks` (in `hook_arguments.py`) and `webhooks`.
 
 `add_arguments` adds each to the `blitz` command's subparsers with its flags, its help and
 its handler (`client_handler`, from `chat`, `control`, `scriptable`, `repos`,
-`workflow_commands`, `schedule_commands` or `webhooks`). Flag values are checked here,
-so that a bad one is a usage error (exit 2), never a traceback. A handler's module is
-imported when its command runs: the terminal interface (its rendering, Markdown's parser)
-is no part of `blitz serve`'s start, nor of another command's.
+`workflow_commands`, `schedule_commands`, `hook_commands` or `webhooks`). Flag values are
+checked here, so that a bad one is a usage error (exit 2), never a traceback. A handler's
+module is imported when its command runs: the terminal interface (its rendering,
+Markdown's parser) is no part of `blitz serve`'s start, nor of another command's.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from blitz_cli.hook_arguments import add_hooks
 from blitz_cli.schedule_arguments import add_schedules
 from blitz_cli.workflow_arguments import add_workflows
 from blitz_client import DEFAULT_URL
@@ -160,8 +161,8 @@ def _repository_flags(parser: argparse.ArgumentParser) -> None:
 
 def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the client commands (chat, sessions, watch, usage, run, approve, deny, answer,
-    rules, diff, patch, push, files, cat, workflows, schedules and webhooks) to the `blitz`
-    command's subparsers."""
+    rules, diff, patch, push, files, cat, workflows, schedules, hooks and webhooks) to the
+    `blitz` command's subparsers."""
 
     def server_flags(parser: argparse.ArgumentParser, default: object = None) -> None:
         parser.add_argument(
@@ -540,6 +541,7 @@ def add_arguments(commands: argparse._SubParsersAction[argparse.ArgumentParser])
 
     add_workflows(commands, server_flags, _Handler("workflow_commands", "workflows_command"))
     add_schedules(commands, server_flags, _Handler("schedule_commands", "schedules_command"))
+    add_hooks(commands, server_flags, _Handler("hook_commands", "hooks_command"))
 
     webhooks = commands.add_parser(
         "webhooks",

@@ -3,10 +3,11 @@
 blitz-client owns the `blitz` script (two distributions cannot both install it). `main()`
 parses the command line and runs the chosen subcommand's handler. The client commands,
 `chat`, `sessions`, `watch`, `usage`, `run`, `approve`, `deny`, `answer`, `rules`, `diff`,
-`patch`, `push`, `files`, `cat` and `webhooks` (`arguments.py`), are always there. Other
-distributions add theirs through the `blitz.commands` entry-point group: each entry point
-is a function given the subparsers, which adds its commands, each with a
-`handler(args, parser)` default returning the exit code. blitz-server's is
+`patch`, `push`, `files`, `cat`, `workflows`, `schedules`, `hooks` and `webhooks`
+(`arguments.py`), are always there. Other distributions add theirs through the
+`blitz.commands` entry-point group: each entry point is a function given the subparsers,
+which adds its commands, each with a `handler(args, parser)` default returning the exit
+code. blitz-server's is
 `blitz.cli:add_commands` (`serve`, `config`, `token`), so `blitz serve` works wherever the
 server is installed. Without it, each of those words prints one line saying so, exit 2.
 

@@ -20,8 +20,9 @@ Besides sessions, turns and their approvals, the clients upload images for a tur
 `image_ids` (`upload_image`), show the session's workspace (`list_files`, `read_file`,
 `diff`), hand a session cloned from a repository (`create_session(source="URL@REF")`)
 back as a patch series, a bundle or a pushed branch (`export_changes`), and manage
-webhooks (`create_webhook`, `webhooks`, `test_webhook`, `deliveries`, ...) and schedules
-(`create_schedule`, `schedules`, `run_schedule`, `firings`, ...).
+webhooks (`create_webhook`, `webhooks`, `test_webhook`, `deliveries`, ...), schedules
+(`create_schedule`, `schedules`, `run_schedule`, `firings`, ...) and hooks (`create_hook`,
+`hooks`, `update_hook`, `test_hook`, ...; `HOOK_EVENT_NAMES` the events they run at).
 Events are `blitz.v1.turn_pb2.TurnEvent` messages. A dropped stream is resumed from the
 last `seq` seen, without duplicates; every failed call is a `BlitzError` (an argument
 the client cannot encode, such as an unknown decision word, is a `ValueError`).
@@ -30,6 +31,7 @@ the client cannot encode, such as an unknown decision word, is a `ValueError`).
 from blitz.v1.turn_pb2 import TurnEvent
 from blitz_client._async import DEFAULT_URL, AsyncBlitz
 from blitz_client._errors import RETRY, BlitzError
+from blitz_client._hook_calls import HOOK_EVENT_NAMES
 from blitz_client._requests import (
     ContextLike,
     DecisionLike,
@@ -41,6 +43,7 @@ from blitz_client._sync import Blitz, Stream
 
 __all__ = [
     "DEFAULT_URL",
+    "HOOK_EVENT_NAMES",
     "RETRY",
     "AsyncBlitz",
     "Blitz",

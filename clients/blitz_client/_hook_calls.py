@@ -18,13 +18,13 @@ __all__ = ["HOOK_EVENT_NAMES", "HookCalls", "hook_event"]
 HookEventName = Literal["turn_start", "pre_tool", "post_tool", "turn_end", "notification"]
 
 HOOK_EVENT_NAMES: Mapping[str, hooks_pb2.HookEvent] = {
-    "turn_start": hooks_pb2.HOOK_EVENT_TURN_START,
-    "pre_tool": hooks_pb2.HOOK_EVENT_PRE_TOOL,
-    "post_tool": hooks_pb2.HOOK_EVENT_POST_TOOL,
-    "turn_end": hooks_pb2.HOOK_EVENT_TURN_END,
-    "notification": hooks_pb2.HOOK_EVENT_NOTIFICATION,
+    name.removeprefix("HOOK_EVENT_").lower(): hooks_pb2.HookEvent.Value(name)
+    for name in hooks_pb2.HookEvent.keys()
+    if hooks_pb2.HookEvent.Value(name) != hooks_pb2.HOOK_EVENT_UNSPECIFIED
 }
-"""The events a hook runs at, by the names docs/hooks.md gives them."""
+"""The events a hook runs at, by the names docs/hooks.md gives them: the proto's, as the
+server names them too (`HOOK_EVENT_PRE_TOOL` is "pre_tool"). `HookEventName` spells them
+for type checkers; a test keeps the two and the server's the same."""
 
 
 def hook_event(name: str) -> hooks_pb2.HookEvent:

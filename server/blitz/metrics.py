@@ -58,6 +58,7 @@ __all__ = [
     "command_finished",
     "count_live",
     "events_appended",
+    "hook_ran",
     "model_call",
     "process_ended",
     "request_resolved",
@@ -223,6 +224,20 @@ _MODEL_COST = Counter(
     "blitz_model_cost_usd_total",
     "Cost of model calls in US dollars, by model (0 for a free or unpriced model).",
     ["model"],
+    registry=REGISTRY,
+)
+_HOOK_RUNS = Counter(
+    "blitz_hook_runs_total",
+    "Hook runs (TestHook's included), by event, kind (command or http) and what came of each:"
+    " none, allow, deny, ask, continue, or failed (whatever it failing made of it).",
+    ["event", "kind", "decision"],
+    registry=REGISTRY,
+)
+_HOOK_RUN = Histogram(
+    "blitz_hook_run_seconds",
+    "Time of one hook run, from its start to its answer or its failure, by event and kind.",
+    ["event", "kind"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600),
     registry=REGISTRY,
 )
 _STORE_WRITE = Histogram(
@@ -418,6 +433,13 @@ def tool_call(tool: str, outcome: str, seconds: float) -> None:
 
 def command_finished(outcome: str, seconds: float) -> None:
     _COMMAND.labels(outcome).observe(max(0.0, seconds))
+
+
+def hook_ran(event: str, kind: str, decision: str, seconds: float) -> None:
+    """One hook run: `kind` command or http; `decision` none, allow, deny, ask, continue,
+    or failed."""
+    _HOOK_RUNS.labels(event, kind, decision).inc()
+    _HOOK_RUN.labels(event, kind).observe(max(0.0, seconds))
 
 
 def model_call(model: str, seconds: float | None, tokens: Mapping[str, int], cost: float) -> None:

@@ -22,6 +22,7 @@ from support.wire import expect_error, open_wire
 from blitz import metrics
 from blitz.config import Settings
 from blitz.server import RunningServer, running_server
+from blitz.v1 import hooks_pb2 as hk
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 
@@ -195,3 +196,40 @@ async def test_the_curl_example_shows_the_turn_gauges(settings: Settings) -> Non
         out, _ = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0
     assert "blitz_turns_parked " in out.decode()
+
+
+async def test_each_hook_run_is_counted_by_event_kind_and_decision(settings: Settings) -> None:
+    """A pre_tool hook that blocks a turn's command, then a TestHook of one that fails."""
+    async with running_server(replace(settings, metrics_port=0)) as server:
+        wire = open_wire("grpc", server)
+        try:
+            session = await wire.create_session()
+            blocking = await wire.call(
+                "CreateHook",
+                hk.CreateHookRequest(
+                    event=hk.HOOK_EVENT_PRE_TOOL,
+                    command="cat >/dev/null; echo not here >&2; exit 2",
+                ),
+            )
+            failing = await wire.call(
+                "CreateHook",
+                hk.CreateHookRequest(event=hk.HOOK_EVENT_TURN_END, command="exit 1"),
+            )
+            before = await scrape(server)
+            events = await wire.run_all(session.id, "$ echo hooked")
+            await wire.call("TestHook", hk.TestHookRequest(hook_id=failing.hook.id))
+            after = await scrape(server)
+        finally:
+            await wire.close()
+
+    [denied, *_] = [e.hook for e in events if e.HasField("hook")]
+    assert (denied.hook_id, denied.decision) == (blocking.hook.id, t.HOOK_DECISION_DENY)
+    change = Change(before, after)
+    pre_tool = {"event": "pre_tool", "kind": "command"}
+    turn_end = {"event": "turn_end", "kind": "command"}
+    assert change("blitz_hook_runs_total", **pre_tool, decision="deny") == 1
+    assert change("blitz_hook_run_seconds_count", **pre_tool) == 1
+    # The turn's own turn_end run, and the test's.
+    assert change("blitz_hook_runs_total", **turn_end, decision="failed") == 2
+    assert change("blitz_hook_run_seconds_count", **turn_end) == 2
+    assert change("blitz_hook_run_seconds_sum", **turn_end) > 0

@@ -112,7 +112,7 @@ async def test_a_firing_is_written_by_its_holder_only_and_taken_over_once(store,
     assert not await store.update_firing(firing("sc_a", 10.0, ""), holder="dead")
     done = firing("sc_a", 10.0, "", state=FiringState.FIRED, session_id="s_1", turn_id="t_1")
     assert await store.update_firing(done, holder=took.holder)
-    assert await store.get_firing("sc_a", 10.0) == FiringRecord(
+    assert (await store.list_firings("sc_a", limit=1, before=50.0))[0] == FiringRecord(
         "sc_a", 10.0, 60.0, "tick", "", FiringState.FIRED, "s_1", "t_1", ""
     )
     assert await store.take_over_firings("p3", now=70.0, before=65.0) == [
@@ -153,3 +153,31 @@ async def test_an_edit_of_the_spec_alone_leaves_the_next_tick_as_claims_moved_it
     assert await store.update_schedule(read, timing=False)
     stored = await store.get_schedule("sc_a")
     assert (stored.next_fire, stored.spec) == (101.0, read.spec)
+
+
+async def test_schedules_are_listed_each_with_its_latest_firing_in_one_query(store, monkeypatch):
+    await store.add_schedule(schedule("sc_a", "alice"))
+    await store.add_schedule(schedule("sc_bb", "alice"))
+    await store.add_schedule(schedule("sc_ccc", "bob"))
+    for tick in (5.0, 30.0, 20.0):
+        await store.add_firing(firing("sc_a", tick))
+    done = firing("sc_ccc", 7.0, "", state=FiringState.FAILED, error="SESSION_BUSY: busy")
+    await store.add_firing(done)
+    queries: list[str] = []
+    fetch = store._fetch
+
+    async def counted(sql, args):
+        queries.append(sql)
+        return await fetch(sql, args)
+
+    monkeypatch.setattr(store, "_fetch", counted)
+    listed = await store.list_schedules_with_last_firing()
+    assert len(queries) == 1
+    assert [(rec.id, last) for rec, last in listed] == [
+        ("sc_a", firing("sc_a", 30.0)),
+        ("sc_bb", None),
+        ("sc_ccc", done),
+    ]
+    assert listed[0][0] == schedule("sc_a", "alice")
+    alices = await store.list_schedules_with_last_firing("alice")
+    assert [rec.id for rec, _ in alices] == ["sc_a", "sc_bb"]

@@ -27,6 +27,13 @@ class ScheduleStore(Protocol):
         """The schedules of `owner` (None: every one), oldest first."""
         ...
 
+    async def list_schedules_with_last_firing(
+        self, owner: str | None = None
+    ) -> list[tuple[ScheduleRecord, FiringRecord | None]]:
+        """The schedules of `owner` (None: every one), oldest first, each with its firing
+        of the latest tick (None: it has none), read in one query."""
+        ...
+
     async def update_schedule(self, rec: ScheduleRecord, *, timing: bool = True) -> bool:
         """Write what may change of the schedule (its spec, state, next tick, anchor and
         update time); whether there was one. Without `timing`, its spec and update time
@@ -66,8 +73,6 @@ class ScheduleStore(Protocol):
         """Write the firing's holder, state, session, turn and error, if `holder` still
         holds it; whether it did."""
         ...
-
-    async def get_firing(self, schedule_id: str, tick_time: float) -> FiringRecord | None: ...
 
     async def list_firings(
         self, schedule_id: str, *, limit: int, before: float | None = None

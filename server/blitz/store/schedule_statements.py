@@ -18,6 +18,11 @@ FIRING_COLUMNS = "schedule_id, tick_time, fire_time, via, holder, state, session
 _ACTIVE = sc.SCHEDULE_STATE_ACTIVE
 
 
+def _columns(table: str, columns: str) -> str:
+    """`columns` ("a, b") of the table aliased `table`: "t.a, t.b"."""
+    return ", ".join(f"{table}.{name}" for name in columns.split(", "))
+
+
 class ScheduleStatements:
     """Every schedule statement, in one engine's dialect."""
 
@@ -30,6 +35,22 @@ class ScheduleStatements:
         self._schedule_lists = {
             by_owner: sql(
                 schedules + (" WHERE owner = ?" if by_owner else "") + " ORDER BY create_time, id"
+            )
+            for by_owner in FLAGS
+        }
+        # Each schedule with its latest firing (NULLs: none), in one statement: a listing
+        # is one query however many schedules it holds.
+        with_last = (
+            f"SELECT {_columns('s', SCHEDULE_COLUMNS)}, {_columns('f', FIRING_COLUMNS)}"
+            " FROM schedules s LEFT JOIN schedule_firings f ON f.schedule_id = s.id"
+            " AND f.tick_time = (SELECT MAX(tick_time) FROM schedule_firings"
+            " WHERE schedule_id = s.id)"
+        )
+        self._schedules_with_last = {
+            by_owner: sql(
+                with_last
+                + (" WHERE s.owner = ?" if by_owner else "")
+                + " ORDER BY s.create_time, s.id"
             )
             for by_owner in FLAGS
         }
@@ -68,7 +89,6 @@ class ScheduleStatements:
             "UPDATE schedule_firings SET holder = ?, state = ?, session_id = ?, turn_id = ?,"
             " error = ? WHERE schedule_id = ? AND tick_time = ? AND holder = ?"
         )
-        self.get_firing = sql(f"{firings} WHERE schedule_id = ? AND tick_time = ?")
         self._firing_pages = {
             paged: sql(
                 firings
@@ -91,6 +111,13 @@ class ScheduleStatements:
         if owner is None:
             return self._schedule_lists[False], ()
         return self._schedule_lists[True], (owner,)
+
+    def list_schedules_with_last_firing(self, owner: str | None) -> tuple[str, tuple[object, ...]]:
+        """The statement listing `owner`'s schedules (None: every one), each with its
+        latest firing's columns after its own, and its arguments."""
+        if owner is None:
+            return self._schedules_with_last[False], ()
+        return self._schedules_with_last[True], (owner,)
 
     def list_firings(
         self, schedule_id: str, *, limit: int, before: float | None

@@ -12,12 +12,15 @@ from typing import ClassVar, TypeVar
 
 from blitz.store.rows import Row
 from blitz.store.schedule_records import FiringRecord, FiringState, ScheduleRecord
-from blitz.store.schedule_statements import ScheduleStatements
+from blitz.store.schedule_statements import SCHEDULE_COLUMNS, ScheduleStatements
 from blitz.store.tx import Tx
 
 __all__ = ["SqlSchedules"]
 
 _T = TypeVar("_T")
+
+# A schedule's columns in a row that has its latest firing's after them.
+_SCHEDULE_WIDTH = len(SCHEDULE_COLUMNS.split(", "))
 
 
 def _schedule(row: Row) -> ScheduleRecord:
@@ -98,6 +101,17 @@ class SqlSchedules:
         sql, args = self._schedule_sql.list_schedules(owner)
         return [_schedule(row) for row in await self._fetch(sql, args)]
 
+    async def list_schedules_with_last_firing(
+        self, owner: str | None = None
+    ) -> list[tuple[ScheduleRecord, FiringRecord | None]]:
+        sql, args = self._schedule_sql.list_schedules_with_last_firing(owner)
+        found = []
+        for row in await self._fetch(sql, args):
+            schedule, firing = row[:_SCHEDULE_WIDTH], row[_SCHEDULE_WIDTH:]
+            last = None if firing[0] is None else _firing(firing)
+            found.append((_schedule(schedule), last))
+        return found
+
     async def update_schedule(self, rec: ScheduleRecord, *, timing: bool = True) -> bool:
         if not timing:
             changed = await self._execute(
@@ -171,10 +185,6 @@ class SqlSchedules:
             ),
         )
         return changed == 1
-
-    async def get_firing(self, schedule_id: str, tick_time: float) -> FiringRecord | None:
-        found = await self._fetch(self._schedule_sql.get_firing, (schedule_id, tick_time))
-        return _firing(found[0]) if found else None
 
     async def list_firings(
         self, schedule_id: str, *, limit: int, before: float | None = None

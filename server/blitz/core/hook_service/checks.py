@@ -52,9 +52,8 @@ _GLOB_MAX = 1024
 
 def check_event(event: int) -> int:
     if event not in EVENT_NAMES:
-        raise invalid_argument(
-            "event", "event must be TURN_START, PRE_TOOL, POST_TOOL, TURN_END or NOTIFICATION"
-        )
+        *others, last = (name.upper() for name in EVENT_NAMES.values())
+        raise invalid_argument("event", f"event must be {', '.join(others)} or {last}")
     return event
 
 

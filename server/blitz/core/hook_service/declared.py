@@ -15,20 +15,14 @@ from google.protobuf.duration_pb2 import Duration
 
 from blitz.config.hooks import DeclaredHook
 from blitz.core.hook_service import checks
-from blitz.core.hooks.specs import HookSpec
+from blitz.core.hooks.specs import EVENT_NAMES, HookSpec
 from blitz.core.webhooks.signing import valid_secret
 from blitz.errors import BlitzError
-from blitz.v1 import hooks_pb2 as hk
 
 __all__ = ["declared_specs"]
 
-_EVENTS = {
-    "turn_start": hk.HOOK_EVENT_TURN_START,
-    "pre_tool": hk.HOOK_EVENT_PRE_TOOL,
-    "post_tool": hk.HOOK_EVENT_POST_TOOL,
-    "turn_end": hk.HOOK_EVENT_TURN_END,
-    "notification": hk.HOOK_EVENT_NOTIFICATION,
-}
+# The file names the events as the JSON does.
+_EVENTS = {name: event for event, name in EVENT_NAMES.items()}
 
 
 def declared_specs(declared: Sequence[DeclaredHook]) -> list[HookSpec]:

@@ -23,6 +23,7 @@ from typing import Any
 import structlog
 from google.protobuf.duration_pb2 import Duration
 
+from blitz import metrics
 from blitz.core.hooks.answers import Answer, Failed, blocked, read_answer
 from blitz.core.hooks.http import HttpHooks
 from blitz.core.hooks.specs import HookSpec
@@ -103,6 +104,9 @@ class HookRunner:
             failed=bool(error),
             seconds=round(seconds, 3),
         )
+        decided = t.HookDecision.Name(answer.decision).removeprefix("HOOK_DECISION_").lower()
+        kind = "command" if spec.command else "http"
+        metrics.hook_ran(event, kind, "failed" if error else decided, seconds)
         return Ran(answer, outcome, seen.status, seen.stdout[:SHOWN_MAX], seen.stderr[:SHOWN_MAX])
 
     async def _command(

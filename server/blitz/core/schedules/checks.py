@@ -53,10 +53,12 @@ _CRON_MAX = 200
 _ZONE = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+){0,3}$")
 _ALIASES = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 _EVERY_MAX = 366 * 24 * 3600.0
-_PROMPT_MAX = 256 * 1024  # as Turn.text's
-_SESSION_TITLE_MAX = 500  # as a session's title
-_NAME_MAX = 256
-_LABELS_MAX = 64  # a session's
+# A turn's and a session's limits, as RunTurn and CreateSession check them (the firing's
+# turn and session are theirs).
+_PROMPT_MAX = check.CLIENT_LIMITS["turn_text_chars"]
+_SESSION_TITLE_MAX = check.CLIENT_LIMITS["title_chars"]
+_LABELS_MAX = check.CLIENT_LIMITS["labels"]
+_NAME_MAX = 256  # a model's, an agent's, a workspace's or a workflow's name
 
 
 def _field(name: str) -> str:
@@ -162,7 +164,9 @@ def _check_what(spec: sc.Schedule) -> None:
             raise invalid_argument(_field("prompt"), "the prompt is empty")
         if len(spec.prompt) > _PROMPT_MAX:
             raise invalid_argument(
-                _field("prompt"), f"prompt is at most {_PROMPT_MAX:,} characters"
+                _field("prompt"),
+                f"prompt is at most {_PROMPT_MAX:,} characters",
+                limit=str(_PROMPT_MAX),
             )
         return
     if which == "workflow":
@@ -184,17 +188,24 @@ def _check_where(spec: sc.Schedule) -> None:
     template = spec.session
     if len(template.title) > _SESSION_TITLE_MAX:
         raise invalid_argument(
-            _field("session.title"), f"the title is at most {_SESSION_TITLE_MAX} characters"
+            _field("session.title"),
+            f"the title is at most {_SESSION_TITLE_MAX} characters",
+            limit=str(_SESSION_TITLE_MAX),
         )
     check.check_labels(template.labels, _field("session.labels"))
     if len(template.labels) >= _LABELS_MAX and "schedule_id" not in template.labels:
         raise invalid_argument(
             _field("session.labels"),
             f"at most {_LABELS_MAX - 1} labels: each session also gets `schedule_id`",
+            limit=str(_LABELS_MAX - 1),
         )
     for name in ("model", "agent", "workspace"):
         if len(getattr(template, name)) > _NAME_MAX:
-            raise invalid_argument(_field(f"session.{name}"), f"{name} is too long")
+            raise invalid_argument(
+                _field(f"session.{name}"),
+                f"{name} is at most {_NAME_MAX} characters",
+                limit=str(_NAME_MAX),
+            )
     # The bypass mode is the server's to allow, when a firing makes the session.
     check.check_mode(template.mode, _field("session.mode"), bypass_allowed=True)
     if spec.busy not in s.BusyStrategy.values():

@@ -5,7 +5,11 @@ schedule another process made is seen; a schedule made or changed here wakes it 
 then, for each schedule that is due, claims its tick (`Store.claim_tick`): the schedule's
 next tick moves on and the firing is recorded in one transaction, only if the next tick is
 still the one read, so of all the processes sharing the store exactly one fires it. The
-firing (`firing.py`) then runs as a task of its own, a few at once.
+firing (`firing.py`) then runs as a task of its own, a few at once. A firing asked for now
+(RunSchedule's) runs as a task of the scheduler's too, which its caller only waits on: a
+caller cancelled or gone never leaves it half done. Each schedule's spec is read and
+checked once, when the scheduler first meets it or it changed (`loaded.py`), not at every
+tick.
 
 A tick is on time if it came while this process's scheduler ran: it fires, however late
 the loop got to it (up to `_LATE`). A tick that came before the scheduler started (no
@@ -27,8 +31,8 @@ import time
 
 import structlog
 
-from blitz.core.schedules.checks import timing_of
 from blitz.core.schedules.firing import Firings
+from blitz.core.schedules.loaded import Loaded, LoadedSchedules
 from blitz.core.schedules.timing import Timing
 from blitz.core.supervisor import Supervisor, raise_if_cancelled
 from blitz.store import FiringRecord, ScheduleRecord, Store
@@ -59,6 +63,7 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._tasks = Supervisor("schedules")
         self._slots = asyncio.Semaphore(_AT_ONCE)
+        self._loaded = LoadedSchedules()
         self._started = time.time()
 
     async def __aenter__(self) -> Scheduler:
@@ -73,9 +78,22 @@ class Scheduler:
         """A schedule was made or changed here: look again now."""
         self._wake.set()
 
-    async def fire_now(self, rec: ScheduleRecord, firing: FiringRecord) -> FiringRecord:
-        """Carry out a firing recorded here (RunSchedule's), and answer how it went."""
-        return await self._firings.fire(rec, firing, _timing(rec))
+    async def fire_now(self, rec: ScheduleRecord) -> FiringRecord:
+        """Record a firing of `rec` now (RunSchedule's) and carry it out; the firing as
+        recorded. Both are a task of the scheduler's own that the caller only waits on
+        (as a turn's ending is, core/driver/endings.py): a caller cancelled or gone leaves
+        it to finish. When the scheduler closes it is cancelled like any firing, and what
+        it left half done is taken over."""
+        timing = self._loaded.of(rec).timing
+        task = self._tasks.spawn(self._run_now(rec, timing), name=f"schedule-run-{rec.id}")
+        return await asyncio.shield(task)
+
+    async def _run_now(self, rec: ScheduleRecord, timing: Timing) -> FiringRecord:
+        now = time.time()
+        firing = self._firing(rec.id, now, "run_now", now)
+        while not await self._store.add_firing(firing):
+            firing.tick_time += 1e-6  # another at the same microsecond: the next one
+        return await self._firings.fire(rec, firing, timing)
 
     async def _run(self) -> None:
         # A firing its holder left is another's once its holder is surely gone: on a store
@@ -121,7 +139,7 @@ class Scheduler:
         for rec in await self._store.due_schedules(now, limit=_BATCH):
             assert rec.next_fire is not None  # due ones are active, so they have one
             try:
-                firing, next_fire = self._step(rec, _timing(rec), now)
+                firing, next_fire = self._step(rec, self._loaded.of(rec), now)
             except Exception:  # checked when stored: a broken spec is paused, not retried
                 log.exception("schedule_unreadable", schedule_id=rec.id)
                 rec.state, rec.next_fire = sc.SCHEDULE_STATE_PAUSED, None
@@ -138,19 +156,19 @@ class Scheduler:
         return claimed
 
     def _step(
-        self, rec: ScheduleRecord, timing: Timing, now: float
+        self, rec: ScheduleRecord, loaded: Loaded, now: float
     ) -> tuple[FiringRecord | None, float]:
         """What the schedule's due tick becomes: a firing (or none), and the next tick."""
         assert rec.next_fire is not None
+        timing = loaded.timing
         tick = rec.next_fire
         missed_before = max(self._started, now - _LATE)
         if tick >= missed_before:
             return self._firing(rec.id, tick, "tick", now), timing.next_after(tick)
         # Every tick before `missed_before` was missed: one firing for them all, or none.
         last = max(timing.last_before(missed_before) or tick, tick)
-        spec = sc.Schedule.FromString(rec.spec)
         firing = None
-        if spec.catch_up == sc.CATCH_UP_ONCE:
+        if loaded.spec.catch_up == sc.CATCH_UP_ONCE:
             firing = self._firing(rec.id, last, "catch_up", now)
         return firing, timing.next_after(last)
 
@@ -169,10 +187,6 @@ class Scheduler:
 
     async def _fire(self, rec: ScheduleRecord, firing: FiringRecord) -> None:
         try:
-            await self._firings.fire(rec, firing, _timing(rec))
+            await self._firings.fire(rec, firing, self._loaded.of(rec).timing)
         finally:
             self._slots.release()
-
-
-def _timing(rec: ScheduleRecord) -> Timing:
-    return timing_of(sc.Schedule.FromString(rec.spec), anchor=rec.anchor)

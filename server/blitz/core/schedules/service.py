@@ -25,7 +25,7 @@ from blitz.core.schedules.scheduler import Scheduler
 from blitz.core.schedules.views import firing_view, schedule_view
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import CallContext
-from blitz.store import FiringRecord, ScheduleRecord, Store
+from blitz.store import ScheduleRecord, Store
 from blitz.v1 import schedules_pb2 as sc
 
 if TYPE_CHECKING:
@@ -104,8 +104,8 @@ class ScheduleCore:
     async def list_schedules(
         self, req: sc.ListSchedulesRequest, ctx: CallContext
     ) -> sc.ListSchedulesResponse:
-        found = await self._store.list_schedules(None if ctx.admin else ctx.caller)
-        return sc.ListSchedulesResponse(schedules=[await self._view(rec) for rec in found])
+        found = await self._store.list_schedules_with_last_firing(None if ctx.admin else ctx.caller)
+        return sc.ListSchedulesResponse(schedules=[schedule_view(rec, last) for rec, last in found])
 
     async def update_schedule(self, req: sc.UpdateScheduleRequest, ctx: CallContext) -> sc.Schedule:
         rec = await self._schedule(req.schedule.id, ctx)
@@ -165,18 +165,10 @@ class ScheduleCore:
 
     async def run_schedule(self, req: sc.RunScheduleRequest, ctx: CallContext) -> sc.ScheduleFiring:
         rec = await self._schedule(req.schedule_id, ctx)
-        now = time.time()
-        firing = FiringRecord(
-            schedule_id=rec.id,
-            tick_time=now,
-            fire_time=now,
-            via="run_now",
-            holder=self._firings.holder,
-        )
-        while not await self._store.add_firing(firing):
-            firing.tick_time += 1e-6  # another at the same microsecond: the next one
         log.info("schedule_run_now", schedule_id=rec.id, by=ctx.caller)
-        return firing_view(await self._scheduler.fire_now(rec, firing))
+        # The scheduler records and carries out the firing in a task of its own: a caller
+        # that goes away leaves it to finish, never half done.
+        return firing_view(await self._scheduler.fire_now(rec))
 
     async def list_firings(
         self, req: sc.ListFiringsRequest, ctx: CallContext

@@ -92,6 +92,24 @@ async def test_edited_command_is_what_runs_and_what_events_show(
     assert f"$ {edited} -> exit 0" in done.output
 
 
+async def test_an_edited_command_keeps_the_calls_other_arguments(
+    driver: Driver, io: RecordingIO
+) -> None:
+    """Decide's command replaces the command only: `git` stays as the model asked it."""
+
+    def decide(request: turn_pb2.TurnEvent) -> ApprovalResult:
+        return ApprovalResult(approved=True, command="echo edited")
+
+    await driver.run(
+        'call run_command {"command": "echo original", "git": true}', io=io, decide=decide
+    )
+    final_calls = [e.tool_call for e in io.of_kind("tool_call") if not e.tool_call.partial]
+    assert json_format.MessageToDict(final_calls[-1].args) == {
+        "command": "echo edited",
+        "git": True,
+    }
+
+
 async def test_write_asks_with_a_diff_then_writes(driver: Driver, io: RecordingIO) -> None:
     (driver.workspace / "a.txt").write_text("old line\nkept\n")
     done = await driver.run("write a.txt\n```\nnew line\nkept\n```", io=io)

@@ -4,17 +4,20 @@ The runner hands each `Ask` of its process's inbox to `decide`. A permission req
 (A1) becomes an `ApprovalRequest` by table K (approvals.py), a file write (A3) and a
 terminal (A4) each ask their own WRITE or COMMAND approval, unless an approved
 permission of the same turn covers them: its paths for writes, its command line once for
-a terminal. Then the turn decides where it can, in this order: plan mode and a
-read-only turn refuse what would change something; the session's mode approves the
-kinds it approves; a stored rule decides; else a person does, and `decide` returns
-`Parked` with the agent's request left open in the live process. `answer` gives the
-agent the outcome: its own option for a permission (table D), or the write done or the
-terminal started in Blitz's workspace and box. The session's pre_tool hooks (docs/hooks.md)
-are asked after plan mode and read-only and before the mode and the rules, as for the
-built-in agent's actions; a hook's rewrite is not taken, since the agent runs its own
-tool. After a restart no process holds the
-request any more: `restart_answers` is what the reloaded agent is told instead, and an
-approval leaves a one-use grant for the request the agent sends again.
+a terminal. Then the turn decides where it can, in the order every agent shares
+(`blitz.ports.gate`): plan mode and a read-only turn refuse what would change something;
+the session's pre_tool hooks (docs/hooks.md) may allow, deny, ask or rewrite; the
+session's mode approves the kinds it approves; a stored rule decides; else a person does,
+and `decide` returns `Parked` with the agent's request left open in the live process. A
+hook's rewrite of a write (its path and content) or a terminal (its command line) is taken,
+since Blitz carries those out: the rewritten path passes the workspace's path gate, and a
+person is shown the rewritten action; of a permission request nothing is rewritten, since
+the agent runs its own tool. `answer` gives the agent the outcome: its own option for a
+permission (table D; ACP carries no reason with it), or the write done or the terminal
+started in Blitz's workspace and box, or for a refused one an error whose message says
+why. After a restart no process holds the request any more: `restart_answers` is what the
+reloaded agent is told instead, and an approval leaves a one-use grant for the request the
+agent sends again.
 
 Nothing here keeps state of its own: what a turn has approved lives on the process, what
 a parked turn waits on in `AcpState`.
@@ -36,7 +39,17 @@ from blitz.acp.state import AcpState
 from blitz.acp.terminals import command_line
 from blitz.agent.diffs import unified_diff
 from blitz.paths import PathRefused, Workspace
-from blitz.ports import ApprovalResult, Parked, Resolution, TurnIO, TurnPolicy
+from blitz.ports import (
+    ApprovalResult,
+    Parked,
+    Resolution,
+    Rewrites,
+    TurnIO,
+    TurnPolicy,
+    decide_action,
+)
+from blitz.ports.gate import PLAN_REFUSAL
+from blitz.size_limits import DIFF_MAX, clip, clip_label
 from blitz.v1 import turn_pb2 as t
 
 __all__ = ["answer", "decide", "restart_answers"]
@@ -46,6 +59,8 @@ _MUTATING = frozenset(
 )
 # Permission kinds that change nothing: asked, never refused, in read-only and plan modes.
 _LOOKING = frozenset({"read", "search", "think"})
+# What the log says of a request refused before anyone was asked.
+_NOTED = {"plan": "Refused in plan mode: {0}", "read_only": "Refused ({1}): {0}"}
 
 
 async def decide(
@@ -69,11 +84,28 @@ async def decide(
     elif ask.kind == "terminal" and _covered_command(process, approval):
         await answer(io, process, ask, True, None)
         return None
-    verdict = await _verdict(io, policy, approval, kind_name, _tool_input(ask))
-    if verdict is not None:
-        await answer(io, process, ask, verdict, None)
+    if kind_name == "switch_mode" and policy.plan:
+        # The agent asking to leave plan mode: its plan is proposed.
+        await answer(io, process, ask, False, ApprovalResult(False, PLAN_REFUSAL))
+        return None
+    verdict = await decide_action(
+        io,
+        policy,
+        approval,
+        _tool_input(ask),
+        mutating=approval.kind in _MUTATING and kind_name not in _LOOKING,
+        rewrites=_rewrites(process, ask),
+    )
+    if verdict.by in _NOTED:
+        _notice(io, _NOTED[verdict.by].format(approval.detail, policy.read_only))
+    if verdict.rewritten is not None:
+        _rewrite(ask, verdict.rewritten)
+    if verdict.allowed is not None:
+        refusal = None if verdict.allowed else ApprovalResult(False, verdict.reason)
+        await answer(io, process, ask, verdict.allowed, refusal)
         return None
     # A person decides: the turn parks with the agent's request open.
+    approval = verdict.request
     request_id = _request_id(process, approval.request_id)
     approval.request_id = request_id
     ask.request_id = request_id
@@ -116,17 +148,8 @@ def _approval(process: AgentProcess, ask: Ask) -> tuple[t.ApprovalRequest, str]:
         except (PathRefused, OSError):
             rel, old = path, None
         ask.params["rel"], ask.params["old"] = rel, old
-        old_text = old.decode("utf-8", errors="replace") if old is not None else None
-        diff = unified_diff(old_text, str(ask.params["content"]), rel)
-        approval = t.ApprovalRequest(
-            request_id="write-" + uuid.uuid4().hex[:10],
-            tool="write_text_file",
-            kind=t.ACTION_KIND_WRITE,
-            detail=rel,
-            diff=diff,
-            scope_label=f"write: {rel}",
-            task_id=task,
-        )
+        approval = _write_request(rel, old, str(ask.params["content"]))
+        approval.request_id, approval.task_id = "write-" + uuid.uuid4().hex[:10], task
         return approval, "edit"
     line = str(ask.params["command"])
     if ask.params.get("args"):
@@ -143,6 +166,18 @@ def _approval(process: AgentProcess, ask: Ask) -> tuple[t.ApprovalRequest, str]:
     return approval, "execute"
 
 
+def _write_request(rel: str, old: bytes | None, content: str) -> t.ApprovalRequest:
+    """The WRITE approval of `content` over what `rel` holds (None: no file yet)."""
+    old_text = old.decode("utf-8", errors="replace") if old is not None else None
+    return t.ApprovalRequest(
+        tool="write_text_file",
+        kind=t.ACTION_KIND_WRITE,
+        detail=rel,
+        diff=clip(unified_diff(old_text, content, rel), DIFF_MAX, what="diff"),
+        scope_label=clip_label(f"write: {rel}"),
+    )
+
+
 def _request_id(process: AgentProcess, base: str) -> str:
     if base not in process.parked:
         return base
@@ -152,37 +187,41 @@ def _request_id(process: AgentProcess, base: str) -> str:
     return f"{base}#{n}"
 
 
-async def _verdict(
-    io: TurnIO,
-    policy: TurnPolicy,
-    approval: t.ApprovalRequest,
-    kind_name: str,
-    tool_input: Mapping[str, Any],
-) -> bool | None:
-    """True or False where the turn, a hook, its mode or a rule decides; None: a person."""
-    mutating = approval.kind in _MUTATING and kind_name not in _LOOKING
-    if kind_name == "switch_mode" and policy.plan:
-        return False  # the agent asking to leave plan mode: its plan is proposed
-    if policy.plan and mutating:
-        _notice(io, f"Refused in plan mode: {approval.detail}")
-        return False
-    if policy.read_only and mutating:
-        _notice(io, f"Refused ({policy.read_only}): {approval.detail}")
-        return False
-    hooked = await io.pre_tool(approval, tool_input)
-    if hooked is not None and hooked.decision in ("allow", "deny"):
-        return hooked.decision == "allow"
-    if hooked is not None and hooked.decision == "ask":
-        if hooked.request is not None:
-            approval.asked_by_hook = hooked.request.asked_by_hook
-        return None  # a person decides, whatever the mode or a rule would say
-    if approval.kind in policy.approved_kinds:
-        _notice(io, f"Approved by the session's mode ({policy.mode}): {approval.detail}")
-        return True
-    decided = await io.rule_decides(approval)
-    if decided is not None:
-        return decided.allowed
-    return None
+def _rewrites(process: AgentProcess, ask: Ask) -> frozenset[str]:
+    """What of the agent's request a pre_tool hook may rewrite: a write's path and content
+    and a terminal's command line, which Blitz carries out; nothing of a permission, whose
+    tool the agent runs itself."""
+    if ask.kind == "write":
+        workspace = Workspace(process.workspace, resolved=True)
+
+        async def reshape(rewritten: dict[str, Any]) -> t.ApprovalRequest | str:
+            path, content = str(rewritten["file_path"]), str(rewritten["content"])
+            try:
+                rel, old = await asyncio.to_thread(workspace.current, path)
+            except (PathRefused, OSError) as exc:
+                return str(exc)
+            return _write_request(rel, old, content)
+
+        return Rewrites({"file_path", "content"}, reshape)
+    if ask.kind == "terminal":
+        return Rewrites({"command"})  # read as a command line (hooks/pre_tool.py)
+    return Rewrites()
+
+
+def _rewrite(ask: Ask, rewritten: Mapping[str, Any]) -> None:
+    """Take a hook's rewrite of a write or a terminal: what Blitz does once it may."""
+    if ask.kind == "write":
+        ask.params["path"], ask.params["content"] = rewritten["file_path"], rewritten["content"]
+        ask.params.pop("rel", None)
+        ask.params.pop("old", None)
+    elif ask.kind == "terminal":
+        _set_line(ask, str(rewritten["command"]))
+
+
+def _set_line(ask: Ask, line: str) -> None:
+    """Have a terminal run `line`, a whole shell line, instead of what the agent sent."""
+    ask.params["command"], ask.params["line"] = line, line
+    ask.params.pop("args", None)
 
 
 def _tool_input(ask: Ask) -> dict[str, Any]:
@@ -243,9 +282,14 @@ async def answer(
         ask.future.set_result({"outcome": option_for(ask.params["options"], allow=allowed)})
         return
     if not allowed:
+        # What refused it (a hook, a rule, the mode, a person) and why, in the error's words:
+        # the one place ACP lets a reason reach the agent.
         reason = getattr(resolution, "reason", "") or "the user denied it"
         ask.future.set_exception(RequestError(-32000, f"denied: {reason}"))
         return
+    if ask.kind == "terminal" and isinstance(resolution, ApprovalResult) and resolution.command:
+        # The command the person approved: as a hook rewrote it, or as they edited it.
+        _set_line(ask, resolution.command)
     if ask.kind == "write":
         await _write(io, process, ask)
         return

@@ -217,7 +217,7 @@ class Agent:
         messages = load_history(history)
         delegations = take_delegations(messages)
         routed = route_results(messages, results, delegations)
-        deferred, overrides = deferred_results(routed.own)
+        deferred, overrides = deferred_results(routed.own, messages)
         for call_id, sub_results in routed.delegated.items():
             # The delegate call runs again, approved, and re-enters its sub-agent's run.
             deferred.approvals[call_id] = ToolApproved()

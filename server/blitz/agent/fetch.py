@@ -43,7 +43,7 @@ from pydantic_ai._ssrf import (
 )
 
 from blitz.agent.deps import FetchLimits, ToolDeps
-from blitz.agent.policy import Action, gate
+from blitz.agent.policy import Action, Rewrite, gate_input
 from blitz.html_text import html_to_text
 from blitz.outbound import AddressPolicy, Refused, ResolvedUrl, request_to, resolve
 from blitz.v1 import turn_pb2
@@ -126,31 +126,33 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
         url: The absolute http:// or https:// URL.
     """
     deps = ctx.deps
-    limits = deps.settings.fetch
-    try:
-        origin = Origin.of(url)
-    except ValueError:  # e.g. "http://[::1" (an unclosed bracket), or a port that is no number
-        scheme, _, rest = url.strip().partition(":")
-        if scheme.lower() in _DEFAULT_PORTS and rest.startswith("//") and rest[2:3] not in "/":
-            return {"url": url, "error": "not a valid URL: its host or port cannot be read"}
-        return {"url": url, "error": "only absolute http:// and https:// URLs can be fetched"}
     grants = Grants.parse(deps.policy.fetch_grants)
-    # What can be refused without a lookup is refused before anyone is asked to approve
-    # it (an address written in the URL, a name no DNS could hold); a name is looked up
-    # only once the fetch is approved: the lookup itself tells a DNS server where the
-    # agent wants to go.
-    try:
-        if _literal(origin.host):
-            await _resolve(url, origin, allow_local=limits.allow_local)
-        else:
-            _check_name(origin.host)
-    except _Refused as exc:
-        return {"url": url, "error": str(exc)}
+    origin = await _checked(ctx, url)
+    if isinstance(origin, str):
+        return {"url": url, "error": origin}
     if not grants.cover(origin):
-        detail = f"GET {url} ({origin.label})"
-        action = Action(turn_pb2.ACTION_KIND_NETWORK, detail, f"network: {origin.label}")
-        if refused := await gate(ctx, action, tool_input={"url": url}):
+
+        async def reshape(rewritten: dict[str, Any]) -> tuple[Action, dict[str, Any]] | str:
+            # A hook's URL passes the checks the model's does, and is asked for as its own.
+            checked = await _checked(ctx, str(rewritten["url"]))
+            if isinstance(checked, str):
+                return checked
+            return _action(str(rewritten["url"]), checked), {"url": rewritten["url"]}
+
+        refused, rewritten = await gate_input(
+            ctx,
+            _action(url, origin),
+            tool_input={"url": url},
+            rewrite=Rewrite(frozenset({"url"}), reshape),
+        )
+        if refused:
             return {"url": url, "error": refused}
+        if rewritten is not None:
+            url = str(rewritten["url"])
+            origin = await _checked(ctx, url)
+            if isinstance(origin, str):
+                return {"url": url, "error": origin}
+    limits = deps.settings.fetch
     try:
         response = await _download(
             url, allowed=lambda hop: hop == origin or grants.cover(hop), limits=limits
@@ -163,6 +165,34 @@ async def fetch_url(ctx: RunContext[ToolDeps], url: str) -> dict[str, Any]:
     except _Refused as exc:
         return {"url": url, "error": str(exc)}
     return _result(url, response, cap=deps.settings.output_cap)
+
+
+async def _checked(ctx: RunContext[ToolDeps], url: str) -> Origin | str:
+    """The origin `url` leads to, or why it may not be fetched. What can be refused without
+    a lookup is refused before anyone is asked to approve it (an address written in the
+    URL, a name no DNS could hold); a name is looked up only once the fetch is approved:
+    the lookup itself tells a DNS server where the agent wants to go."""
+    try:
+        origin = Origin.of(url)
+    except ValueError:  # e.g. "http://[::1" (an unclosed bracket), or a port that is no number
+        scheme, _, rest = url.strip().partition(":")
+        if scheme.lower() in _DEFAULT_PORTS and rest.startswith("//") and rest[2:3] not in "/":
+            return "not a valid URL: its host or port cannot be read"
+        return "only absolute http:// and https:// URLs can be fetched"
+    try:
+        if _literal(origin.host):
+            await _resolve(url, origin, allow_local=ctx.deps.settings.fetch.allow_local)
+        else:
+            _check_name(origin.host)
+    except _Refused as exc:
+        return str(exc)
+    return origin
+
+
+def _action(url: str, origin: Origin) -> Action:
+    """The NETWORK approval a fetch of `url` asks: its scope names the origin."""
+    detail = f"GET {url} ({origin.label})"
+    return Action(turn_pb2.ACTION_KIND_NETWORK, detail, f"network: {origin.label}")
 
 
 async def _download(

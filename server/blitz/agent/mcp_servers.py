@@ -51,7 +51,7 @@ from pydantic_ai import RunContext, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
 from blitz.agent.deps import ToolDeps
-from blitz.agent.policy import Action, gate
+from blitz.agent.policy import Action, Rewrite, gate_input
 from blitz.forms import form_problem
 from blitz.ports import TurnIO, TurnPolicy
 from blitz.v1 import turn_pb2
@@ -244,11 +244,28 @@ class McpConnections:
         model_name = f"{server}{_SEP}{tool.name}"
         self.display_names[model_name] = shown
 
-        async def call(ctx: RunContext[ToolDeps], **args: Any) -> dict[str, Any]:
+        schema = tool.input_schema or {"type": "object", "properties": {}}
+        properties = schema.get("properties")
+        named = frozenset(properties) if isinstance(properties, dict) else frozenset()
+
+        def action(args: dict[str, Any]) -> Action:
             detail = f"{shown} {json.dumps(args, sort_keys=True, default=str)}"
-            action = Action(turn_pb2.ACTION_KIND_MCP, detail, f"mcp: {shown}")
-            if refused := await gate(ctx, action, tool_input=args):
+            return Action(turn_pb2.ACTION_KIND_MCP, detail, f"mcp: {shown}")
+
+        async def reshape(rewritten: dict[str, Any]) -> tuple[Action, dict[str, Any]]:
+            return action(rewritten), rewritten
+
+        async def call(ctx: RunContext[ToolDeps], **args: Any) -> dict[str, Any]:
+            # A pre_tool hook may rewrite any argument the tool takes; the server is called
+            # with what it left.
+            rewrite = Rewrite(named | frozenset(args), reshape)
+            refused, rewritten = await gate_input(
+                ctx, action(args), tool_input=args, rewrite=rewrite
+            )
+            if refused:
                 return {"tool": shown, "error": refused}
+            if rewritten is not None:
+                args = rewritten
             try:
                 result = await client.call_tool(tool.name, args)
             except Exception as exc:
@@ -260,7 +277,6 @@ class McpConnections:
                 }
             return _result(shown, result)
 
-        schema = tool.input_schema or {"type": "object", "properties": {}}
         return Tool.from_schema(
             call,
             name=model_name,

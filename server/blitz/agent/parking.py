@@ -9,8 +9,10 @@ model), so the stored history alone is enough to resume (`keep_delegations`).
 On resume, `route_results` checks the resolutions the core hands over against the parked
 history — every open request resolved, each with its own kind of result — and splits them
 between the run's own calls and each parked sub-agent (`<delegate id>/<sub id>`);
-`deferred_results` turns them into pydantic-ai's `DeferredToolResults`. This module only
-translates; it never runs a tool or a model.
+`deferred_results` turns them into pydantic-ai's `DeferredToolResults`. A call a pre_tool
+hook rewrote before a person was asked keeps its rewritten arguments in the same metadata
+until then, and runs with them once approved. This module only translates; it never runs
+a tool or a model.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ __all__ = [
 
 # Where a parked parent keeps its sub-agents' runs: its last response's metadata.
 _DELEGATIONS_KEY = "blitz_delegations"
+# Where a parked run keeps the arguments pre_tool hooks rewrote its asked calls to.
+_REWRITES_KEY = "blitz_rewrites"
+_COMMAND_TOOL = "run_command"
 
 
 def load_history(data: bytes) -> list[ModelMessage]:
@@ -71,6 +76,14 @@ def run_outcome(result: RunResult, display_names: Mapping[str, str]) -> Complete
     messages = result.all_messages()
     if delegations:
         keep_delegations(messages, delegations)
+    rewrites = {
+        call.tool_call_id: output.metadata[call.tool_call_id]["rewritten"]
+        for call in output.approvals
+        if "rewritten" in output.metadata.get(call.tool_call_id, {})
+    }
+    if rewrites:
+        # What a hook rewrote and a person is asked to approve: the call runs with it.
+        _keep(messages, _REWRITES_KEY, rewrites)
     return Parked(history=ModelMessagesTypeAdapter.dump_json(messages), requests=requests)
 
 
@@ -126,23 +139,14 @@ def park_requests(
 
 def keep_delegations(messages: list[ModelMessage], delegations: Mapping[str, Delegation]) -> None:
     """Store parked sub-agents in the last model response (whose calls they answer)."""
-    response = _last_response(messages)
-    if response is None:  # pragma: no cover - a deferred call comes from a response
-        raise RuntimeError("parked without a model response")
-    response.metadata = {
-        **(response.metadata or {}),
-        _DELEGATIONS_KEY: {call_id: d.to_json() for call_id, d in delegations.items()},
-    }
+    _keep(messages, _DELEGATIONS_KEY, {call_id: d.to_json() for call_id, d in delegations.items()})
 
 
 def take_delegations(messages: list[ModelMessage]) -> dict[str, Delegation]:
     """Remove and return what `keep_delegations` stored: the session history keeps none."""
-    response = _last_response(messages)
-    if response is None or not response.metadata or _DELEGATIONS_KEY not in response.metadata:
+    stored = _take(messages, _DELEGATIONS_KEY)
+    if not stored:
         return {}
-    metadata = dict(response.metadata)
-    stored = metadata.pop(_DELEGATIONS_KEY)
-    response.metadata = metadata or None
     try:
         return {call_id: Delegation.from_json(data) for call_id, data in stored.items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -236,22 +240,32 @@ def current_results(
 
 
 def deferred_results(
-    results: Mapping[str, Resolution],
+    results: Mapping[str, Resolution], messages: list[ModelMessage]
 ) -> tuple[DeferredToolResults, dict[str, dict[str, Any]]]:
-    """pydantic-ai's results for these resolutions, and the arguments approvals replaced."""
+    """pydantic-ai's results for these resolutions of the run parked in `messages`, and the
+    arguments approvals replaced: a pre_tool hook's rewrite (taken from the history, which
+    keeps it no longer), and a command the user wrote (or a hook's, which the core hands
+    back as the resolution's command)."""
     deferred = DeferredToolResults()
     overrides: dict[str, dict[str, Any]] = {}
+    rewrites: dict[str, dict[str, Any]] = _take(messages, _REWRITES_KEY) or {}
+    calls = _open_calls(messages)
     for request_id, resolution in results.items():
         if isinstance(resolution, ApprovalResult):
+            args = rewrites.get(request_id)
+            call = calls.get(request_id)
             if not resolution.approved:
                 deferred.approvals[request_id] = ToolDenied(
                     resolution.reason or "The user denied this action."
                 )
-            elif resolution.command:
-                # Only run_command has a command to replace (the core allows it only on
-                # COMMAND approvals); the tool then runs what the user wrote.
-                overrides[request_id] = {"command": resolution.command}
-                deferred.approvals[request_id] = ToolApproved(override_args=overrides[request_id])
+                continue
+            if resolution.command and call is not None and call.tool_name == _COMMAND_TOOL:
+                # The core takes a command only on COMMAND approvals; the tool then runs
+                # what the user wrote, with its other arguments as they were.
+                args = {**(args or call.args_as_dict()), "command": resolution.command}
+            if args is not None:
+                overrides[request_id] = args
+                deferred.approvals[request_id] = ToolApproved(override_args=args)
             else:
                 deferred.approvals[request_id] = True
         elif isinstance(resolution, AnswerResult):
@@ -300,6 +314,32 @@ def _of_earlier_delegation(request_id: str, messages: list[ModelMessage]) -> boo
         for part in message.parts
         if isinstance(part, ToolCallPart) and part.tool_name == DELEGATE_TOOL
     )
+
+
+def _open_calls(messages: list[ModelMessage]) -> dict[str, ToolCallPart]:
+    """The parked response's tool calls, by id."""
+    response = _last_response(messages)
+    parts = response.parts if response is not None else []
+    return {p.tool_call_id: p for p in parts if isinstance(p, ToolCallPart)}
+
+
+def _keep(messages: list[ModelMessage], key: str, value: Any) -> None:
+    """Keep `value` in the last model response's metadata (never sent to a model)."""
+    response = _last_response(messages)
+    if response is None:  # pragma: no cover - a deferred call comes from a response
+        raise RuntimeError("parked without a model response")
+    response.metadata = {**(response.metadata or {}), key: value}
+
+
+def _take(messages: list[ModelMessage], key: str) -> Any:
+    """Remove and return what `_keep` kept under `key` (None: nothing)."""
+    response = _last_response(messages)
+    if response is None or not response.metadata or key not in response.metadata:
+        return None
+    metadata = dict(response.metadata)
+    value = metadata.pop(key)
+    response.metadata = metadata or None
+    return value
 
 
 def _last_response(messages: list[ModelMessage]) -> ModelResponse | None:

@@ -1,17 +1,19 @@
 """The policy gate every action passes before it acts: go ahead, refuse, or ask.
 
 An action that needs a person (a command, a write, a delete, a fetch of an ungranted host,
-an MCP call) calls `gate` with what it would do. In order: plan mode refuses anything that
-changes the world, `read_only` refuses WRITE, DELETE, COMMAND and MCP with its own string as
-the reason, a call the user already approved goes ahead, an aside refuses anything that
-would need asking, the session's pre_tool hooks (`TurnIO.pre_tool`, docs/hooks.md) may
-allow, deny, leave it to a person or rewrite it, the session's mode may approve its kind
-(accept edits, bypass), a stored rule (`TurnIO.rule_decides`) approves or denies without
-asking, and otherwise the call parks on an `ApprovalRequest` (pydantic-ai's
-`ApprovalRequired`), which names the acting agent and its current task. A tool whose input
-a hook may rewrite (`run_command`'s command) gates with `gate_input` and acts on what it
-returns. The gate is the same for a sub-agent's tools:
-it runs with the parent turn's policy and its `TurnIO`.
+an MCP call) calls `gate` with what it would do, and it is decided in the order every agent
+shares (`blitz.ports.gate`): plan mode refuses anything that changes the world, `read_only`
+refuses WRITE, DELETE, COMMAND and MCP with its own string as the reason, a call the user
+already approved goes ahead, an aside refuses anything that would need asking, the
+session's pre_tool hooks (`TurnIO.pre_tool`, docs/hooks.md) may allow, deny, leave it to
+a person or rewrite it, the session's mode may approve its kind (accept edits, bypass), a
+stored rule (`TurnIO.rule_decides`) approves or denies without asking, and otherwise the
+call parks on an `ApprovalRequest` (pydantic-ai's `ApprovalRequired`), which names the
+acting agent and its current task. A tool whose input a hook may rewrite gates with
+`gate_input` and a `Rewrite`: how it checks a rewritten input as it checks its own, so a
+hook leads it nowhere the model could not; it acts on the arguments `gate_input` returns.
+The gate is the same for a sub-agent's tools: it runs with the parent turn's policy and its
+`TurnIO`.
 A refusal is a string the tool returns to the model as its error, never an exception, so
 the model can adapt. What a request shows is bounded (`blitz.size_limits`): a detail or a
 diff past its limit keeps its start and says what was left out, and a long scope label
@@ -21,13 +23,14 @@ This module decides only; it must never perform an action itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from google.protobuf import json_format
 from pydantic_ai.exceptions import ApprovalRequired
 
+from blitz.ports import Rewrites, decide_action
 from blitz.size_limits import DETAIL_MAX, DIFF_MAX, clip, clip_label
 from blitz.v1 import turn_pb2
 
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
 
     from blitz.agent.deps import ToolDeps
 
-__all__ = ["MUTATING_KINDS", "PLAN_TOOLS", "Action", "gate", "gate_input"]
+__all__ = ["MUTATING_KINDS", "PLAN_TOOLS", "Action", "Reshape", "Rewrite", "gate", "gate_input"]
 
 # What read_only refuses (MCP too: what an MCP tool changes is unknown).
 MUTATING_KINDS = frozenset(
@@ -50,15 +53,6 @@ MUTATING_KINDS = frozenset(
 
 # The only tools a plan-mode run is offered: looking around, planning, asking.
 PLAN_TOOLS = frozenset({"read_file", "list_files", "search", "fetch_url", "todo", "ask_user"})
-
-_PLAN_REFUSAL = (
-    "plan mode: nothing may be changed or run now; add this step to the proposed plan "
-    "(the todo list) instead"
-)
-_ASIDE_REFUSAL = (
-    "this is a side question: actions that need the user's approval are not allowed; "
-    "answer from what you can read"
-)
 
 
 @dataclass(frozen=True)
@@ -96,6 +90,20 @@ class Action:
         }
 
 
+# A rewritten tool input -> the action it asks and the tool's arguments that do it, or why
+# the tool refuses it (its own checks: a path in the workspace, a URL's address).
+Reshape = Callable[[dict[str, Any]], Awaitable[tuple[Action, dict[str, Any]] | str]]
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What of a tool's input a pre_tool hook may rewrite (`keys`), and how the tool
+    checks a rewritten input (`reshape`)."""
+
+    keys: frozenset[str]
+    reshape: Reshape
+
+
 async def gate(
     ctx: RunContext[ToolDeps], action: Action, *, tool_input: Mapping[str, Any] | None = None
 ) -> str | None:
@@ -113,20 +121,14 @@ async def gate_input(
     action: Action,
     *,
     tool_input: Mapping[str, Any] | None = None,
-    rewritable: frozenset[str] = frozenset(),
+    rewrite: Rewrite | None = None,
 ) -> tuple[str | None, dict[str, Any] | None]:
-    """As `gate`, and the tool's input as a pre_tool hook rewrote it (None: as asked): the
-    keys of `rewritable` only, which the tool then acts with."""
+    """As `gate`, and the tool's arguments as a pre_tool hook's rewrite made them (None: as
+    the model gave them), which the tool then acts with, checking them again as it does.
+    A person asked is shown the rewritten action, and on approval the call runs with them
+    (`metadata["rewritten"]`, kept by parking.py)."""
     action = action.bounded()
     policy = ctx.deps.policy
-    if policy.plan and action.mutating:
-        return _PLAN_REFUSAL, None
-    if policy.read_only and action.mutating:
-        return policy.read_only, None
-    if ctx.tool_call_approved:
-        return None, None
-    if policy.aside:
-        return _ASIDE_REFUSAL, None
     task_id = ctx.deps.tasks.current()
     request = turn_pb2.ApprovalRequest(
         request_id=ctx.tool_call_id or "",
@@ -138,34 +140,48 @@ async def gate_input(
         agent=ctx.deps.agent,
         task_id=task_id,
     )
+    # The arguments the last rewrite the tool checked makes: what it then acts with.
+    made: dict[str, Any] = {}
+
+    async def reshape(rewritten: dict[str, Any]) -> turn_pb2.ApprovalRequest | str:
+        assert rewrite is not None
+        got = await rewrite.reshape(rewritten)
+        if isinstance(got, str):
+            return got
+        shaped, made["args"] = got[0].bounded(), got[1]
+        made["input"] = rewritten
+        return turn_pb2.ApprovalRequest(
+            kind=shaped.kind,  # type: ignore[arg-type]
+            detail=shaped.detail,
+            diff=shaped.diff,
+            scope_label=shaped.scope_label,
+        )
+
+    rewrites = Rewrites(rewrite.keys, reshape) if rewrite is not None else Rewrites()
     shown = {"detail": action.detail} if tool_input is None else tool_input
-    hooked = await ctx.deps.io.pre_tool(request, shown, rewritable=rewritable)
-    rewritten = None
-    if hooked is not None:
-        if hooked.decision == "deny":
-            return hooked.reason, None
-        if hooked.updated_input is not None:
-            rewritten = {k: v for k, v in hooked.updated_input.items() if k in rewritable}
-        if hooked.request is not None:
-            request = hooked.request
-        if hooked.decision == "allow":
-            return None, rewritten
-        if hooked.decision == "ask":
-            raise ApprovalRequired(_parked(request, task_id))
-    if action.kind in policy.approved_kinds:
-        text = f"Approved by the session's mode ({policy.mode}): {request.detail}"
-        ctx.deps.io.emit(turn_pb2.TurnEvent(notice=turn_pb2.Notice(text=text)))
-        return None, rewritten
-    decided = await ctx.deps.io.rule_decides(request)
-    if decided is not None:
-        return (None if decided.allowed else f"denied by the rule {decided.rule!r}"), rewritten
-    raise ApprovalRequired(_parked(request, task_id))
+    verdict = await decide_action(
+        ctx.deps.io,
+        policy,
+        request,
+        shown,
+        mutating=action.mutating,
+        approved=ctx.tool_call_approved,
+        rewrites=rewrites,
+    )
+    args = None
+    if verdict.rewritten is not None and made.get("input") == verdict.rewritten:
+        args = made["args"]
+    if verdict.allowed is None:
+        raise ApprovalRequired(_parked(verdict.request, task_id, args))
+    return (None if verdict.allowed else verdict.reason), args
 
 
-def _parked(request: turn_pb2.ApprovalRequest, task_id: str) -> dict[str, Any]:
+def _parked(
+    request: turn_pb2.ApprovalRequest, task_id: str, rewritten: dict[str, Any] | None
+) -> dict[str, Any]:
     """What travels in `ApprovalRequired.metadata`, for parking.py to build the request: the
-    action as asked (as a hook rewrote it, and its edit), and the task as it is now (a later
-    todo call of the same step must not move it)."""
+    action as asked (as a hook rewrote it, and its edit, and the arguments that do it), and
+    the task as it is now (a later todo call of the same step must not move it)."""
     metadata: dict[str, Any] = {
         "kind": int(request.kind),
         "detail": request.detail,
@@ -175,6 +191,8 @@ def _parked(request: turn_pb2.ApprovalRequest, task_id: str) -> dict[str, Any]:
     }
     if request.HasField("hook_edit"):
         metadata["hook_edit"] = json_format.MessageToDict(request.hook_edit)
+    if rewritten is not None:
+        metadata["rewritten"] = rewritten
     if request.asked_by_hook:
         metadata["asked_by_hook"] = request.asked_by_hook
     return metadata

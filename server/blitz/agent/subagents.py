@@ -113,7 +113,7 @@ class SubAgentRunner:
             mapper = EventMapper(io, display_names=share.display_names)
         else:
             messages = load_history(resume.delegation.history)
-            deferred, overrides = deferred_results(resume.results)
+            deferred, overrides = deferred_results(resume.results, messages)
             start = RunStart(messages=messages, deferred=deferred)
             mapper = EventMapper(
                 io,

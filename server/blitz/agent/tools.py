@@ -21,8 +21,9 @@ command's `tool_call` and its final `tool_result`, which carries the whole (capp
 and is what a client should keep. The call id tells two commands running at once apart,
 and a sub-agent's output is signed with its name like the rest of its events.
 
-The file tools announce each file they create, change or delete with a `file_changed`
-event, after the change is made.
+The tools that change files (`write_file`, `edit_file`, `delete_file`) are
+file_changes.py's; they announce each file they create, change or delete with a
+`file_changed` event, after the change is made.
 """
 
 from __future__ import annotations
@@ -34,15 +35,14 @@ from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai.toolsets import FunctionToolset
 
 from blitz.agent.deps import ToolDeps
-from blitz.agent.diffs import unified_diff
 from blitz.agent.fetch import fetch_url
-from blitz.agent.policy import PLAN_TOOLS, Action, gate, gate_input
+from blitz.agent.file_changes import FILE_ERRORS, delete_file, edit_file, failed, write_file
+from blitz.agent.policy import PLAN_TOOLS, Action, Rewrite, gate_input
 from blitz.agent.search import search
 from blitz.agent.shell import run_shell
 from blitz.agent.tasks import TodoItem
 from blitz.forms import form_problem
-from blitz.offload import FILE_CALLS, CallTimedOut
-from blitz.paths import PathRefused
+from blitz.offload import FILE_CALLS
 from blitz.v1 import turn_pb2
 
 __all__ = [
@@ -93,16 +93,22 @@ async def run_command(
         return {"command": command, "error": "a command cannot contain a NUL character"}
     action = command_action(command, network=network, git=git)
     asked = {"command": command, "network": network, "git": git}
+
+    async def reshape(rewritten: dict[str, Any]) -> tuple[Action, dict[str, Any]] | str:
+        line = str(rewritten["command"])
+        if "\x00" in line:
+            return "a command cannot contain a NUL character"
+        args = {"command": line, "network": network, "git": git}
+        return command_action(line, network=network, git=git), args
+
     refused, rewritten = await gate_input(
-        ctx, action, tool_input=asked, rewritable=frozenset({"command"})
+        ctx, action, tool_input=asked, rewrite=Rewrite(frozenset({"command"}), reshape)
     )
     if refused:
         return {"command": command, "error": refused}
-    if rewritten:
+    if rewritten is not None:
         # A pre_tool hook rewrote it: what runs is the hook's command (docs/hooks.md).
-        command = str(rewritten.get("command", command))
-        if "\x00" in command:
-            return {"command": command, "error": "a command cannot contain a NUL character"}
+        command = str(rewritten["command"])
     deps = ctx.deps
     settings = deps.settings
     env = dict(settings.command_env)
@@ -145,95 +151,6 @@ def command_action(command: str, *, network: bool, git: bool) -> Action:
     return Action(kind, detail, f"command{extras}: {command}", runs=True)
 
 
-async def write_file(ctx: RunContext[ToolDeps], path: str, content: str) -> dict[str, Any]:
-    """Create or replace a file in the workspace with the given content (needs approval).
-
-    Args:
-        path: The file's path, relative to the workspace.
-        content: The whole new content of the file.
-    """
-    ws = ctx.deps.workspace
-    try:
-        rel, old = await FILE_CALLS.run(ws.current, path)
-    except _FILE_ERRORS as exc:
-        return _failed(path, exc, doing="write")
-    asked = {"file_path": _absolute(ctx, rel), "path": rel, "content": content}
-    return await _gated_write(ctx, rel, old, content, asked)
-
-
-async def edit_file(
-    ctx: RunContext[ToolDeps], path: str, old_string: str, new_string: str
-) -> dict[str, Any]:
-    """Replace one exact piece of a workspace file with new text (needs approval).
-
-    `old_string` must occur exactly once in the file: include enough surrounding lines to
-    make it unique.
-
-    Args:
-        path: The file's path, relative to the workspace.
-        old_string: The exact text to replace, whitespace included.
-        new_string: The text to put in its place.
-    """
-    ws = ctx.deps.workspace
-    try:
-        rel, data = await FILE_CALLS.run(ws.current, path)
-    except _FILE_ERRORS as exc:
-        return _failed(path, exc, doing="edit")
-    old = _text(data)
-    if old is None:
-        return {"path": rel, "error": f"no such file: {rel}"}
-    if not old_string:
-        return {"path": rel, "error": "old_string is empty; use write_file to create a file"}
-    count = old.count(old_string)
-    if count == 0:
-        return {"path": rel, "error": "old_string was not found in the file"}
-    if count > 1:
-        return {
-            "path": rel,
-            "error": f"old_string occurs {count} times; include more context to make it unique",
-        }
-    asked = {
-        "file_path": _absolute(ctx, rel),
-        "path": rel,
-        "old_string": old_string,
-        "new_string": new_string,
-    }
-    result = await _gated_write(ctx, rel, data, old.replace(old_string, new_string, 1), asked)
-    if "error" not in result:
-        result["replaced"] = 1
-    return result
-
-
-async def delete_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
-    """Delete a file from the workspace (needs approval).
-
-    Args:
-        path: The file's path, relative to the workspace.
-    """
-    ws = ctx.deps.workspace
-    try:
-        rel, old = await FILE_CALLS.run(ws.current, path)
-    except IsADirectoryError:
-        return {"path": path, "error": f"no such file: {path}"}
-    except _FILE_ERRORS as exc:
-        return _failed(path, exc, doing="delete")
-    if old is None:
-        return {"path": path, "error": f"no such file: {path}"}
-    action = Action(
-        turn_pb2.ACTION_KIND_DELETE, rel, f"delete: {rel}", unified_diff(_text(old), None, rel)
-    )
-    asked = {"file_path": _absolute(ctx, rel), "path": rel}
-    if refused := await gate(ctx, action, tool_input=asked):
-        return {"path": rel, "error": refused}
-    await ctx.deps.io.before_file_change(rel, old)
-    try:
-        await FILE_CALLS.run(ws.delete, rel)
-    except _FILE_ERRORS as exc:
-        return _failed(rel, exc, doing="delete")
-    _changed(ctx, rel, turn_pb2.FileChanged.KIND_DELETED)
-    return {"path": rel, "deleted": True}
-
-
 async def read_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
     """Read a text file from the workspace.
 
@@ -244,8 +161,8 @@ async def read_file(ctx: RunContext[ToolDeps], path: str) -> dict[str, Any]:
     cap = ctx.deps.settings.output_cap
     try:
         got = await FILE_CALLS.run(ws.read, path, cap + 1)
-    except _FILE_ERRORS as exc:
-        return _failed(path, exc, doing="read")
+    except FILE_ERRORS as exc:
+        return failed(path, exc, doing="read")
     return {
         "path": got.path,
         "content": got.data[:cap].decode("utf-8", errors="replace"),
@@ -264,8 +181,8 @@ async def list_files(ctx: RunContext[ToolDeps], path: str = ".") -> dict[str, An
     ws = ctx.deps.workspace
     try:
         listing = await FILE_CALLS.run(ws.entries, path)
-    except _FILE_ERRORS as exc:
-        return _failed(path, exc, doing="list", missing="no such folder")
+    except FILE_ERRORS as exc:
+        return failed(path, exc, doing="list", missing="no such folder")
     entries = [e.name + _MARKS.get(e.kind, "") for e in listing.entries[:_MAX_ENTRIES]]
     return {
         "path": listing.path,
@@ -340,63 +257,5 @@ def workspace_toolset(*, plan: bool = False) -> FunctionToolset[ToolDeps]:
     return FunctionToolset[ToolDeps](tools)
 
 
-async def _gated_write(
-    ctx: RunContext[ToolDeps], rel: str, old: bytes | None, new: str, asked: dict[str, Any]
-) -> dict[str, Any]:
-    """Write `new` over `old` (None: no file yet) once the WRITE gate lets it through
-    (`asked`: the tool's input, as pre_tool hooks see it)."""
-    diff = unified_diff(_text(old), new, rel)
-    action = Action(turn_pb2.ACTION_KIND_WRITE, rel, f"write: {rel}", diff)
-    if refused := await gate(ctx, action, tool_input=asked):
-        return {"path": rel, "error": refused}
-    # What the file was, for the session's diff: kept before the write, so a write that
-    # fails halfway is still covered.
-    await ctx.deps.io.before_file_change(rel, old)
-    data = new.encode()
-    try:
-        # `rel` is where the user approved the write; it is written there or not at all.
-        await FILE_CALLS.run(ctx.deps.workspace.write, rel, data)
-    except _FILE_ERRORS as exc:
-        return _failed(rel, exc, doing="write")
-    kind = turn_pb2.FileChanged.KIND_CREATED if old is None else turn_pb2.FileChanged.KIND_MODIFIED
-    _changed(ctx, rel, kind)
-    return {"path": rel, "bytes": len(data)}
-
-
-def _changed(ctx: RunContext[ToolDeps], rel: str, kind: turn_pb2.FileChanged.Kind) -> None:
-    """Announce a change a file tool made (`file_changed`), once it is made."""
-    changed = turn_pb2.FileChanged(path=rel, kind=kind, tool_call_id=ctx.tool_call_id or "")
-    ctx.deps.io.emit(turn_pb2.TurnEvent(file_changed=changed))
-
-
-# What a file call may fail with; each becomes an error result the model reads.
-_FILE_ERRORS = (PathRefused, OSError, CallTimedOut)
 # How list_files marks what is not a plain file.
 _MARKS = {"folder": "/", "link": "@"}
-
-
-def _failed(
-    path: str, exc: Exception, *, doing: str, missing: str = "no such file"
-) -> dict[str, Any]:
-    """A failed file call as the model sees it: in our words, never a traceback."""
-    if isinstance(exc, PathRefused):
-        error = str(exc)
-    elif isinstance(exc, CallTimedOut):
-        error = f"could not {doing}: the file system did not answer in time"
-    elif isinstance(exc, IsADirectoryError):
-        error = f"{path} is a directory"
-    elif isinstance(exc, FileNotFoundError | NotADirectoryError):
-        error = f"{missing}: {path}"
-    else:
-        error = f"could not {doing}: {getattr(exc, 'strerror', None) or exc}"
-    return {"path": path, "error": error}
-
-
-def _absolute(ctx: RunContext[ToolDeps], rel: str) -> str:
-    """A workspace path as Claude Code's hooks read `file_path`: absolute (the workspace
-    is at its own path in the command box too)."""
-    return str(ctx.deps.workspace.root / rel)
-
-
-def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode(errors="replace")

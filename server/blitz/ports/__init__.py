@@ -4,8 +4,9 @@
 `webhooks`, `schedules` and `hooks` are what the transports ask of the core, and
 `services` how the transports are handed them (each service's port by the service's
 name); `links` is what the HTTP port's approval links and Slack's buttons ask of it;
-`hooks` also says how the core has a hook's command run. Adapters implement them;
-`blitz.assembly` wires them up.
+`hooks` also says how the core has a hook's command run; `gate` is the one order in which
+an action that may need a person is decided, which every agent calls. Adapters implement
+them; `blitz.assembly` wires them up.
 """
 
 from blitz.ports.agent import (
@@ -17,11 +18,14 @@ from blitz.ports.agent import (
     ImageInput,
     ModelCallUsage,
     Parked,
+    Reshape,
     Resolution,
+    Rewrites,
     RuleDecision,
     TurnIO,
     TurnPolicy,
 )
+from blitz.ports.gate import Verdict, decide_action
 from blitz.ports.hooks import CommandRun, HookCommands, HookPort
 from blitz.ports.links import LinkPort, LinkState, LinkView, SlackAnswer, SlackPort
 from blitz.ports.schedules import SchedulePort
@@ -52,7 +56,9 @@ __all__ = [
     "LinkView",
     "ModelCallUsage",
     "Parked",
+    "Reshape",
     "Resolution",
+    "Rewrites",
     "RuleDecision",
     "SchedulePort",
     "ServicePorts",
@@ -61,7 +67,9 @@ __all__ = [
     "SlackPort",
     "TurnIO",
     "TurnPolicy",
+    "Verdict",
     "WebhookPort",
     "WorkflowPort",
     "WorkspacePort",
+    "decide_action",
 ]

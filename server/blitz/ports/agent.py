@@ -12,7 +12,7 @@ across a park.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,7 +28,9 @@ __all__ = [
     "ImageInput",
     "ModelCallUsage",
     "Parked",
+    "Reshape",
     "Resolution",
+    "Rewrites",
     "TurnIO",
     "TurnPolicy",
 ]
@@ -121,11 +123,31 @@ class TurnIO(Protocol):
         """What the session's pre_tool hooks say of this action (docs/hooks.md), before its
         mode and its rules: `approval` is the request a person would see, `tool_input` the
         tool's arguments as hooks are shown them, `rewritable` the keys of it a hook may
-        rewrite (a command's `command`). None: no hook decided, and the action goes on as
-        it would have (mode, rules, a person). The core has announced what the hooks said
-        (a `hook` event each, and for an allow or a deny a `resolution`, via "hook").
+        rewrite; a `Rewrites` also says how the request reads once they are rewritten (a
+        plain set: as a command's, `command` its line). None: no hook decided, and the
+        action goes on as it would have (mode, rules, a person). The core has announced
+        what the hooks said (a `hook` event each, and for an allow or a deny a
+        `resolution`, via "hook").
         """
         ...
+
+
+# A rewritten tool input -> the request it asks (kind, detail, diff and scope label as the
+# tool's own checks make them), or why it may not be done (a path out of the workspace).
+Reshape = Callable[[dict[str, Any]], Awaitable["turn_pb2.ApprovalRequest | str"]]
+
+
+class Rewrites(frozenset[str]):
+    """The keys of a tool's input a pre_tool hook may rewrite, and `reshape`: how the tool
+    checks a rewritten input and what a person would be asked of it. It is a set of the
+    keys, so it goes wherever `TurnIO.pre_tool`'s `rewritable` is passed on unchanged."""
+
+    reshape: Reshape | None
+
+    def __new__(cls, keys: Iterable[str] = (), reshape: Reshape | None = None) -> Rewrites:
+        made = super().__new__(cls, keys)
+        made.reshape = reshape
+        return made
 
 
 @dataclass(frozen=True)

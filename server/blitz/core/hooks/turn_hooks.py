@@ -8,12 +8,8 @@ or None when there are none, so a session without hooks pays one read per run.
 
 - turn_start, before the first run's agent starts: context is added to the prompt; a
   block refuses the turn (HOOK_DENIED).
-- pre_tool, where an action passes the gate (`TurnIO.pre_tool`): hooks run in order, each
-  shown the input as the ones before it left it. A deny stops there; of the others, ask
-  wins over allow. An allow still yields to a DENY rule. An allow or a deny is announced
-  as a rule's decision is, with a `resolution` via "hook"; an ask (and a rewrite with no
-  decision) leaves the action to the mode, the rules and a person, shown as rewritten.
-  Only what the caller says is rewritable is rewritten (a command's `command`).
+- pre_tool, where an action passes the gate (`TurnIO.pre_tool`): allow, deny, ask or
+  rewrite it (pre_tool.py).
 - post_tool, on every tool result the channel emits: run beside the agent, awaited before
   its next model call, whose request then carries what they added or flagged. What a run
   that parks did not deliver is queued as steer text, so its resumption delivers it.
@@ -39,15 +35,12 @@ from blitz.core.active_turn import ActiveTurn
 from blitz.core.events.event_log import EventLog
 from blitz.core.hooks import payloads
 from blitz.core.hooks.matching import Target, applies
+from blitz.core.hooks.pre_tool import PreToolHooks
 from blitz.core.hooks.running import HookRunner, Ran
 from blitz.core.hooks.specs import HookSpec
-from blitz.core.requests.approvals import Outcome
 from blitz.core.requests.pending import PendingRequests
-from blitz.core.requests.rules import command_of, path_of
 from blitz.errors import BlitzError, Reason
 from blitz.ports import HookVerdict
-from blitz.redact import redact_text
-from blitz.size_limits import DETAIL_MAX, clip, clip_label
 from blitz.store import SessionRecord, Store
 from blitz.v1 import hooks_pb2 as hk
 from blitz.v1 import turn_pb2 as t
@@ -59,9 +52,7 @@ log = structlog.get_logger(__name__)
 # The hooks that run in a principal's sessions, in the order they run.
 HooksOf = Callable[[str], Awaitable[list[HookSpec]]]
 
-_ALLOW = t.HOOK_DECISION_ALLOW
 _DENY = t.HOOK_DECISION_DENY
-_ASK = t.HOOK_DECISION_ASK
 _CONTINUE = t.HOOK_DECISION_CONTINUE
 
 
@@ -142,6 +133,16 @@ class RunHooks:
         self._contexts: list[str] = []
         # Whether the turn went on at a turn_end hook's word already (None: not looked).
         self._went_on: bool | None = None
+        self._pre_tool = PreToolHooks(
+            self._of(hk.HOOK_EVENT_PRE_TOOL),
+            run=self._run,
+            base=lambda: self._base("pre_tool"),
+            emit=io.emit,
+            commit=io.commit,
+            add_context=lambda text, hook_id: self._contexts.append(_context_note([text], hook_id)),
+            pending=pending,
+            active=active,
+        )
 
     def _of(self, event: int) -> list[HookSpec]:
         return self._specs.get(event, [])
@@ -195,72 +196,8 @@ class RunHooks:
         *,
         rewritable: frozenset[str],
     ) -> HookVerdict | None:
-        """What the pre_tool hooks say of the action (see the module doc)."""
-        target = Target(
-            approval.tool, command_of(approval.scope_label), path_of(approval.scope_label)
-        )
-        specs = [s for s in self._of(hk.HOOK_EVENT_PRE_TOOL) if applies(s, target)]
-        if not specs:
-            return None
-        original = dict(tool_input)
-        current = dict(tool_input)
-        shown = approval
-        asked: tuple[HookSpec, str] | None = None
-        allowed: HookSpec | None = None
-        for spec in specs:
-            ran = await self._run(spec, payloads.pre_tool(self._base("pre_tool"), shown, current))
-            answer, outcome = ran.answer, ran.outcome
-            outcome.tool, outcome.tool_call_id = approval.tool, approval.request_id
-            if answer.updated_input is not None:
-                changed = _changes(answer.updated_input, current, rewritable)
-                if changed is None:
-                    outcome.ClearField("updated_input")
-                    outcome.reason = (
-                        f"{outcome.reason} (its updatedInput is ignored: only "
-                        f"{', '.join(sorted(rewritable)) or 'nothing'} of this tool may be"
-                        " rewritten)"
-                    ).lstrip()
-                elif changed:
-                    current.update(changed)
-                    shown = _rewritten(approval, original, current, spec.id)
-            self._io.emit(t.TurnEvent(hook=outcome))
-            if answer.context:
-                self._contexts.append(_context_note([answer.context], spec.id))
-            if answer.decision == _DENY:
-                reason = answer.reason or f"denied by the hook {spec.id}"
-                await self._resolved(approval.request_id, spec, t.DECISION_DENY, reason)
-                return HookVerdict("deny", reason)
-            if answer.decision == _ASK and asked is None:
-                asked = (spec, answer.reason)
-            elif answer.decision == _ALLOW and allowed is None:
-                allowed = spec
-        rewritten = current if shown is not approval else None
-        stored = asked is not None or allowed is None  # a person will be asked
-        if rewritten is not None and stored and _holds_secret(rewritten):
-            # Asked for, the rewrite is stored with the request, masked, and what runs once
-            # approved would be the masked text: it is not taken.
-            note = "A hook's rewrite holds a secret, which an approval cannot carry: not taken."
-            self._io.emit(t.TurnEvent(notice=t.Notice(text=note)))
-            shown, rewritten = approval, None
-        if asked is not None:
-            if shown is approval:
-                shown = t.ApprovalRequest()
-                shown.CopyFrom(approval)
-            shown.asked_by_hook = asked[0].id
-            return HookVerdict("ask", asked[1], rewritten, request=shown)
-        if allowed is None:
-            return None if rewritten is None else HookVerdict("none", "", rewritten, shown)
-        # A DENY rule still refuses what a hook allows (as Claude Code's deny rules do).
-        denied = await self._pending.decide_by_rule(self._active, shown, deny_only=True)
-        if denied is not None:
-            return HookVerdict("deny", f"denied by the rule {denied.rule!r}")
-        await self._resolved(approval.request_id, allowed, t.DECISION_ONCE, "")
-        return HookVerdict("allow", "", rewritten, shown)
-
-    async def _resolved(self, request_id: str, spec: HookSpec, decision: int, reason: str) -> None:
-        """Announce the hook's decision of a request that was never asked, as a rule's is."""
-        outcome = Outcome.approval(request_id, decision, reason=reason, by=spec.id, via="hook")
-        await self._io.commit(t.TurnEvent(resolution=outcome.event))
+        """What the pre_tool hooks say of the action (pre_tool.py)."""
+        return await self._pre_tool.decide(approval, tool_input, rewritable=rewritable)
 
     # post_tool
 
@@ -423,51 +360,8 @@ class RunHooks:
             await self._log.commit(active.session_id, active.turn_id, event)
 
 
-def _holds_secret(rewritten: Mapping[str, Any]) -> bool:
-    """Whether masking would change the rewritten command."""
-    command = str(rewritten.get("command", ""))
-    return redact_text(command) != command
-
-
 def _context_note(texts: list[str], hook_id: str = "", what: str = "") -> str:
     """What the model reads of the context hooks added."""
     source = f"the hook {hook_id}" if hook_id else "hooks"
     about = f" about {what}" if what else ""
     return f"Context from {source}{about}:\n" + "\n".join(texts)
-
-
-def _changes(
-    updated: Mapping[str, Any], current: Mapping[str, Any], rewritable: frozenset[str]
-) -> dict[str, Any] | None:
-    """What a hook's updatedInput changes of the input (Claude Code's hooks give it whole);
-    None when it changes something that may not be rewritten, or gives a value of another
-    type."""
-    changed = {key: value for key, value in updated.items() if current.get(key) != value}
-    for key, value in changed.items():
-        if key not in rewritable or not isinstance(value, type(current.get(key, ""))):
-            return None
-    return changed
-
-
-def _rewritten(
-    approval: t.ApprovalRequest,
-    original: Mapping[str, Any],
-    current: Mapping[str, Any],
-    hook_id: str,
-) -> t.ApprovalRequest:
-    """The request as the rewritten command would ask it: its detail and scope label the
-    new command's, and the edit named."""
-    shown = t.ApprovalRequest()
-    shown.CopyFrom(approval)
-    old, new = str(original.get("command", "")), str(current.get("command", ""))
-    family = approval.scope_label.partition(": ")[0]
-    if command_of(approval.scope_label) is None:
-        family = "command"
-    shown.scope_label = clip_label(redact_text(f"{family}: {new}"))
-    rest = approval.detail[len(old) :] if old and approval.detail.startswith(old) else ""
-    shown.detail = clip(new + rest, DETAIL_MAX, what="detail")
-    edit = shown.hook_edit
-    edit.hook_id = hook_id
-    edit.original_input.update(dict(original))
-    edit.input.update(dict(current))
-    return shown

@@ -286,7 +286,7 @@ async def _services(
                 open_workspace=opener,
             ),
             CommandRunner(store=store, agent=agent),
-            AgentRunner(store=store, agent=agent, checkpoints=checkpoints, open_workspace=opener),
+            AgentRunner(store=store, agent=agent, open_workspace=opener),
         )
     )
     # The sessions' hooks (docs/hooks.md): a command hook runs in the command box, an HTTP

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 from support.servers import serving
-from support.wire import Wire, decide, drive, expect_error, until
+from support.wire import Wire, decide, drive, expect_error, follow_until_finished, until
 
 from blitz.core.files import snapshots
 from blitz.store import open_store
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
+from blitz.v1 import workspace_pb2 as w
 
 pytestmark = pytest.mark.engines("sqlite", "postgres")
 
@@ -263,3 +264,48 @@ async def test_deleting_a_session_deletes_its_checkpoints(settings):
     async with open_store(settings.database) as store:
         assert await store.checkpointed_turns(session.id) == []
         assert await store.checkpoint_blob_hashes(session.id) == set()
+
+
+async def checkpoints_of(settings, session_id: str, turn_id: str) -> dict[str, bytes | None]:
+    async with open_store(settings.database) as store:
+        return {c.at: c.manifest for c in await store.get_checkpoints(session_id, turn_id)}
+
+
+async def test_a_turn_that_changes_nothing_takes_no_snapshot_and_still_rewinds(wire, settings):
+    """The start checkpoint is taken at the turn's first change: a turn that only answers
+    stores its end alone, a reference that says it changed nothing; one parked on its
+    first command has none yet. Rewinds and forks to either still know the files."""
+    session = await wire.create_session()
+    folder = settings.workspace_root / session.workspace
+    first = await turn(wire, session.id, write("notes.txt", "hello"))
+    quiet = await turn(wire, session.id, "hello there")
+    stream = wire.run(session.id, "$ echo x > f.txt")
+    asked = await until(stream, "approval_request")
+    parked = asked.turn_id
+    await stream.aclose()
+
+    assert set(await checkpoints_of(settings, session.id, first)) == {"start", "end"}
+    assert await checkpoints_of(settings, session.id, quiet) == {"end": None}
+    assert await checkpoints_of(settings, session.id, parked) == {}
+    diff = await wire.call("GetDiff", w.GetDiffRequest(session_id=session.id, turn_id=quiet))
+    assert diff.diff == "" and list(diff.paths) == []
+
+    # A fork at the quiet turn while the next is parked before its change: the files as
+    # the turns before it left them, nothing unknown.
+    fork = await wire.call(
+        "ForkSession", s.ForkSessionRequest(session_id=session.id, turn_id=quiet)
+    )
+    assert (settings.workspace_root / fork.workspace / "notes.txt").read_text() == "hello\n"
+    notices = [e.notice.text for e in await events_of(wire, fork.id) if e.HasField("notice")]
+    assert notices == [], notices
+
+    # Approved, the command runs after the start is taken; its end says what it made.
+    await wire.decide(session.id, asked, t.DECISION_ONCE)
+    await follow_until_finished(wire, session.id, after_seq=asked.seq)
+    assert (folder / "f.txt").exists()
+    got = await checkpoints_of(settings, session.id, parked)
+    assert set(got) == {"start", "end"} and got["start"] is not None
+
+    rewound = (await rewind(wire, session.id, quiet, files=True)).rewound
+    assert list(rewound.restored_paths) == ["f.txt"] and not (folder / "f.txt").exists()
+    assert (folder / "notes.txt").read_text() == "hello\n"

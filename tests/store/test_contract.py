@@ -283,12 +283,14 @@ async def test_a_checkpoint_reads_back_with_its_blobs_and_a_second_replaces_it(s
     assert await store.get_checkpoints("s1", "t2") == []
 
 
-async def test_checkpointed_turns_are_those_with_a_start_oldest_first(store):
+async def test_checkpointed_turns_are_those_with_any_checkpoint_oldest_first(store):
     await store.put_checkpoint(Checkpoint("s1", "tb", "start", b"m", 2.0), {})
     await store.put_checkpoint(Checkpoint("s1", "ta", "start", b"m", 1.0), {})
-    await store.put_checkpoint(Checkpoint("s1", "tc", "end", b"m", 3.0), {})
+    await store.put_checkpoint(Checkpoint("s1", "ta", "end", b"m", 4.0), {})
+    # A turn that changed nothing stores its end alone (core/files/checkpoints.py).
+    await store.put_checkpoint(Checkpoint("s1", "tc", "end", None, 3.0), {})
     await store.put_checkpoint(Checkpoint("s2", "tx", "start", b"m", 0.5), {})
-    assert await store.checkpointed_turns("s1") == ["ta", "tb"]
+    assert await store.checkpointed_turns("s1") == ["ta", "tb", "tc"]
     assert await store.checkpointed_turns("s3") == []
 
 

@@ -29,6 +29,7 @@ class RecordingIO:
         self.denials: set[str] = set()
         self.asked: list[turn_pb2.ApprovalRequest] = []
         self.originals: dict[str, bytes | None] = {}
+        self.changes = 0
         # What `ask_now` answers, and the questions it was asked.
         self.answer_now = AnswerResult()
         self.asked_now: list[turn_pb2.Question] = []
@@ -53,6 +54,9 @@ class RecordingIO:
 
     async def record_model_call(self, usage: ModelCallUsage) -> None:
         self.usage.append(usage)
+
+    async def before_change(self) -> None:
+        self.changes += 1
 
     async def before_file_change(self, path: str, content: bytes | None) -> None:
         self.originals.setdefault(path, content)

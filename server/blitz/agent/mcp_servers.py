@@ -266,6 +266,7 @@ class McpConnections:
                 return {"tool": shown, "error": refused}
             if rewritten is not None:
                 args = rewritten
+            await ctx.deps.io.before_change()  # what an MCP tool changes is unknown
             try:
                 result = await client.call_tool(tool.name, args)
             except Exception as exc:

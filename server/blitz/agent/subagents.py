@@ -186,6 +186,9 @@ class SubAgentIO:
     async def record_model_call(self, usage: ModelCallUsage) -> None:
         await self._io.record_model_call(usage)
 
+    async def before_change(self) -> None:
+        await self._io.before_change()
+
     async def before_file_change(self, path: str, content: bytes | None) -> None:
         await self._io.before_file_change(path, content)
 

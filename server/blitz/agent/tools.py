@@ -124,6 +124,7 @@ async def run_command(
             )
         )
 
+    await deps.io.before_change()  # the turn's start checkpoint, before its first change
     try:
         outcome = await run_shell(
             command,

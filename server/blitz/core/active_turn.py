@@ -55,6 +55,12 @@ class ActiveTurn:
     # its own (checkpoints.py). A turn taken from the store (resumed, taken over) may
     # have called one before, and counts as having.
     acted: bool = False
+    # The turn's start checkpoint is taken at its first change (checkpoints.py,
+    # `at_change`), not at its start: set by the runner whose agent says when it changes
+    # something (the built-in agent). `start_taken`: whether it is taken (None: not known
+    # here, for a turn taken from the store; the store says).
+    checkpoint_at_change: bool = False
+    start_taken: bool | None = False
     # The session's history as the agent's answer left it: written with the turn's end.
     history: bytes | None = None
     # A notice about the turn's checkpoints was sent: one per turn is enough.

@@ -89,6 +89,13 @@ class TurnIO(Protocol):
         announce it with a `usage` event."""
         ...
 
+    async def before_change(self) -> None:
+        """Call before an action that may change the workspace runs, once it may (a
+        command, an MCP tool's call; a file tool calls `before_file_change`, which counts
+        as one): the first of a turn takes the turn's start checkpoint, for a rewind or a
+        fork."""
+        ...
+
     async def before_file_change(self, path: str, content: bytes | None) -> None:
         """Call before a file tool changes a file (writes, edits or deletes it), once it
         may: `path` relative to the workspace, `content` what the file holds now (None: no

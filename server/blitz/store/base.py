@@ -372,7 +372,8 @@ class Store(WebhookStore, ScheduleStore, HookStore, Protocol):
         ...
 
     async def checkpointed_turns(self, session_id: str) -> list[str]:
-        """The session's turns that have a start checkpoint, oldest checkpoint first."""
+        """The session's turns that have a checkpoint (a start, or an end alone: a turn
+        that changed nothing), by their oldest checkpoint, oldest first."""
         ...
 
     async def get_checkpoints(self, session_id: str, turn_id: str) -> list[Checkpoint]:

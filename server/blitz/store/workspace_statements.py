@@ -53,8 +53,8 @@ class WorkspaceStatements:
             " ON CONFLICT (session_id, hash) DO NOTHING"
         )
         self.checkpointed_turns = sql(
-            "SELECT turn_id FROM checkpoints WHERE session_id = ? AND at = 'start'"
-            " ORDER BY create_time, turn_id"
+            "SELECT turn_id FROM checkpoints WHERE session_id = ? GROUP BY turn_id"
+            " ORDER BY MIN(create_time), turn_id"
         )
         self.get_checkpoints = sql(
             "SELECT at, manifest, create_time FROM checkpoints"

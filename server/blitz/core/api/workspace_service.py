@@ -236,6 +236,8 @@ class WorkspaceCore:
         """A turn's changes, from its start and end checkpoints."""
         cps = {c.at: c for c in await self._store.get_checkpoints(session.id, turn_id)}
         start, end = cps.get(START), cps.get(END)
+        if start is None and end is not None and end.manifest is None:
+            return SessionDiff(diff="", paths=[], truncated=False)  # it never came to a change
         if start is None or start.manifest is None or end is None:
             raise invalid_argument(
                 "turn_id",

@@ -70,6 +70,7 @@ class TurnHolds:
             session=session,
             steer_waiting=bool(rec.steer),
             acted=True,  # what its earlier runs did is not known here
+            start_taken=None,  # nor whether they took its start checkpoint
         )
         self._live.add(active)
         return active

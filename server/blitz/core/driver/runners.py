@@ -30,7 +30,6 @@ import structlog
 
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.slash_commands import CommandContext, parse_command, run_command
-from blitz.core.files.checkpoints import Checkpoints
 from blitz.errors import BlitzError, Reason
 from blitz.paths import PathRefused, Workspace
 from blitz.ports import AgentPort, Completed, Parked, Resolution, TurnIO
@@ -180,12 +179,10 @@ class AgentRunner(_Ends):
         *,
         store: Store,
         agent: AgentPort,
-        checkpoints: Checkpoints,
         open_workspace: OpenWorkspace,
     ) -> None:
         self._store = store
         self._agent = agent
-        self._checkpoints = checkpoints
         self._open_workspace = open_workspace
 
     def claims(self, turn: t.Turn, session: SessionRecord) -> bool:
@@ -194,9 +191,9 @@ class AgentRunner(_Ends):
     async def start(self, active: ActiveTurn, io: TurnIO) -> Outcome:
         session = active.session
         workspace = self._open_workspace(session)
-        if not active.aside:
-            # What the files were before the agent ran, for a rewind or a fork.
-            await self._checkpoints.take_start(active)
+        # What the files were before the agent ran, for a rewind or a fork: taken at the
+        # turn's first change (TurnIO.before_change), not for a turn that changes nothing.
+        active.checkpoint_at_change = True
         log.info("turn_started")
         return await self._agent.start(
             io=io,
@@ -212,6 +209,7 @@ class AgentRunner(_Ends):
     ) -> Outcome:
         session = active.session
         workspace = self._open_workspace(session)
+        active.checkpoint_at_change = True
         log.info("turn_resumed")
         assert active.rec.history is not None
         return await self._agent.resume(
@@ -228,6 +226,7 @@ class AgentRunner(_Ends):
     ) -> Outcome:
         session = active.session
         log.info("turn_goes_on")
+        active.checkpoint_at_change = True
         return await self._agent.start(
             io=io,
             model=session.model,

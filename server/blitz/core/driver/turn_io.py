@@ -28,6 +28,7 @@ from blitz import metrics
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.interactions import Interactions
 from blitz.core.events.event_log import EventLog
+from blitz.core.files.checkpoints import Checkpoints
 from blitz.core.hooks.turn_hooks import RunHooks
 from blitz.core.requests.pending import PendingRequests
 from blitz.errors import BlitzError, Reason
@@ -56,6 +57,7 @@ class TurnChannel:
         log: EventLog,
         store: Store,
         pending: PendingRequests,
+        checkpoints: Checkpoints,
         interactions: Interactions,
         default_max_turns: int,
     ) -> None:
@@ -65,6 +67,7 @@ class TurnChannel:
         self._log = log
         self._store = store
         self._pending = pending
+        self._checkpoints = checkpoints
         self._give_way = interactions.give_way
         self._default_max_turns = default_max_turns
         self._paced = 0
@@ -98,8 +101,12 @@ class TurnChannel:
             await self._give_way()
         await self._log.pace(self._sid)
 
+    async def before_change(self) -> None:
+        await self._checkpoints.at_change(self._active)
+
     async def before_file_change(self, path: str, content: bytes | None) -> None:
         await self._give_way()
+        await self._checkpoints.at_change(self._active)
         await self._store.keep_original(FileOriginal(self._sid, path, content))
 
     async def ask_now(self, question: t.Question) -> AnswerResult:

@@ -245,6 +245,7 @@ class Turns(TurnParking):
             log=self._log,
             store=self._store,
             pending=self._pending,
+            checkpoints=self._checkpoints,
             interactions=self._interactions,
             default_max_turns=self._default_max_turns,
         )

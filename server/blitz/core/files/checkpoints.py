@@ -1,13 +1,19 @@
 """Per-turn checkpoints of a session's workspace: taken, kept bounded, and put back.
 
 Each main turn that runs the agent (not an aside, not a server command) has its workspace
-snapshotted before the agent starts (its start) and once it has ended (its end), and
-the store keeps both, each written with the turn's events (`CheckpointWrite`; the end
-with the turn's end): a manifest, and the content it names
-that the session had not stored yet, by hash. A turn that made no tool call has an end
-that is its start, stored as a reference. What the agent changed in a turn is the
-difference of the two (core/files/manifests.py): whatever changed the files meanwhile, its file
-tools or its commands (or anyone else writing to the folder during the turn).
+snapshotted before anything of the turn changes it (its start) and once it has ended (its
+end), and the store keeps both, each written with the turn's events (`CheckpointWrite`;
+the end with the turn's end): a manifest, and the content it names that the session had
+not stored yet, by hash. The built-in agent says when it is about to change something (a
+command, a file tool's change, an MCP call: `TurnIO.before_change`), and its turn's start
+is taken then (`at_change`), once: a turn that only reads and answers takes no snapshot,
+and its end alone is stored, as a reference that says it changed nothing. An ACP agent
+changes files by itself: its turn's start is taken before it runs (`take_start`). A turn
+that made no tool call has an end that is its start, stored as a reference. What the agent
+changed in a turn is the difference of the two (core/files/manifests.py): whatever changed
+the files meanwhile, its file tools or its commands (or anyone else writing to the folder
+during the turn). A start that could not be taken is stored without a manifest: that
+turn's changes are unknown.
 
 Rewinding or forking to a turn (`since`, then `put_back`) puts each path the later turns
 changed back as it was at the end of that turn (at the start of the next that changed
@@ -67,6 +73,9 @@ PRUNE_MARGIN = 10
 _RESTORE_BATCH = 32 * 1024 * 1024
 # A page of later turns.
 _PAGE = 200
+# How many of the latest checkpointed turns a start looks back through for a manifest to
+# compare with (turns that changed nothing have none).
+_LOOK_BACK = 4
 
 _MIB = 1024 * 1024
 
@@ -113,23 +122,42 @@ class Checkpoints:
 
     # Taking them
 
+    async def at_change(self, active: ActiveTurn) -> None:
+        """Before the turn's agent changes something: the turn's start checkpoint, if it
+        is to be taken now (`ActiveTurn.checkpoint_at_change`) and was not yet."""
+        if not active.checkpoint_at_change or active.start_taken or active.aside:
+            return
+        if active.start_taken is None:  # taken from the store: an earlier run may have
+            taken = await self._store.get_checkpoints(active.session_id, active.turn_id)
+            if any(c.at == START for c in taken):
+                active.start_taken = True
+                return
+        active.start_taken = True
+        await self.take_start(active)
+
     async def take_start(self, active: ActiveTurn) -> None:
-        """The turn's start checkpoint, before the agent runs."""
+        """The turn's start checkpoint, before its agent changes anything; without a
+        manifest when no snapshot could be taken (its changes are then unknown)."""
+        if active.aside:
+            return
         sid = active.session_id
-        previous = None
-        turns = await self._store.checkpointed_turns(sid)
-        if turns:
-            # The latest manifest: its unchanged files are not read again.
-            latest = {c.at: c for c in await self._store.get_checkpoints(sid, turns[-1])}
-            previous = _end_manifest(latest) or (
-                latest[START].manifest if START in latest else None
-            )
+        # The latest manifest: its unchanged files are not read again.
+        previous = await self._latest_manifest(sid, await self._store.checkpointed_turns(sid))
         snap = await self._snapshot(active, previous)
-        if snap is not None:
-            checkpoint = Checkpoint(sid, active.turn_id, START, snap.manifest, time.time())
-            # In the event log's next batch, fenced: durable before the agent runs.
-            stored = CheckpointWrite(checkpoint, snap.blobs)
-            await self._log.write(sid, active.turn_id, (stored,), fence=active.rec.epoch)
+        manifest = None if snap is None else snap.manifest
+        checkpoint = Checkpoint(sid, active.turn_id, START, manifest, time.time())
+        # In the event log's next batch, fenced: durable before the agent changes anything.
+        stored = CheckpointWrite(checkpoint, {} if snap is None else snap.blobs)
+        await self._log.write(sid, active.turn_id, (stored,), fence=active.rec.epoch)
+
+    async def _latest_manifest(self, session_id: str, turns: list[str]) -> bytes | None:
+        """The files as the latest of `turns` (checkpointed turns, oldest first) that has a
+        manifest left them; a turn that changed nothing has none: the one before it."""
+        for turn_id in reversed(turns[-_LOOK_BACK:]):
+            cps = {c.at: c for c in await self._store.get_checkpoints(session_id, turn_id)}
+            if START in cps:
+                return _end_manifest(cps) or cps[START].manifest
+        return None
 
     async def take_end(self, active: ActiveTurn) -> CheckpointWrite | None:
         """The turn's end checkpoint, once the agent has ended, for its end to write with
@@ -143,6 +171,11 @@ class Checkpoints:
             return None
         sid, tid = active.session_id, active.turn_id
         start = {c.at: c for c in await self._store.get_checkpoints(sid, tid)}.get(START)
+        if start is None and active.checkpoint_at_change:
+            # It never came to a change (its start is taken before one, durably): its end
+            # alone says that it changed nothing.
+            await self._prune(sid)
+            return CheckpointWrite(Checkpoint(sid, tid, END, None, time.time()))
         if start is None or start.manifest is None:
             return None
         # Before the end is stored, while the turn still holds the session: the end names
@@ -245,6 +278,13 @@ class Checkpoints:
         sid = session.id
         later = await self._later_turns(sid, turn)
         dropped = [r.turn_id for r in later if r.state == TurnState.FINISHED]
+        at_turn = {c.at: c for c in await self._store.get_checkpoints(sid, turn.turn_id)}
+        at_end = _end_manifest(at_turn)
+        if at_end is None and END in at_turn and START not in at_turn:
+            # It changed nothing: the files were as the turns before it left them.
+            turns = await self._store.checkpointed_turns(sid)
+            if turn.turn_id in turns:
+                at_end = await self._latest_manifest(sid, turns[: turns.index(turn.turn_id)])
         pairs: list[tuple[bytes, bytes]] = []
         unknown: list[str] = []
         for rec in later:
@@ -252,6 +292,18 @@ class Checkpoints:
                 continue  # a server command changes no file
             cps = {c.at: c for c in await self._store.get_checkpoints(sid, rec.turn_id)}
             start, end = cps.get(START), cps.get(END)
+            if start is None and end is not None and end.manifest is None:
+                continue  # it never came to a change
+            if start is None and rec.state != TurnState.FINISHED and rec.model_calls:
+                # Unfinished, and no change of its own checkpointed yet: what it may have
+                # changed is the workspace now against the last manifest known before it.
+                before = pairs[-1][1] if pairs else at_end
+                now = None if before is None else await self._now(session, before)
+                if before is None or now is None:
+                    unknown.append(rec.turn_id)
+                else:
+                    pairs.append((before, now))
+                continue
             if start is None or start.manifest is None:
                 if rec.model_calls:  # it ran the agent (else it changed nothing)
                     unknown.append(rec.turn_id)
@@ -270,8 +322,7 @@ class Checkpoints:
                 pairs.append((start.manifest, start.manifest))
         if unknown:
             return Since(dropped, unknown=unknown)
-        at_turn = {c.at: c for c in await self._store.get_checkpoints(sid, turn.turn_id)}
-        base = _end_manifest(at_turn) or (pairs[0][0] if pairs else None)
+        base = at_end or (pairs[0][0] if pairs else None)
         plan, partial = await asyncio.to_thread(restoration, base, pairs)
         return Since(dropped, plan=plan, partial=partial)
 

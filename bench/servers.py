@@ -162,6 +162,21 @@ def _profiler() -> list[str]:
     return ["-m", "pyinstrument", "--renderer", "text", "--show-all", "-o", str(report)]
 
 
+def _stall_watch() -> dict[str, str]:
+    """PYTHONPATH with bench/stalls first when BLITZ_BENCH_STALLS names a folder: each
+    Blitz server then writes what held its loop up there (bench/stalls/sitecustomize.py),
+    at a cost in CPU: look for stalls in a run of its own."""
+    folder = os.environ.get("BLITZ_BENCH_STALLS")
+    if not folder:
+        return {}
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    paths = [str(Path(__file__).parent / "stalls"), os.environ.get("PYTHONPATH", "")]
+    return {
+        "BLITZ_BENCH_STALLS": str(Path(folder).resolve()),
+        "PYTHONPATH": os.pathsep.join(filter(None, paths)),
+    }
+
+
 @asynccontextmanager
 async def blitz_server(extra_flags: Sequence[str] = ()) -> AsyncIterator[BlitzServer]:
     """`python -m blitz.cli serve` on free ports and a temporary data folder, until exit."""
@@ -186,6 +201,7 @@ async def blitz_server(extra_flags: Sequence[str] = ()) -> AsyncIterator[BlitzSe
             *extra_flags,
         ]
         env = {**os.environ, "BLITZ_LOG_LEVEL": "warning", "BLITZ_LOG_FORMAT": "console"}
+        env.update(_stall_watch())
         with log_path.open("wb") as log:
             spawned = time.perf_counter()
             proc = await asyncio.create_subprocess_exec(

@@ -236,3 +236,48 @@ def assert_gone(pid: int) -> None:
             return
         time.sleep(0.02)
     raise AssertionError(f"process {pid} is still running")
+
+
+async def test_a_command_starts_off_the_loop_and_a_cancel_meanwhile_leaves_nothing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Making a command's cgroup (a mkdir in the kernel) can take tens of milliseconds on a
+    busy machine: the launch runs on a thread, the event loop serving meanwhile; a command
+    cancelled meanwhile never starts, and what its launch made is removed before the
+    cancellation is through."""
+    import threading
+
+    from blitz.agent.sandbox import CommandSandbox, Isolation, Launch
+
+    made = tmp_path / "made-by-the-launch"
+    threads: list[str] = []
+    release, done = threading.Event(), threading.Event()
+
+    class SlowLaunch(CommandSandbox):
+        def launch(self, command: str, **_: object) -> Launch:  # type: ignore[override]
+            threads.append(threading.current_thread().name)
+            release.wait(5)
+            made.mkdir()
+            done.set()
+            return Launch(argv=["/bin/sh", "-c", command], env={}, tmp=made)
+
+    running = asyncio.ensure_future(
+        run_shell(
+            "echo hi",
+            cwd=workspace,
+            env={},
+            time_limit=5,
+            output_cap=1000,
+            sandbox=SlowLaunch(isolation=Isolation.UNCONFINED),
+        )
+    )
+    for _ in range(500):  # the loop turns while the launch waits on its thread
+        if threads:
+            break
+        await asyncio.sleep(0.01)
+    assert threads and threads != [threading.current_thread().name]
+    running.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert done.is_set() and not made.exists()

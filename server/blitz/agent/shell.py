@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -97,18 +98,22 @@ async def run_shell(
     `stdin`: what it reads (None: nothing); `errors_cap`: keep its stderr apart, at most
     that many bytes of it (None: merged into its output)."""
     started = time.perf_counter()
-    launch = (sandbox or CommandSandbox(isolation=Isolation.UNCONFINED)).launch(
-        command, workspace=cwd, env=dict(env), network=network, writable=writable
+    launch = await _launched(
+        functools.partial(
+            (sandbox or CommandSandbox(isolation=Isolation.UNCONFINED)).launch,
+            command,
+            workspace=cwd,
+            env=dict(env),
+            network=network,
+            writable=writable,
+        )
     )
     try:
-        proc = await _Command.start(
-            launch.argv,
-            cwd=cwd,
-            env=launch.env,
-            preexec_fn=launch.preexec_fn,
-            stdin=stdin,
-            split=errors_cap is not None,
-        )
+        # Blocking, but for the spawn only: a vfork and an exec. On the loop, not a
+        # thread: a pipe made on a thread may take the number of one whose transport the
+        # loop has not let go of yet.
+        popen = _popen(launch, cwd=cwd, stdin=stdin is not None, split=errors_cap is not None)
+        proc = await _Command.attach(popen, stdin)
     except BaseException:
         await asyncio.to_thread(clean_up, launch)
         raise
@@ -227,28 +232,8 @@ class _Command:
         self._pidfd: int | None = None
 
     @classmethod
-    async def start(
-        cls,
-        argv: list[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        preexec_fn: Callable[[], None] | None,
-        stdin: bytes | None = None,
-        split: bool = False,
-    ) -> _Command:
-        # Blocking, but for the spawn only: a vfork and an exec, well under a millisecond.
-        popen = subprocess.Popen(  # noqa: ASYNC220
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE if split else subprocess.STDOUT,
-            # Its own session, so a kill reaches every process of its group.
-            start_new_session=True,
-            preexec_fn=preexec_fn,
-        )
+    async def attach(cls, popen: subprocess.Popen[bytes], stdin: bytes | None) -> _Command:
+        """The started process's pipes on the loop, `stdin` written to it."""
         assert popen.stdout is not None
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=_READ_SIZE, loop=loop)
@@ -323,6 +308,41 @@ class _Command:
                 asyncio.get_running_loop().remove_reader(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = None
+
+
+def _popen(launch: Launch, *, cwd: Path, stdin: bool, split: bool) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        launch.argv,
+        cwd=cwd,
+        env=dict(launch.env),
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if split else subprocess.STDOUT,
+        # Its own session, so a kill reaches every process of its group.
+        start_new_session=True,
+        preexec_fn=launch.preexec_fn,
+    )
+
+
+async def _launched(launch: Callable[[], Launch]) -> Launch:
+    """`launch()` on a thread: making the command's cgroup is a mkdir in the kernel's
+    cgroup file system, which takes 10-30 ms on a busy machine, and on the event loop it
+    held up every session's calls (docs/benchmarks.md, bench/stalls). Cancelled meanwhile,
+    it waits for the launch and removes what it made, and only then is cancelled."""
+    launching = asyncio.ensure_future(asyncio.to_thread(launch))
+    try:
+        return await asyncio.shield(launching)
+    except asyncio.CancelledError:
+        await _to_the_end(_undone(launching))
+        raise
+
+
+async def _undone(launching: asyncio.Future[Launch]) -> None:
+    try:
+        made = await launching
+    except Exception:
+        return  # nothing was made
+    await asyncio.to_thread(clean_up, made)
 
 
 async def _reaped(proc: _Command, pumping: asyncio.Task[None], launch: Launch) -> None:

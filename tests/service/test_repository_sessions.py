@@ -18,11 +18,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+from google.protobuf.field_mask_pb2 import FieldMask
 from support.in_process import in_process
 from support.wire import Wire, decide, drive, follow_until_finished, open_wire
 
 from blitz.config import Settings
 from blitz.server import running_server
+from blitz.v1 import hooks_pb2 as hk
 from blitz.v1 import session_pb2 as s
 from blitz.v1 import turn_pb2 as t
 from blitz.v1 import workspace_pb2 as w
@@ -390,3 +392,36 @@ async def test_another_principal_can_neither_export_nor_push(
         finally:
             await alice.close()
             await bob.close()
+
+
+async def test_a_push_is_shown_to_the_sessions_pre_tool_hooks(wire: Wire, origin: Origin) -> None:
+    """A policy hook sees a /push as it sees an agent's action: its deny refuses the push
+    with its reason and asks no one; its allow pushes without asking."""
+    session, _ = await changed_session(wire, origin)
+    deny = 'cat >/dev/null; echo "pushes wait for the review bot" >&2; exit 2'
+    made = await wire.call(
+        "CreateHook",
+        hk.CreateHookRequest(event=hk.HOOK_EVENT_PRE_TOOL, command=deny, tools=["push"]),
+    )
+    seen = await last_seq(wire, session.id)
+    await export(wire, session.id, w.EXPORT_FORMAT_PUSH, branch="feature/hooked")
+    events = await follow_until_finished(wire, session.id, seen)
+    assert not any(e.HasField("approval_request") for e in events)
+    hooked = next(e.hook for e in events if e.HasField("hook"))
+    assert (hooked.hook_id, hooked.decision) == (made.hook.id, t.HOOK_DECISION_DENY)
+    finished = events[-1].finished
+    assert finished.error.reason == "PUSH_DENIED"
+    assert "pushes wait for the review bot" in finished.error.message
+    assert "feature/hooked" not in git("branch", "--list", cwd=origin.bare)
+
+    allow = 'cat >/dev/null; echo \'{"decision": "approve"}\''
+    update = hk.UpdateHookRequest(
+        hook_id=made.hook.id, command=allow, update_mask=FieldMask(paths=["command"])
+    )
+    await wire.call("UpdateHook", update)
+    seen = await last_seq(wire, session.id)
+    started = await export(wire, session.id, w.EXPORT_FORMAT_PUSH, branch="feature/hooked")
+    events = await follow_until_finished(wire, session.id, seen)
+    assert not any(e.HasField("approval_request") for e in events)
+    assert not events[-1].finished.HasField("error"), events[-1].finished.error
+    assert git("rev-parse", "feature/hooked", cwd=origin.bare) == started.commits[-1]

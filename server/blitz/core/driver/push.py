@@ -9,7 +9,8 @@ branch there), its diff git's. ExportChanges(PUSH) prepares the commit itself an
 this turn as `/push BRANCH @COMMIT`, which pushes that commit and no other.
 
 The turn parks on the approval like an agent's, so any client decides it, a restart
-keeps it, and a rule or the session's bypass mode decides it without asking. Approved,
+keeps it, and the session's pre_tool hooks, its rules or its bypass mode decide it
+without asking, in the order an agent's actions are decided. Approved,
 the push runs (no force: a branch that exists and has moved is refused, PUSH_REJECTED);
 denied, nothing is pushed and the turn ends PUSH_DENIED. Its `finished.output` names the
 branch and the commit.
@@ -27,7 +28,7 @@ from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.runners import OpenWorkspace, Outcome, _Ends
 from blitz.core.repository import repo_error, repository_of
 from blitz.errors import BlitzError, Reason, invalid_argument
-from blitz.ports import ApprovalResult, Parked, Resolution, TurnIO
+from blitz.ports import ApprovalResult, Parked, Resolution, TurnIO, decide_action
 from blitz.repos import PushPlan, RepoError, Repositories, SourceRefused
 from blitz.size_limits import clip, clip_label
 from blitz.store import SessionRecord
@@ -108,18 +109,21 @@ class PushRunner(_Ends):
             diff=clip(plan.stat, _DIFF_MAX, what="diff"),
             scope_label=clip_label(f"push: {plan.remote} {plan.branch}"),
         )
-        if t.ACTION_KIND_PUSH in active.policy(first=True).approved_kinds:
-            notice = t.Notice(text="Push approved by the session's bypass mode.")
-            await io.commit(t.TurnEvent(notice=notice))
-            return await self._push(active, plan)
-        decided = await io.rule_decides(approval)
-        if decided is not None:
-            if not decided.allowed:
-                raise _denied(f"denied by the rule {decided.rule!r}")
+        # Decided as an agent's action is (ports/gate.py): the session's pre_tool hooks,
+        # its mode (bypass approves a push), its rules, else a person. Not refused in plan
+        # or read-only mode: a person asked for it, and it changes no file here.
+        shown = {"remote": plan.remote, "branch": plan.branch, "commit": plan.commit}
+        verdict = await decide_action(
+            io, active.policy(first=True), approval, shown, mutating=False
+        )
+        if verdict.allowed is False:
+            raise _denied(verdict.reason)
+        if verdict.allowed:
             return await self._push(active, plan)
         state = {"request_id": request_id, **plan.__dict__}
         return Parked(
-            history=json.dumps(state).encode(), requests=[t.TurnEvent(approval_request=approval)]
+            history=json.dumps(state).encode(),
+            requests=[t.TurnEvent(approval_request=verdict.request)],
         )
 
     async def resume(

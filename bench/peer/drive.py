@@ -49,7 +49,7 @@ import uvloop
 from langgraph_sdk.client import LangGraphClient
 
 from bench.procfs import usage
-from bench.stats import ms, now, percentile
+from bench.stats import burst_and_resume, ms, now
 
 HOST = "127.0.0.1"
 GRAPH = "echo"
@@ -350,26 +350,13 @@ async def _phases(server: PeerServer, size: int) -> dict[str, Any]:
         after_cpu, after_children = tree_cpu(pid)
         client_resume_cpu = usage(os.getpid()).cpu - client_before
 
-    accepted = [t.accepted - t.sent for t in turns]
-    parked = [t.parked - t.sent for t in turns]
-    next_event = [t.resumed - t.decided for t in turns]
-    finished = [t.finished - t.decided for t in turns]
     return {
         "size": size,
-        "burst_rate": size / (last_park - start),
-        "burst_accepted_p50_ms": ms(percentile(accepted, 50)),
-        "burst_accepted_p99_ms": ms(percentile(accepted, 99)),
-        "burst_parked_p50_ms": ms(percentile(parked, 50)),
-        "burst_parked_p99_ms": ms(percentile(parked, 99)),
+        **burst_and_resume(turns, start=start, last_park=last_park, first=first, last=last),
         "park_cpu_ms": ms(park_cpu) / size,
         "session_kb": (with_threads - empty) / size / _KB,
         "parked_kb": (parked_rss - with_threads) / size / _KB,
         "rss_parked_mb": parked_rss / 2**20,
-        "resume_rate": size / (last - first),
-        "resume_next_p50_ms": ms(percentile(next_event, 50)),
-        "resume_next_p99_ms": ms(percentile(next_event, 99)),
-        "resume_finished_p50_ms": ms(percentile(finished, 50)),
-        "resume_finished_p99_ms": ms(percentile(finished, 99)),
         "resume_cpu_ms": ms(after_cpu - before_cpu) / size,
         "resume_command_cpu_ms": ms(after_children - before_children) / size,
         "idle_cpu_ms_per_s": ms(idle_cpu),

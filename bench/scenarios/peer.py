@@ -54,7 +54,7 @@ from bench.peer.venv import ensure_peer_venv
 from bench.procfs import usage
 from bench.results import Result
 from bench.servers import ROOT, blitz_server
-from bench.stats import ms, now, percentile
+from bench.stats import burst_and_resume, ms, now
 
 __all__ = ["NAME", "add_arguments", "run"]
 
@@ -181,26 +181,13 @@ async def _blitz(size: int, options: argparse.Namespace) -> dict[str, Any]:
         resumed = usage(pid) - before
         client_resume_cpu = (usage(os.getpid()) - client_before).cpu
 
-    accepted = [t.accepted - t.sent for t in turns]
-    parked = [t.parked - t.sent for t in turns]
-    next_event = [t.resumed - t.decided for t in turns]
-    finished = [t.finished - t.decided for t in turns]
     return {
         "size": size,
-        "burst_rate": size / (last_park - start),
-        "burst_accepted_p50_ms": ms(percentile(accepted, 50)),
-        "burst_accepted_p99_ms": ms(percentile(accepted, 99)),
-        "burst_parked_p50_ms": ms(percentile(parked, 50)),
-        "burst_parked_p99_ms": ms(percentile(parked, 99)),
+        **burst_and_resume(turns, start=start, last_park=last_park, first=first, last=last),
         "park_cpu_ms": ms(park_cpu) / size,
         "session_kb": (with_sessions - empty) / size / _KB,
         "parked_kb": (parked_rss - with_sessions) / size / _KB,
         "rss_parked_mb": parked_rss / 2**20,
-        "resume_rate": size / (last - first),
-        "resume_next_p50_ms": ms(percentile(next_event, 50)),
-        "resume_next_p99_ms": ms(percentile(next_event, 99)),
-        "resume_finished_p50_ms": ms(percentile(finished, 50)),
-        "resume_finished_p99_ms": ms(percentile(finished, 99)),
         "resume_cpu_ms": ms(resumed.cpu) / size,
         "resume_command_cpu_ms": ms(resumed.children_cpu) / size,
         "idle_cpu_ms_per_s": ms(idle_cpu),

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from blitz.core.files.checkpoints import END, START
+from blitz.core.files.checkpoints import END, START, never_changed
 from blitz.core.files.diffs import SessionDiff, session_diff, turn_diff, turn_hashes
 from blitz.core.files.manifests import decode
 from blitz.core.repository import repo_error, repository_of
@@ -236,8 +236,8 @@ class WorkspaceCore:
         """A turn's changes, from its start and end checkpoints."""
         cps = {c.at: c for c in await self._store.get_checkpoints(session.id, turn_id)}
         start, end = cps.get(START), cps.get(END)
-        if start is None and end is not None and end.manifest is None:
-            return SessionDiff(diff="", paths=[], truncated=False)  # it never came to a change
+        if never_changed(cps):
+            return SessionDiff(diff="", paths=[], truncated=False)
         if start is None or start.manifest is None or end is None:
             raise invalid_argument(
                 "turn_id",

@@ -61,7 +61,7 @@ from blitz.store import (
 )
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["END", "START", "Checkpoints", "Restored", "Since"]
+__all__ = ["END", "START", "Checkpoints", "Restored", "Since", "never_changed"]
 
 log = structlog.get_logger(__name__)
 
@@ -280,7 +280,7 @@ class Checkpoints:
         dropped = [r.turn_id for r in later if r.state == TurnState.FINISHED]
         at_turn = {c.at: c for c in await self._store.get_checkpoints(sid, turn.turn_id)}
         at_end = _end_manifest(at_turn)
-        if at_end is None and END in at_turn and START not in at_turn:
+        if at_end is None and never_changed(at_turn):
             # It changed nothing: the files were as the turns before it left them.
             turns = await self._store.checkpointed_turns(sid)
             if turn.turn_id in turns:
@@ -292,8 +292,8 @@ class Checkpoints:
                 continue  # a server command changes no file
             cps = {c.at: c for c in await self._store.get_checkpoints(sid, rec.turn_id)}
             start, end = cps.get(START), cps.get(END)
-            if start is None and end is not None and end.manifest is None:
-                continue  # it never came to a change
+            if never_changed(cps):
+                continue
             if start is None and rec.state != TurnState.FINISHED and rec.model_calls:
                 # Unfinished, and no change of its own checkpointed yet: what it may have
                 # changed is the workspace now against the last manifest known before it.
@@ -405,6 +405,13 @@ def _limit(name: str) -> str:
 
 def _size(count: int) -> str:
     return f"{count // _MIB} MiB" if count % _MIB == 0 else f"{count:,} bytes"
+
+
+def never_changed(cps: Mapping[str, Checkpoint]) -> bool:
+    """Whether a turn's checkpoints (by `at`) say it never came to a change: its end alone,
+    a reference (its start is taken before its first change)."""
+    end = cps.get(END)
+    return START not in cps and end is not None and end.manifest is None
 
 
 def _end_manifest(cps: Mapping[str, Checkpoint]) -> bytes | None:

@@ -6,8 +6,9 @@ when the loop has not turned for more than `BLITZ_BENCH_STALL_MS` (12 by default
 takes the loop thread's stack, once per stall. Each garbage collection is timed too. Both
 go to files in the folder BLITZ_BENCH_STALLS names, one pair per server process
 (`stalls-PID.txt`, `gc-PID.txt`); `python -m bench.stalls FOLDER` sums them up. The
-watching thread costs the server CPU (about 10 ms a second) and takes the interpreter from
-the loop now and then: never cite a CPU or latency figure from a run with it.
+watching thread costs the server CPU (the idle server's 10 ms a second became 40 with the
+stall probe of docs/benchmarks.md) and takes the interpreter from the loop now and then:
+never cite a CPU or latency figure from a run with it.
 """
 
 from __future__ import annotations

@@ -27,10 +27,11 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
-from blitz.acp import AcpRunner, AgentProcesses, TerminalLimits
+from blitz.acp.claims import NoAgentsDeclared
 from blitz.agent import (
     Agent,
     BoxSpec,
@@ -54,7 +55,14 @@ from blitz.core.api.workspace_service import IMAGE_MAX_BYTES
 from blitz.core.driver.interactions import Interactions
 from blitz.core.driver.push import PushRunner
 from blitz.core.driver.recovery import Recovery
-from blitz.core.driver.runners import AgentRunner, CommandRunner, Runners, open_workspace
+from blitz.core.driver.runners import (
+    AgentRunner,
+    CommandRunner,
+    OpenWorkspace,
+    Runners,
+    TurnRunner,
+    open_workspace,
+)
 from blitz.core.driver.turns import Turns
 from blitz.core.events.event_log import EventLog
 from blitz.core.events.session_feed import SessionFeed
@@ -89,6 +97,9 @@ from blitz.transport.methods import (
     WORKSPACE_SERVICE,
 )
 from blitz.v1 import session_pb2 as s
+
+if TYPE_CHECKING:  # imported where an agent is declared: the ACP SDK is slow to load
+    from blitz.acp.processes import AgentProcesses
 
 __all__ = ["Core", "open_core"]
 
@@ -148,7 +159,9 @@ async def open_core(settings: Settings, *, tracing: Tracing | None = None) -> As
         authenticator = await authentication(settings, store)
         _check_confinement(settings, sandbox, authenticator)
         features = ("tls",) if settings.tls_cert else ()
-        processes = await stack.enter_async_context(_agent_processes(settings, sandbox))
+        processes = _agent_processes(settings, sandbox)
+        if processes is not None:
+            await stack.enter_async_context(processes)
         facts = ServerFacts(
             models=tuple(available_models(access)),
             limits={"request_bytes": MAX_REQUEST_BYTES, "image_bytes": IMAGE_MAX_BYTES},
@@ -229,7 +242,7 @@ async def _services(
     *,
     store: Store,
     agent: AgentPort,
-    processes: AgentProcesses,
+    processes: AgentProcesses | None,
     facts: ServerFacts,
     tracing: Tracing | None,
     links: LinkMaker | None = None,
@@ -279,12 +292,7 @@ async def _services(
         (
             PushRunner(repos=repos, open_workspace=opener),
             runs,
-            AcpRunner(
-                store=store,
-                processes=processes,
-                checkpoints=checkpoints,
-                open_workspace=opener,
-            ),
+            _acp_runner(store, processes, checkpoints, opener),
             CommandRunner(store=store, agent=agent),
             AgentRunner(store=store, agent=agent, open_workspace=opener),
         )
@@ -408,9 +416,10 @@ async def _no_admins(name: str) -> bool:
     return False
 
 
-def _agent_processes(settings: Settings, sandbox: CommandSandbox) -> AgentProcesses:
-    """The ACP agents' processes (docs/agents.md); ServeRefused when the default agent is
-    none of those declared, or an agent's binds would show it the server's own files."""
+def _agent_processes(settings: Settings, sandbox: CommandSandbox) -> AgentProcesses | None:
+    """The ACP agents' processes (docs/agents.md), None where no agent is declared;
+    ServeRefused when the default agent is none of those declared, or an agent's binds
+    would show it the server's own files."""
     names = {BUILTIN_AGENT, *(a.name for a in settings.agents)}
     if settings.default_agent not in names:
         raise ServeRefused(
@@ -420,6 +429,11 @@ def _agent_processes(settings: Settings, sandbox: CommandSandbox) -> AgentProces
     for declared in settings.agents:
         if why := refused_bind(replace(settings, command_binds=declared.binds)):
             raise ServeRefused(f"agent {declared.name!r}: binds: {why}")
+    if not settings.agents:
+        return None
+    from blitz.acp.processes import AgentProcesses
+    from blitz.acp.terminals import TerminalLimits
+
     return AgentProcesses(
         agents={a.name: a for a in settings.agents},
         data_dir=settings.data_dir,
@@ -457,10 +471,27 @@ def _repositories(settings: Settings) -> Repositories:
     )
 
 
-def _agents(processes: AgentProcesses) -> list[s.AgentInfo]:
+def _acp_runner(
+    store: Store,
+    processes: AgentProcesses | None,
+    checkpoints: Checkpoints,
+    opener: OpenWorkspace,
+) -> TurnRunner:
+    """What carries out ACP sessions' turns: `AcpRunner` where agents are declared; where
+    none is, a runner that ends them AGENT_UNAVAILABLE, and no import of the ACP SDK."""
+    if processes is None:
+        return NoAgentsDeclared()
+    from blitz.acp.runner import AcpRunner
+
+    return AcpRunner(
+        store=store, processes=processes, checkpoints=checkpoints, open_workspace=opener
+    )
+
+
+def _agents(processes: AgentProcesses | None) -> list[s.AgentInfo]:
     """ServerInfo.agents: the built-in agent, then each declared one."""
     found = [s.AgentInfo(name=BUILTIN_AGENT, display_name="Blitz", kind="builtin")]
-    for agent in processes.describe():
+    for agent in processes.describe() if processes is not None else ():
         found.append(s.AgentInfo(kind="acp", **agent))
     return found
 

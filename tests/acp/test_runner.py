@@ -656,6 +656,45 @@ async def test_b4_without_session_load_a_parked_turn_ends_agent_unavailable(
     assert finished(events).error.reason == "AGENT_UNAVAILABLE"
 
 
+async def test_on_a_server_that_declares_no_agent_an_acp_sessions_turns_end_agent_unavailable(
+    acp_settings: Settings, script: Script
+) -> None:
+    """With its `[agents.NAME]` table removed, the session's parked turn and its next
+    one end AGENT_UNAVAILABLE, naming the agent, on a server that loads no ACP code."""
+    from dataclasses import replace
+
+    from support.in_process import in_process
+
+    script(
+        turns=[
+            turn(
+                {
+                    "permission": {
+                        "id": "c1",
+                        "kind": "execute",
+                        "title": "x",
+                        "raw_input": {"command": "x"},
+                    }
+                }
+            )
+        ],
+    )
+    async with in_process(acp_settings) as wire:
+        session = await wire.create_session(agent="scripted")
+        stream = wire.run(session.id, "go")
+        asked = await until(stream, "approval_request")
+        await stream.aclose()
+    async with in_process(replace(acp_settings, agents=())) as wire:
+        await wire.decide(session.id, asked, "once")
+        parked = finished(await follow_until_finished(wire, session.id))
+        after = finished(await wire.run_all(session.id, "again"))
+        usage = finished(await wire.run_all(session.id, "/usage", command=True))
+    for ended in (parked, after):
+        assert ended.error.reason == "AGENT_UNAVAILABLE"
+        assert "'scripted' is no longer declared" in ended.error.message
+    assert not usage.HasField("error")  # the server's own commands still answer
+
+
 async def test_the_bound_on_processes_stops_the_idle_one(served, script: Script) -> None:
     script(turns=[turn({"say": "ok"})])
     async with served(max_agent_processes=1) as wire:

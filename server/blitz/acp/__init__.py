@@ -8,10 +8,8 @@ what it says mapped to the contract's events by the tables of docs/agents.md
 (mapping.py, approvals.py), what it asks (client.py) decided or parked as Blitz's
 approvals (decisions.py), its file access and terminals Blitz's own (terminals.py). The
 core knows none of this: the assembly puts the runner before the built-in agent's.
+
+Nothing is imported here, so that `claims.py` loads without the ACP SDK: a server that
+declares no agent serves ACP sessions' turns with `claims.NoAgentsDeclared`, and never
+imports the SDK, whose schema alone takes about a third of a second.
 """
-
-from blitz.acp.processes import AgentProcesses
-from blitz.acp.runner import AcpRunner
-from blitz.acp.terminals import TerminalLimits
-
-__all__ = ["AcpRunner", "AgentProcesses", "TerminalLimits"]

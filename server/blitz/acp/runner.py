@@ -23,6 +23,7 @@ from typing import Any
 
 import structlog
 
+from blitz.acp.claims import acp_turn, gone
 from blitz.acp.client import Ask, Output, Update
 from blitz.acp.decisions import answer, decide, restart_answers
 from blitz.acp.mapping import TurnMapper, finish_error
@@ -32,7 +33,6 @@ from blitz.acp.state import AcpState
 from blitz.config.agents import DeclaredAgent
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.runners import OpenWorkspace, Outcome
-from blitz.core.driver.slash_commands import parse_command
 from blitz.core.files.checkpoints import Checkpoints
 from blitz.errors import BlitzError, Reason, invalid_argument
 from blitz.ports import (
@@ -51,8 +51,6 @@ log = structlog.get_logger(__name__)
 
 # A session served by an ACP agent has the model "acp:NAME".
 ACP_MODEL_PREFIX = "acp:"
-# The server's commands an ACP session keeps; any other `/name` goes to the agent (U10).
-_SERVER_COMMANDS = frozenset({"help", "usage", "tasks"})
 _MODE_NAMES: dict[int, str] = {
     t.SESSION_MODE_ASK: "ask",
     t.SESSION_MODE_ACCEPT_EDITS: "accept_edits",
@@ -90,19 +88,13 @@ class AcpRunner:
         self._open_workspace = open_workspace
 
     def claims(self, turn: t.Turn, session: SessionRecord) -> bool:
-        if not agent_of(session):
-            return False
-        return not (turn.command and parse_command(turn.text)[0] in _SERVER_COMMANDS)
+        return acp_turn(turn, session)
 
     def _spec(self, session: SessionRecord) -> DeclaredAgent:
         name = agent_of(session)
         spec = self._processes.agents.get(name)
         if spec is None:
-            raise BlitzError(
-                Reason.AGENT_UNAVAILABLE,
-                f"the session's agent {name!r} is no longer declared on this server",
-                {"agent": name},
-            )
+            raise gone(name)
         return spec
 
     # The runner seam

@@ -487,6 +487,31 @@ async def test_events_are_numbered_per_session_from_one_without_gaps(store):
     assert [t.TurnEvent.FromString(r.data).seq for r in rows] == [2, 3], "stored numbered"
 
 
+async def test_an_append_that_fails_leaves_the_numbering_where_it_was(store):
+    await store.create_session(session())
+    await store.append_events([event("s1"), event("s1")])
+    start = TurnStart(turn("t1", epoch=1), lease_until=time.time() + 60)
+    await store.append_events([event("s1", "t1")], writes=[start])
+    failing = [event("s1"), event("s1")]
+    with pytest.raises(Exception):  # the engine's own: the turn's row is there already
+        await store.append_events(failing, writes=[start])
+    assert [e.seq for e in failing] == [0, 0]
+    after = [event("s1")]
+    await store.append_events(after)
+    assert after[0].seq == 4
+    assert (await store.last_seqs(["s1"])) == {"s1": 4}
+
+
+async def test_a_session_deleted_and_made_again_numbers_from_one(store):
+    await store.create_session(session())
+    await store.append_events([event("s1"), event("s1")])
+    assert await store.delete_session("s1")
+    await store.create_session(session())
+    again = [event("s1")]
+    await store.append_events(again)
+    assert again[0].seq == 1
+
+
 async def test_a_session_knows_its_last_seq(store):
     await store.create_session(session())
     await store.append_events([event("s1") for _ in range(3)])
@@ -986,17 +1011,39 @@ async def test_an_event_that_is_not_stored_leaves_nothing_in_the_outbox(store):
     assert (await store.outbox_stats()).events == 0
 
 
-async def test_without_webhooks_the_outbox_only_drops_what_none_can_want(store):
+async def test_without_webhooks_a_webhook_made_now_still_hears_of_what_it_may_want(store):
+    """No webhook: what none can want goes (the outbox's rows, or what SQLite holds back
+    in their place); a webhook made now still gets the events stamped since a moment
+    before (clocks agree within that), and then every new one."""
+    await store.create_session(session())
     await store.append_events(kinds_of("question", "finished"))
     events = kinds_of("question")
     events[0].time.FromSeconds(1000)
     await store.append_events(events)
-    stats = await store.outbox_stats()
-    assert (stats.events, stats.oldest_event) == (3, 100.0)
     taken: list[OutboxItem] = []
-    assert await store.expand_outbox(100, expand_all(taken), now=1000.5) == Expanded(2, 0, False)
-    assert taken == [], "no webhook: nothing expanded"
-    assert (await store.outbox_stats()).events == 1, "a webhook made now may want the last"
+    first = await store.expand_outbox(100, expand_all(taken), now=1000.5)
+    assert taken == [] and not first.webhooks and first.made == 0, "no webhook: none made"
+    await store.add_webhook(webhook(create_time=999.0))
+    assert await store.expand_outbox(100, expand_all(taken), now=1001.0) == Expanded(1, 1, True)
+    assert [(i.kind, i.seq, i.time) for i in taken] == [("question", 3, 1000.0)]
+    later = kinds_of("finished")
+    later[0].time.FromSeconds(1002)
+    await store.append_events(later)
+    assert await store.expand_outbox(100, expand_all(taken), now=1003.0) == Expanded(1, 1, True)
+    assert await store.delete_webhook("wh1")
+    await store.append_events(kinds_of("question"))
+    last = await store.expand_outbox(100, expand_all(taken), now=1004.0)
+    assert not last.webhooks and last.made == 0, "deleted: none made again"
+
+
+async def test_a_declared_webhook_hears_of_what_came_a_moment_before_it(store):
+    await store.create_session(session())
+    events = kinds_of("question")
+    events[0].time.FromSeconds(1000)
+    await store.append_events(events)
+    await store.declare_webhooks([webhook("wh_config", declared="a", create_time=999.0)])
+    taken: list[OutboxItem] = []
+    assert await store.expand_outbox(100, expand_all(taken), now=1001.0) == Expanded(1, 1, True)
 
 
 async def test_a_deleted_sessions_outbox_rows_go_with_it(store):

@@ -31,7 +31,7 @@ from blitz.store.webhook_records import Fairness
 from blitz.store.webhook_statements import WebhookStatements
 from blitz.v1 import webhooks_pb2 as wh
 
-__all__ = ["ATTEMPTS_KEPT", "SqlWebhooks"]
+__all__ = ["ATTEMPTS_KEPT", "CLOCKS_AGREE", "SqlWebhooks"]
 
 _T = TypeVar("_T")
 # The attempts a delivery keeps (its latest).
@@ -41,7 +41,7 @@ ATTEMPTS_KEPT = 20
 _CANDIDATES = 4
 # While no webhook exists, outbox rows stamped this long before now are deleted: stamps
 # come from the clocks of the processes sharing the store, which agree within this.
-_CLOCKS_AGREE = 2.0
+CLOCKS_AGREE = 2.0
 
 
 class SqlWebhooks:
@@ -100,7 +100,7 @@ class SqlWebhooks:
 
         async def body(tx: Tx) -> Expanded:
             if not await tx.fetch(sql.webhooks_exist, ()):
-                dropped = await tx.execute(sql.drop_old_outbox, (now - _CLOCKS_AGREE,))
+                dropped = await tx.execute(sql.drop_old_outbox, (now - CLOCKS_AGREE,))
                 return Expanded(dropped, 0, webhooks=False)
             items = [rows.outbox_item(row) for row in await tx.fetch(sql.take_outbox, (limit,))]
             if not items:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from collections import deque
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -28,10 +29,11 @@ from typing import Any, TypeVar
 
 from blitz.store import rows
 from blitz.store.hook_statements import HookStatements
-from blitz.store.records import Changes, TurnControl
+from blitz.store.records import Changes, SessionRecord, TurnControl, WebhookRecord
 from blitz.store.rows import Row
 from blitz.store.schedule_statements import ScheduleStatements
 from blitz.store.sql_store import SqlStore, Tx
+from blitz.store.sql_webhooks import CLOCKS_AGREE
 from blitz.store.sqlite_connection import CHECKPOINT_EVERY, SqliteConnection, transaction
 from blitz.store.statements import Dialect, Statements
 from blitz.store.webhook_statements import WebhookStatements
@@ -57,6 +59,9 @@ _FENCE = (
 # a GROUP BY over several sessions reads every event of each, which made every append of a
 # long session dearer than the last.
 _LAST_SEQ = "SELECT MAX(seq) FROM events WHERE session_id = ?"
+# The sessions whose last seq an append remembers (each about 150 bytes), the least
+# recently appended to forgotten first.
+_LAST_SEQS_KEPT = 4096
 
 
 class SqliteStore(SqlStore):
@@ -74,6 +79,18 @@ class SqliteStore(SqlStore):
         self._execute_many = self._connection.execute_many
         self._fetch = self._connection.fetch
         self._call = self._connection.call
+        # Each session's last seq as this process's appends left it: one process owns the
+        # file and `_append` alone adds events, so the next append reads no MAX (a turn's
+        # park is four or five appends, each of which read it). Set after a commit only;
+        # a deleted session is forgotten.
+        self._last_seqs: dict[str, int] = {}
+        # Whether any webhook exists (None: not known, read at the next append). While none
+        # does, the outbox rows an append would write are held here instead, for as long
+        # as a webhook made now could want them (`CLOCKS_AGREE`), and written with the
+        # next webhook made: a park no longer writes, and the dispatcher no longer
+        # deletes, rows that no one hears of.
+        self._webhooks: bool | None = None
+        self._held: deque[Row] = deque()
 
     @property
     def shared(self) -> bool:
@@ -103,6 +120,8 @@ class SqliteStore(SqlStore):
 
     def _delete_session(self, session_id: str) -> bool:
         db = self._connection.db
+        self._last_seqs.pop(session_id, None)
+        self._held = deque(row for row in self._held if row[0] != session_id)
         with transaction(db):
             deleted = [db.execute(sql, (session_id,)).rowcount for sql in self._sql.delete_session]
         return deleted[-1] == 1  # the sessions table's, last
@@ -171,8 +190,11 @@ class SqliteStore(SqlStore):
                 kept = [e for e in events if (e.session_id, e.turn_id) not in lost]
                 last: dict[str, int] = {}
                 for sid in {e.session_id for e in kept}:
-                    (top,) = db.execute(_LAST_SEQ, (sid,)).fetchone()
-                    last[sid] = top or 0
+                    known = self._last_seqs.get(sid)
+                    if known is None:
+                        (top,) = db.execute(_LAST_SEQ, (sid,)).fetchone()
+                        known = top or 0
+                    last[sid] = known
                 stored = []
                 for event in kept:
                     event.seq = last.get(event.session_id, 0) + 1
@@ -181,7 +203,8 @@ class SqliteStore(SqlStore):
                     stored.append((event.session_id, event.seq, event.turn_id, data))
                 db.executemany(self._sql.append_event, stored)
                 outbox = rows.outbox_rows(kept)
-                if outbox:
+                held = bool(outbox) and not self._any_webhooks(db)
+                if outbox and not held:
                     db.executemany(self._hook_sql.add_outbox, outbox)
                 firsts = rows.first_seqs(kept)
                 if firsts:
@@ -196,7 +219,72 @@ class SqliteStore(SqlStore):
             for event in events:
                 event.seq = 0
             raise
+        self._remember(last)
+        if held:
+            self._hold(outbox)
         return lost
+
+    def _remember(self, last: Mapping[str, int]) -> None:
+        """The sessions' last seqs after a committed append, most recent last."""
+        kept = self._last_seqs
+        for sid, seq in last.items():
+            kept.pop(sid, None)
+            kept[sid] = seq
+        while len(kept) > _LAST_SEQS_KEPT:
+            del kept[next(iter(kept))]
+
+    def _any_webhooks(self, db: sqlite3.Connection) -> bool:
+        if self._webhooks is None:
+            self._webhooks = db.execute(self._hook_sql.webhooks_exist).fetchone() is not None
+        return self._webhooks
+
+    def _hold(self, outbox: Sequence[Row]) -> None:
+        """Outbox rows an append held back, and those no webhook made now can want let go
+        (stamped `CLOCKS_AGREE` or more before the newest)."""
+        held = self._held
+        held.extend(outbox)
+        newest = outbox[-1][3]
+        while held and held[0][3] < newest - CLOCKS_AGREE:
+            held.popleft()
+
+    def _write_held(self, db: sqlite3.Connection) -> None:
+        """In a transaction that made a webhook: the rows held back, to the outbox."""
+        if self._held:
+            db.executemany(self._hook_sql.add_outbox, list(self._held))
+
+    # Webhooks: what the outbox holds back depends on whether any exists.
+
+    async def add_webhook(self, rec: WebhookRecord) -> None:
+        await self._call(self._add_webhook, rec)
+
+    def _add_webhook(self, rec: WebhookRecord) -> None:
+        db = self._connection.db
+        with transaction(db):
+            db.execute(self._hook_sql.add_webhook, rows.webhook_params(rec))
+            self._write_held(db)
+        self._held.clear()
+        self._webhooks = True
+
+    async def declare_webhooks(self, recs: Sequence[WebhookRecord]) -> None:
+        await super().declare_webhooks(recs)
+        self._webhooks = None
+        await self._call(self._declared)
+
+    def _declared(self) -> None:
+        db = self._connection.db
+        if self._held and self._any_webhooks(db):
+            with transaction(db):
+                self._write_held(db)
+            self._held.clear()
+
+    async def delete_webhook(self, webhook_id: str) -> bool:
+        deleted = await super().delete_webhook(webhook_id)
+        self._webhooks = None
+        return deleted
+
+    async def create_session(self, rec: SessionRecord) -> None:
+        await super().create_session(rec)
+        self._remember({rec.id: 0})  # a new session has no events: its first append reads none
 
     async def last_seqs(self, session_ids: Sequence[str]) -> dict[str, int]:
         marks = ",".join("?" * len(session_ids))

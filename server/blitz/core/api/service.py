@@ -260,23 +260,35 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
         """RunTurn; with `plan_id`, the turn that carries out that proposed plan."""
         check.require(req.session_id, "session_id")
         check.check_turn(req, bypass_allowed=self._bypass_allowed)
-        with ExitStack() as admission:
-            # Until its `accepted` is handed over, the turn goes before agent work.
-            admission.enter_context(self._interactions.under_way())
-            rec, session, interrupting = await self._admit(req, ctx, plan_id=plan_id)
-            if interrupting:
-                # Queued first; the turn it interrupts ends, and its end starts this one.
-                await self._turns.cancel_turn(session, interrupting, interrupted_by(rec.turn_id))
-                await self._turns.start_next(session.id)
-            # Closed here, not when collected: its live subscription ends with the stream.
-            events = self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True)
-            async with aclosing(events):
-                async for event in events:
-                    if event.turn_id == rec.turn_id:
-                        admission.close()  # admitted
-                        yield event
-                        if event.HasField("finished"):
-                            return
+        # Subscribed before the turn's first event can be stored: a turn started here is
+        # streamed from what the log pushes, with no read of the store. Closed with the
+        # stream, not when collected, in every case.
+        live = self._log.subscribe(req.session_id)
+        try:
+            with ExitStack() as admission:
+                # Until its `accepted` is handed over, the turn goes before agent work.
+                admission.enter_context(self._interactions.under_way())
+                rec, session, interrupting, started = await self._admit(req, ctx, plan_id=plan_id)
+                if interrupting:
+                    # Queued first; the turn it interrupts ends, and its end starts this one.
+                    await self._turns.cancel_turn(
+                        session, interrupting, interrupted_by(rec.turn_id)
+                    )
+                    await self._turns.start_next(session.id)
+                if started and session.id == live.session_id:
+                    events = self._log.follow(live, after_seq=rec.first_seq - 1)
+                else:  # queued, or found by its turn_id: what is stored comes first
+                    live.close()
+                    events = self._log.read(session.id, after_seq=rec.first_seq - 1, follow=True)
+                async with aclosing(events):
+                    async for event in events:
+                        if event.turn_id == rec.turn_id:
+                            admission.close()  # admitted
+                            yield event
+                            if event.HasField("finished"):
+                                return
+        finally:
+            live.close()
 
     async def start_turn(self, req: s.RunTurnRequest, ctx: CallContext) -> str:
         """Start a turn and leave it running, for the caller to follow (ExportChanges'
@@ -285,7 +297,7 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
         check.require(req.session_id, "session_id")
         check.check_turn(req, bypass_allowed=self._bypass_allowed)
         with self._interactions.under_way():
-            rec, session, interrupting = await self._admit(req, ctx, plan_id="")
+            rec, session, interrupting, _ = await self._admit(req, ctx, plan_id="")
             if interrupting:
                 await self._turns.cancel_turn(session, interrupting, interrupted_by(rec.turn_id))
                 await self._turns.start_next(session.id)
@@ -293,9 +305,10 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
 
     async def _admit(
         self, req: s.RunTurnRequest, ctx: CallContext, *, plan_id: str
-    ) -> tuple[TurnRecord, SessionRecord, str]:
+    ) -> tuple[TurnRecord, SessionRecord, str, bool]:
         """The turn of a RunTurn call, started, or queued behind the session's turn (or
-        found, when its turn_id ran before); and the turn it interrupts, if it does."""
+        found, when its turn_id ran before); the turn it interrupts, if it does; and
+        whether it was started here (its every event still to come)."""
         interrupting = ""
         async with self._locks(req.session_id):
             session = await self.session_record(req.session_id, ctx)
@@ -331,7 +344,7 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
                     # Its turn may have ended as this one was queued: look once more.
                     if not interrupting:
                         self._turns.start_soon(session.id)
-                    return rec, session, interrupting
+                    return rec, session, interrupting, False
                 rec = await self._turns.start(
                     session,
                     req.turn,
@@ -349,7 +362,8 @@ class SessionCore(SessionCalls, DecisionCalls, RewindCalls, ServerInfoCalls, Ses
                     await self._log.commit(
                         session.id, rec.turn_id, t.TurnEvent(plan_decision=decision)
                     )
-        return rec, session, interrupting
+                return rec, session, interrupting, True
+        return rec, session, interrupting, False
 
     async def _title_from(self, session: SessionRecord, turn: t.Turn) -> None:
         """An untitled session is titled from its first prompt (`prompt.title_of`)."""

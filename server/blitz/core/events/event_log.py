@@ -398,12 +398,22 @@ class EventLog:
                     yield event
             if sub is None:
                 return
-            async for batch in sub.batches(after_seq=last):
-                for event in batch:
-                    yield event
+            async for event in self.follow(sub, after_seq=last):
+                yield event
         finally:
             if sub is not None:
                 sub.close()
+
+    async def follow(self, sub: Subscription, *, after_seq: int) -> AsyncGenerator[TurnEvent, None]:
+        """`sub`'s events after `after_seq`, live, with no replay from the store first: for a
+        subscription made before the first of them could be stored. Closes `sub` at its
+        end."""
+        try:
+            async for batch in sub.batches(after_seq=after_seq):
+                for event in batch:
+                    yield event
+        finally:
+            sub.close()
 
 
 async def _durable(done: asyncio.Future[None], event: TurnEvent) -> TurnEvent:

@@ -2,8 +2,9 @@
 
 Imports are most of the server's start (docs/benchmarks.md, "start"). These modules are
 imported when first used instead: bashlex by a rule that must parse a command, jsonschema
-by a form, each client command's module (the terminal interface, with Markdown's parser)
-when that command runs. Checked in a fresh interpreter, since this one has
+by a form, the ACP SDK by a server that declares an agent (tests/acp/test_no_agents.py),
+each client command's module (the terminal interface, with Markdown's parser) when that
+command runs. Checked in a fresh interpreter, since this one has
 imported everything already.
 """
 
@@ -17,6 +18,7 @@ import sys
 from blitz_cli.arguments import add_arguments
 
 _LAZY = (
+    "acp",
     "bashlex",
     "jsonschema",
     "blitz_cli.chat",

@@ -35,6 +35,7 @@ _BY_SIZE = {
         ("session_kb", "KB/session"),
         ("open_kb", "KB/turn open"),
         ("none_kb", "KB/turn none"),
+        ("none_more_kb", "KB/turn none, N more"),
         ("bare_kb", "bare KB/stream"),
         ("open_rss_mb", "RSS open MB"),
         ("none_rss_mb", "RSS none MB"),

@@ -8,7 +8,10 @@ settle:
   past the `approval_request`. RSS per parked turn = the growth since the sessions, / N.
 - `none`: the same, but each stream is closed as soon as its turn parks, so no client is
   attached to any of them when RSS is read. Waves keep the streams' own memory to a
-  wave's worth, whatever N, since the allocator rarely gives freed memory back.
+  wave's worth, whatever N, since the allocator rarely gives freed memory back. That
+  wave's worth (the turns in flight at once, their stacks and streams) is paid once, so
+  a second N is parked after the first, and the growth it brings is shown too
+  (`none_more_kb`): what a parked turn costs past the first N.
 - `floor`: the floor server (bench/floor_server.py), as `open`: the least a server of
   this stack keeps per parked turn (its RunTurn coroutine, waiting), the target's base.
 - `bare`: the bare grpc.aio server; N `Watch(follow)` streams that each get one event and
@@ -47,6 +50,7 @@ _TABLE = [
     ("open_kb", "RSS per parked turn, its stream open ({n} parked)", "KB"),
     ("floor_kb", "the floor: RSS per parked turn, its stream open ({n} parked)", "KB"),
     ("none_kb", "RSS per parked turn, no client attached ({n} parked)", "KB"),
+    ("none_more_kb", "RSS per parked turn, no client attached, {n} more parked", "KB"),
     ("bare_kb", "bare grpc.aio: RSS per idle open stream ({n} open)", "KB"),
     ("session_kb", "RSS per idle session, before its turn", "KB"),
     ("open_rss_mb", "server RSS with {n} parked, streams open", "MB"),
@@ -102,7 +106,9 @@ async def _parked(
     ):
         await warm_up(stubs)
         empty = await _settled_rss(server.pid)
-        session_ids = await create_sessions(stubs, count, title="parked")
+        # With no client, a second N after the first: all their sessions made first.
+        more = 0 if keep_open else count
+        session_ids = await create_sessions(stubs, count + more, title="parked")
         with_sessions = await _settled_rss(server.pid)
         gate = asyncio.Semaphore(options.wave)
 
@@ -116,11 +122,20 @@ async def _parked(
             return call
 
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(park(i, sid)) for i, sid in enumerate(session_ids)]
+            tasks = [group.create_task(park(i, sid)) for i, sid in enumerate(session_ids[:count])]
         parked = await _settled_rss(server.pid)
+        if more:
+            async with asyncio.TaskGroup() as group:
+                tasks += [
+                    group.create_task(park(count + i, sid))
+                    for i, sid in enumerate(session_ids[count:])
+                ]
+            more_kb = (await _settled_rss(server.pid) - parked) / more / _KB
         for task in tasks:
             task.result().cancel()
     row = {f"{mode}_kb": (parked - with_sessions) / count / _KB, f"{mode}_rss_mb": parked / 2**20}
+    if more:
+        row[f"{mode}_more_kb"] = more_kb
     if mode == "open":
         row["session_kb"] = (with_sessions - empty) / count / _KB
     return row

@@ -166,8 +166,11 @@ class Dispatcher:
     # Wake-ups
 
     def outbox_written(self) -> None:
-        """The event log stored an event a webhook may be told of."""
-        self._written.set()
+        """The event log stored an event a webhook may be told of. Not looked at while no
+        webhook existed a moment ago (the expansion would only skip it): a webhook made
+        here wakes the expansion itself, and one made elsewhere is seen by the poll."""
+        if time.monotonic() >= self._none_until:
+            self._written.set()
 
     def deliveries_due(self) -> None:
         """Deliveries may be due now (made, redelivered, a webhook resumed)."""

@@ -120,10 +120,10 @@ class SqliteStore(SqlStore):
 
     def _delete_session(self, session_id: str) -> bool:
         db = self._connection.db
-        self._last_seqs.pop(session_id, None)
-        self._held = deque(row for row in self._held if row[0] != session_id)
+        self._last_seqs.pop(session_id, None)  # before: a failed delete only reads it again
         with transaction(db):
             deleted = [db.execute(sql, (session_id,)).rowcount for sql in self._sql.delete_session]
+        self._held = deque(row for row in self._held if row[0] != session_id)
         return deleted[-1] == 1  # the sessions table's, last
 
     async def take_steer(self, session_id: str, turn_id: str, *, close: bool = False) -> list[str]:

@@ -625,31 +625,32 @@ async def test_b4_a_parked_turn_survives_a_restart_through_session_load(
     assert "approved it" in prompts[-1]
 
 
+# A turn that asks one permission of the person, and parks on it.
+_ASKS_ONCE = turn(
+    {"permission": {"id": "c1", "kind": "execute", "title": "x", "raw_input": {"command": "x"}}}
+)
+
+
+async def parked_on_a_permission(settings: Settings) -> tuple[s.Session, t.TurnEvent]:
+    """A session of the scripted agent whose turn parked on `_ASKS_ONCE`, on a server
+    since stopped: the session, and the event that asked."""
+    from support.in_process import in_process
+
+    async with in_process(settings) as wire:
+        session = await wire.create_session(agent="scripted")
+        stream = wire.run(session.id, "go")
+        asked = await until(stream, "approval_request")
+        await stream.aclose()
+    return session, asked
+
+
 async def test_b4_without_session_load_a_parked_turn_ends_agent_unavailable(
     acp_settings: Settings, script: Script
 ) -> None:
     from support.in_process import in_process
 
-    script(
-        load_session=False,
-        turns=[
-            turn(
-                {
-                    "permission": {
-                        "id": "c1",
-                        "kind": "execute",
-                        "title": "x",
-                        "raw_input": {"command": "x"},
-                    }
-                }
-            )
-        ],
-    )
-    async with in_process(acp_settings) as wire:
-        session = await wire.create_session(agent="scripted")
-        stream = wire.run(session.id, "go")
-        asked = await until(stream, "approval_request")
-        await stream.aclose()
+    script(load_session=False, turns=[_ASKS_ONCE])
+    session, asked = await parked_on_a_permission(acp_settings)
     async with in_process(acp_settings) as wire:
         await wire.decide(session.id, asked, "once")
         events = await follow_until_finished(wire, session.id)
@@ -665,25 +666,8 @@ async def test_on_a_server_that_declares_no_agent_an_acp_sessions_turns_end_agen
 
     from support.in_process import in_process
 
-    script(
-        turns=[
-            turn(
-                {
-                    "permission": {
-                        "id": "c1",
-                        "kind": "execute",
-                        "title": "x",
-                        "raw_input": {"command": "x"},
-                    }
-                }
-            )
-        ],
-    )
-    async with in_process(acp_settings) as wire:
-        session = await wire.create_session(agent="scripted")
-        stream = wire.run(session.id, "go")
-        asked = await until(stream, "approval_request")
-        await stream.aclose()
+    script(turns=[_ASKS_ONCE])
+    session, asked = await parked_on_a_permission(acp_settings)
     async with in_process(replace(acp_settings, agents=())) as wire:
         await wire.decide(session.id, asked, "once")
         parked = finished(await follow_until_finished(wire, session.id))

@@ -30,7 +30,7 @@ from blitz.acp.mapping import TurnMapper, finish_error
 from blitz.acp.process import AgentProcess, PromptEnd
 from blitz.acp.processes import AgentProcesses
 from blitz.acp.state import AcpState
-from blitz.config.agents import DeclaredAgent
+from blitz.config.agents import ACP_MODEL_PREFIX, DeclaredAgent, acp_agent_of
 from blitz.core.active_turn import ActiveTurn
 from blitz.core.driver.runners import OpenWorkspace, Outcome
 from blitz.core.files.checkpoints import Checkpoints
@@ -45,12 +45,10 @@ from blitz.ports import (
 from blitz.store import SessionRecord, Store, TurnRecord
 from blitz.v1 import turn_pb2 as t
 
-__all__ = ["ACP_MODEL_PREFIX", "AcpRunner", "agent_of"]
+__all__ = ["AcpRunner"]
 
 log = structlog.get_logger(__name__)
 
-# A session served by an ACP agent has the model "acp:NAME".
-ACP_MODEL_PREFIX = "acp:"
 _MODE_NAMES: dict[int, str] = {
     t.SESSION_MODE_ASK: "ask",
     t.SESSION_MODE_ACCEPT_EDITS: "accept_edits",
@@ -60,15 +58,6 @@ _MODE_NAMES: dict[int, str] = {
 }
 _POLL_S = 1.0
 _CANCEL_WAIT_S = 10.0
-
-
-def agent_of(session: SessionRecord) -> str:
-    """The ACP agent's name of a session served by one, else ""."""
-    return (
-        session.model.removeprefix(ACP_MODEL_PREFIX)
-        if session.model.startswith(ACP_MODEL_PREFIX)
-        else ""
-    )
 
 
 class AcpRunner:
@@ -91,7 +80,7 @@ class AcpRunner:
         return acp_turn(turn, session)
 
     def _spec(self, session: SessionRecord) -> DeclaredAgent:
-        name = agent_of(session)
+        name = acp_agent_of(session.model)
         spec = self._processes.agents.get(name)
         if spec is None:
             raise gone(name)

@@ -280,7 +280,7 @@ class Checkpoints:
         dropped = [r.turn_id for r in later if r.state == TurnState.FINISHED]
         at_turn = {c.at: c for c in await self._store.get_checkpoints(sid, turn.turn_id)}
         at_end = _end_manifest(at_turn)
-        if at_end is None and never_changed(at_turn):
+        if never_changed(at_turn):
             # It changed nothing: the files were as the turns before it left them.
             turns = await self._store.checkpointed_turns(sid)
             if turn.turn_id in turns:

@@ -660,8 +660,10 @@ async def test_b4_without_session_load_a_parked_turn_ends_agent_unavailable(
 async def test_on_a_server_that_declares_no_agent_an_acp_sessions_turns_end_agent_unavailable(
     acp_settings: Settings, script: Script
 ) -> None:
-    """With its `[agents.NAME]` table removed, the session's parked turn and its next
-    one end AGENT_UNAVAILABLE, naming the agent, on a server that loads no ACP code."""
+    """With its `[agents.NAME]` table removed (the server then serves ACP sessions with
+    `claims.NoAgentsDeclared`), the session's parked turn and its next one end
+    AGENT_UNAVAILABLE, naming the agent. That such a server imports no ACP code is
+    test_no_agents.py's."""
     from dataclasses import replace
 
     from support.in_process import in_process

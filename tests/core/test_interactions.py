@@ -113,7 +113,24 @@ async def _per_turn_of_the_loop(gate: Interactions, steps: int, busy: float) -> 
 async def test_long_steps_begin_one_per_turn_of_the_loop():
     """Even with no interaction, a thousand ready turns do not all run in one turn of the
     loop: whatever else the loop has to do waits for about one step."""
-    began = await _per_turn_of_the_loop(Interactions(slice_s=0.001), 20, busy=0.002)
+    gate = Interactions(slice_s=0.001, quiet_slice_s=0.001)
+    began = await _per_turn_of_the_loop(gate, 20, busy=0.002)
+    assert max(began.values()) == 1, began
+
+
+async def test_with_no_interaction_for_a_while_steps_go_in_longer_slices():
+    """Agent work alone on the loop goes a few long steps to a turn (and so its commits
+    go in fewer, larger transactions), still not all of them in one."""
+    gate = Interactions(slice_s=0.001, quiet_slice_s=0.05)
+    began = await _per_turn_of_the_loop(gate, 20, busy=0.01)
+    assert 1 < max(began.values()) < 20, began
+
+
+async def test_once_an_interaction_begins_the_slices_are_short_again():
+    gate = Interactions(slice_s=0.001, quiet_slice_s=0.05, quiet=60.0)
+    with gate.under_way():
+        pass
+    began = await _per_turn_of_the_loop(gate, 20, busy=0.002)
     assert max(began.values()) == 1, began
 
 

@@ -410,6 +410,25 @@ async def test_a_holder_whose_turn_was_taken_over_can_write_nothing_of_it(store)
     assert ours[0].seq == 1
 
 
+async def test_a_batch_with_many_fenced_turns_keeps_the_events_of_those_still_held(store):
+    """The fences of one append are looked up together (hundreds at once): each turn's
+    events are stored only if it still runs at its fence's epoch."""
+    count = 300
+    for i in range(count):
+        await store.create_session(session(f"s{i}"))
+        state = TurnState.PARKED if i % 7 == 0 else TurnState.RUNNING
+        await store.create_turn(
+            TurnRecord(f"s{i}", "t1", state, b"turn", 1.0, owner="r1", epoch=1), lease_until=10.0
+        )
+    # Odd turns are fenced at an epoch they are not held at; every seventh is not running.
+    fences = {(f"s{i}", "t1"): 1 if i % 2 == 0 else 2 for i in range(count)}
+    events = [event(f"s{i}") for i in range(count)]
+    lost = await store.append_events(events, fences=fences)
+    expected = {(f"s{i}", "t1") for i in range(count) if i % 2 or i % 7 == 0}
+    assert lost == expected
+    assert [e.seq for e in events] == [0 if (e.session_id, "t1") in expected else 1 for e in events]
+
+
 async def test_a_lease_renewer_renews_on_a_thread_of_its_own(store):
     await store.create_turn(turn(owner="r1", epoch=1), lease_until=10.0)
     renewer, other = store.lease_renewer("r1", timeout=5.0), store.lease_renewer("r2", timeout=5.0)

@@ -13,6 +13,7 @@ replicas need a server database.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sqlite3
 from collections import deque
@@ -52,9 +53,35 @@ _DIALECT = Dialect(
     steer_appended="json_insert(steer, '$[#]', ?)",
     ledger_flags="COALESCE(MIN(priced), 1), COALESCE(MAX(tokens_unknown), 0)",
 )
-_FENCE = (
-    "SELECT 1 FROM turns WHERE session_id = ? AND turn_id = ? AND state = 'running' AND epoch = ?"
-)
+# The fences of a batch, looked up in one statement: the turns (session_id, turn_id, epoch)
+# each a row of the VALUES, and CROSS JOIN keeping them the outer loop, each a lookup of
+# the turns' primary key. Those it returns are still held; at most `_FENCES_AT_ONCE` a time.
+_FENCES_AT_ONCE = 256
+
+
+@functools.lru_cache(maxsize=_FENCES_AT_ONCE)
+def _fences_held(count: int) -> str:
+    rows = ", ".join(["(?, ?, ?)"] * count)
+    return (
+        f"SELECT f.column1, f.column2 FROM (VALUES {rows}) AS f CROSS JOIN turns AS t"
+        " ON t.session_id = f.column1 AND t.turn_id = f.column2"
+        " WHERE t.state = 'running' AND t.epoch = f.column3"
+    )
+
+
+def _fenced_out(
+    db: sqlite3.Connection, fences: Mapping[tuple[str, str], int]
+) -> set[tuple[str, str]]:
+    """The fenced turns not running at their epoch any more."""
+    keys = list(fences)
+    held: set[tuple[str, str]] = set()
+    for start in range(0, len(keys), _FENCES_AT_ONCE):
+        some = keys[start : start + _FENCES_AT_ONCE]
+        args = [value for key in some for value in (*key, fences[key])]
+        held.update(db.execute(_fences_held(len(some)), args).fetchall())
+    return set(keys) - held
+
+
 # One MAX per session: SQLite answers it from the end of the primary key (O(log n)), where
 # a GROUP BY over several sessions reads every event of each, which made every append of a
 # long session dearer than the last.
@@ -182,11 +209,7 @@ class SqliteStore(SqlStore):
                             lost.add((start.session_id, start.turn_id))
                         else:
                             db.execute(*create)
-                for (sid, tid), epoch in fences.items():
-                    if (sid, tid) not in lost and db.execute(
-                        _FENCE, (sid, tid, epoch)
-                    ).fetchone() is None:
-                        lost.add((sid, tid))
+                lost |= _fenced_out(db, {k: e for k, e in fences.items() if k not in lost})
                 kept = [e for e in events if (e.session_id, e.turn_id) not in lost]
                 last: dict[str, int] = {}
                 for sid in {e.session_id for e in kept}:

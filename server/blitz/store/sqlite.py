@@ -56,10 +56,12 @@ _DIALECT = Dialect(
 # The fences of a batch, looked up in one statement: the turns (session_id, turn_id, epoch)
 # each a row of the VALUES, and CROSS JOIN keeping them the outer loop, each a lookup of
 # the turns' primary key. Those it returns are still held; at most `_FENCES_AT_ONCE` a time.
+# The rows are padded to a power of two (the last repeated), so that a handful of
+# statements, not one per count, take room in the connection's statement cache.
 _FENCES_AT_ONCE = 256
 
 
-@functools.lru_cache(maxsize=_FENCES_AT_ONCE)
+@functools.cache
 def _fences_held(count: int) -> str:
     rows = ", ".join(["(?, ?, ?)"] * count)
     return (
@@ -77,8 +79,10 @@ def _fenced_out(
     held: set[tuple[str, str]] = set()
     for start in range(0, len(keys), _FENCES_AT_ONCE):
         some = keys[start : start + _FENCES_AT_ONCE]
+        rows = 1 << (len(some) - 1).bit_length()
+        some += some[-1:] * (rows - len(some))
         args = [value for key in some for value in (*key, fences[key])]
-        held.update(db.execute(_fences_held(len(some)), args).fetchall())
+        held.update(db.execute(_fences_held(rows), args).fetchall())
     return set(keys) - held
 
 

@@ -28,14 +28,22 @@ class _Resident:
         return self.values.pop(0) if len(self.values) > 1 else self.values[0]
 
 
-async def _trims(resident: _Resident) -> int:
+async def _trims(resident: _Resident, *, busy: bool = False) -> int:
+    """How many trims the script of `resident` brings, the process idle, or `busy`."""
     trims = 0
+    used = 0.0
 
     def trim() -> None:
         nonlocal trims
         trims += 1
 
-    async with trimming_heap(every=0.001, growth=4 * _MB, resident=resident, trim=trim):
+    def cpu() -> float:
+        nonlocal used
+        used += 1.0 if busy else 0.0
+        return used
+
+    gate = trimming_heap(every=0.001, growth=4 * _MB, resident=resident, trim=trim, cpu=cpu)
+    async with gate:
         await asyncio.wait_for(resident.looked.wait(), 30)
     return trims
 
@@ -68,6 +76,12 @@ async def test_no_trim_in_a_pause_of_a_burst():
     )
     trims = await _trims(resident)
     assert trims == 1
+
+
+async def test_no_trim_while_the_process_is_busy():
+    """Memory that holds still under load is not trimmed: a trim holds malloc's lock."""
+    resident = _Resident(100 * _MB, 110 * _MB, looks=20)
+    assert await _trims(resident, busy=True) == 0
 
 
 async def test_no_trim_for_a_small_growth():

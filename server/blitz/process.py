@@ -14,16 +14,13 @@ them taken out of both and handed over through a pipe it reads at once
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import ctypes
 import gc
 import json
 import os
 import sys
-import time
 import urllib.parse
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -34,7 +31,6 @@ __all__ = [
     "hand_over_secrets",
     "secrets_pipe",
     "settle_heap",
-    "trimming_heap",
     "undumpable",
 ]
 
@@ -46,16 +42,6 @@ log = structlog.get_logger(__name__)
 # The collector's first threshold (see settle_heap).
 _YOUNG = 10_000
 _PR_SET_DUMPABLE = 4
-# How often resident memory is looked at, and by how much it must have grown since the
-# last trim before a trim is worth its while (see trimming_heap).
-_TRIM_EVERY = 0.25
-_TRIM_GROWTH = 4 * 2**20
-# Held still: moved by less than `_STILL` bytes, with the process's CPU under `_IDLE` of
-# the time, for `_STILL_LOOKS` looks in a row (a burst's own pauses are shorter). A trim
-# holds malloc's lock for some 10 ms on a heap of a few hundred MB: not while serving.
-_STILL = 256 * 2**10
-_IDLE = 0.1
-_STILL_LOOKS = 2
 
 
 def settle_heap() -> None:
@@ -72,99 +58,6 @@ def settle_heap() -> None:
     gc.freeze()
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(_YOUNG, older, oldest)
-
-
-@contextlib.asynccontextmanager
-async def trimming_heap(
-    *,
-    every: float = _TRIM_EVERY,
-    growth: int = _TRIM_GROWTH,
-    resident: Callable[[], int] | None = None,
-    trim: Callable[[], object] | None = None,
-    cpu: Callable[[], float] = time.process_time,
-) -> AsyncIterator[None]:
-    """While the block runs: after each burst, the heap's free pages back to the system.
-
-    The allocator keeps what a burst freed (turns in flight hold some 36 KB each until
-    they park, a parked one a few) for the next one; the server's resident memory stays
-    near the burst's peak, whatever it holds after. So every `every` seconds resident memory
-    is read, and once it has grown by `growth` since the last trim and then held still,
-    the process all but idle, for two looks (the burst is over), glibc's `malloc_trim`
-    runs on a thread and hands the free pages back (docs/benchmarks.md). `resident`
-    (bytes), `trim` and `cpu` (the process's CPU seconds) stand in for `/proc/self/statm`,
-    `malloc_trim` and `time.process_time` in tests; where `/proc` or `malloc_trim` is
-    missing (not Linux, not glibc) the block runs with no trimming.
-    """
-    trim = trim or _malloc_trim()
-    with contextlib.ExitStack() as stack:
-        resident = resident or _statm_resident(stack)
-        if resident is None or trim is None:
-            yield
-            return
-        looks = _Looks(every, resident, cpu)
-        task = asyncio.create_task(_trim_after_bursts(looks, growth, trim), name="trim")
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-
-class _Looks:
-    """Resident memory every `every` seconds, and whether the process rests."""
-
-    def __init__(self, every: float, resident: Callable[[], int], cpu: Callable[[], float]):
-        self._every, self._resident, self._cpu = every, resident, cpu
-        self.resident = resident()
-        self._cpu_at = cpu()
-        self.still = 0  # looks in a row that found it where the last one did, and idle
-
-    async def next(self) -> int:
-        await asyncio.sleep(self._every)
-        resident, used = self._resident(), self._cpu()
-        idle = used - self._cpu_at < _IDLE * self._every
-        moved = abs(resident - self.resident) >= _STILL
-        self.still = 0 if moved or not idle else self.still + 1
-        self.resident, self._cpu_at = resident, used
-        return resident
-
-    def again(self) -> int:
-        """After a trim: look afresh."""
-        self.resident, self._cpu_at, self.still = self._resident(), self._cpu(), 0
-        return self.resident
-
-
-async def _trim_after_bursts(looks: _Looks, growth: int, trim: Callable[[], object]) -> None:
-    kept = looks.resident  # since the last trim, the least
-    while True:
-        now = await looks.next()
-        kept = min(kept, now)
-        if now - kept >= growth and looks.still >= _STILL_LOOKS:
-            await asyncio.to_thread(trim)
-            kept = looks.again()
-
-
-def _statm_resident(stack: contextlib.ExitStack) -> Callable[[], int] | None:
-    """This process's resident bytes, read from `/proc/self/statm` (Linux), open until
-    `stack` closes."""
-    try:
-        fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    stack.callback(os.close, fd)
-    page = os.sysconf("SC_PAGE_SIZE")
-    return lambda: int(os.pread(fd, 128, 0).split()[1]) * page
-
-
-def _malloc_trim() -> Callable[[], object] | None:
-    """glibc's `malloc_trim(0)`, or None where the C library has none."""
-    try:
-        function = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_size_t]
-    return lambda: function(0)
 
 
 def undumpable() -> None:

@@ -52,7 +52,7 @@ from blitz.ports import (
     WorkflowPort,
     WorkspacePort,
 )
-from blitz.process import settle_heap, trimming_heap, undumpable
+from blitz.process import settle_heap, undumpable
 from blitz.tracing import open_tracing
 from blitz.transport import (
     CallGate,
@@ -411,7 +411,7 @@ async def serve(settings: Settings, *, workers: Workers | None = None) -> None:
                     several_principals=settings.unconfined_commands,
                 )
             settle_heap()
-            async with _watching(workers, stop), trimming_heap():
+            async with _watching(workers, stop):
                 await stop.wait()
                 log.info("shutting down", signal=received[0] if received else None)
     finally:

@@ -121,8 +121,10 @@ async def test_long_steps_begin_one_per_turn_of_the_loop():
 async def test_with_no_interaction_for_a_while_steps_go_in_longer_slices():
     """Agent work alone on the loop goes a few long steps to a turn (and so its commits
     go in fewer, larger transactions), still not all of them in one."""
-    gate = Interactions(slice_s=0.001, quiet_slice_s=0.05)
-    began = await _per_turn_of_the_loop(gate, 20, busy=0.01)
+    # Twenty steps of 30 ms each, slices of 300 ms: about ten to a turn, and a stall of
+    # up to a quarter of a second in the first step still leaves room for a second.
+    gate = Interactions(slice_s=0.001, quiet_slice_s=0.3)
+    began = await _per_turn_of_the_loop(gate, 20, busy=0.03)
     assert 1 < max(began.values()) < 20, began
 
 

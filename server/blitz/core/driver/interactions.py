@@ -15,7 +15,8 @@ and every few stream events). Two rules make the priority:
   coming in, or while other steps already wait; otherwise it goes at once, unless the
   first step of this turn of the loop began more than `_SLICE` ago (`_QUIET_SLICE` once
   no interaction has begun for `_QUIET` seconds: agent work alone on the loop then goes
-  in fewer turns, its commits in fewer, larger transactions, a tenth less CPU a park).
+  in fewer turns, its commits in fewer, larger transactions; docs/benchmarks.md, "Fourth
+  pass").
   Waiting steps go as many per turn of the loop as fill about a slice (one, when a step
   takes a millisecond).
   So whatever else the loop has to do waits for about a slice, never for every ready
